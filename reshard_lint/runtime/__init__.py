@@ -1,0 +1,77 @@
+"""Runtime strict mode: make a single-host run fail where a multi-host job would.
+
+The static rules stop where a mesh comes from a config file, another module or a
+parameter, and JAX raises its cross-host reshard errors only with several processes. While
+strict mode is on, ``jax.device_put`` (and its pytree form, ``Array.to_device``),
+``jax.make_array_from_process_local_data`` and
+``multihost_utils.host_local_array_to_global_array`` are checked before JAX runs them, and
+fail with the same rule codes the linter uses::
+
+    from reshard_lint.runtime import strict
+
+    with strict(processes=2):          # treat jax.devices() as 2 equal hosts
+        run_one_training_step()
+
+This is the only part of reshard-lint that uses jax, and it imports jax only when strict
+mode is switched on.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+from . import _state
+from ._state import Reorder, StrictConfig
+from .errors import ReshardError, ReshardWarning, StrictConfigError
+
+__all__ = ["ReshardError", "ReshardWarning", "StrictConfig", "StrictConfigError", "active",
+           "disable", "enable", "strict", "suspended"]
+
+
+@contextmanager
+def strict(processes: int | None = None, reorder: Reorder = "warn") -> Iterator[StrictConfig]:
+    """Strict mode for the ``with`` block (process-wide: JAX's entry points are global).
+
+    Nests: an inner block's settings win until it exits, then the outer ones apply again.
+    ``processes``: split ``jax.devices()`` into that many equal simulated hosts, in order
+    (``None``: the real split under multi-controller JAX, else 2 when the device count is even
+    and above 1, else 1; ``1`` turns RSH301-304 off). ``reorder``: what RSH202 does,
+    ``'warn'``, ``'raise'`` or ``'ignore'``.
+    """
+    config = StrictConfig(processes=processes, reorder=reorder)
+    token = _state.push(config)
+    try:
+        yield config
+    finally:
+        _state.pop(token)
+
+
+@contextmanager
+def suspended() -> Iterator[None]:
+    """No checks inside the block, even under ``strict()`` or ``enable()``."""
+    token = _state.push(None)
+    try:
+        yield
+    finally:
+        _state.pop(token)
+
+
+def enable(processes: int | None = None, reorder: Reorder = "warn") -> StrictConfig:
+    """Strict mode for the whole process until ``disable()``; a second call replaces the settings.
+
+    ``strict()`` blocks still take precedence while they are open.
+    """
+    config = StrictConfig(processes=processes, reorder=reorder)
+    _state.set_process_config(config)
+    return config
+
+
+def disable() -> None:
+    """Undo ``enable()``. Once no ``strict()`` block is open either, JAX's own functions are back."""
+    _state.set_process_config(None)
+
+
+def active() -> StrictConfig | None:
+    """The settings checks use right now, or None when strict mode is off."""
+    return _state.current

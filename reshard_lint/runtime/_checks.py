@@ -1,0 +1,365 @@
+"""The checks strict mode runs before JAX sees a call. Imports jax: loaded only by ``_patch``.
+
+Every decision here mirrors a row of RUNTIME-FACTS.md ("What predicts the SEED error" and
+the RSH3xx rows), so a single-host run fails exactly where a multi-controller run would.
+Anything this module cannot read (an unknown sharding type, a malformed pytree) passes
+through unchecked: JAX then raises its own error, and strict mode never invents one.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Sequence
+
+import jax
+from jax.sharding import PartitionSpec, Sharding
+
+from ._format import fmt_ids, fmt_procs
+from ._state import StrictConfig
+from .errors import ReshardError, ReshardWarning, StrictConfigError
+
+try:  # internal, but the cheapest exact test for "we are eagerly executing"
+    from jax._src.core import trace_state_clean as _trace_state_clean
+except ImportError:  # pragma: no cover - other jax versions
+    def _trace_state_clean() -> bool:
+        return True
+
+try:
+    from jax._src.array import ArrayImpl as _ArrayImpl
+except ImportError:  # pragma: no cover
+    _ArrayImpl = jax.Array  # type: ignore[misc,assignment]
+
+_Device = jax.Device
+
+_SEED = ('"ValueError: For a cross-host reshard in multi-controller JAX, input and target '
+         'sharding should have the same set of devices"')
+_MESH_FIX = "build the target on x's mesh: NamedSharding(x.sharding.mesh, spec)"
+
+# Most specific first: one call gets one error, the one ranked lowest here.
+_RANK = {"RSH301": 0, "RSH302": 1, "RSH303": 2, "RSH304": 3, "RSH201": 4, "RSH202": 5}
+
+
+# --------------------------------------------------------------------------- topology
+
+@dataclass(frozen=True)
+class Topology:
+    """How devices map to (real or simulated) processes."""
+
+    processes: int
+    simulated: bool
+    process_of: dict[Any, int]
+
+    def processes_of(self, devices: Sequence[Any]) -> frozenset[int] | None:
+        try:
+            return frozenset(self.process_of[d] for d in devices)
+        except KeyError:  # a device outside jax.devices(platform): the split is unknown
+            return None
+
+    @property
+    def word(self) -> str:
+        return "simulated process" if self.simulated else "process"
+
+
+_topologies: dict[tuple[int | None, str], Topology] = {}
+_topology_lock = threading.Lock()
+
+
+def topology(requested: int | None, platform: str) -> Topology:
+    """The process split, computed on first use (after the backend exists) and cached."""
+    key = (requested, platform)
+    found = _topologies.get(key)
+    if found is not None:
+        return found
+    with _topology_lock:
+        devices = jax.devices(platform)
+        if jax.process_count() > 1:
+            # Real multi-controller: the real split is the truth, whatever was asked for.
+            topo = Topology(jax.process_count(), False, {d: d.process_index for d in devices})
+        else:
+            n = len(devices)
+            count = requested if requested is not None else (2 if n > 1 and n % 2 == 0 else 1)
+            if n % count:
+                raise StrictConfigError(
+                    f"reshard-lint strict mode: processes={count} does not divide the "
+                    f"{n} {platform} devices into equal hosts; pick a divisor of {n}, "
+                    f"or processes=1 to turn the RSH3xx checks off")
+            per = n // count
+            topo = Topology(count, True, {d: i // per for i, d in enumerate(devices)})
+        _topologies[key] = topo
+        return topo
+
+
+# --------------------------------------------------------------------------- formatting
+
+def ids(devices: Sequence[Any]) -> tuple[int, ...]:
+    return tuple(int(d.id) for d in devices)
+
+
+def ordered_devices(sharding: Sharding) -> tuple[Any, ...]:
+    """A sharding's devices in mesh order (the order that decides which shard goes where)."""
+    mesh = getattr(sharding, "mesh", None)
+    mesh_devices = getattr(mesh, "devices", None)
+    if mesh_devices is not None and hasattr(mesh_devices, "flat"):
+        return tuple(mesh_devices.flat)
+    assignment = getattr(sharding, "_device_assignment", None)
+    if assignment is not None:
+        return tuple(assignment)
+    # A sharding with no order of its own: id order is the only stable one.
+    return tuple(sorted(sharding.device_set, key=lambda d: d.id))
+
+
+# --------------------------------------------------------------------------- findings
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    source: tuple[int, ...]
+    target: tuple[int, ...]
+    detail: str  # the message after "RSHnnn <call> <what> ", without the call and subject
+
+    def message(self, call: str, what: str) -> str:
+        return f"{self.code} {call} {self.detail.format(what=what)}"
+
+
+def _classify_uncached(src: Sharding, dst: Any, ndim: int, requested: int | None) -> Finding | None:
+    src_devices = ordered_devices(src)
+    src_ids = ids(src_devices)
+    topo = topology(requested, src_devices[0].platform)
+    src_procs = topo.processes_of(src_devices) if topo.processes > 1 else None
+    word = topo.word
+
+    if isinstance(dst, _Device):
+        # RSH301: a Device target needs a fully addressable input.
+        if src_procs is not None and len(src_procs) > 1:
+            return Finding(
+                "RSH301", src_ids, (int(dst.id),),
+                f"moves {{what}} from devices {fmt_ids(src_ids)}, spanning {word}es "
+                f"{fmt_procs(src_procs)}, to the single device {dst.id}: multi-controller JAX "
+                f'raises "ValueError: When the second argument to device_put is a Device, the '
+                f'first argument must be a fully addressable array"; gather it first with '
+                f"multihost_utils.process_allgather(x), or take this process's shard with "
+                f"x.addressable_data(i)")
+        return None
+
+    dst_devices = ordered_devices(dst)
+    dst_ids = ids(dst_devices)
+    dst_procs = topo.processes_of(dst_devices) if topo.processes > 1 else None
+
+    if src_procs is not None and dst_procs is not None:
+        if len(src_procs) > 1 and len(dst_procs) == 1:
+            (p,) = dst_procs
+            return Finding(
+                "RSH303", src_ids, dst_ids,
+                f"moves {{what}} from devices {fmt_ids(src_ids)}, spanning {word}es "
+                f"{fmt_procs(src_procs)}, to {fmt_ids(dst_ids)}, all on {word} {p} (a "
+                f"process-local mesh): multi-controller JAX raises \"NotImplementedError: "
+                f"Cannot reshard an input that is not fully addressable\" (or {_SEED}); to get "
+                f"each process's part use multihost_utils.global_array_to_host_local_array(x, "
+                f"mesh, spec), or keep the target on x's mesh: NamedSharding(x.sharding.mesh, spec)")
+        if len(src_procs) == 1 and len(dst_procs) > 1:
+            (p,) = src_procs
+            return Finding(
+                "RSH302", src_ids, dst_ids,
+                f"moves {{what}} from devices {fmt_ids(src_ids)}, all on {word} {p}, to "
+                f"{fmt_ids(dst_ids)}, spanning {word}es {fmt_procs(dst_procs)}: multi-controller "
+                f"JAX raises \"ValueError: device_put's second argument must be a Device or a "
+                f"Sharding which represents addressable devices\" (or {_SEED}); build the global "
+                f"array from process-local data with multihost_utils.host_local_array_to_global_"
+                f"array(x, mesh, spec) or jax.make_array_from_process_local_data(s, x)")
+
+    if set(src_ids) != set(dst_ids):
+        # With a known split, the SEED error needs an input that spans processes; an array
+        # kept on one process's devices may move between them freely.
+        if src_procs is None or len(src_procs) > 1:
+            return Finding(
+                "RSH201", src_ids, dst_ids,
+                f"moves {{what}} from devices {fmt_ids(src_ids)} to {fmt_ids(dst_ids)}, a "
+                f"different device set: multi-controller JAX raises {_SEED} (or "
+                f"\"NotImplementedError: Cannot reshard an input that is not fully "
+                f"addressable\"); {_MESH_FIX}; moving between device groups needs a host "
+                f"transfer or jax.make_array_from_process_local_data")
+        return None
+
+    if src_ids != dst_ids:
+        try:
+            # Order only matters when shards differ per device: a replicated side means
+            # every device holds (or gets) the whole array whatever the order, and an
+            # equivalent pair puts the same shard on the same device either way.
+            if src.is_fully_replicated or dst.is_fully_replicated or src.is_equivalent_to(dst, ndim):
+                return None
+        except Exception:
+            pass
+        return Finding(
+            "RSH202", src_ids, dst_ids,
+            f"moves {{what}} from devices {fmt_ids(src_ids)} to {fmt_ids(dst_ids)}: the same "
+            f"devices in another order, so every shard is permuted (about a full copy, over "
+            f"the network across hosts); {_MESH_FIX}")
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _classify_cached(src: Sharding, dst: Any, ndim: int, requested: int | None) -> Finding | None:
+    return _classify_uncached(src, dst, ndim, requested)
+
+
+def classify(src: Sharding, dst: Any, ndim: int, requested: int | None) -> Finding | None:
+    # A warm device_put must cost next to nothing: shardings are hashable and few, so the
+    # verdict for a (source, target) pair is computed once.
+    try:
+        return _classify_cached(src, dst, ndim, requested)
+    except TypeError:  # an unhashable custom sharding
+        return _classify_uncached(src, dst, ndim, requested)
+
+
+# --------------------------------------------------------------------------- targets
+
+def _resolve_target(target: Any, call: str) -> Any:
+    """A Device or Sharding to check against, or None when there is nothing to check."""
+    if isinstance(target, (_Device, Sharding)):
+        return target
+    if isinstance(target, PartitionSpec):
+        try:
+            from jax._src.api import pspec_to_sharding
+
+            return pspec_to_sharding(call, target)
+        except Exception:  # no mesh set: JAX raises its own error for this call
+            return None
+    sharding = getattr(target, "sharding", None)  # jax.experimental.layout.Format
+    if isinstance(sharding, (_Device, Sharding)):
+        return sharding
+    return None  # None, a MemorySpace, anything JAX will judge itself
+
+
+def _is_leaf_target(target: Any) -> bool:
+    return target is None or isinstance(target, (_Device, Sharding, PartitionSpec)) \
+        or hasattr(target, "sharding") or type(target).__name__ == "MemorySpace"
+
+
+def _checkable(leaf: Any) -> bool:
+    # Only committed concrete arrays: numpy data, Python scalars and uncommitted arrays
+    # (jnp.arange with no device) are placed freely by JAX on every host count.
+    return isinstance(leaf, _ArrayImpl) and leaf._committed
+
+
+def _emit(config: StrictConfig, found: Finding, call: str, what: str, stacklevel: int) -> None:
+    message = found.message(call, what)
+    if found.code == "RSH202":
+        if config.reorder == "ignore":
+            return
+        if config.reorder == "warn":
+            warnings.warn(ReshardWarning(message, code=found.code, call=call, source=found.source,
+                                         target=found.target), stacklevel=stacklevel + 1)
+            return
+    raise ReshardError(message, code=found.code, call=call, source=found.source, target=found.target)
+
+
+def check_device_put(config: StrictConfig, x: Any, device: Any, call: str, stacklevel: int) -> None:
+    """Check ``jax.device_put(x, device)`` (or ``x.to_device(device)``) before JAX runs it.
+
+    ``stacklevel`` counts frames from this function's caller to the user's call, as
+    ``warnings.warn`` does.
+    """
+    if type(x) is _ArrayImpl:  # the common case, kept free of pytree work
+        if not x._committed or not _trace_state_clean():
+            return
+        target = _resolve_target(device, call)
+        if target is None:
+            return
+        found = classify(x.sharding, target, x.ndim, config.processes)
+        if found is not None:
+            _emit(config, found, call, "an array", stacklevel + 1)
+        return
+
+    leaves, treedef = jax.tree_util.tree_flatten_with_path(x)
+    if not any(_checkable(leaf) for _, leaf in leaves) or not _trace_state_clean():
+        return
+    if _is_leaf_target(device):
+        targets: list[Any] = [device] * len(leaves)
+    else:
+        try:
+            from jax._src.api_util import flatten_axes
+
+            targets = list(flatten_axes(f"{call} device", treedef, device))
+        except Exception:  # a device tree that is not a prefix of x: JAX says so itself
+            return
+    findings: list[tuple[Finding, str]] = []
+    for (path, leaf), raw_target in zip(leaves, targets):
+        if not _checkable(leaf):
+            continue
+        target = _resolve_target(raw_target, call)
+        if target is None:
+            continue
+        found = classify(leaf.sharding, target, leaf.ndim, config.processes)
+        if found is not None:
+            what = f"leaf {jax.tree_util.keystr(path) or '(root)'}"
+            findings.append((found, what))
+    if not findings:
+        return
+    errors = [f for f in findings if f[0].code != "RSH202" or config.reorder == "raise"]
+    if errors:
+        found, what = min(errors, key=lambda f: _RANK[f[0].code])
+        _emit(config, found, call, what, stacklevel + 1)
+    for found, what in findings:
+        _emit(config, found, call, what, stacklevel + 1)
+
+
+# --------------------------------------------------------------------------- RSH304
+
+def _local_mesh_finding(devices: Sequence[Any], call: str, subject: str, requested: int | None) -> None:
+    topo = topology(requested, devices[0].platform)
+    if topo.processes < 2:
+        return
+    procs = topo.processes_of(devices)
+    if procs is None or len(procs) != 1:
+        return
+    (p,) = procs
+    dev_ids = ids(devices)
+    word = topo.word
+    message = (
+        f"RSH304 {call} builds {subject} on devices {fmt_ids(dev_ids)}, all on {word} {p} (a "
+        f"process-local mesh) while there are {topo.processes} {word}es: multi-controller JAX "
+        f"raises \"ValueError: Invalid host data, each dimension should match either global or "
+        f"process shape\"; build the mesh from jax.devices() (all processes' devices), not "
+        f"jax.local_devices()")
+    raise ReshardError(message, code="RSH304", call=call, source=(), target=dev_ids)
+
+
+def check_process_local_data(config: StrictConfig, sharding: Any, local_data: Any,
+                             global_shape: Any) -> None:
+    """RSH304 for ``jax.make_array_from_process_local_data(sharding, data, global_shape)``.
+
+    Only calls that pass ``global_shape`` are checked: that is what says "these are this
+    process's rows of a bigger array". Without it the call builds a process-local array,
+    which is fine on a process-local mesh.
+    """
+    if global_shape is None:
+        return
+    call = "make_array_from_process_local_data"
+    try:
+        from jax._src.tree_util import broadcast_prefix
+
+        shardings = broadcast_prefix(sharding, local_data)
+        shapes = broadcast_prefix(global_shape, local_data,
+                                  is_leaf=lambda v: v is None or isinstance(v, tuple))
+    except Exception:
+        return
+    for s, shape in zip(shardings, shapes):
+        if shape is None:
+            continue
+        target = _resolve_target(s, call)
+        if not isinstance(target, Sharding):
+            continue
+        _local_mesh_finding(ordered_devices(target), call,
+                            f"a global array of shape {tuple(shape)}", config.processes)
+
+
+def check_host_local_to_global(config: StrictConfig, global_mesh: Any) -> None:
+    """RSH304 for ``multihost_utils.host_local_array_to_global_array(x, mesh, spec)``."""
+    mesh_devices = getattr(global_mesh, "devices", None)
+    if mesh_devices is None or not hasattr(mesh_devices, "flat"):
+        return
+    _local_mesh_finding(tuple(mesh_devices.flat), "host_local_array_to_global_array",
+                        "a global array", config.processes)

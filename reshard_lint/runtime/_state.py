@@ -1,0 +1,113 @@
+"""Which strict-mode settings are active, shared by every thread. Pure Python, no jax.
+
+JAX's ``device_put`` is one module attribute for the whole process, so strict mode is
+process-wide too: the wrappers read ``current`` without a lock (one attribute read), and
+every change to the stack happens under ``_lock`` together with installing or removing the
+wrappers, so a reader never sees wrappers without settings for long enough to matter (it
+then just passes the call through).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Literal
+
+Reorder = Literal["warn", "raise", "ignore"]
+REORDER_CHOICES: tuple[str, ...] = ("warn", "raise", "ignore")
+
+
+@dataclass(frozen=True)
+class StrictConfig:
+    """Settings of one strict-mode activation.
+
+    ``processes``: how many equal hosts to split ``jax.devices()`` into, in order.
+    ``None`` means automatic: the real processes under multi-controller JAX, otherwise 2 when
+    the device count is even and above 1, otherwise 1. ``1`` turns the RSH3xx checks off.
+    ``reorder``: what RSH202 (same devices, another order) does.
+    """
+
+    processes: int | None = None
+    reorder: Reorder = "warn"
+
+    def __post_init__(self) -> None:
+        from .errors import StrictConfigError
+
+        if self.processes is not None and (not isinstance(self.processes, int)
+                                           or isinstance(self.processes, bool)
+                                           or self.processes < 1):
+            raise StrictConfigError(f"processes must be None or an int >= 1, not {self.processes!r}")
+        if self.reorder not in REORDER_CHOICES:
+            raise StrictConfigError(f"reorder must be one of {REORDER_CHOICES}, not {self.reorder!r}")
+
+
+class _Token:
+    """Identifies one ``strict()`` entry, so contexts may exit out of order (threads)."""
+
+    __slots__ = ()
+
+
+_lock = threading.RLock()
+# (token, settings); settings None means "suspended" (a strict-free region inside strict mode).
+_stack: list[tuple[_Token, StrictConfig | None]] = []
+_process_config: StrictConfig | None = None
+
+# What the wrappers read on every call: the innermost live setting, or None for pass-through.
+current: StrictConfig | None = None
+
+
+def _recompute() -> None:
+    """Refresh ``current`` and install or remove the JAX wrappers to match. Caller holds _lock."""
+    global current
+    new = _stack[-1][1] if _stack else _process_config
+    needs_wrappers = bool(_stack) or _process_config is not None
+    if needs_wrappers:
+        from . import _patch  # imports jax: only reached once strict mode is really used
+
+        _patch.install()
+        current = new
+    else:
+        current = None
+        if "reshard_lint.runtime._patch" in _sys_modules():
+            from . import _patch
+
+            _patch.uninstall()
+
+
+def _sys_modules() -> dict[str, object]:
+    import sys
+
+    return sys.modules
+
+
+def push(config: StrictConfig | None) -> _Token:
+    token = _Token()
+    with _lock:
+        _stack.append((token, config))
+        try:
+            _recompute()
+        except BaseException:
+            _stack.pop()
+            raise
+    return token
+
+
+def pop(token: _Token) -> None:
+    with _lock:
+        for i in range(len(_stack) - 1, -1, -1):
+            if _stack[i][0] is token:
+                del _stack[i]
+                break
+        _recompute()
+
+
+def set_process_config(config: StrictConfig | None) -> None:
+    global _process_config
+    with _lock:
+        previous = _process_config
+        _process_config = config
+        try:
+            _recompute()
+        except BaseException:
+            _process_config = previous
+            raise

@@ -1,0 +1,143 @@
+"""pytest plugin: ``--reshard-strict`` runs every test under reshard-lint's strict mode.
+
+Loaded through the ``pytest11`` entry point in every pytest run where reshard-lint is
+installed, so it must cost nothing when unused: jax is imported only once strict mode is
+switched on (by the flag, the ini option, or a ``reshard_strict`` marker on a test).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generator
+
+import pytest
+
+from .errors import ReshardError
+
+_SECTION = "reshard-lint strict mode"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("reshard-lint", "reshard-lint runtime strict mode")
+    group.addoption("--reshard-strict", action="store_true", default=None, dest="reshard_strict",
+                    help="check every jax.device_put for cross-host reshard bugs (RSH201/202, "
+                         "RSH301-304) and fail the test where a multi-host job would fail")
+    group.addoption("--no-reshard-strict", action="store_false", dest="reshard_strict",
+                    help="turn strict mode off even when the ini file turns it on")
+    group.addoption("--reshard-strict-processes", default=None, dest="reshard_strict_processes",
+                    metavar="N", help="simulate N equal hosts over jax.devices() "
+                                      "(default: auto, 2 for an even device count; 1 = off)")
+    group.addoption("--reshard-strict-reorder", default=None, dest="reshard_strict_reorder",
+                    choices=("warn", "raise", "ignore"),
+                    help="what RSH202 (same devices, other order) does (default: warn)")
+    parser.addini("reshard_strict", type="bool", default=False,
+                  help="run every test under reshard-lint strict mode")
+    parser.addini("reshard_strict_processes", default="auto",
+                  help="simulated hosts for reshard-lint strict mode (auto or N)")
+    parser.addini("reshard_strict_reorder", default="warn",
+                  help="what RSH202 does in strict mode: warn, raise or ignore")
+
+
+def _processes(raw: Any) -> int | None:
+    text = str(raw).strip().lower()
+    if text in ("", "auto", "none"):
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise pytest.UsageError(f"reshard-lint: processes must be 'auto' or an integer, not {raw!r}")
+
+
+def _settings(config: pytest.Config) -> tuple[bool, int | None, str]:
+    enabled = config.getoption("reshard_strict")
+    if enabled is None:
+        enabled = bool(config.getini("reshard_strict"))
+    processes = config.getoption("reshard_strict_processes")
+    if processes is None:
+        processes = config.getini("reshard_strict_processes")
+    reorder = config.getoption("reshard_strict_reorder") or str(config.getini("reshard_strict_reorder"))
+    if reorder not in ("warn", "raise", "ignore"):
+        raise pytest.UsageError(f"reshard-lint: reshard_strict_reorder must be warn, raise or ignore, "
+                                f"not {reorder!r}")
+    return bool(enabled), _processes(processes), reorder
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "reshard_strict(processes=None, reorder='warn', enabled=True): run this test under "
+        "reshard-lint strict mode with these settings (enabled=False: no checks)")
+    enabled, processes, reorder = _settings(config)
+    if enabled:
+        # Switched on here, before collection, so test modules that bind
+        # `from jax import device_put` at import time get the checked function too.
+        from . import enable
+
+        enable(processes=processes, reorder=reorder)  # type: ignore[arg-type]
+        config.stash[_ENABLED] = True
+
+
+_ENABLED = pytest.StashKey[bool]()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if config.stash.get(_ENABLED, False):
+        from . import disable
+
+        disable()
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if not config.stash.get(_ENABLED, False):
+        return None
+    _, processes, reorder = _settings(config)
+    shown = "auto" if processes is None else processes
+    return f"reshard-lint strict mode: on (processes={shown}, reorder={reorder})"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    marker = item.get_closest_marker("reshard_strict")
+    if marker is None:
+        yield
+        return
+    kwargs = dict(marker.kwargs)
+    if marker.args:
+        kwargs.setdefault("enabled", marker.args[0])
+    from . import strict, suspended
+
+    if not kwargs.pop("enabled", True):
+        with suspended():
+            yield
+        return
+    with strict(**kwargs):
+        yield
+
+
+def _finding(excinfo: pytest.ExceptionInfo[BaseException] | None) -> ReshardError | None:
+    seen: set[int] = set()
+    exc: BaseException | None = excinfo.value if excinfo is not None else None
+    while exc is not None and id(exc) not in seen:  # the error may be wrapped by user code
+        if isinstance(exc, ReshardError):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
+    outcome = yield
+    found = _finding(call.excinfo)
+    if found is None:
+        return
+    from ._format import fmt_ids
+
+    report = outcome.get_result()
+    lines = [
+        f"test:    {item.nodeid}",
+        f"rule:    {found.code} (in {found.call})",
+        f"source:  {fmt_ids(found.source) if found.source else '-'}",
+        f"target:  {fmt_ids(found.target) if found.target else '-'}",
+        f"message: {found}",
+    ]
+    report.sections.append((_SECTION, "\n".join(lines)))
