@@ -1,0 +1,59 @@
+"""Runs JAX code for the strict-mode tests in fresh processes with 8 CPU devices.
+
+The main test session may already have started a JAX backend with one device (other
+test modules import jax), and the device count cannot change after that, so every JAX
+program here runs in its own interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+DRIVER = HERE / "strict_driver.py"
+TIMEOUT = 240
+
+
+def jax_env(devices: int = 8) -> dict[str, str]:
+    env = dict(os.environ)
+    env["JAX_NUM_CPU_DEVICES"] = str(devices)
+    env["JAX_PLATFORMS"] = "cpu"
+    # An outer strict session or device flag must not leak into the child.
+    env.pop("XLA_FLAGS", None)
+    env.pop("PYTEST_ADDOPTS", None)
+    return env
+
+
+def run_python(code: str, *, devices: int = 8, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          env=jax_env(devices), timeout=TIMEOUT, cwd=cwd)
+
+
+def run_driver(cases: list[dict[str, Any]], tmp: Path) -> dict[str, Any]:
+    spec = tmp / "cases.json"
+    spec.write_text(json.dumps(cases))
+    proc = subprocess.run([sys.executable, str(DRIVER), str(spec)], capture_output=True, text=True,
+                          env=jax_env(), timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    result: dict[str, Any] = json.loads((tmp / "cases.json.out").read_text())
+    return result
+
+
+@pytest.fixture
+def python8() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run a Python program with 8 CPU devices; the result's returncode and output."""
+    return run_python
+
+
+@pytest.fixture(scope="module")
+def driver() -> Callable[[list[dict[str, Any]], Path], dict[str, Any]]:
+    """Run example programs in every strict mode in one child process (strict_driver.py)."""
+    return run_driver
