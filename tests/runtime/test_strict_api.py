@@ -1,0 +1,255 @@
+"""The strict-mode API: nesting, enable/disable, restoring JAX, threads, settings.
+
+JAX code runs in child processes with 8 CPU devices (the ``python8`` fixture); each
+program asserts on its own and prints OK.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Callable
+
+import pytest
+
+from reshard_lint.runtime import ReshardError, ReshardWarning, StrictConfig, StrictConfigError, strict
+
+Run = Callable[..., subprocess.CompletedProcess[str]]
+
+SETUP = """
+import threading, warnings
+import jax, numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+from jax.experimental import multihost_utils
+from reshard_lint.runtime import (ReshardError, ReshardWarning, StrictConfigError, active, disable,
+                                  enable, strict, suspended)
+
+ORIGINAL = (jax.device_put, type(jax.numpy.zeros(1)).__dict__["to_device"],
+            jax.make_array_from_process_local_data, multihost_utils.host_local_array_to_global_array)
+
+def restored():
+    now = (jax.device_put, type(jax.numpy.zeros(1)).__dict__["to_device"],
+           jax.make_array_from_process_local_data, multihost_utils.host_local_array_to_global_array)
+    return all(a is b for a, b in zip(now, ORIGINAL))
+
+def code_of(call):
+    try:
+        call()
+    except ReshardError as e:
+        return e.code
+    return None
+
+devs = jax.devices()
+mesh = Mesh(np.array(devs), ("x",))
+x = jax.device_put(np.arange(2.0 * len(devs)), NamedSharding(mesh, P("x")))
+mid = NamedSharding(Mesh(np.array(devs[2:6]), ("x",)), P("x"))
+half = NamedSharding(Mesh(np.array(devs[:4]), ("x",)), P("x"))
+rev = NamedSharding(Mesh(np.array(devs[::-1]), ("x",)), P("x"))
+"""
+
+
+def check(run: Run, body: str, devices: int = 8) -> None:
+    proc = run(SETUP + body + "\nprint('OK')\n", devices=devices)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("OK"), proc.stdout + proc.stderr
+
+
+def test_importing_runtime_and_plugin_does_not_import_jax() -> None:
+    code = ("import sys, reshard_lint.runtime, reshard_lint.runtime.pytest_plugin, "
+            "reshard_lint.runtime.errors\n"
+            "from reshard_lint.runtime import strict, enable, disable, StrictConfig\n"
+            "StrictConfig(processes=2)\n"
+            "assert 'jax' not in sys.modules, 'jax imported'\nprint('OK')")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("kwargs", [{"processes": 0}, {"processes": "2"}, {"processes": True},
+                                    {"reorder": "loud"}])
+def test_bad_settings_are_refused_before_anything_is_patched(kwargs: dict[str, object]) -> None:
+    with pytest.raises(StrictConfigError):
+        StrictConfig(**kwargs)  # type: ignore[arg-type]
+    with pytest.raises(StrictConfigError):
+        with strict(**kwargs):  # type: ignore[arg-type]
+            pass
+
+
+def test_error_and_warning_types() -> None:
+    err = ReshardError("RSH201 x", code="RSH201", call="device_put", source=(0, 1), target=(0,))
+    assert isinstance(err, ValueError) and err.code == "RSH201"
+    assert err.source == (0, 1) and err.target == (0,) and err.call == "device_put"
+    warning = ReshardWarning("RSH202 x", code="RSH202", call="device_put", source=(0, 1), target=(1, 0))
+    assert isinstance(warning, UserWarning) and warning.code == "RSH202"
+
+
+def test_error_carries_code_and_device_lists(python8: Run) -> None:
+    check(python8, """
+with strict(processes=1):
+    try:
+        jax.device_put(x, mid)
+    except ValueError as e:  # code that handles JAX's ValueError handles this one
+        assert type(e) is ReshardError
+        assert (e.code, e.call, e.source, e.target) == ("RSH201", "device_put", tuple(range(8)), (2, 3, 4, 5))
+    else:
+        raise AssertionError("no error")
+""")
+
+
+def test_nesting_inner_settings_win_then_outer_apply_again(python8: Run) -> None:
+    check(python8, """
+with strict(processes=1) as outer:
+    assert active() is outer
+    assert code_of(lambda: jax.device_put(x, devs[0])) is None
+    with strict(processes=2, reorder="raise") as inner:
+        assert active() is inner
+        assert code_of(lambda: jax.device_put(x, devs[0])) == "RSH301"
+        assert code_of(lambda: jax.device_put(x, rev)) == "RSH202"
+        with strict(processes=2):
+            assert code_of(lambda: jax.device_put(x, half)) == "RSH303"
+        assert active() is inner
+    assert active() is outer
+    assert code_of(lambda: jax.device_put(x, half)) == "RSH201"
+    with suspended():
+        assert active() is None
+        jax.device_put(x, half)
+    assert not restored()
+assert active() is None and restored()
+""")
+
+
+def test_exit_by_exception_restores_jax(python8: Run) -> None:
+    check(python8, """
+try:
+    with strict():
+        jax.device_put(x, mid)
+except ReshardError:
+    pass
+assert restored() and active() is None
+jax.device_put(x, mid)  # plain JAX again: works on one host
+""")
+
+
+def test_enable_disable_for_the_whole_process(python8: Run) -> None:
+    check(python8, """
+disable()  # nothing enabled: harmless
+assert restored()
+enable(processes=2)
+assert code_of(lambda: jax.device_put(x, devs[0])) == "RSH301"
+assert code_of(lambda: x.to_device(mid)) == "RSH201"
+enable(processes=1)  # replaces the settings
+assert code_of(lambda: jax.device_put(x, devs[0])) is None
+with strict(processes=2):  # a block still wins while open
+    assert code_of(lambda: jax.device_put(x, devs[0])) == "RSH301"
+assert active().processes == 1
+disable()
+assert restored() and active() is None
+jax.device_put(x, mid)
+""")
+
+
+def test_wrapper_bound_by_name_is_harmless_after_exit(python8: Run) -> None:
+    check(python8, """
+with strict():
+    from jax import device_put as bound
+    assert bound is not ORIGINAL[0]
+    assert code_of(lambda: bound(x, mid)) == "RSH201"
+assert restored()
+y = bound(x, mid)  # strict mode off: the stale wrapper passes straight through
+assert y.sharding == mid
+""")
+
+
+def test_a_patch_made_over_ours_is_not_clobbered(python8: Run) -> None:
+    check(python8, """
+with strict():
+    ours = jax.device_put
+    def theirs(*a, **k):
+        return ours(*a, **k)
+    jax.device_put = theirs
+assert jax.device_put is theirs
+jax.device_put = ORIGINAL[0]
+assert restored()
+""")
+
+
+def test_threads_share_strict_mode_safely(python8: Run) -> None:
+    check(python8, """
+errors = []
+def worker(i):
+    try:
+        for _ in range(40):
+            # Only calls that fail before JAX runs, or need no transfer: concurrent real
+            # transfers hit JAX's own races (a stalled CPU collective rendezvous; a
+            # safe_zip ValueError from device_put(x, Device) in jax 0.10.2), not ours.
+            with strict(processes=1 + i % 2):
+                assert code_of(lambda: jax.device_put(x, mid)) == "RSH201"
+                jax.device_put(x, x.sharding)
+                if i % 2:
+                    assert code_of(lambda: jax.device_put(x, devs[0])) == "RSH301"
+                else:
+                    assert code_of(lambda: jax.device_put(x, half)) == "RSH201"
+    except BaseException as e:
+        errors.append(repr(e))
+threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+assert not errors, errors
+assert restored() and active() is None
+""")
+
+
+def test_processes_must_divide_the_devices(python8: Run) -> None:
+    check(python8, """
+with strict(processes=3):
+    try:
+        jax.device_put(x, mid)
+    except StrictConfigError as e:
+        assert "processes=3 does not divide the 8 cpu devices" in str(e), e
+    else:
+        raise AssertionError("no error")
+""")
+
+
+def test_four_simulated_hosts_of_two_devices(python8: Run) -> None:
+    check(python8, """
+with strict(processes=4):
+    two = NamedSharding(Mesh(np.array(devs[:2]), ("x",)), P("x"))
+    assert code_of(lambda: jax.device_put(x, two)) == "RSH303"
+    assert code_of(lambda: jax.device_put(x, half)) == "RSH201"  # [0..3] spans hosts 0 and 1
+    y = jax.device_put(np.arange(4.0), two)
+    assert code_of(lambda: jax.device_put(y, half)) == "RSH302"
+    assert code_of(lambda: jax.make_array_from_process_local_data(two, np.arange(4.0), (4,))) == "RSH304"
+    assert code_of(lambda: jax.make_array_from_process_local_data(half, np.arange(4.0), (4,))) is None
+""")
+
+
+def test_auto_is_one_process_for_an_odd_device_count(python8: Run) -> None:
+    check(python8, """
+assert len(devs) == 3
+with strict() as config:
+    assert config.processes is None
+    assert code_of(lambda: jax.device_put(x, devs[0])) is None  # no split to simulate
+    sub = NamedSharding(Mesh(np.array(devs[:1]), ("x",)), P())
+    assert code_of(lambda: jax.device_put(x, sub)) == "RSH201"
+""", devices=3)
+
+
+def test_warning_category_can_be_filtered_or_raised(python8: Run) -> None:
+    check(python8, """
+with strict():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ReshardWarning)
+        try:
+            jax.device_put(x, rev)
+        except ReshardWarning as w:
+            assert w.code == "RSH202" and w.target == tuple(range(7, -1, -1))
+        else:
+            raise AssertionError("no warning")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.simplefilter("ignore", ReshardWarning)
+        jax.device_put(x, rev)
+with strict(reorder="ignore"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        jax.device_put(x, rev)
+""")
