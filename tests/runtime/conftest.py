@@ -57,3 +57,9 @@ def python8() -> Callable[..., subprocess.CompletedProcess[str]]:
 def driver() -> Callable[[list[dict[str, Any]], Path], dict[str, Any]]:
     """Run example programs in every strict mode in one child process (strict_driver.py)."""
     return run_driver
+
+
+@pytest.fixture
+def jax_subprocess_env() -> dict[str, str]:
+    """Environment for a child process that should see 8 CPU devices."""
+    return jax_env()

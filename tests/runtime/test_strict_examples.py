@@ -144,7 +144,8 @@ CASES: tuple[Case, ...] = (
         local = Mesh(np.array(devs[:4]), ("x",))
         per_host = np.arange(8.0)
         global_shape = (per_host.shape[0] * jax.process_count(),)
-        out = jax.make_array_from_process_local_data(NamedSharding(local, P("x")), per_host, global_shape)  # fires
+        s = NamedSharding(local, P("x"))
+        out = jax.make_array_from_process_local_data(s, per_host, global_shape)  # fires
         """, p1=OK, p2="error:RSH304"),
     Case("host_local_to_global_on_local_mesh", """
         from jax.experimental import multihost_utils
