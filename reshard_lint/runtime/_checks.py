@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Any, Sequence
 
 import jax
+import numpy as np
 from jax.sharding import PartitionSpec, Sharding
 
 from ._format import fmt_ids, fmt_procs
@@ -33,6 +34,7 @@ except ImportError:  # pragma: no cover
     _ArrayImpl = jax.Array  # type: ignore[misc,assignment]
 
 _Device = jax.Device
+_PLAIN_DATA = (np.ndarray, np.generic, int, float, complex, bool)
 
 _SEED = ('"ValueError: For a cross-host reshard in multi-controller JAX, input and target '
          'sharding should have the same set of devices"')
@@ -263,19 +265,23 @@ def check_device_put(config: StrictConfig, x: Any, device: Any, call: str, stack
     ``warnings.warn`` does.
     """
     if type(x) is _ArrayImpl:  # the common case, kept free of pytree work
-        if not x._committed or not _trace_state_clean():
+        if not x._committed:
             return
         target = _resolve_target(device, call)
         if target is None:
             return
         found = classify(x.sharding, target, x.ndim, config.processes)
-        if found is not None:
+        # Tracing is ruled out last: it costs more than the cached verdict and rarely matters.
+        if found is not None and _trace_state_clean():
             _emit(config, found, call, "an array", stacklevel + 1)
         return
 
-    leaves, treedef = jax.tree_util.tree_flatten_with_path(x)
-    if not any(_checkable(leaf) for _, leaf in leaves) or not _trace_state_clean():
+    if isinstance(x, _PLAIN_DATA):  # host data: JAX places it freely on every host count
         return
+    # The cheap C++ flatten first; paths (for the message) only when something can fire.
+    if not any(_checkable(leaf) for leaf in jax.tree_util.tree_leaves(x)) or not _trace_state_clean():
+        return
+    leaves, treedef = jax.tree_util.tree_flatten_with_path(x)
     if _is_leaf_target(device):
         targets: list[Any] = [device] * len(leaves)
     else:

@@ -1,0 +1,120 @@
+"""How much reshard-lint's strict mode adds to a jax.device_put.
+
+Run: python bench/strict_overhead.py [--devices 8] [--samples 21]
+
+Each case times batches of warm device_put calls (each blocked until ready) with strict
+mode off and on, alternating off/on batches in the same process so drift hits both
+equally, and prints medians and the ratio strict/off. Cases:
+  reshard   committed array, same mesh, new PartitionSpec (a real copy between devices;
+            the clean call strict mode sees most in a test suite)
+  no-op     device_put(x, x.sharding) (JAX's cheapest path: the worst case for the ratio)
+  host      numpy data to a sharding (host-to-device; strict mode only looks at its type)
+Transfers on a shared CPU are noisy, so the table also shows the check alone ("check"):
+the time strict mode's wrapper spends before calling JAX, measured in a tight loop, and
+its share of the plain call ("check/off"), which is the overhead without the noise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from typing import Any, Callable
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--devices", type=int, default=8, help="CPU devices (default 8)")
+    parser.add_argument("--samples", type=int, default=21, help="batches per mode (median taken)")
+    args = parser.parse_args()
+
+    import jax
+
+    # Must happen before the backend starts; the benchmark owns this process.
+    jax.config.update("jax_num_cpu_devices", args.devices)
+    import numpy as np
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+    from reshard_lint.runtime import strict
+
+    devs = jax.devices()
+    mesh = Mesh(np.array(devs), ("x",))
+    rows_sharded = NamedSharding(mesh, P("x", None))
+    cols_sharded = NamedSharding(mesh, P(None, "x"))
+    n = len(devs)
+
+    sizes = [("1 KB", 1 << 10), ("1 MB", 1 << 20), ("16 MB", 16 << 20)]
+    print(f"jax {jax.__version__}, {n} CPU devices, {args.samples} batches per mode, "
+          f"times are medians per call")
+    header = f"{'case':<8} {'size':>6} {'calls/batch':>11} {'off (us)':>10} {'strict (us)':>12} " \
+             f"{'ratio':>7} {'overhead':>9} {'check (us)':>10} {'check/off':>10}"
+    print(header)
+    print("-" * len(header))
+    for label, nbytes in sizes:
+        cols = 8 * n
+        rows = max(n, nbytes // 4 // cols)
+        data = np.arange(rows * cols, dtype=np.float32).reshape(rows, cols)
+        x = jax.device_put(data, rows_sharded)
+        x.block_until_ready()
+        calls = max(20, min(2000, (256 << 20) // nbytes))
+        cases: list[tuple[str, Callable[[], Any]]] = [
+            ("reshard", lambda: jax.device_put(x, cols_sharded).block_until_ready()),
+            ("no-op", lambda: jax.device_put(x, x.sharding).block_until_ready()),
+            ("host", lambda: jax.device_put(data, rows_sharded).block_until_ready()),
+        ]
+        check_args = {"reshard": (x, cols_sharded), "no-op": (x, x.sharding), "host": (data, rows_sharded)}
+        for name, call in cases:
+            off, on = measure(call, calls, args.samples, strict)
+            check = check_cost(*check_args[name])
+            ratio = on / off
+            print(f"{name:<8} {label:>6} {calls:>11} {off * 1e6:>10.1f} {on * 1e6:>12.1f} "
+                  f"{ratio:>7.3f} {100 * (ratio - 1):>+8.1f}% {check * 1e6:>10.2f} "
+                  f"{100 * check / off:>9.2f}%")
+
+
+def measure(call: Callable[[], Any], calls: int, samples: int,
+            strict: Callable[..., Any]) -> tuple[float, float]:
+    """Median seconds per call with strict mode off and on (interleaved batches)."""
+    for _ in range(3):  # warm: compile the reshard, fill strict mode's verdict cache
+        call()
+        with strict():
+            call()
+    off: list[float] = []
+    on: list[float] = []
+    for i in range(samples):
+        # Alternate which mode goes first so neither always runs on a warmer cache.
+        order = (False, True) if i % 2 == 0 else (True, False)
+        for strict_on in order:
+            if strict_on:
+                with strict():
+                    on.append(batch(call, calls))
+            else:
+                off.append(batch(call, calls))
+    return statistics.median(off), statistics.median(on)
+
+
+def check_cost(x: Any, target: Any, repeats: int = 20000, samples: int = 7) -> float:
+    """Median seconds for the wrapper's check alone: what strict mode adds, free of transfer noise."""
+    from reshard_lint.runtime import StrictConfig, _patch  # noqa: F401  (the wrappers' module)
+    from reshard_lint.runtime._checks import check_device_put
+
+    config = StrictConfig()
+
+    def wrapper_cost() -> float:
+        start = time.perf_counter()
+        for _ in range(repeats):
+            check_device_put(config, x, target, "device_put", 2)
+        return (time.perf_counter() - start) / repeats
+
+    return statistics.median(wrapper_cost() for _ in range(samples))
+
+
+def batch(call: Callable[[], Any], calls: int) -> float:
+    start = time.perf_counter()
+    for _ in range(calls):
+        call()
+    return (time.perf_counter() - start) / calls
+
+
+if __name__ == "__main__":
+    main()
