@@ -23,7 +23,8 @@ from typing import Any, Callable
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--devices", type=int, default=8, help="CPU devices (default 8)")
     parser.add_argument("--samples", type=int, default=21, help="batches per mode (median taken)")
     args = parser.parse_args()
@@ -95,7 +96,7 @@ def measure(call: Callable[[], Any], calls: int, samples: int,
 
 def check_cost(x: Any, target: Any, repeats: int = 20000, samples: int = 7) -> float:
     """Median seconds for the wrapper's check alone: what strict mode adds, free of transfer noise."""
-    from reshard_lint.runtime import StrictConfig, _patch  # noqa: F401  (the wrappers' module)
+    from reshard_lint.runtime import StrictConfig
     from reshard_lint.runtime._checks import check_device_put
 
     config = StrictConfig()
