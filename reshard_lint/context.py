@@ -1,0 +1,99 @@
+"""Per-file facts rules need: positions, source text, comparisons, how names are spelled."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Mapping
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from .devices import Evaluator, Verdict
+from .values import DevVal, MeshVal
+
+_MULTI_SIGNS = re.compile(
+    r"jax\.distributed|distributed\.initialize|process_index|process_count|multihost_utils"
+    r"|make_array_from_process_local_data|local_devices|local_device_count"
+)
+
+
+class FileContext:
+    def __init__(self, module: cst.Module, source: str, path: str,
+                 settings: Mapping[str, object] | None = None) -> None:
+        self.module = module
+        self.source = source
+        self.path = path
+        self.settings = dict(settings or {})
+        self.devices = Evaluator()
+        self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
+        # qualified name -> how this file spells it (filled by the analyzer from imports)
+        self.spellings: dict[str, str] = {}
+        self.mesh_roots: set[int] = set()  # distinct device arrays meshes were built on
+        self.multicontroller_signs = bool(_MULTI_SIGNS.search(source))
+
+    # -- positions -------------------------------------------------------------------
+    def _ranges(self) -> Mapping[cst.CSTNode, CodeRange]:
+        if self._positions is None:
+            # Positions are resolved once, and only for files with a finding: the
+            # position pass costs about as much as the parse itself.
+            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+            self._positions = wrapper.resolve(PositionProvider)
+        return self._positions
+
+    def span(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
+        rng = self._ranges()[node]
+        return rng.start.line, rng.start.column, rng.end.line, rng.end.column
+
+    def line(self, node: cst.CSTNode | None) -> int:
+        if node is None:
+            return 0
+        return self._ranges()[node].start.line
+
+    def code(self, node: cst.CSTNode, limit: int = 80) -> str:
+        text = " ".join(self.module.code_for_node(node).split())
+        return text if len(text) <= limit else text[: limit - 3] + "..."
+
+    # -- comparisons -----------------------------------------------------------------
+    def compare(self, a: MeshVal | DevVal, b: MeshVal | DevVal) -> Verdict:
+        da = a.devices if isinstance(a, MeshVal) else a
+        db = b.devices if isinstance(b, MeshVal) else b
+        if a is b or da.fn is db.fn:
+            return "same"
+        return self.devices.compare(da.fn, db.fn, _sizes(da, db))
+
+    def differs(self, a: MeshVal | DevVal, b: MeshVal | DevVal) -> bool:
+        """True when the two differ in set or order on every topology that runs both."""
+        da = a.devices if isinstance(a, MeshVal) else a
+        db = b.devices if isinstance(b, MeshVal) else b
+        if a is b or da.fn is db.fn:
+            return False
+        found = self.devices.verdicts(da.fn, db.fn, _sizes(da, db))
+        return bool(found) and "same" not in found
+
+    def locality(self, d: MeshVal | DevVal) -> str:
+        dv = d.devices if isinstance(d, MeshVal) else d
+        return self.devices.locality(dv.fn, dv.sizes)
+
+    def is_reordered(self, d: DevVal) -> bool:
+        return self.devices.is_reordered(d.fn, d.sizes)
+
+    # -- spelling names for fixes ----------------------------------------------------
+    def spell(self, qual: str) -> str | None:
+        """How this file can write ``qual`` without new imports, or None."""
+        return self.spellings.get(qual)
+
+    def option(self, name: str, default: object) -> object:
+        return self.settings.get(name, default)
+
+
+def _sizes(*vals: DevVal) -> Iterable[int]:
+    out: list[int] = []
+    for v in vals:
+        out.extend(v.sizes)
+    return out
+
+
+def describe_mesh(ctx: FileContext, mesh: MeshVal) -> str:
+    """``'mesh' (line 12, jax.devices())`` for messages."""
+    name = f"'{mesh.name}'" if mesh.name else ctx.code(mesh.node, 40)
+    return f"{name} (line {ctx.line(mesh.node)}, {mesh.devices.desc})"

@@ -1,0 +1,140 @@
+"""What the crossing rules share: pairing arrays with targets, and the safe fix.
+
+A transfer event may carry a pytree on either side; ``pairs`` lines up each array
+whose mesh is known with its target. Rules then compare the two meshes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from .context import FileContext, describe_mesh
+from .diagnostic import Edit, Fix, Related
+from .events import Transfer
+from .values import ArrayVal, DevVal, MeshVal, SeqVal, ShardingVal, Value
+
+PUT_KINDS = ("device_put", "to_device")
+
+
+@dataclass
+class Pair:
+    array: ArrayVal
+    target: Value  # ShardingVal, MeshVal or a single DevVal
+    single_leaf: bool  # the event moves one array (so a fix can rewrite the target)
+
+    @property
+    def src(self) -> Optional[MeshVal]:
+        return self.array.mesh
+
+    @property
+    def dst(self) -> Optional[MeshVal]:
+        t = self.target
+        if isinstance(t, ShardingVal):
+            return t.mesh
+        if isinstance(t, MeshVal):
+            return t
+        return None
+
+
+def pairs(event: Transfer) -> Iterator[Pair]:
+    value, target = event.value, event.target
+    if isinstance(value, ArrayVal):
+        if isinstance(target, SeqVal):
+            return
+        yield Pair(value, target, True)
+        return
+    if isinstance(value, SeqVal):
+        items = list(_flatten(value))
+        if isinstance(target, SeqVal):
+            targets = list(_flatten(target))
+            if len(targets) != len(items):
+                return
+        else:
+            targets = [target] * len(items)
+        for v, t in zip(items, targets):
+            if isinstance(v, ArrayVal):
+                yield Pair(v, t, False)
+
+
+def _flatten(v: Value) -> Iterator[Value]:
+    if isinstance(v, SeqVal):
+        for i in v.items:
+            yield from _flatten(i)
+    else:
+        yield v
+
+
+def array_label(ctx: FileContext, event: Transfer, pair: Pair) -> str:
+    if pair.single_leaf and event.value_node is not None:
+        return ctx.code(event.value_node, 30)
+    return pair.array.name or "the array"
+
+
+def sides(ctx: FileContext, pair: Pair) -> str:
+    assert pair.src is not None and pair.dst is not None
+    return f"from mesh {describe_mesh(ctx, pair.src)} to {describe_mesh(ctx, pair.dst)}"
+
+
+def related(ctx: FileContext, *meshes: Optional[MeshVal]) -> tuple[Related, ...]:
+    out = []
+    for m in meshes:
+        if m is None:
+            continue
+        line, col, _, _ = ctx.span(m.node)
+        out.append(Related(line, col, f"mesh {m.name or ctx.code(m.node, 30)!s} is built here"))
+    return tuple(out)
+
+
+def is_device(v: Value) -> bool:
+    return isinstance(v, DevVal) and v.single
+
+
+def spec_code(ctx: FileContext, target: Value) -> Optional[str]:
+    """The PartitionSpec of a target, if it can be written at any call site of the file."""
+    if not isinstance(target, ShardingVal) or target.spec is None:
+        return None
+    node = target.spec.node
+    # The spec may only use names the module imports (P, jax ...) and literals.
+    imported = set(ctx.spellings.values())
+    ok = True
+
+    class V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            nonlocal ok
+            if n.value not in imported and n.value not in ("None", "True", "False"):
+                ok = False
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+    node.visit(V())
+    return ctx.code(node, 10_000) if ok else None
+
+
+def rebuild_on_own_mesh(ctx: FileContext, event: Transfer, pair: Pair) -> Optional[Fix]:
+    """``device_put(x, s)`` -> ``device_put(x, NamedSharding(x.sharding.mesh, spec))``."""
+    if not pair.single_leaf or event.target_node is None or event.value_node is None:
+        return None
+    if not isinstance(event.value_node, (cst.Name, cst.Attribute)):
+        return None
+    spec = spec_code(ctx, pair.target)
+    ns = ctx.spell("jax.sharding.NamedSharding") or ctx.spell("jax.NamedSharding")
+    if ns is None and ctx.spell("module:jax") is not None:
+        ns = f"{ctx.spell('module:jax')}.sharding.NamedSharding"
+    if spec is None or ns is None:
+        return None
+    x = ctx.code(event.value_node, 10_000)
+    line, col, end_line, end_col = ctx.span(event.target_node)
+    text = f"{ns}({x}.sharding.mesh, {spec})"
+    return Fix(title=f"Build the target on {x}'s mesh: {text}",
+               edits=(Edit(line, col, end_line, end_col, text),), safe=True)
+
+
+def fix_hint(ctx: FileContext, event: Transfer, pair: Pair) -> str:
+    x = array_label(ctx, event, pair)
+    spec = spec_code(ctx, pair.target) or "spec"
+    return f"NamedSharding({x}.sharding.mesh, {spec})"

@@ -1,0 +1,313 @@
+"""Device lists evaluated on model topologies.
+
+A device list in the source (``jax.devices()[::-1]``, ``mesh.devices.T``, a shuffled
+copy ...) is kept as a function from a *model topology* to a concrete array of device
+ids. Comparing two lists means evaluating both on several topologies (device counts,
+devices per process, which process we are) and keeping the verdict only when every
+topology that can run both agrees. A list that cannot be decided (``[:n]`` with an
+unknown ``n``, a filter) carries a token that makes comparisons with anything else
+``unknown``, and unknown never fires.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from typing import Callable, Iterable, Literal, Sequence
+
+Verdict = Literal["same", "reordered", "different", "unknown"]
+
+# Device ids of an explicitly named platform live in their own range, so that
+# jax.devices('cpu') and jax.devices('gpu') are disjoint in every model.
+_PLATFORM_BASE = {"cpu": 100_000, "gpu": 200_000, "cuda": 200_000, "rocm": 200_000, "tpu": 300_000}
+
+
+class ModelError(Exception):
+    """The program cannot run on this model topology (e.g. a reshape that does not fit)."""
+
+
+@dataclass(frozen=True)
+class Model:
+    n: int  # devices in the job
+    per_process: int  # devices per process
+    proc: int  # the process evaluating the program
+
+    @property
+    def processes(self) -> int:
+        return self.n // self.per_process
+
+    def process_of(self, device_id: int) -> int:
+        return (device_id % 100_000) // self.per_process
+
+
+def models_for(sizes: Iterable[int]) -> tuple[Model, ...]:
+    """Topologies to try: a few multi-host sizes, plus sizes the program spells out.
+
+    A literal mesh shape such as ``reshape(2, 4)`` or ``make_mesh((4,), ...)`` only runs
+    on its own device count; including it keeps such programs decidable, and a verdict
+    that flips with the device count becomes unknown instead of a false alarm.
+    """
+    ns = {8, 16, 64}
+    ns.update(s for s in sizes if 2 <= s <= 4096)
+    out: list[Model] = []
+    for n in sorted(ns):
+        per_options = {p for p in (4, n // 2) if p >= 1 and n % p == 0 and n // p >= 2}
+        for per in sorted(per_options):
+            procs = n // per
+            for proc in sorted({0, procs - 1}):
+                out.append(Model(n, per, proc))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class DevArr:
+    """A concrete numpy-like array (or list) of device ids."""
+
+    flat: tuple[int, ...]
+    shape: tuple[int, ...]
+    is_list: bool = False  # a Python list: '+' concatenates
+
+    @staticmethod
+    def of(ids: Sequence[int], is_list: bool = True) -> "DevArr":
+        return DevArr(tuple(ids), (len(ids),), is_list)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def as_array(self) -> "DevArr":
+        return DevArr(self.flat, self.shape, False)
+
+    def as_list(self) -> "DevArr":
+        if self.ndim != 1:
+            raise ModelError("list() of a multi-dimensional device array")
+        return DevArr(self.flat, self.shape, True)
+
+    def reshape(self, shape: Sequence[int]) -> "DevArr":
+        dims = list(shape)
+        if dims.count(-1) > 1:
+            raise ModelError("two -1 in reshape")
+        if -1 in dims:
+            known = math.prod(d for d in dims if d != -1)
+            if known <= 0 or len(self.flat) % known:
+                raise ModelError("reshape does not fit")
+            dims[dims.index(-1)] = len(self.flat) // known
+        if math.prod(dims) != len(self.flat) or any(d < 0 for d in dims):
+            raise ModelError("reshape does not fit")
+        return DevArr(self.flat, tuple(dims), False)
+
+    def _nested_index(self, idx: Sequence[int]) -> int:
+        pos = 0
+        for i, d in zip(idx, self.shape):
+            pos = pos * d + i
+        return self.flat[pos]
+
+    def _all_indices(self, shape: Sequence[int]) -> Iterable[tuple[int, ...]]:
+        if not shape:
+            yield ()
+            return
+        for i in range(shape[0]):
+            for rest in self._all_indices(shape[1:]):
+                yield (i,) + rest
+
+    def transpose(self, axes: Sequence[int] | None = None) -> "DevArr":
+        nd = self.ndim
+        perm = list(range(nd))[::-1] if axes is None else [a % nd if nd else 0 for a in axes]
+        if sorted(perm) != list(range(nd)):
+            raise ModelError("bad transpose axes")
+        new_shape = tuple(self.shape[a] for a in perm)
+        flat = []
+        for new_idx in self._all_indices(new_shape):
+            old = [0] * nd
+            for k, a in enumerate(perm):
+                old[a] = new_idx[k]
+            flat.append(self._nested_index(old))
+        return DevArr(tuple(flat), new_shape, False)
+
+    def swapaxes(self, a: int, b: int) -> "DevArr":
+        nd = self.ndim
+        if not nd:
+            raise ModelError("swapaxes of a scalar")
+        perm = list(range(nd))
+        perm[a % nd], perm[b % nd] = perm[b % nd], perm[a % nd]
+        return self.transpose(perm)
+
+    def moveaxis(self, src: int, dst: int) -> "DevArr":
+        nd = self.ndim
+        if not nd:
+            raise ModelError("moveaxis of a scalar")
+        perm = list(range(nd))
+        axis = perm.pop(src % nd)
+        perm.insert(dst % nd, axis)
+        return self.transpose(perm)
+
+    def flip(self, axis: int | None = None) -> "DevArr":
+        if axis is None:
+            return DevArr(self.flat[::-1], self.shape, self.is_list)
+        nd = self.ndim
+        if not nd:
+            raise ModelError("flip of a scalar")
+        axis %= nd
+        flat = []
+        for idx in self._all_indices(self.shape):
+            src = list(idx)
+            src[axis] = self.shape[axis] - 1 - src[axis]
+            flat.append(self._nested_index(src))
+        return DevArr(tuple(flat), self.shape, self.is_list)
+
+    def roll(self, shift: int, axis: int | None = None) -> "DevArr":
+        if axis is None or self.ndim == 1:
+            if not self.flat:
+                return self
+            s = shift % len(self.flat)
+            flat = self.flat[-s:] + self.flat[:-s] if s else self.flat
+            return DevArr(flat, self.shape, self.is_list)
+        nd = self.ndim
+        axis %= nd
+        flat = []
+        for idx in self._all_indices(self.shape):
+            src = list(idx)
+            src[axis] = (src[axis] - shift) % self.shape[axis]
+            flat.append(self._nested_index(src))
+        return DevArr(tuple(flat), self.shape, self.is_list)
+
+    def rows(self) -> list["DevArr"]:
+        if not self.ndim:
+            raise ModelError("index into a single device")
+        inner = math.prod(self.shape[1:])
+        return [DevArr(self.flat[i * inner:(i + 1) * inner], self.shape[1:], self.is_list)
+                for i in range(self.shape[0])]
+
+    def slice0(self, start: int | None, stop: int | None, step: int | None) -> "DevArr":
+        if step == 0:
+            raise ModelError("slice step 0")
+        picked = self.rows()[slice(start, stop, step)]
+        flat = tuple(i for r in picked for i in r.flat)
+        return DevArr(flat, (len(picked),) + self.shape[1:], self.is_list)
+
+    def index0(self, i: int) -> "DevArr":
+        rows = self.rows()
+        if not -len(rows) <= i < len(rows):
+            raise ModelError("index out of range")
+        return rows[i]
+
+    def ravel(self) -> "DevArr":
+        return DevArr(self.flat, (len(self.flat),), False)
+
+    def concat(self, other: "DevArr") -> "DevArr":
+        if self.ndim != 1 or other.ndim != 1:
+            raise ModelError("concatenation of multi-dimensional device arrays")
+        return DevArr(self.flat + other.flat, (len(self.flat) + len(other.flat),), self.is_list)
+
+    def permuted(self, token: str) -> "DevArr":
+        """A fixed, token-dependent permutation along the first axis.
+
+        Stands for a permutation the linter cannot compute (a seeded RNG, a set's
+        iteration order): the same token gives the same order, different tokens give
+        different orders, and the set of devices is kept.
+        """
+        rows = self.rows()
+        order = list(range(len(rows)))
+        rnd = random.Random(token)
+        for _ in range(8):
+            rnd.shuffle(order)
+            if len(order) < 2 or order != sorted(order):
+                break
+        picked = [rows[i] for i in order]
+        flat = tuple(i for r in picked for i in r.flat)
+        return DevArr(flat, self.shape, self.is_list)
+
+    def sorted_by_id(self, reverse: bool = False) -> "DevArr":
+        return DevArr(tuple(sorted(self.flat, reverse=reverse)), (len(self.flat),), True)
+
+
+def natural(model: Model, platform: str | None = None) -> DevArr:
+    base = _PLATFORM_BASE.get(platform or "", 0)
+    return DevArr.of([base + i for i in range(model.n)])
+
+
+def local(model: Model, platform: str | None = None) -> DevArr:
+    base = _PLATFORM_BASE.get(platform or "", 0)
+    start = model.proc * model.per_process
+    return DevArr.of([base + i for i in range(start, start + model.per_process)])
+
+
+DevFn = Callable[[Model], DevArr]
+
+
+def _eval(fn: DevFn, model: Model, cache: dict[tuple[int, Model], DevArr | None]) -> DevArr | None:
+    key = (id(fn), model)
+    if key not in cache:
+        try:
+            cache[key] = fn(model)
+        except (ModelError, IndexError, ValueError, ZeroDivisionError, TypeError, RecursionError):
+            cache[key] = None
+    return cache[key]
+
+
+class Evaluator:
+    """Evaluates device functions on models, with a per-file cache."""
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[int, Model], DevArr | None] = {}
+        # Keep the functions alive so that id() keys stay unique for the file.
+        self._alive: list[DevFn] = []
+
+    def run(self, fn: DevFn, model: Model) -> DevArr | None:
+        self._alive.append(fn)
+        return _eval(fn, model, self._cache)
+
+    def verdicts(self, a: DevFn, b: DevFn, sizes: Iterable[int] = ()) -> set[str]:
+        """The verdict on every topology that can run both lists."""
+        if a is b:
+            return {"same"}
+        out: set[str] = set()
+        for model in models_for(sizes):
+            x, y = self.run(a, model), self.run(b, model)
+            if x is None or y is None:
+                continue
+            if x.flat == y.flat:
+                out.add("same")
+            elif set(x.flat) == set(y.flat) and len(x.flat) == len(y.flat):
+                out.add("reordered")
+            else:
+                out.add("different")
+        return out
+
+    def compare(self, a: DevFn, b: DevFn, sizes: Iterable[int] = ()) -> Verdict:
+        found = self.verdicts(a, b, sizes)
+        return found.pop() if len(found) == 1 else "unknown"  # type: ignore[return-value]
+
+    def is_reordered(self, fn: DevFn, sizes: Iterable[int] = ()) -> bool:
+        """True when, on every topology that runs it, the flattened order is not by id."""
+        seen = False
+        for model in models_for(sizes):
+            arr = self.run(fn, model)
+            if arr is None:
+                continue
+            ids = list(arr.flat)
+            if len(ids) < 2:
+                return False
+            if ids == sorted(ids):
+                return False
+            seen = True
+        return seen
+
+    def locality(self, fn: DevFn, sizes: Iterable[int] = ()) -> Literal["local", "global", "unknown"]:
+        """'local': only this process's devices; 'global': several processes' devices."""
+        verdicts: set[str] = set()
+        for model in models_for(sizes):
+            arr = self.run(fn, model)
+            if arr is None or not arr.flat:
+                continue
+            procs = {model.process_of(i) for i in arr.flat}
+            if procs == {model.proc}:
+                verdicts.add("local")
+            elif len(procs) > 1:
+                verdicts.add("global")
+            else:
+                verdicts.add("other")
+        if len(verdicts) == 1 and verdicts <= {"local", "global"}:
+            return verdicts.pop()  # type: ignore[return-value]
+        return "unknown"

@@ -1,0 +1,144 @@
+"""One engine for every front end: prefilter, gate, parse, analyse, pick diagnostics.
+
+Cost is paid in stages so that most files stop early:
+
+1. a substring prefilter on the text (no parse at all);
+2. for files that pass, a cheap pass over Python's ``ast`` (free inside flake8, which
+   already parsed the file) that looks for the shapes a finding needs;
+3. only then the libcst parse and the one batched traversal for all rules.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+import libcst as cst
+
+from .diagnostic import Diagnostic
+from .gate import may_have_findings, prefilter
+from .rules import Rule, all_rules
+
+PARSE_ERROR = "RSH001"
+INTERNAL_ERROR = "RSH002"
+
+
+@dataclass
+class FileResult:
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    # Set when the file could not be analysed; diagnostics then holds one RSH001/RSH002.
+    error: str | None = None
+    stage: str = "prefilter"  # how far the file went: prefilter, gate, analysed
+
+
+class Engine:
+    """Rules are built once per engine (once per process), not once per file."""
+
+    def __init__(self, settings: Mapping[str, object] | None = None,
+                 rules: Sequence[type[Rule]] | None = None) -> None:
+        self.settings = dict(settings or {})
+        self.rules = [r(self.settings) for r in (rules if rules is not None else all_rules())]
+        self.priority = {r.code: r.priority for r in self.rules}
+        self.by_event: dict[type, list[Rule]] = {}
+        for rule in self.rules:
+            for ev in rule.events:
+                self.by_event.setdefault(ev, []).append(rule)
+
+    def lint_source(self, source: str, path: str = "<stdin>", tree: ast.AST | None = None,
+                    *, force: bool = False) -> FileResult:
+        result = FileResult(path)
+        if not force and not prefilter(source):
+            return result
+        result.stage = "gate"
+        if not force:
+            try:
+                if tree is None:
+                    tree = ast.parse(source)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                tree = None  # libcst decides, and reports why it cannot parse
+            if tree is not None and not may_have_findings(tree):
+                return result
+        result.stage = "analysed"
+        try:
+            module = cst.parse_module(source)
+        except cst.ParserSyntaxError as exc:
+            msg = f"could not parse the file: {exc.message} (line {exc.raw_line}, column {exc.raw_column + 1})"
+            result.error = msg
+            result.diagnostics = [Diagnostic(PARSE_ERROR, max(exc.raw_line, 1), 0, msg)]
+            return result
+        except (RecursionError, MemoryError) as exc:
+            msg = f"could not parse the file: {type(exc).__name__} (nesting too deep)"
+            result.error = msg
+            result.diagnostics = [Diagnostic(PARSE_ERROR, 1, 0, msg)]
+            return result
+        try:
+            result.diagnostics = self.analyse(module, source, path)
+        except RecursionError:
+            msg = "could not analyse the file: expressions nested too deeply"
+            result.error = msg
+            result.diagnostics = [Diagnostic(INTERNAL_ERROR, 1, 0, msg)]
+        except Exception as exc:  # noqa: BLE001 - a linter bug must not stop the run
+            msg = f"internal error while analysing the file: {type(exc).__name__}: {exc}"
+            result.error = msg
+            result.diagnostics = [Diagnostic(INTERNAL_ERROR, 1, 0, msg)]
+        return result
+
+    def analyse(self, module: cst.Module, source: str, path: str) -> list[Diagnostic]:
+        from .analyzer import Analyzer
+        from .context import FileContext
+
+        ctx = FileContext(module, source, path, self.settings)
+        # anchor node id -> (priority, diagnostic): one diagnostic per call, the most specific.
+        best: dict[int, tuple[int, Diagnostic]] = {}
+        finishers: list[Rule] = []
+
+        def sink(event: object) -> None:
+            for rule in self.by_event.get(type(event), ()):
+                for diag in rule.check(event):  # type: ignore[arg-type]
+                    key = id(event.node)  # type: ignore[attr-defined]
+                    prio = rule.priority
+                    if key not in best or prio > best[key][0]:
+                        best[key] = (prio, diag)
+
+        for rule in self.rules:
+            rule.start(ctx)
+            finishers.append(rule)
+        Analyzer(ctx, sink).run()
+        for rule in finishers:
+            for node, diag in rule.finish(ctx):
+                key = id(node)
+                if key not in best or rule.priority > best[key][0]:
+                    best[key] = (rule.priority, diag)
+        diags = [d for _, d in best.values()]
+        return sorted(set(diags), key=lambda d: d.sort_key)
+
+
+_DEFAULT: Engine | None = None
+
+
+def default_engine() -> Engine:
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = Engine()
+    return _DEFAULT
+
+
+def lint_source(source: str, path: str = "<stdin>", settings: Mapping[str, object] | None = None,
+                tree: ast.AST | None = None) -> FileResult:
+    engine = default_engine() if not settings else Engine(settings)
+    return engine.lint_source(source, path, tree)
+
+
+def known_codes() -> list[str]:
+    return [r.code for r in all_rules()]
+
+
+def iter_codes(prefixes: Iterable[str]) -> set[str]:
+    """Codes selected by codes or prefixes (``RSH2`` selects RSH201-RSH204)."""
+    codes = set(known_codes())
+    out: set[str] = set()
+    for p in prefixes:
+        out.update(c for c in codes if c.startswith(p))
+    return out

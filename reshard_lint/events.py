@@ -1,0 +1,72 @@
+"""What the analysis tells rules: the semantic events of a program.
+
+One traversal of a file produces these events in program order; each rule looks only
+at the event kinds it names, so all rules share one parse and one walk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, Optional
+
+import libcst as cst
+
+from .values import MeshVal, Value
+
+if TYPE_CHECKING:
+    from .context import FileContext
+
+
+@dataclass(eq=False)
+class Event:
+    node: cst.CSTNode  # the anchor: one diagnostic per anchor at most
+    ctx: "FileContext"
+
+
+@dataclass(eq=False)
+class MeshBuilt(Event):
+    """``Mesh(devs, names)`` or ``jax.make_mesh(...)`` with what is known of its devices."""
+
+    mesh: MeshVal
+
+
+@dataclass(eq=False)
+class ShardingBuilt(Event):
+    """``NamedSharding(first, spec)``: ``first`` should be a Mesh."""
+
+    first: Value
+    first_node: cst.CSTNode
+    spec_node: Optional[cst.CSTNode]
+
+
+TransferKind = Literal[
+    "device_put",  # jax.device_put(x, s)
+    "to_device",  # x.to_device(s)
+    "jit_in",  # jax.jit(f, in_shardings=s)(x)
+    "jit_out",  # jax.jit(f, out_shardings=s)(x)
+    "constraint",  # jax.lax.with_sharding_constraint(x, s)
+    "reshard",  # jax.sharding.reshard(x, s)
+    "asarray",  # jnp.asarray(x, device=s)
+    "binop",  # x + y
+    "local_data",  # jax.make_array_from_process_local_data(s, data, global_shape)
+    "host_to_global",  # multihost_utils.host_local_array_to_global_array(x, mesh, spec)
+]
+
+
+@dataclass(eq=False)
+class Transfer(Event):
+    """An array (or pytree of arrays) meets a target sharding, mesh or device.
+
+    ``value`` is the array side (an ArrayVal, a SeqVal pytree, or anything for the
+    constructors of global arrays); ``target`` a ShardingVal, MeshVal, DevVal (a single
+    device) or a SeqVal of those. ``call`` is the call node, ``func`` how the user
+    spelled the function, for messages.
+    """
+
+    kind: TransferKind
+    value: Value
+    target: Value
+    value_node: Optional[cst.CSTNode]
+    target_node: Optional[cst.CSTNode]
+    func: str
+    has_global_shape: bool = False

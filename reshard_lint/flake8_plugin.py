@@ -1,0 +1,64 @@
+"""The flake8 entry point: a plain checker class, as flake8-bugbear's."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Iterator
+
+from . import __version__
+
+
+class ReshardChecker:
+    name = "reshard-lint"
+    version = __version__
+    _settings: dict[str, object] = {}
+
+    def __init__(self, tree: ast.AST, filename: str = "(none)", lines: list[str] | None = None) -> None:
+        self.tree = tree
+        self.filename = filename
+        self.lines = lines
+
+    @classmethod
+    def add_options(cls, parser: Any) -> None:
+        parser.add_option(
+            "--reshard-multicontroller", default="auto", parse_from_config=True,
+            choices=["auto", "always"],
+            help="RSH301 everywhere (always) or only in files with multi-controller signs (auto)",
+        )
+
+    @classmethod
+    def parse_options(cls, options: Any) -> None:
+        cls._settings = {"multicontroller": getattr(options, "reshard_multicontroller", "auto")}
+
+    def run(self) -> Iterator[tuple[int, int, str, type]]:
+        # Imported here so that `flake8 --version` and files without JAX stay cheap.
+        from .engine import Engine, default_engine
+
+        try:
+            source = "".join(self.lines) if self.lines is not None else _read(self.filename)
+            engine = default_engine() if not self._settings or self._settings == {"multicontroller": "auto"} \
+                else _engine_for(self._settings)
+            result = engine.lint_source(source, self.filename, self.tree)
+            diags = result.diagnostics
+        except Exception as exc:  # noqa: BLE001 - never abort the user's flake8 run
+            yield 1, 0, f"RSH002 internal error in reshard-lint: {type(exc).__name__}: {exc}", type(self)
+            return
+        for d in diags:
+            yield d.line, d.col, f"{d.code} {d.message}", type(self)
+
+
+_ENGINES: dict[tuple[tuple[str, object], ...], Any] = {}
+
+
+def _engine_for(settings: dict[str, object]) -> Any:
+    from .engine import Engine
+
+    key = tuple(sorted(settings.items()))
+    if key not in _ENGINES:
+        _ENGINES[key] = Engine(settings)
+    return _ENGINES[key]
+
+
+def _read(filename: str) -> str:
+    with open(filename, encoding="utf-8") as fh:
+        return fh.read()

@@ -1,0 +1,181 @@
+"""RSH101: a mesh built from devices shuffled differently on every process."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..context import describe_mesh
+from ..diagnostic import Diagnostic, Edit, Fix
+from ..events import MeshBuilt
+from .base import Grounding, Invalid, Outcome, Rule, Valid
+
+_HEAD = """\
+import random
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+"""
+
+
+class UnseededDeviceShuffle(Rule):
+    code = "RSH101"
+    name = "unseeded-device-shuffle"
+    summary = "mesh built from devices shuffled by an unseeded or per-process random generator"
+    priority = 20
+    fix_safety = "unsafe"
+    events = (MeshBuilt,)
+    what = 'Flags a `Mesh` or `jax.make_mesh` built from a device list that was shuffled or permuted by a random generator that is unseeded (`random.shuffle`, `np.random.permutation` without `np.random.seed(const)`, `np.random.default_rng()`) or seeded per process (`default_rng(jax.process_index())`).'
+    why = 'In multi-controller JAX every process runs the same program and must build the same mesh. A shuffle that is not seeded identically everywhere gives each process its own device order, so the processes disagree on which device holds which shard. Nothing fails at construction; the first collective then waits for peers that never join and ends in a deadline error (gloo `DEADLINE_EXCEEDED` on CPU) after tens of seconds, or hangs a TPU job.'
+    fix_text = 'Unsafe. The fix removes the shuffle (an in-place `random.shuffle(devs)` statement is deleted, a permutation call is replaced by its input), which changes which device holds which shard. Review it when the shuffle was meant to spread load; a fixed seed shared by all processes is the alternative.'
+    references = ('RUNTIME-FACTS.md: unseeded `random.shuffle(devs)` before building the mesh',)
+
+    def check(self, event: MeshBuilt) -> Iterable[Diagnostic]:  # type: ignore[override]
+        ctx, mesh = event.ctx, event.mesh
+        shuffle = mesh.devices.shuffle
+        if shuffle is None or shuffle.agreed:
+            return
+        line, col, end_line, end_col = ctx.span(event.node)
+        msg = (
+            f"mesh {describe_mesh(ctx, mesh)} is built from devices shuffled by "
+            f"{shuffle.how} (line {ctx.line(shuffle.node)}) with no seed shared by all processes: "
+            "every process builds a different mesh and the first collective hangs until a "
+            "deadline error; do not shuffle devices, or permute them with a fixed seed shared "
+            "by all processes"
+        )
+        yield Diagnostic(self.code, line, col, msg, end_line, end_col, fix=_drop_shuffle(ctx, shuffle.node))
+
+    examples = (
+        Invalid(_HEAD + """
+devs = jax.devices()
+random.shuffle(devs)
+mesh = Mesh(np.array(devs), ('x',))  # RSH101:8
+x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+print(jax.jit(lambda a: a.sum())(x))
+""", fixed=_HEAD + """
+devs = jax.devices()
+mesh = Mesh(np.array(devs), ('x',))  # RSH101:8
+x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+print(jax.jit(lambda a: a.sum())(x))
+"""),
+        Invalid(_HEAD + """
+rng = np.random.default_rng(jax.process_index())
+mesh = Mesh(rng.permutation(jax.devices()), ('x',))  # RSH101:8
+x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+print(jax.jit(lambda a: a.sum())(x))
+""", fixed=_HEAD + """
+rng = np.random.default_rng(jax.process_index())
+mesh = Mesh(jax.devices(), ('x',))  # RSH101:8
+x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+print(jax.jit(lambda a: a.sum())(x))
+"""),
+        Invalid(_HEAD + """
+order = np.random.permutation(jax.devices())
+mesh = Mesh(order, ('x',))  # RSH101:8
+x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+print(jax.jit(lambda a: a.sum())(x))
+""", fixed=_HEAD + """
+order = jax.devices()
+mesh = Mesh(order, ('x',))  # RSH101:8
+x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+print(jax.jit(lambda a: a.sum())(x))
+"""),
+        Valid(_HEAD + """
+# A shared seed: every process builds the same (reordered) mesh.
+rng = np.random.default_rng(0)
+mesh = Mesh(rng.permutation(jax.devices()), ('x',))  # RSH102:8
+x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+print(jax.jit(lambda a: a.sum())(x))
+"""),
+        Valid(_HEAD + """
+random.seed(1234)
+devs = jax.devices()
+random.shuffle(devs)
+mesh = Mesh(np.array(devs), ('x',))  # RSH102:8
+print(mesh.shape)
+"""),
+        Valid(_HEAD + """
+# Shuffling the data, not the devices.
+indices = list(range(8))
+random.shuffle(indices)
+mesh = Mesh(np.array(jax.devices()), ('x',))
+x = jax.device_put(np.array(indices, dtype=np.float32), NamedSharding(mesh, P('x')))
+print(x.sum())
+"""),
+        Valid(_HEAD + """
+devs = jax.devices()
+print('a random device order, for the log only:', random.sample(devs, len(devs)))
+mesh = Mesh(np.array(devs), ('x',))
+print(mesh.shape)
+"""),
+        Valid(_HEAD + """
+devs = jax.devices()
+shuffled = list(devs)
+random.shuffle(shuffled)
+print(shuffled[0])
+mesh = Mesh(np.array(devs), ('x',))
+print(mesh.shape)
+"""),
+        Valid(_HEAD + """
+devs = jax.devices()
+random.shuffle(devs)
+devs = sorted(devs, key=lambda d: d.id)
+mesh = Mesh(np.array(devs), ('x',))
+print(mesh.shape)
+"""),
+        Valid(_HEAD + """
+devs = jax.devices()
+random.shuffle(devs)
+mesh = jax.make_mesh((8,), ('x',))
+print(mesh.shape)
+"""),
+        Valid(_HEAD + '''
+def build(seed):
+    """random.shuffle(devs) would give every process its own mesh; we take a seed."""
+    rng = np.random.default_rng(seed)
+    return Mesh(rng.permutation(jax.devices()), ('x',))
+
+mesh = build(7)
+print(mesh.shape)
+'''),
+        Valid(_HEAD + """
+import jax.numpy as jnp
+key = jax.random.key(0)
+perm = jax.random.permutation(key, jnp.arange(8))
+mesh = Mesh(np.array(jax.devices()), ('x',))
+x = jax.device_put(perm, NamedSharding(mesh, P('x')))
+print(x)
+"""),
+        Valid(_HEAD + """
+# np.random.permutation(jax.devices()) here would be unseeded: keep the natural order.
+mesh = Mesh(np.array(jax.devices()), ('x',))
+steps = np.random.permutation(10)
+print(mesh.shape, steps.shape)
+"""),
+    )
+
+    grounding = Grounding(
+        multi=Outcome("error", r"DEADLINE_EXCEEDED|[Dd]eadline|timed out|Timed out|Gloo|gloo"),
+        single=Outcome("ok"),
+        timeout=90.0,
+    )
+
+
+def _drop_shuffle(ctx, node) -> Fix | None:  # type: ignore[no-untyped-def]
+    """Undo the shuffle: drop an in-place shuffle statement, or keep a permutation's input."""
+    import libcst as cst
+
+    line, col, end_line, end_col = ctx.span(node)
+    lines = ctx.source.splitlines(keepends=True)
+    if not isinstance(node, cst.Call) or not node.args:
+        return None
+    call_text = ctx.module.code_for_node(node)
+    func_text = ctx.module.code_for_node(node.func)
+    in_place = func_text.endswith("shuffle")
+    if in_place:
+        if line == end_line and lines[line - 1].strip() == call_text.strip():
+            return Fix("Remove the shuffle (keeps jax.devices() order)",
+                       (Edit(line, 0, line + 1, 0, ""),), safe=False)
+        return None
+    first = node.args[0]
+    arg_text = ctx.module.code_for_node(first.value)
+    return Fix(f"Use {arg_text} in its own order", (Edit(line, col, end_line, end_col, arg_text),), safe=False)

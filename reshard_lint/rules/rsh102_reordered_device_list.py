@@ -1,0 +1,211 @@
+"""RSH102: a mesh built from a reordered device list."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import libcst as cst
+
+from ..context import FileContext, describe_mesh
+from ..diagnostic import Diagnostic, Edit, Fix
+from ..events import MeshBuilt
+from ..values import DevVal
+from .base import Grounding, Invalid, Outcome, Rule, Valid
+
+_HEAD = """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+"""
+
+# Reshaping and transposing a fresh device grid is how topology-aware builders lay out
+# the program's only mesh; it is a reordering worth flagging only next to other meshes.
+_TRANSPOSES = {".T", ".transpose()", "np.transpose()", ".swapaxes()", "np.swapaxes()", "np.moveaxis()"}
+
+
+class ReorderedDeviceList(Rule):
+    code = "RSH102"
+    name = "reordered-device-list"
+    summary = "mesh built from a reordered jax.devices() list or another mesh's devices reordered"
+    priority = 10
+    fix_safety = "unsafe"
+    events = (MeshBuilt,)
+    what = "Flags a mesh built from a reordered device list: `jax.devices()` reversed (`[::-1]`, `reversed()`, `np.flip`), rotated (`d[k:] + d[:k]`), rolled (`np.roll`), permuted with a shared seed, sorted by a key other than the device id, listed from a set (`list(sharding.device_set)`), or another mesh's devices transposed or reordered (`mesh.devices.T`). A topology builder that reshapes and transposes a fresh `jax.devices()` grid for the program's only mesh stays silent, and so do lists sorted by physical coordinates and devices handed to `jax.make_mesh(devices=...)`, whose order the platform decides."
+    why = 'JAX treats meshes with the same devices in another order as different device assignments. Arrays on a reordered mesh cannot meet arrays on natural-order meshes (`jax.make_mesh`, library code) inside `jit`: JAX raises `ValueError: Received incompatible devices for jitted computation`. Every `device_put` between the two orders moves every shard; reversing `jax.devices()` on a real cluster sends every shard to another host.'
+    fix_text = 'Unsafe. When the reordering is written inside the mesh construction (for example `Mesh(np.array(jax.devices()[::-1]), ...)`), the fix removes that one step. This changes which device holds which shard, so it is applied only with `--unsafe-fixes`.'
+    references = ('jax-ml/jax#15903 (ops between meshes with transposed device order fail)', 'AI-Hypercomputer/maxtext#2863 (set_mesh changed device order, then incompatible devices)')
+
+    def start(self, ctx: FileContext) -> None:
+        self._topology: list[tuple[cst.CSTNode, Diagnostic]] = []
+
+    def check(self, event: MeshBuilt) -> Iterable[Diagnostic]:  # type: ignore[override]
+        ctx, mesh = event.ctx, event.mesh
+        devs = mesh.devices
+        if not devs.reorders or (devs.shuffle is not None and not devs.shuffle.agreed):
+            return
+        if not ctx.is_reordered(devs):
+            return
+        diag = self._diagnostic(ctx, event, devs)
+        if devs.fresh and set(devs.reorders) <= _TRANSPOSES:
+            self._topology.append((event.node, diag))
+            return
+        yield diag
+
+    def finish(self, ctx: FileContext) -> Iterable[tuple[object, Diagnostic]]:
+        if len(ctx.mesh_roots) > 1:
+            return list(self._topology)
+        return []
+
+    def _diagnostic(self, ctx: FileContext, event: MeshBuilt, devs: DevVal) -> Diagnostic:
+        line, col, end_line, end_col = ctx.span(event.node)
+        if devs.from_mesh is not None and not devs.fresh:
+            origin = f"the devices of mesh {describe_mesh(ctx, devs.from_mesh)} reordered by {', '.join(devs.reorders)}"
+        else:
+            origin = f"a reordered device list ({devs.desc})"
+        msg = (
+            f"mesh {describe_mesh(ctx, event.mesh)} is built from {origin}: arrays on it cannot meet "
+            "arrays on natural-order meshes inside jit (\"Received incompatible devices for jitted "
+            "computation\") and every device_put between the two moves every shard; build it from "
+            "jax.devices() in natural order, or with jax.make_mesh"
+        )
+        return Diagnostic(self.code, line, col, msg, end_line, end_col, fix=_undo(ctx, event, devs))
+
+    examples = (
+        Invalid(_HEAD + """
+mesh = Mesh(np.array(jax.devices()[::-1]), ('x',))  # RSH102:8
+natural = jax.make_mesh((8,), ('x',))
+a = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+b = jax.device_put(np.arange(8.0), NamedSharding(natural, P('x')))
+print(a + b)  # RSH203:7
+""", fixed=_HEAD + """
+mesh = Mesh(np.array(jax.devices()), ('x',))  # RSH102:8
+natural = jax.make_mesh((8,), ('x',))
+a = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+b = jax.device_put(np.arange(8.0), NamedSharding(natural, P('x')))
+print(a + b)  # RSH203:7
+"""),
+        Invalid(_HEAD + """
+devs = jax.devices()
+rotated = devs[2:] + devs[:2]
+ring = Mesh(np.array(rotated), ('x',))  # RSH102:8
+natural = Mesh(np.array(devs), ('x',))
+a = jax.device_put(np.arange(8.0), NamedSharding(ring, P('x')))
+b = jax.device_put(np.arange(8.0), NamedSharding(natural, P('x')))
+print(a * b)  # RSH203:7
+"""),
+        Invalid(_HEAD + """
+mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ('data', 'model'))
+swapped = Mesh(mesh.devices.T, ('model', 'data'))  # RSH102:11
+a = jax.device_put(np.ones((4, 4)), NamedSharding(mesh, P('data', 'model')))
+b = jax.device_put(np.ones((4, 4)), NamedSharding(swapped, P('model', 'data')))
+print(a + b)  # RSH203:7
+""", fixed=_HEAD + """
+mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ('data', 'model'))
+swapped = Mesh(mesh.devices, ('model', 'data'))  # RSH102:11
+a = jax.device_put(np.ones((4, 4)), NamedSharding(mesh, P('data', 'model')))
+b = jax.device_put(np.ones((4, 4)), NamedSharding(swapped, P('model', 'data')))
+print(a + b)  # RSH203:7
+"""),
+        Invalid(_HEAD + """
+shifted = Mesh(np.roll(np.array(jax.devices()), 1), ('x',))  # RSH102:11
+natural = jax.make_mesh((8,), ('x',))
+a = jax.device_put(np.arange(8.0), NamedSharding(shifted, P('x')))
+b = jax.device_put(np.arange(8.0), NamedSharding(natural, P('x')))
+print(a - b)  # RSH203:7
+""", fixed=_HEAD + """
+shifted = Mesh(np.array(jax.devices()), ('x',))  # RSH102:11
+natural = jax.make_mesh((8,), ('x',))
+a = jax.device_put(np.arange(8.0), NamedSharding(shifted, P('x')))
+b = jax.device_put(np.arange(8.0), NamedSharding(natural, P('x')))
+print(a - b)  # RSH203:7
+"""),
+        Valid(_HEAD + """
+mesh = Mesh(np.array(sorted(jax.devices(), key=lambda d: d.id)), ('x',))
+x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+print(x.sum())
+"""),
+        Valid(_HEAD + """
+# Physical order (coordinates on TPU) is the platform's choice, not a reordering.
+devs = sorted(jax.devices(), key=lambda d: (d.process_index, getattr(d, 'coords', d.id)))
+mesh = Mesh(np.array(devs), ('x',))
+print(mesh.shape)
+"""),
+        Valid(_HEAD + """
+names = ('data', 'model')
+mesh = Mesh(np.array(jax.devices()).reshape(2, 4), names[::-1])
+print(mesh.shape)
+"""),
+        Valid(_HEAD + """
+mesh = jax.make_mesh((2, 4), ('data', 'model'))
+spec = P(*reversed(('data', 'model')))
+x = jax.device_put(np.ones((4, 2)), NamedSharding(mesh, spec))
+print(x.shape)
+"""),
+        Valid(_HEAD + """
+coords = [(0, 0), (0, 1), (1, 0), (1, 1)][::-1]
+schedule = list(reversed(range(4)))
+mesh = Mesh(np.array(jax.devices()), ('x',))
+print(coords, schedule, mesh.shape)
+"""),
+        Valid(_HEAD + """
+import jax.numpy as jnp
+mesh = Mesh(np.array(jax.devices()), ('x',))
+tokens = jnp.arange(8)[::-1]
+x = jax.device_put(tokens, NamedSharding(mesh, P('x')))
+print(x)
+"""),
+        Valid(_HEAD + """
+print('devices, last first:', jax.devices()[::-1])
+mesh = Mesh(np.array(jax.devices()), ('x',))
+print(mesh.shape)
+"""),
+        Valid(_HEAD + """
+# A one-device test mesh cannot be out of order.
+test_mesh = Mesh(np.array(jax.devices()[:1]), ('x',))
+print(test_mesh.shape)
+"""),
+        Valid(_HEAD + """
+# The program's only mesh, laid out by transposing a fresh device grid.
+grid = np.array(jax.devices()).reshape(2, 4).T
+mesh = Mesh(grid, ('model', 'data'))
+x = jax.device_put(np.ones((4, 2)), NamedSharding(mesh, P('model', 'data')))
+print(x.sum())
+"""),
+        Valid(_HEAD + '''
+def describe():
+    """Never write Mesh(np.array(jax.devices()[::-1]), ('x',)): it reorders the devices."""
+    return "Mesh(np.array(jax.devices()[::-1]), ('x',))"
+
+mesh = Mesh(np.array(jax.devices()), ('x',))  # not Mesh(jax.devices()[::-1], ...)
+print(describe(), mesh.shape)
+'''),
+        Valid(_HEAD + """
+mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ('a', 'b'))
+flat = Mesh(mesh.devices.reshape(-1), ('x',))
+again = Mesh(mesh.devices, ('c', 'd'))
+a = jax.device_put(np.arange(8.0), NamedSharding(flat, P('x')))
+b = jax.device_put(np.arange(8.0), NamedSharding(flat, P('x')))
+print(a + b, again.shape)
+"""),
+    )
+
+    grounding = Grounding(
+        multi=Outcome("error", r"incompatible devices"),
+        single=Outcome("error", r"incompatible devices"),
+    )
+
+
+def _undo(ctx: FileContext, event: MeshBuilt, devs: DevVal) -> Fix | None:
+    """Undo a single reordering step written inside the mesh construction itself."""
+    if len(devs.steps) != 1 or len(devs.reorders) != 1:
+        return None
+    outer, inner = devs.steps[0]
+    if inner is None:
+        return None
+    o_line, o_col, o_end_line, o_end_col = ctx.span(outer)
+    m_line, m_col, m_end_line, m_end_col = ctx.span(event.node)
+    if (o_line, o_col) < (m_line, m_col) or (o_end_line, o_end_col) > (m_end_line, m_end_col):
+        return None  # the step is elsewhere (a name bound earlier): not rewritten here
+    text = ctx.module.code_for_node(inner)
+    return Fix(f"Use the devices in natural order: {ctx.code(inner, 40)}",
+               (Edit(o_line, o_col, o_end_line, o_end_col, text),), safe=False)

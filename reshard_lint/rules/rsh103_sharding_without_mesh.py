@@ -1,0 +1,163 @@
+"""RSH103: NamedSharding given a device list or array instead of a Mesh."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import libcst as cst
+
+from ..context import FileContext
+from ..diagnostic import Diagnostic, Edit, Fix
+from ..events import ShardingBuilt
+from ..values import DevVal, SeqVal
+from .base import Grounding, Invalid, Outcome, Rule, Valid
+
+_HEAD = """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+"""
+
+
+class ShardingWithoutMesh(Rule):
+    code = "RSH103"
+    name = "sharding-without-mesh"
+    summary = "NamedSharding built on a device list or array instead of a Mesh"
+    priority = 10
+    fix_safety = "unsafe"
+    events = (ShardingBuilt,)
+    what = 'Flags `NamedSharding(first, spec)` when `first` is a device list, a device array or a single device instead of a `Mesh`.'
+    why = "`NamedSharding` needs a `Mesh`; given a list it fails at once with `AttributeError: 'list' object has no attribute ...` (on one host and on many). The code usually meant to build a mesh over those devices."
+    fix_text = "Unsafe. For a one-axis `PartitionSpec('x')` the fix wraps the devices in a 1-D mesh, `Mesh(np.array(devs), ('x',))`, when the file already imports `Mesh` (or `jax`) and numpy. The mesh shape is a guess for multi-axis intent, so the fix is applied only with `--unsafe-fixes`."
+    references = ("RUNTIME-FACTS.md: `NamedSharding(jax.devices()[::-1], P('x'))`",)
+
+    def check(self, event: ShardingBuilt) -> Iterable[Diagnostic]:  # type: ignore[override]
+        ctx, first = event.ctx, event.first
+        if isinstance(first, DevVal):
+            what = "a device" if first.single else f"a device list ({first.desc})"
+        elif isinstance(first, SeqVal) and first.items and all(
+                isinstance(i, DevVal) and i.single for i in first.items):
+            what = "a list of devices"
+        else:
+            return
+        line, col, end_line, end_col = ctx.span(event.node)
+        msg = (
+            f"NamedSharding gets {what} where it needs a Mesh: JAX raises AttributeError "
+            "(e.g. \"'list' object has no attribute 'size'\") when the sharding is built; wrap the "
+            "devices in a mesh: NamedSharding(Mesh(np.array(devs), ('x',)), spec), or use "
+            "jax.make_mesh"
+        )
+        fix = None if (isinstance(first, DevVal) and first.single) else _wrap(ctx, event)
+        yield Diagnostic(self.code, line, col, msg, end_line, end_col, fix=fix)
+
+    examples = (
+        Invalid(_HEAD + """
+sharding = NamedSharding(jax.devices()[::-1], P('x'))  # RSH103:12
+x = jax.device_put(np.arange(8.0), sharding)
+""", fixed=_HEAD + """
+sharding = NamedSharding(Mesh(np.array(jax.devices()[::-1]), ('x',)), P('x'))  # RSH103:12
+x = jax.device_put(np.arange(8.0), sharding)
+"""),
+        Invalid(_HEAD + """
+devs = jax.devices()
+sharding = NamedSharding(devs, P('x'))  # RSH103:12
+""", fixed=_HEAD + """
+devs = jax.devices()
+sharding = NamedSharding(Mesh(np.array(devs), ('x',)), P('x'))  # RSH103:12
+"""),
+        Invalid(_HEAD + """
+grid = np.array(jax.devices()).reshape(2, 4)
+sharding = NamedSharding(grid, P('a', 'b'))  # RSH103:12
+"""),
+        Invalid(_HEAD + """
+from jax.sharding import NamedSharding as NS
+s = NS(mesh=jax.local_devices(), spec=P())  # RSH103:5
+"""),
+        Valid(_HEAD + """
+mesh = Mesh(np.array(jax.devices()), ('x',))
+sharding = NamedSharding(mesh, P('x'))
+print(sharding)
+"""),
+        Valid(_HEAD + """
+sharding = NamedSharding(jax.make_mesh((8,), ('x',)), P('x'))
+print(sharding)
+"""),
+        Valid(_HEAD + """
+sharding = NamedSharding(mesh=Mesh(jax.devices(), ('x',)), spec=P())
+print(sharding)
+"""),
+        Valid(_HEAD + """
+def shard(mesh, spec):
+    return NamedSharding(mesh, spec)
+
+print(shard(jax.make_mesh((8,), ('x',)), P('x')))
+"""),
+        Valid(_HEAD + """
+mesh = jax.make_mesh((8,), ('x',))
+x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+same = NamedSharding(x.sharding.mesh, P())
+print(same)
+"""),
+        Valid(_HEAD + """
+from jax.sharding import SingleDeviceSharding
+s = SingleDeviceSharding(jax.devices()[0])
+print(s)
+"""),
+        Valid(_HEAD + """
+import jax.sharding as shd
+mesh = shd.Mesh(np.array(jax.devices()).reshape(2, 4), ('a', 'b'))
+print(shd.NamedSharding(mesh, shd.PartitionSpec('a')))
+"""),
+        Valid(_HEAD + '''
+def get_mesh():
+    """Returns a Mesh, never a device list (NamedSharding(jax.devices(), spec) fails)."""
+    return Mesh(np.array(jax.devices()), ('x',))
+
+print(NamedSharding(get_mesh(), P('x')))
+'''),
+        Valid(_HEAD + """
+class Trainer:
+    def __init__(self):
+        self.mesh = Mesh(np.array(jax.devices()), ('data',))
+
+    def sharding(self):
+        return NamedSharding(self.mesh, P('data'))
+
+print(Trainer().sharding())
+"""),
+        Valid(_HEAD + """
+devices = jax.devices()
+mesh = Mesh(np.asarray(devices), ('x',))
+sharding = NamedSharding(mesh, P('x'))
+print(len(devices), sharding)
+"""),
+        Valid(_HEAD + """
+with jax.make_mesh((8,), ('x',)) as mesh:
+    print(NamedSharding(mesh, P('x')))
+"""),
+    )
+
+    grounding = Grounding(
+        multi=Outcome("error", r"AttributeError", where="all"),
+        single=Outcome("error", r"AttributeError"),
+    )
+
+
+def _wrap(ctx: FileContext, event: ShardingBuilt) -> Fix | None:
+    """``NamedSharding(devs, P('x'))`` -> ``NamedSharding(Mesh(np.array(devs), ('x',)), P('x'))``."""
+    spec = event.spec_node
+    if not (isinstance(spec, cst.Call) and len(spec.args) == 1
+            and isinstance(spec.args[0].value, cst.SimpleString) and spec.args[0].keyword is None):
+        return None  # a 1-D mesh is only certain for a one-axis spec
+    axis = spec.args[0].value.evaluated_value
+    mesh = ctx.spell("jax.sharding.Mesh")
+    if mesh is None and ctx.spell("module:jax") is not None:
+        mesh = f"{ctx.spell('module:jax')}.sharding.Mesh"
+    np_name = ctx.spell("module:numpy")
+    if mesh is None or np_name is None:
+        return None
+    first = ctx.module.code_for_node(event.first_node)
+    text = f"{mesh}({np_name}.array({first}), ({axis!r},))"
+    line, col, end_line, end_col = ctx.span(event.first_node)
+    return Fix(f"Wrap the devices in a 1-D mesh: {text}", (Edit(line, col, end_line, end_col, text),),
+               safe=False)

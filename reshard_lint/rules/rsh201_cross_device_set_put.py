@@ -1,0 +1,162 @@
+"""RSH201: device_put between meshes with different device sets."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..crossing import PUT_KINDS, array_label, fix_hint, pairs, rebuild_on_own_mesh, related, sides
+from ..diagnostic import Diagnostic
+from ..events import Transfer
+from .base import Grounding, Invalid, Outcome, Rule, Valid
+
+_HEAD = """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+mesh = Mesh(np.array(jax.devices()), ('x',))
+x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+"""
+
+
+class CrossDeviceSetPut(Rule):
+    code = "RSH201"
+    name = "cross-device-set-put"
+    summary = "device_put of an array to a sharding on a different set of devices"
+    priority = 10
+    fix_safety = "safe"
+    events = (Transfer,)
+    what = 'Flags `jax.device_put(x, s)`, its pytree form, `x.to_device(s)` and `device_put(x, P(...))` under `jax.set_mesh`, when the array `x` was made on one mesh and `s` is on a mesh with a **different set of devices** (a subset, a superset, other devices, another platform).'
+    why = 'On one host this works, so tests never see it. In multi-controller JAX the move crosses hosts and JAX raises `ValueError: For a cross-host reshard in multi-controller JAX, input and target sharding should have the same set of devices` (some processes raise `NotImplementedError: Cannot reshard an input that is not fully addressable` instead), when the expensive multi-host job starts.'
+    fix_text = "Safe. When the target is a `NamedSharding` whose `PartitionSpec` can be written at the call, the fix rebuilds the target on the array's own mesh: `jax.device_put(x, NamedSharding(x.sharding.mesh, P('x')))`. Moving data between device groups on purpose needs a host transfer or `jax.make_array_from_process_local_data`, which the fix does not attempt."
+    references = ('jax-ml/jax#26645', 'jax-ml/jax#34264', 'sgl-project/sglang-jax#470', 'google/tunix#843')
+
+    def check(self, event: Transfer) -> Iterable[Diagnostic]:  # type: ignore[override]
+        if event.kind not in PUT_KINDS:
+            return
+        ctx = event.ctx
+        for pair in pairs(event):
+            if pair.src is None or pair.dst is None or ctx.compare(pair.src, pair.dst) != "different":
+                continue
+            x = array_label(ctx, event, pair)
+            line, col, end_line, end_col = ctx.span(event.node)
+            msg = (
+                f"{event.func} moves '{x}' {sides(ctx, pair)}, a different device set: "
+                "multi-controller JAX raises \"input and target sharding should have the same set of "
+                f"devices\"; build the target on {x}'s mesh: {fix_hint(ctx, event, pair)}, or move the "
+                "data between device groups through the host (jax.make_array_from_process_local_data)"
+            )
+            yield Diagnostic(self.code, line, col, msg, end_line, end_col,
+                             fix=rebuild_on_own_mesh(ctx, event, pair),
+                             related=related(ctx, pair.src, pair.dst))
+            return
+
+    examples = (
+        Invalid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+y = jax.device_put(x, NamedSharding(half, P('x')))  # RSH201:5
+""", fixed=_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+y = jax.device_put(x, NamedSharding(x.sharding.mesh, P('x')))  # RSH201:5
+"""),
+        Invalid(_HEAD + """
+middle = Mesh(np.array(jax.devices()[2:6]), ('x',))
+y = jax.device_put(x, NamedSharding(middle, P('x')))  # RSH201:5
+""", fixed=_HEAD + """
+middle = Mesh(np.array(jax.devices()[2:6]), ('x',))
+y = jax.device_put(x, NamedSharding(x.sharding.mesh, P('x')))  # RSH201:5
+"""),
+        Invalid(_HEAD + """
+from jax import device_put
+evens = Mesh(np.array(jax.devices()[::2]), ('x',))
+odds = Mesh(np.array(jax.devices()[1::2]), ('x',))
+a = device_put(np.arange(4.0), NamedSharding(evens, P('x')))
+b = device_put(a, NamedSharding(odds, P('x')))  # RSH201:5
+"""),
+        Invalid(_HEAD + """
+sub = Mesh(np.array(jax.devices()[:4]), ('x',))
+z = jax.make_array_from_callback((8,), NamedSharding(mesh, P('x')), lambda idx: np.arange(8.0)[idx])
+with jax.set_mesh(sub):
+    y = jax.device_put(z, P('x'))  # RSH201:9
+"""),
+        Invalid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+tree = {'w': x, 'b': x}
+out = jax.device_put(tree, NamedSharding(half, P('x')))  # RSH201:7
+"""),
+        Invalid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+y = x.to_device(NamedSharding(half, P('x')))  # RSH201:5
+"""),
+        Valid(_HEAD + """
+y = jax.device_put(x, NamedSharding(mesh, P()))
+print(y.sharding)
+"""),
+        Valid(_HEAD + """
+def move(a, sharding):
+    return jax.device_put(a, sharding)
+
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+print(move(np.arange(4.0), NamedSharding(half, P('x'))))
+"""),
+        Valid(_HEAD + """
+again = Mesh(mesh.devices, ('data',))
+y = jax.device_put(x, NamedSharding(again, P('data')))
+print(y.sharding)
+"""),
+        Valid(_HEAD + """
+grid = Mesh(mesh.devices.reshape(2, 4), ('a', 'b'))
+y = jax.device_put(x, NamedSharding(grid, P(('a', 'b'))))
+print(y.sharding)
+"""),
+        Valid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+host = np.arange(4.0)
+y = jax.device_put(host, NamedSharding(half, P('x')))
+print(y.sharding)
+"""),
+        Valid(_HEAD + """
+import jax.numpy as jnp
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+y = jax.device_put(jnp.arange(4.0), NamedSharding(half, P('x')))
+print(y.sharding)
+"""),
+        Valid(_HEAD + """
+local = Mesh(np.array(jax.local_devices()), ('x',))
+mine = jax.device_put(np.arange(8.0), NamedSharding(local, P('x')))
+again = jax.device_put(mine, NamedSharding(local, P()))
+print(again.sharding)
+"""),
+        Valid(_HEAD + """
+one = jax.device_put(np.ones(2), jax.local_devices()[0])
+print(one)
+"""),
+        Valid(_HEAD + """
+devs = jax.devices()
+stage0, stage1 = devs[:4], devs[4:]
+full = Mesh(np.array(stage0 + stage1), ('x',))
+y = jax.device_put(x, NamedSharding(full, P('x')))
+print(y.sharding)
+"""),
+        Valid(_HEAD + """
+made = jax.make_mesh((8,), ('x',))
+y = jax.device_put(x, NamedSharding(made, P('x')))
+print(y.sharding)
+"""),
+        Valid(_HEAD + """
+import sys
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+target = mesh if len(sys.argv) < 5 else half
+y = jax.device_put(x, NamedSharding(target, P('x')))
+print(y.sharding)
+"""),
+        Valid(_HEAD + """
+y = jax.device_put(x, NamedSharding(x.sharding.mesh, P()))
+print(y.sharding)
+"""),
+    )
+
+    grounding = Grounding(
+        multi=Outcome("error", r"same set of devices|not fully addressable|addressable devices"),
+        single=Outcome("ok"),
+    )

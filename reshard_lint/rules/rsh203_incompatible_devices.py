@@ -1,0 +1,153 @@
+"""RSH203: jit, sharding constraints, reshard, asarray or an eager op across meshes."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..crossing import array_label, pairs, related, sides
+from ..diagnostic import Diagnostic
+from ..events import Transfer
+from .base import Grounding, Invalid, Outcome, Rule, Valid
+
+_HEAD = """\
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+mesh = Mesh(np.array(jax.devices()), ('x',))
+x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+"""
+
+_KINDS = ("jit_in", "jit_out", "constraint", "reshard", "asarray", "binop")
+
+
+class IncompatibleDevices(Rule):
+    code = "RSH203"
+    name = "incompatible-devices"
+    summary = "jit, with_sharding_constraint, reshard, asarray or an eager op mixing meshes"
+    priority = 10
+    events = (Transfer,)
+    what = "Flags `jax.jit(f, out_shardings=s)(x)` and `jax.jit(f, in_shardings=s)(x)` with a different device set, `jax.lax.with_sharding_constraint(x, s)`, `jax.sharding.reshard(x, s)`, `jnp.asarray(x, device=s)` and eager binary operations `x + y`, when the array's mesh and the target's (or the other operand's) mesh differ in set or order."
+    why = 'These run inside one computation, which needs one device assignment. JAX raises `ValueError: Received incompatible devices for jitted computation` (for `in_shardings` on another device set: `Sharding passed to jit does not match the sharding on the respective arg`), on one host and on many.'
+    fix_text = 'No automatic fix: which mesh the computation should use is a design decision. Move the array first with `jax.device_put(x, s)`, or build both sides on one mesh.'
+    references = ('jax-ml/jax#15903',)
+
+    def check(self, event: Transfer) -> Iterable[Diagnostic]:  # type: ignore[override]
+        if event.kind not in _KINDS:
+            return
+        ctx = event.ctx
+        for pair in pairs(event):
+            if pair.src is None or pair.dst is None:
+                continue
+            if not ctx.differs(pair.src, pair.dst):
+                continue
+            verdict = ctx.compare(pair.src, pair.dst)
+            if event.kind == "jit_in" and verdict == "reordered":
+                continue  # RSH204
+            how = {"different": "a different device set",
+                   "reordered": "the same devices in another order"}.get(
+                verdict, "a different device set or order (depending on the device count)")
+            x = array_label(ctx, event, pair)
+            if event.kind == "jit_in":
+                raised = "ValueError: Sharding passed to jit does not match the sharding on the respective arg"
+            else:
+                raised = "ValueError: Received incompatible devices for jitted computation"
+            if event.kind == "binop":
+                what = f"'{ctx.code(event.node, 40)}' combines '{x}' with an array"
+            else:
+                what = f"{event.func} takes '{x}'"
+            line, col, end_line, end_col = ctx.span(event.node)
+            msg = (
+                f"{what} {sides(ctx, pair)}, {how}: JAX raises \"{raised}\" on one host and on many; "
+                f"jax.device_put('{x}' onto the target's sharding) first, or use one mesh for both"
+            )
+            yield Diagnostic(self.code, line, col, msg, end_line, end_col,
+                             related=related(ctx, pair.src, pair.dst))
+            return
+
+    examples = (
+        Invalid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+f = jax.jit(lambda a: a * 2, out_shardings=NamedSharding(half, P('x')))
+y = f(x)  # RSH203:5
+"""),
+        Invalid(_HEAD + """
+rev = Mesh(np.array(jax.devices()[::-1]), ('x',))  # RSH102:7
+y = jax.jit(lambda a: a + 1, out_shardings=NamedSharding(rev, P('x')))(x)  # RSH203:5
+"""),
+        Invalid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+y = jax.jit(lambda a: a + 1, in_shardings=NamedSharding(half, P('x')))(x)  # RSH203:5
+"""),
+        Invalid(_HEAD + """
+rev = Mesh(np.array(jax.devices()[::-1]), ('x',))  # RSH102:7
+y = jax.sharding.reshard(x, NamedSharding(rev, P('x')))  # RSH203:5
+"""),
+        Invalid(_HEAD + """
+rev = Mesh(np.array(jax.devices()[::-1]), ('x',))  # RSH102:7
+other = jax.device_put(np.ones(8), NamedSharding(rev, P('x')))
+print(x + other)  # RSH203:7
+"""),
+        Invalid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+y = jnp.asarray(x, device=NamedSharding(half, P('x')))  # RSH203:5
+"""),
+        Invalid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+y = jax.lax.with_sharding_constraint(x, NamedSharding(half, P('x')))  # RSH203:5
+"""),
+        Valid(_HEAD + """
+y = jax.jit(lambda a: a * 2, out_shardings=NamedSharding(mesh, P()))(x)
+print(y.sharding)
+"""),
+        Valid(_HEAD + """
+y = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(mesh, P('x')))(x)
+print(y.sharding)
+"""),
+        Valid(_HEAD + """
+rev = Mesh(np.array(jax.devices()[::-1]), ('x',))  # RSH102:7
+host = np.arange(8.0)
+y = jax.jit(lambda a: a * 2, out_shardings=NamedSharding(rev, P('x')))(host)
+print(y.sharding)
+"""),
+        Valid(_HEAD + """
+other = jax.device_put(np.ones(8), NamedSharding(Mesh(mesh.devices, ('x',)), P()))
+print((x + other).sharding)
+"""),
+        Valid(_HEAD + """
+y = x * 2 + 1
+print(y.sharding)
+"""),
+        Valid(_HEAD + """
+y = jax.sharding.reshard(x, NamedSharding(mesh, P()))
+print(y.sharding)
+"""),
+        Valid(_HEAD + """
+def constrain(a, s):
+    return jax.lax.with_sharding_constraint(a, s)
+
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+print(jax.jit(constrain, static_argnums=1)(np.arange(4.0), NamedSharding(half, P('x'))).sharding)
+"""),
+        Valid(_HEAD + """
+y = jnp.asarray(x, device=NamedSharding(mesh, P()))
+z = jnp.zeros(8, device=NamedSharding(mesh, P('x')))
+print((y + z).sharding)
+"""),
+        Valid(_HEAD + """
+grid = Mesh(mesh.devices.reshape(2, 4), ('a', 'b'))
+other = jax.device_put(np.ones(8), NamedSharding(grid, P(('a', 'b'))))
+print((x + other).sharding)
+"""),
+        Valid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+small = jax.device_put(np.ones(4), NamedSharding(half, P('x')))
+print(small.sharding, x.sharding)
+"""),
+    )
+
+    grounding = Grounding(
+        multi=Outcome("error", r"incompatible devices|does not match the sharding"),
+        single=Outcome("error", r"incompatible devices|does not match the sharding"),
+    )

@@ -1,0 +1,125 @@
+"""RSH204: jit with in_shardings on a reordering of the argument's mesh."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..crossing import array_label, pairs, related, sides
+from ..diagnostic import Diagnostic
+from ..events import Transfer
+from .base import Grounding, Invalid, Outcome, Rule, Valid
+
+_HEAD = """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+mesh = Mesh(np.array(jax.devices()), ('x',))
+x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+"""
+
+
+class JitReorderedInput(Rule):
+    code = "RSH204"
+    name = "jit-reordered-input"
+    summary = "jit in_shardings on a reordering of the committed argument's mesh"
+    priority = 20
+    events = (Transfer,)
+    what = 'Flags `jax.jit(f, in_shardings=s)(x)` (call and decorator forms) when `x` is committed to a mesh and `s` is on the same devices in another order.'
+    why = 'On one host JAX silently copies the argument into the new order. In multi-controller JAX the processes crash: XLA reports `INVALID_ARGUMENT: Buffer passed to Execute() ... is on device cpu:0, but replica is assigned to device cpu:3` and the processes die with SIGSEGV.'
+    fix_text = "No automatic fix. Put the argument on the jit's sharding first (`x = jax.device_put(x, s)`, which RSH202 then reports as a reshuffle), or build `in_shardings` on the argument's mesh."
+    references = ('RUNTIME-FACTS.md: jit with in_shardings on a reversed mesh',)
+
+    def check(self, event: Transfer) -> Iterable[Diagnostic]:  # type: ignore[override]
+        if event.kind != "jit_in":
+            return
+        ctx = event.ctx
+        for pair in pairs(event):
+            if pair.src is None or pair.dst is None or ctx.compare(pair.src, pair.dst) != "reordered":
+                continue
+            x = array_label(ctx, event, pair)
+            line, col, end_line, end_col = ctx.span(event.node)
+            msg = (
+                f"{event.func} gets '{x}' {sides(ctx, pair)} through in_shardings, the same devices in "
+                "another order: one host silently copies it, multi-controller JAX crashes the processes "
+                "(SIGSEGV after XLA INVALID_ARGUMENT \"Buffer passed to Execute() ... is on device\"); "
+                f"jax.device_put('{x}' onto in_shardings) before the call, or build in_shardings on "
+                f"{x}'s mesh"
+            )
+            yield Diagnostic(self.code, line, col, msg, end_line, end_col,
+                             related=related(ctx, pair.src, pair.dst))
+            return
+
+    examples = (
+        Invalid(_HEAD + """
+rev = Mesh(np.array(jax.devices()[::-1]), ('x',))  # RSH102:7
+f = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(rev, P('x')))
+y = f(x)  # RSH204:5
+print(float(y.sum()))
+"""),
+        Invalid(_HEAD + """
+from functools import partial
+rev = Mesh(np.array(jax.devices()[::-1]), ('x',))  # RSH102:7
+
+@partial(jax.jit, in_shardings=NamedSharding(rev, P('x')))
+def step(a):
+    return a + 1
+
+y = step(x)  # RSH204:5
+print(float(y.sum()))
+"""),
+        Valid(_HEAD + """
+rev = Mesh(np.array(jax.devices()[::-1]), ('x',))  # RSH102:7
+s = NamedSharding(rev, P('x'))
+x = jax.device_put(x, s)  # RSH202:5
+y = jax.jit(lambda a: a * 2, in_shardings=s)(x)
+print(float(y.sum()))
+"""),
+        Valid(_HEAD + """
+y = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(mesh, P('x')))(x)
+print(float(y.sum()))
+"""),
+        Valid(_HEAD + """
+rev = Mesh(np.array(jax.devices()[::-1]), ('x',))  # RSH102:7
+y = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(rev, P('x')))(np.arange(8.0))
+print(float(y.sum()))
+"""),
+        Valid(_HEAD + """
+same = Mesh(mesh.devices, ('x',))
+y = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(same, P()))(x)
+print(float(y.sum()))
+"""),
+        Valid(_HEAD + """
+def run(a, s):
+    return jax.jit(lambda v: v * 2, in_shardings=s)(a)
+
+print(float(run(x, NamedSharding(mesh, P('x'))).sum()))
+"""),
+        Valid(_HEAD + """
+y = jax.jit(lambda a: a * 2)(x)
+print(float(y.sum()))
+"""),
+        Valid(_HEAD + """
+made = jax.make_mesh((8,), ('x',))
+y = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(made, P('x')))(x)
+print(float(y.sum()))
+"""),
+        Valid(_HEAD + """
+grid = Mesh(mesh.devices.reshape(2, 4), ('a', 'b'))
+y = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(grid, P(('a', 'b'))))(x)
+print(float(y.sum()))
+"""),
+        Valid(_HEAD + """
+f = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(mesh, P('x')))
+for _ in range(2):
+    x = f(x)
+print(float(x.sum()))
+"""),
+        Valid(_HEAD + """
+rev = Mesh(np.array(jax.devices()[::-1]), ('x',))  # RSH102:7
+f = jax.jit(lambda a: a * 2, out_shardings=NamedSharding(mesh, P('x')))
+print(float(f(np.arange(8.0)).sum()), rev.shape)
+"""),
+    )
+
+    grounding = Grounding(multi=Outcome("crash"), single=Outcome("ok"), timeout=60.0)

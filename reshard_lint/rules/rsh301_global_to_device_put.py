@@ -1,0 +1,121 @@
+"""RSH301: device_put of a global array to a single Device."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..context import describe_mesh
+from ..crossing import PUT_KINDS, array_label, is_device, pairs, related
+from ..diagnostic import Diagnostic
+from ..events import Transfer
+from .base import Grounding, Invalid, Outcome, Rule, RuleOption, Valid
+
+_HEAD = """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+print('process', jax.process_index())
+mesh = Mesh(np.array(jax.devices()), ('x',))
+x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+"""
+
+
+def multicontroller(event: Transfer) -> bool:
+    """Single-host code moves arrays to one device all the time; flag only multi-host code."""
+    mode = event.ctx.option("multicontroller", "auto")
+    return mode == "always" or (mode == "auto" and event.ctx.multicontroller_signs)
+
+
+class GlobalToDevicePut(Rule):
+    code = "RSH301"
+    name = "global-to-device-put"
+    summary = "device_put of an array spanning several processes to a single Device"
+    priority = 30
+    events = (Transfer,)
+    what = 'Flags `jax.device_put(x, device)` where `device` is a single `Device` (`jax.devices()[0]`, `jax.local_devices()[i]`) and `x` is a global array spanning several processes. Fires only in files with multi-controller signs (`jax.distributed`, `jax.process_index()`, `multihost_utils`, `jax.local_devices()` ...), unless the option `multicontroller = "always"` is set.'
+    why = 'A process can only copy what it holds. Multi-controller JAX raises `ValueError: When the second argument to device_put is a Device, the first argument must be a fully addressable array`.'
+    fix_text = "No automatic fix. Gather the whole array with `multihost_utils.process_allgather(x)`, or take this process's shard with `x.addressable_data(i)`."
+    references = ('RUNTIME-FACTS.md: `device_put(global_array, jax.devices()[0])`',)
+    options = (RuleOption("multicontroller", "auto",
+                          "auto: RSH301 fires only in files that show multi-controller signs "
+                          "(jax.distributed, process_index, multihost_utils ...); always: everywhere",
+                          ("auto", "always")),)
+
+    def check(self, event: Transfer) -> Iterable[Diagnostic]:  # type: ignore[override]
+        if event.kind not in PUT_KINDS or not multicontroller(event):
+            return
+        ctx = event.ctx
+        for pair in pairs(event):
+            if pair.src is None or not is_device(pair.target) or ctx.locality(pair.src) != "global":
+                continue
+            x = array_label(ctx, event, pair)
+            line, col, end_line, end_col = ctx.span(event.node)
+            msg = (
+                f"{event.func} moves '{x}', a global array on mesh {describe_mesh(ctx, pair.src)}, to "
+                f"a single device ({pair.target.desc}): multi-controller JAX raises \"When the second "
+                "argument to device_put is a Device, the first argument must be a fully addressable "
+                f"array\"; gather it with multihost_utils.process_allgather({x}), or take this "
+                f"process's shard with {x}.addressable_data(0)"
+            )
+            yield Diagnostic(self.code, line, col, msg, end_line, end_col, related=related(ctx, pair.src))
+            return
+
+    examples = (
+        Invalid(_HEAD + """
+y = jax.device_put(x, jax.devices()[0])  # RSH301:5
+"""),
+        Invalid(_HEAD + """
+first = jax.local_devices()[0]
+y = jax.device_put(x, first)  # RSH301:5
+"""),
+        Valid(_HEAD + """
+y = jax.device_put(np.arange(8.0), jax.local_devices()[0])
+print(y)
+"""),
+        Valid(_HEAD + """
+from jax.experimental import multihost_utils
+y = multihost_utils.process_allgather(x)
+print(y.shape)
+"""),
+        Valid(_HEAD + """
+shard = x.addressable_data(0)
+print(jax.device_put(shard, jax.local_devices()[0]))
+"""),
+        Valid(_HEAD + """
+local = Mesh(np.array(jax.local_devices()), ('x',))
+mine = jax.device_put(np.arange(8.0), NamedSharding(local, P('x')))
+print(jax.device_put(mine, jax.local_devices()[0]))
+"""),
+        Valid(_HEAD + """
+def to_device(a, d):
+    return jax.device_put(a, d)
+
+print(to_device(np.ones(2), jax.local_devices()[0]))
+"""),
+        Valid(_HEAD + """
+import jax.numpy as jnp
+print(jax.device_put(jnp.ones(3), jax.devices()[0]))
+"""),
+        Valid(_HEAD + """
+y = jax.device_put(x, NamedSharding(mesh, P()))
+print(y.sharding)
+"""),
+        Valid(_HEAD + """
+for d in jax.local_devices():
+    print(jax.device_put(np.float32(1.0), d))
+"""),
+        Valid(_HEAD + """
+single = jax.device_put(np.ones(4), jax.local_devices()[0])
+again = jax.device_put(single, jax.local_devices()[-1])
+print(again)
+"""),
+        Valid(_HEAD + """
+print([s.device for s in x.addressable_shards])
+"""),
+    )
+
+    grounding = Grounding(
+        multi=Outcome("error", r"first argument must be a fully addressable array", where="all"),
+        single=Outcome("ok"),
+    )

@@ -1,0 +1,110 @@
+"""RSH302: device_put of a process-local array to a global sharding."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..crossing import PUT_KINDS, array_label, pairs, related, sides
+from ..diagnostic import Diagnostic
+from ..events import Transfer
+from .base import Grounding, Invalid, Outcome, Rule, Valid
+
+_HEAD = """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+local = Mesh(np.array(jax.local_devices()), ('x',))
+glob = Mesh(np.array(jax.devices()), ('x',))
+x = jax.device_put(np.arange(8.0), NamedSharding(local, P('x')))
+"""
+
+
+class LocalToGlobalPut(Rule):
+    code = "RSH302"
+    name = "local-to-global-put"
+    summary = "device_put of an array on jax.local_devices() to a sharding over all processes"
+    priority = 30
+    events = (Transfer,)
+    what = 'Flags `jax.device_put(x, s)` where `x` lives on a mesh built from `jax.local_devices()` and `s` spans all processes.'
+    why = "`device_put` of a committed array cannot reach devices the process does not own: multi-controller JAX raises `ValueError: device_put's second argument must be a Device or a Sharding which represents addressable devices`."
+    fix_text = 'No automatic fix. Assemble the global array from per-process data with `multihost_utils.host_local_array_to_global_array(x, mesh, spec)` or `jax.make_array_from_process_local_data(sharding, local_data)`.'
+    references = ('RUNTIME-FACTS.md: committed array on `jax.local_devices()` to a global sharding',)
+
+    def check(self, event: Transfer) -> Iterable[Diagnostic]:  # type: ignore[override]
+        if event.kind not in PUT_KINDS:
+            return
+        ctx = event.ctx
+        for pair in pairs(event):
+            if pair.src is None or pair.dst is None:
+                continue
+            if ctx.locality(pair.src) != "local" or ctx.locality(pair.dst) != "global":
+                continue
+            x = array_label(ctx, event, pair)
+            line, col, end_line, end_col = ctx.span(event.node)
+            msg = (
+                f"{event.func} moves '{x}', a process-local array, {sides(ctx, pair)}, which spans all "
+                "processes: multi-controller JAX raises \"device_put's second argument must be a Device "
+                "or a Sharding which represents addressable devices\"; assemble the global array with "
+                f"multihost_utils.host_local_array_to_global_array({x}, mesh, spec) or "
+                "jax.make_array_from_process_local_data(sharding, local_data)"
+            )
+            yield Diagnostic(self.code, line, col, msg, end_line, end_col,
+                             related=related(ctx, pair.src, pair.dst))
+            return
+
+    examples = (
+        Invalid(_HEAD + """
+y = jax.device_put(x, NamedSharding(glob, P('x')))  # RSH302:5
+"""),
+        Invalid(_HEAD + """
+everywhere = jax.make_mesh((jax.device_count(),), ('x',))
+y = jax.device_put(x, NamedSharding(everywhere, P()))  # RSH302:5
+"""),
+        Valid(_HEAD + """
+from jax.experimental import multihost_utils
+y = multihost_utils.host_local_array_to_global_array(np.arange(8.0), glob, P('x'))
+print(y.shape)
+"""),
+        Valid(_HEAD + """
+y = jax.make_array_from_process_local_data(NamedSharding(glob, P('x')), np.arange(4.0))
+print(y.shape)
+"""),
+        Valid(_HEAD + """
+y = jax.device_put(np.arange(8.0), NamedSharding(glob, P('x')))
+print(y.shape)
+"""),
+        Valid(_HEAD + """
+y = jax.device_put(x, NamedSharding(local, P()))
+print(y.sharding)
+"""),
+        Valid(_HEAD + """
+def put(a, s):
+    return jax.device_put(a, s)
+
+print(put(np.arange(8.0), NamedSharding(glob, P('x'))).shape)
+"""),
+        Valid(_HEAD + """
+local_again = Mesh(local.devices, ('y',))
+print(jax.device_put(x, NamedSharding(local_again, P('y'))).sharding)
+"""),
+        Valid(_HEAD + """
+import jax.numpy as jnp
+print(jax.device_put(jnp.arange(8.0), NamedSharding(glob, P('x'))).shape)
+"""),
+        Valid(_HEAD + """
+print(jax.device_put(x, jax.local_devices()[0]).shape)
+"""),
+        Valid(_HEAD + """
+print((x * 2).sharding)
+"""),
+        Valid(_HEAD + """
+host = np.asarray(x)
+print(jax.device_put(host, NamedSharding(local, P('x'))).shape)
+"""),
+    )
+
+    grounding = Grounding(
+        multi=Outcome("error", r"represents addressable devices", where="all"),
+        single=Outcome("ok"),
+    )

@@ -1,0 +1,194 @@
+"""The abstract values the analysis tracks: device lists, meshes, shardings, arrays.
+
+Anything the analysis cannot pin down is ``UNKNOWN``; rules never fire on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Optional
+
+import libcst as cst
+
+from .devices import DevFn, Model, ModelError
+
+if TYPE_CHECKING:
+    pass
+
+
+class Value:
+    __slots__ = ()
+
+
+class _Unknown(Value):
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN: Value = _Unknown()
+
+
+@dataclass(eq=False)
+class QualVal(Value):
+    """A module, function or class known by its qualified name (``jax.sharding.Mesh``)."""
+
+    qual: str
+
+
+@dataclass(eq=False)
+class ConstVal(Value):
+    value: object
+
+
+@dataclass(eq=False)
+class IntVal(Value):
+    """An integer that may depend on the topology (``jax.device_count() // 2``)."""
+
+    fn: Callable[[Model], int]
+    literal: Optional[int] = None  # set when spelled out in the source
+
+
+@dataclass(eq=False)
+class Shuffle:
+    """A permutation applied to a device list, and whether every process agrees on it."""
+
+    node: cst.CSTNode
+    how: str  # source text of the shuffle, e.g. 'random.shuffle(devs)'
+    agreed: bool  # False: unseeded or seeded per process
+
+
+@dataclass(eq=False)
+class DevVal(Value):
+    """A device list/array, or a single device (``single``)."""
+
+    fn: DevFn
+    desc: str  # how it was built, rendered for messages: 'jax.devices()[::-1]'
+    node: Optional[cst.CSTNode] = None
+    reorders: tuple[str, ...] = ()  # order-changing steps applied, e.g. ('[::-1]',)
+    shuffle: Optional[Shuffle] = None
+    fresh: bool = True  # derived from jax.devices()/local_devices(), not from a mesh
+    from_mesh: Optional["MeshVal"] = None
+    single: bool = False
+    any_device: bool = False  # a device of unknown index (a loop over devices)
+    sizes: tuple[int, ...] = ()  # device counts the source spells out (reshape, shapes)
+    is_set: bool = False  # a set of devices (no order): device_set, x.devices()
+    # (outer, inner) nodes of each reordering step, e.g. (`devs[::-1]`, `devs`): a fix
+    # that undoes a single step replaces outer with inner.
+    steps: tuple[tuple[cst.CSTNode, cst.CSTNode], ...] = ()
+
+    def derive(self, fn: DevFn, desc: str, *, reorder: str | None = None,
+               step: tuple[cst.CSTNode, cst.CSTNode] | None = None, **kw: object) -> "DevVal":
+        reorders = self.reorders + ((reorder,) if reorder else ())
+        steps = self.steps + ((step,) if step else ())
+        fields = dict(fn=fn, desc=desc, node=self.node, reorders=reorders, shuffle=self.shuffle,
+                      fresh=self.fresh, from_mesh=self.from_mesh, single=False,
+                      sizes=self.sizes, is_set=False, steps=steps)
+        fields.update(kw)
+        return DevVal(**fields)  # type: ignore[arg-type]
+
+
+@dataclass(eq=False)
+class MeshVal(Value):
+    devices: DevVal
+    node: cst.CSTNode  # the construction call
+    ctor: str  # 'Mesh', 'jax.make_mesh', ...
+    name: Optional[str] = None  # the first name it was bound to
+    sizes: tuple[int, ...] = ()
+
+
+@dataclass(eq=False)
+class SpecVal(Value):
+    node: cst.CSTNode
+    code: str
+
+
+@dataclass(eq=False)
+class ShardingVal(Value):
+    node: Optional[cst.CSTNode]
+    mesh: Optional[MeshVal] = None  # NamedSharding
+    device: Optional[DevVal] = None  # SingleDeviceSharding
+    spec: Optional[SpecVal] = None
+    name: Optional[str] = None
+    from_context: bool = False  # a bare PartitionSpec under set_mesh/use_mesh
+
+
+@dataclass(eq=False)
+class ArrayVal(Value):
+    """A committed jax.Array whose sharding (and so mesh) is known."""
+
+    sharding: ShardingVal
+    node: cst.CSTNode  # where it was made
+    name: Optional[str] = None
+
+    @property
+    def mesh(self) -> Optional[MeshVal]:
+        return self.sharding.mesh
+
+
+@dataclass(eq=False)
+class SeqVal(Value):
+    """A tuple, list or dict literal (dict: its values), e.g. a pytree of arrays."""
+
+    items: tuple[Value, ...]
+    kind: str = "tuple"
+
+
+@dataclass(eq=False)
+class RngVal(Value):
+    agreed: bool  # seeded with the same constant on every process
+    desc: str
+
+
+@dataclass(eq=False)
+class JitVal(Value):
+    node: cst.CSTNode
+    in_shardings: Value = UNKNOWN
+    out_shardings: Value = UNKNOWN
+
+
+@dataclass(eq=False)
+class PartialVal(Value):
+    func: Value
+    args: tuple[Value, ...]
+    kwargs: dict[str, Value]
+
+
+@dataclass(eq=False)
+class FuncVal(Value):
+    node: cst.CSTNode  # FunctionDef or Lambda
+    scope: object  # the Scope it closes over
+
+
+@dataclass(eq=False)
+class ClassVal(Value):
+    node: cst.ClassDef
+    attrs: dict[str, Value] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class InstanceVal(Value):
+    cls: ClassVal
+
+
+@dataclass(eq=False)
+class MeshContextVal(Value):
+    """What ``jax.set_mesh(m)`` / ``use_mesh(m)`` returns: usable in ``with``."""
+
+    mesh: MeshVal
+
+
+def join(a: Value, b: Value) -> Value:
+    """The value after two paths meet: the same value, or unknown."""
+    if a is b:
+        return a
+    if isinstance(a, ConstVal) and isinstance(b, ConstVal) and a.value == b.value:
+        return a
+    if isinstance(a, QualVal) and isinstance(b, QualVal) and a.qual == b.qual:
+        return a
+    return UNKNOWN
+
+
+def undecidable(_: Model) -> object:
+    raise ModelError("undecidable device list")

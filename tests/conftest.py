@@ -1,0 +1,27 @@
+"""Shared test helpers."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+BIN = Path(sys.executable).parent
+
+
+def tool(name: str) -> str:
+    """A console script installed next to the interpreter running the tests."""
+    path = BIN / name
+    return str(path) if path.exists() else name
+
+
+@pytest.fixture
+def env_no_user_config(tmp_path: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["HOME"] = str(tmp_path)
+    env.pop("XDG_CONFIG_HOME", None)
+    return env
