@@ -1,0 +1,80 @@
+"""Reading Python files as Python does: coding cookies, BOMs, line endings.
+
+A file that cannot be read or decoded raises ``SourceError`` with a reason a user can
+act on; the caller reports it and goes on with the other files.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import os
+import tokenize
+from dataclasses import dataclass
+
+
+class SourceError(Exception):
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Source:
+    path: str
+    text: str  # decoded, without the BOM, line endings as in the file
+    raw: bytes  # the exact bytes read
+    encoding: str
+    bom: bool
+    newline: str  # the first line ending in the file ('\n' when there is none)
+
+
+def decode(raw: bytes, path: str) -> Source:
+    if b"\x00" in raw:
+        raise SourceError(path, f"contains a null byte at offset {raw.index(b'\x00')}; not a Python source file")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    except SyntaxError as exc:
+        raise SourceError(path, f"bad encoding declaration: {exc}") from None
+    bom = raw.startswith(codecs.BOM_UTF8)
+    if encoding == "utf-8-sig":
+        encoding = "utf-8"
+    body = raw[len(codecs.BOM_UTF8):] if bom else raw
+    try:
+        text = body.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        where = f" at byte {exc.start}" if isinstance(exc, UnicodeDecodeError) else ""
+        raise SourceError(path, f"not valid {encoding}{where}; declare the file's encoding with a "
+                                "'# -*- coding: ... -*-' line or save it as UTF-8") from None
+    newline = "\n"
+    for i, ch in enumerate(text):
+        if ch == "\r":
+            newline = "\r\n" if text[i + 1:i + 2] == "\n" else "\r"
+            break
+        if ch == "\n":
+            break
+    return Source(path, text, raw, encoding, bom, newline)
+
+
+def read_source(path: str) -> Source:
+    try:
+        if os.path.isdir(path):
+            raise SourceError(path, "is a directory, not a file")
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except SourceError:
+        raise
+    except PermissionError:
+        raise SourceError(path, "cannot be read: permission denied") from None
+    except FileNotFoundError:
+        raise SourceError(path, "no longer exists (deleted after it was listed?)") from None
+    except OSError as exc:
+        raise SourceError(path, f"cannot be read: {exc.strerror or exc}") from None
+    return decode(raw, path)
+
+
+def encode(src: Source, text: str) -> bytes:
+    """The bytes of a new text for ``src``'s file: same encoding and BOM."""
+    data = text.encode(src.encoding)
+    return (codecs.BOM_UTF8 + data) if src.bom else data
