@@ -31,11 +31,16 @@ class Source:
 
 
 def decode(raw: bytes, path: str) -> Source:
-    if b"\x00" in raw:
-        raise SourceError(path, f"contains a null byte at offset {raw.index(b'\x00')}; not a Python source file")
+    nul = raw.find(b"\x00")
+    if nul >= 0:
+        raise SourceError(path, f"contains a null byte at offset {nul}; not a Python source file")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as exc:
+        if "invalid or missing" in str(exc):
+            # detect_encoding reads the first two lines; undecodable bytes there land here.
+            raise SourceError(path, "not valid UTF-8 in its first lines; declare the file's encoding "
+                                    "with a '# -*- coding: ... -*-' line or save it as UTF-8") from None
         raise SourceError(path, f"bad encoding declaration: {exc}") from None
     bom = raw.startswith(codecs.BOM_UTF8)
     if encoding == "utf-8-sig":
