@@ -133,17 +133,25 @@ def _classify_uncached(src: Sharding, dst: Any, ndim: int, requested: int | None
     src_procs = topo.processes_of(src_devices) if topo.processes > 1 else None
     word = topo.word
 
-    if isinstance(dst, _Device):
-        # RSH301: a Device target needs a fully addressable input.
+    if dst is None or isinstance(dst, _Device):
+        # RSH301: a Device target needs a fully addressable input, and JAX takes a missing
+        # target (device_put(x), device_put(x, may_alias=True)) down the same path.
         if src_procs is not None and len(src_procs) > 1:
+            jax_error = ('"ValueError: When the second argument to device_put is a Device, the '
+                         'first argument must be a fully addressable array"')
+            if dst is None:
+                return Finding(
+                    "RSH301", src_ids, (),
+                    f"moves {{what}} from devices {fmt_ids(src_ids)}, spanning {word}es "
+                    f"{fmt_procs(src_procs)}, with no target, which JAX handles as a put to one "
+                    f"device: multi-controller JAX raises {jax_error}; to copy x keep its "
+                    f"sharding: jax.device_put(x, x.sharding)")
             return Finding(
                 "RSH301", src_ids, (int(dst.id),),
                 f"moves {{what}} from devices {fmt_ids(src_ids)}, spanning {word}es "
                 f"{fmt_procs(src_procs)}, to the single device {dst.id}: multi-controller JAX "
-                f'raises "ValueError: When the second argument to device_put is a Device, the '
-                f'first argument must be a fully addressable array"; gather it first with '
-                f"multihost_utils.process_allgather(x), or take this process's shard with "
-                f"x.addressable_data(i)")
+                f"raises {jax_error}; gather it first with multihost_utils.process_allgather(x), "
+                f"or take this process's shard with x.addressable_data(i)")
         return None
 
     dst_devices = ordered_devices(dst)
@@ -173,17 +181,17 @@ def _classify_uncached(src: Sharding, dst: Any, ndim: int, requested: int | None
                 f"array(x, mesh, spec) or jax.make_array_from_process_local_data(s, x)")
 
     if set(src_ids) != set(dst_ids):
-        # With a known split, the SEED error needs an input that spans processes; an array
-        # kept on one process's devices may move between them freely.
-        if src_procs is None or len(src_procs) > 1:
-            return Finding(
-                "RSH201", src_ids, dst_ids,
-                f"moves {{what}} from devices {fmt_ids(src_ids)} to {fmt_ids(dst_ids)}, a "
-                f"different device set: multi-controller JAX raises {_SEED} (or "
-                f"\"NotImplementedError: Cannot reshard an input that is not fully "
-                f"addressable\"); {_MESH_FIX}; moving between device groups needs a host "
-                f"transfer or jax.make_array_from_process_local_data")
-        return None
+        # Every process runs this call, and some process holds only part of x or of the
+        # target (with 2+ processes one always does), so JAX fails there even when both
+        # device groups sit on one process (observed under 2-process JAX: the process that
+        # holds neither raises the SEED error).
+        return Finding(
+            "RSH201", src_ids, dst_ids,
+            f"moves {{what}} from devices {fmt_ids(src_ids)} to {fmt_ids(dst_ids)}, a "
+            f"different device set: multi-controller JAX raises {_SEED} (or \"Cannot reshard "
+            f"an input that is not fully addressable\", or \"The backend ... does not support "
+            f"cross-host device transfers\"); {_MESH_FIX}; moving between device groups needs "
+            f"a host transfer or jax.make_array_from_process_local_data")
 
     if src_ids != dst_ids:
         try:
@@ -218,9 +226,12 @@ def classify(src: Sharding, dst: Any, ndim: int, requested: int | None) -> Findi
 
 # --------------------------------------------------------------------------- targets
 
+_NO_TARGET = object()
+
+
 def _resolve_target(target: Any, call: str) -> Any:
-    """A Device or Sharding to check against, or None when there is nothing to check."""
-    if isinstance(target, (_Device, Sharding)):
+    """A Device or Sharding to check against, None for no target, _NO_TARGET to skip."""
+    if target is None or isinstance(target, (_Device, Sharding)):
         return target
     if isinstance(target, PartitionSpec):
         try:
@@ -228,11 +239,11 @@ def _resolve_target(target: Any, call: str) -> Any:
 
             return pspec_to_sharding(call, target)
         except Exception:  # no mesh set: JAX raises its own error for this call
-            return None
+            return _NO_TARGET
     sharding = getattr(target, "sharding", None)  # jax.experimental.layout.Format
     if isinstance(sharding, (_Device, Sharding)):
         return sharding
-    return None  # None, a MemorySpace, anything JAX will judge itself
+    return _NO_TARGET  # a MemorySpace, anything JAX will judge itself
 
 
 def _is_leaf_target(target: Any) -> bool:
@@ -268,7 +279,7 @@ def check_device_put(config: StrictConfig, x: Any, device: Any, call: str, stack
         if not x._committed:
             return
         target = _resolve_target(device, call)
-        if target is None:
+        if target is _NO_TARGET:
             return
         found = classify(x.sharding, target, x.ndim, config.processes)
         # Tracing is ruled out last: it costs more than the cached verdict and rarely matters.
@@ -296,7 +307,7 @@ def check_device_put(config: StrictConfig, x: Any, device: Any, call: str, stack
         if not _checkable(leaf):
             continue
         target = _resolve_target(raw_target, call)
-        if target is None:
+        if target is _NO_TARGET:
             continue
         found = classify(leaf.sharding, target, leaf.ndim, config.processes)
         if found is not None:

@@ -1,0 +1,68 @@
+"""Strict mode's single-host verdicts, checked against real multi-controller JAX.
+
+The example programs of test_strict_examples.py run under 2 processes of 4 CPU devices
+(the project's harness in tests/multicontroller/harness.py, loaded by path so this module
+does not depend on how pytest imported that package). A program that strict mode
+(processes=2) fails must fail on some process; one it passes or only warns about must run
+on every process.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import textwrap
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.multicontroller
+
+HERE = Path(__file__).resolve().parent
+HARNESS = HERE.parent / "multicontroller" / "harness.py"
+
+
+def _load(name: str, path: Path) -> ModuleType:
+    # Loaded under private names: a second copy of a module pytest already imported under
+    # its own name must not replace it in sys.modules.
+    found = sys.modules.get(name)
+    if found is not None:
+        return found
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None, path
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while the file runs
+    spec.loader.exec_module(module)
+    return module
+
+
+harness = _load("_reshard_runtime_mc_harness", HARNESS)
+examples = _load("_reshard_runtime_examples", HERE / "test_strict_examples.py")
+CASES = examples.CASES
+
+
+@pytest.fixture(scope="module")
+def multi_results() -> dict[str, Any]:
+    try:
+        results = harness.run_batch([case.code for case in CASES], mode="multi", processes=2,
+                                    devices=4, timeout=90)
+    finally:
+        harness.kill_all()
+    return {case.name: result for case, result in zip(CASES, results)}
+
+
+@pytest.mark.parametrize("name", [case.name for case in CASES])
+def test_strict_verdict_matches_multi_controller_jax(multi_results: dict[str, Any], name: str) -> None:
+    case = examples.BY_NAME[name]
+    result = multi_results[name]
+    strict_fails = case.expected("p2").startswith("error:")
+    statuses = set(result.statuses)
+    if strict_fails:
+        assert statuses != {"ok"}, f"strict mode fails {name} but multi-controller JAX runs it:\n" \
+                                   + result.details()
+        assert statuses <= {"ok", "error"}, result.details()  # a raised error, not a crash
+    else:
+        assert statuses == {"ok"}, f"strict mode passes {name} but multi-controller JAX fails:\n" \
+                                   + textwrap.shorten(result.details(), 3000)
