@@ -68,9 +68,9 @@ def _flatten(v: Value) -> Iterator[Value]:
 
 
 def array_label(ctx: FileContext, event: Transfer, pair: Pair) -> str:
-    if pair.single_leaf and event.value_node is not None:
+    if pair.single_leaf and isinstance(event.value_node, (cst.Name, cst.Attribute)):
         return ctx.code(event.value_node, 30)
-    return pair.array.name or "the array"
+    return pair.array.name or "x"
 
 
 def sides(ctx: FileContext, pair: Pair) -> str:
