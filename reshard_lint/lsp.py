@@ -1,0 +1,423 @@
+"""A language server for editors: ``reshard-lint lsp`` (or ``python -m reshard_lint.lsp``).
+
+It speaks the Language Server Protocol over stdio through pygls and offers:
+
+* diagnostics on open, save and change (debounced), with the rule's severity, a link to
+  its documentation and related locations (where the two meshes behind a crossing are
+  built); ``# noqa`` comments are honoured as flake8 honours them;
+* code actions: the rule's fix as a quick fix, "Add `# noqa: RSHnnn`", and a
+  ``source.fixAll.reshard-lint`` action that applies every safe fix.
+
+A buffer that does not parse (the user is in the middle of typing) publishes nothing:
+the last good diagnostics stay in the editor and no RSH001 is shown, because the
+editor's Python language server already reports the syntax error, and because the
+diagnostics flickering away on every keystroke would be worse than slightly stale ones.
+Their quick fixes are withheld until the buffer parses again (the edits could be stale).
+
+Settings (``initializationOptions`` or ``workspace/didChangeConfiguration`` with a
+``reshard-lint`` section; both flat keys and the section are accepted)::
+
+    {"multicontroller": "auto" | "always", "select": ["RSH"], "ignore": [], "debounce": 0.3}
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import logging
+import sys
+import tokenize
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from . import __version__, noqa
+from .diagnostic import Diagnostic, Edit
+from .engine import INTERNAL_ERROR, PARSE_ERROR, Engine
+from .fixes import apply, split_lines
+from .rules import rule_by_code
+
+# The one place that says where rule pages live; every diagnostic links to DOCS_BASE + CODE.md.
+DOCS_BASE = "https://github.com/reshard-lint/reshard-lint/blob/main/docs/rules/"
+SOURCE = "reshard-lint"
+FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.reshard-lint"
+DEFAULT_DEBOUNCE = 0.3
+
+log = logging.getLogger("reshard_lint.lsp")
+
+
+def docs_url(code: str) -> str:
+    return f"{DOCS_BASE}{code}.md"
+
+
+# --- positions ---------------------------------------------------------------------------
+# The engine counts columns in code points; LSP counts in the negotiated encoding, UTF-16
+# code units unless the client offered something else.
+
+
+def _units(text: str, encoding: str) -> int:
+    if encoding == types.PositionEncodingKind.Utf32:
+        return len(text)
+    if encoding == types.PositionEncodingKind.Utf8:
+        return len(text.encode("utf-8", "surrogatepass"))
+    # Characters outside the BMP take two UTF-16 code units.
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+def _body(line: str) -> str:
+    return line.rstrip("\r\n")
+
+
+class Positions:
+    """Converts (1-based line, code-point column) to LSP positions for one text."""
+
+    def __init__(self, lines: Sequence[str], encoding: str) -> None:
+        self.lines = lines
+        self.encoding = encoding
+
+    def position(self, line: int, col: int) -> types.Position:
+        if line < 1:
+            return types.Position(line=0, character=0)
+        if line > len(self.lines):
+            # Past the last line (an edit that appends at the very end of the text).
+            return types.Position(line=max(line - 1, 0), character=0)
+        text = _body(self.lines[line - 1])
+        col = max(0, min(col, len(text)))
+        return types.Position(line=line - 1, character=_units(text[:col], self.encoding))
+
+    def line_end(self, line: int) -> types.Position:
+        if not 1 <= line <= len(self.lines):
+            return self.position(line, 0)
+        return self.position(line, len(_body(self.lines[line - 1]).rstrip()))
+
+    def range(self, line: int, col: int, end_line: int, end_col: int) -> types.Range:
+        start = self.position(line, col)
+        if end_line <= 0 or (end_line, end_col) < (line, col):
+            end = self.line_end(line)
+            if (end.line, end.character) < (start.line, start.character):
+                end = start
+        else:
+            end = self.position(end_line, end_col)
+        return types.Range(start=start, end=end)
+
+    def edit(self, e: Edit) -> types.TextEdit:
+        return types.TextEdit(range=types.Range(start=self.position(e.line, e.col),
+                                                end=self.position(e.end_line, e.end_col)),
+                              new_text=e.replacement)
+
+
+# --- analysis ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Settings:
+    multicontroller: str = "auto"
+    select: tuple[str, ...] = ("RSH",)
+    ignore: tuple[str, ...] = ()
+    debounce: float = DEFAULT_DEBOUNCE
+
+    @classmethod
+    def from_options(cls, options: Any, base: Settings | None = None) -> Settings:
+        base = base or cls()
+        if not isinstance(options, Mapping):
+            return base
+        # Clients differ: some send {"reshard-lint": {...}}, some the section's content.
+        section = options.get("reshard-lint", options.get("reshard_lint", options))
+        if not isinstance(section, Mapping):
+            return base
+        mc = section.get("multicontroller", base.multicontroller)
+        if mc not in ("auto", "always"):
+            mc = base.multicontroller
+
+        def codes(key: str, default: tuple[str, ...]) -> tuple[str, ...]:
+            value = section.get(key)
+            if isinstance(value, str):
+                value = [v for v in value.replace(" ", ",").split(",") if v]
+            if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+                return tuple(v.strip().upper() for v in value)
+            return default
+
+        debounce = section.get("debounce", base.debounce)
+        if not isinstance(debounce, (int, float)) or debounce < 0:
+            debounce = base.debounce
+        return cls(str(mc), codes("select", base.select), codes("ignore", base.ignore), float(debounce))
+
+    def selects(self, code: str) -> bool:
+        return any(code.startswith(s) for s in self.select) and not any(code.startswith(i) for i in self.ignore)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    source: str
+    lines: list[str]
+    diagnostics: list[Diagnostic]  # after noqa and select/ignore
+    broken: bool  # did not parse; diagnostics is empty then
+
+
+_ENGINES: dict[str, Engine] = {}
+
+
+def analyse(source: str, path: str, settings: Settings) -> Analysis:
+    engine = _ENGINES.get(settings.multicontroller)
+    if engine is None:
+        engine = _ENGINES[settings.multicontroller] = Engine({"multicontroller": settings.multicontroller})
+    lines = split_lines(source)
+    result = engine.lint_source(source, path)
+    if result.error is not None and any(d.code == PARSE_ERROR for d in result.diagnostics):
+        return Analysis(source, lines, [], True)
+    kept, _ = noqa.split(result.diagnostics, lines)
+    # RSH002 (a linter bug) is shown: hiding it would look like a clean file.
+    diags = [d for d in kept if d.code == INTERNAL_ERROR or settings.selects(d.code)]
+    return Analysis(source, lines, diags, False)
+
+
+def to_lsp(d: Diagnostic, uri: str, pos: Positions) -> types.Diagnostic:
+    rule = rule_by_code(d.code)
+    severity = types.DiagnosticSeverity.Warning if rule is not None and rule.severity == "warning" \
+        else types.DiagnosticSeverity.Error
+    related = [
+        types.DiagnosticRelatedInformation(
+            location=types.Location(uri=uri, range=pos.range(r.line, r.col, 0, 0)), message=r.message)
+        for r in d.related
+    ]
+    return types.Diagnostic(
+        range=pos.range(d.line, d.col, d.end_line, d.end_col),
+        message=d.message,
+        severity=severity,
+        code=d.code,
+        code_description=types.CodeDescription(href=docs_url(d.code)) if rule is not None else None,
+        source=SOURCE,
+        related_information=related or None,
+    )
+
+
+# --- noqa edits ----------------------------------------------------------------------------
+
+
+def _line_ends_in_string(source: str, line: int) -> bool:
+    """True when a string (or f-string) spans the end of ``line``: no comment can go there."""
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.start[0] > line:
+                return False
+            if tok.start[0] <= line < tok.end[0] and tok.type not in (tokenize.NL, tokenize.NEWLINE):
+                return True
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return True
+    return False
+
+
+def noqa_edit(source: str, lines: Sequence[str], line: int, code: str) -> Edit | None:
+    """The edit that silences ``code`` on ``line``: extend its noqa comment or add one."""
+    if not 1 <= line <= len(lines):
+        return None
+    text = _body(lines[line - 1])
+    # A comment after a line continuation is a syntax error.
+    if text.rstrip().endswith("\\") or _line_ends_in_string(source, line):
+        return None
+    m = noqa._NOQA.search(text) if "#" in text else None
+    if m is not None:
+        if m.group("codes") is None:
+            return None  # a bare noqa already silences everything
+        at = m.end("codes")
+        return Edit(line, at, line, at, f",{code}")
+    body = text.rstrip()
+    return Edit(line, len(body), line, len(text), f"  # noqa: {code}")
+
+
+# --- the server ----------------------------------------------------------------------------
+
+
+class ReshardServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(SOURCE, __version__,
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.settings = Settings()
+        # Rules keep per-file state while they run, so analyses go one at a time, off the
+        # event loop so that the server keeps answering while a large file is analysed.
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reshard-lint")
+        self.pending: dict[str, asyncio.TimerHandle] = {}
+        self.last: dict[str, Analysis] = {}  # uri -> last analysis that parsed
+
+    @property
+    def encoding(self) -> str:
+        return str(self.workspace.position_encoding or types.PositionEncodingKind.Utf16)
+
+    async def analysis_for(self, uri: str) -> tuple[Analysis, int | None]:
+        doc = self.workspace.get_text_document(uri)
+        source, version = doc.source, doc.version
+        cached = self.last.get(uri)
+        if cached is not None and cached.source == source:
+            return cached, version
+        path = to_fs_path(uri) or uri
+        loop = asyncio.get_running_loop()
+        result = await loop.run_in_executor(self.pool, analyse, source, path, self.settings)
+        return result, version
+
+    async def lint(self, uri: str) -> None:
+        self.pending.pop(uri, None)
+        if uri not in self.workspace.text_documents:
+            return  # closed while waiting
+        try:
+            result, version = await self.analysis_for(uri)
+        except Exception:  # noqa: BLE001 - an editor session must survive a linter bug
+            log.exception("reshard-lint failed on %s", uri)
+            return
+        if result.broken:
+            return
+        # The document may have changed while the analysis ran; a newer lint is scheduled then.
+        doc = self.workspace.text_documents.get(uri)
+        if doc is None or doc.source != result.source:
+            return
+        self.last[uri] = result
+        pos = Positions(result.lines, self.encoding)
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+            uri=uri, version=version, diagnostics=[to_lsp(d, uri, pos) for d in result.diagnostics]))
+
+    def schedule(self, uri: str, delay: float) -> None:
+        old = self.pending.pop(uri, None)
+        if old is not None:
+            old.cancel()
+        loop = asyncio.get_running_loop()
+        self.pending[uri] = loop.call_later(delay, lambda: asyncio.ensure_future(self.lint(uri)))
+
+    def relint_all(self) -> None:
+        self.last.clear()
+        for uri in list(self.workspace.text_documents):
+            self.schedule(uri, 0)
+
+    async def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
+        uri = params.text_document.uri
+        if uri not in self.workspace.text_documents:
+            return []
+        result, version = await self.analysis_for(uri)
+        if result.broken:
+            return []
+        pos = Positions(result.lines, self.encoding)
+        only = params.context.only
+        want_quickfix = not only or any(str(k).startswith(types.CodeActionKind.QuickFix) for k in only)
+        want_fix_all = not only or any(
+            FIX_ALL_KIND.startswith(str(k)) or str(k).startswith(FIX_ALL_KIND) for k in only)
+        actions: list[types.CodeAction] = []
+        req = params.range
+        if want_quickfix:
+            for d in result.diagnostics:
+                ld = to_lsp(d, uri, pos)
+                if not _overlaps(ld.range, req):
+                    continue
+                if d.fix is not None:
+                    title = d.fix.title if d.fix.safe else f"{d.fix.title} (unsafe)"
+                    actions.append(types.CodeAction(
+                        title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[ld],
+                        is_preferred=d.fix.safe,
+                        edit=types.WorkspaceEdit(changes={uri: [pos.edit(e) for e in d.fix.edits]})))
+                if d.code != INTERNAL_ERROR:
+                    edit = noqa_edit(result.source, result.lines, d.line, d.code)
+                    if edit is not None:
+                        actions.append(types.CodeAction(
+                            title=f"Add `# noqa: {d.code}`", kind=types.CodeActionKind.QuickFix,
+                            diagnostics=[ld], edit=types.WorkspaceEdit(changes={uri: [pos.edit(edit)]})))
+        if want_fix_all and any(d.fix is not None and d.fix.safe for d in result.diagnostics):
+            fixed = _fix_all(result.source, result.diagnostics)
+            if fixed != result.source:
+                end = Positions(result.lines, self.encoding).position(len(result.lines) + 1, 0)
+                actions.append(types.CodeAction(
+                    title="reshard-lint: apply all safe fixes", kind=FIX_ALL_KIND,
+                    edit=types.WorkspaceEdit(changes={uri: [types.TextEdit(
+                        range=types.Range(start=types.Position(line=0, character=0), end=end),
+                        new_text=fixed)]})))
+        return actions
+
+
+def _fix_all(source: str, diagnostics: list[Diagnostic]) -> str:
+    # Only the fixes of this analysis: overlapping ones wait for the next analysis, as the
+    # CLI's --fix would do in its next round.
+    out, _ = apply(source, diagnostics)
+    return out
+
+
+def _overlaps(a: types.Range, b: types.Range) -> bool:
+    def key(p: types.Position) -> tuple[int, int]:
+        return (p.line, p.character)
+
+    return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
+
+
+def build_server() -> ReshardServer:
+    server = ReshardServer()
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: ReshardServer, params: types.InitializeParams) -> None:
+        ls.settings = Settings.from_options(params.initialization_options)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def did_change_configuration(ls: ReshardServer, params: types.DidChangeConfigurationParams) -> None:
+        new = Settings.from_options(params.settings, ls.settings)
+        if new != ls.settings:
+            ls.settings = new
+            ls.relint_all()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    async def did_open(ls: ReshardServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.last.pop(params.text_document.uri, None)
+        ls.schedule(params.text_document.uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    async def did_change(ls: ReshardServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.schedule(params.text_document.uri, ls.settings.debounce)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    async def did_save(ls: ReshardServer, params: types.DidSaveTextDocumentParams) -> None:
+        ls.schedule(params.text_document.uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: ReshardServer, params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        handle = ls.pending.pop(uri, None)
+        if handle is not None:
+            handle.cancel()
+        ls.last.pop(uri, None)
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND], resolve_provider=False))
+    async def code_action(ls: ReshardServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        return await ls.code_actions(params)
+
+    return server
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="reshard-lint lsp", description="Run the reshard-lint language server over stdio.")
+    # Many LSP clients pass --stdio by habit; stdio is the only transport, so it is accepted.
+    parser.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
+    parser.add_argument("--log-file", default=None, help="write the server's log to this file")
+    parser.add_argument("--log-level", default="WARNING",
+                        choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="log level (default WARNING)")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    # stdout carries the protocol, so logs go to a file or stderr, never stdout.
+    handler: logging.Handler = logging.FileHandler(args.log_file) if args.log_file \
+        else logging.StreamHandler(sys.stderr)
+    logging.basicConfig(level=args.log_level, handlers=[handler],
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    server = build_server()
+    try:
+        server.start_io()
+    finally:
+        server.pool.shutdown(wait=False, cancel_futures=True)
+    # pygls swallows the SystemExit of the exit notification; LSP wants 0 only after a
+    # shutdown request (an exit without it, or a vanished client, is an abnormal end).
+    return 0 if getattr(server.protocol, "_shutdown", False) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
