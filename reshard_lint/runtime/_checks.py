@@ -278,10 +278,13 @@ def check_device_put(config: StrictConfig, x: Any, device: Any, call: str, stack
     if type(x) is _ArrayImpl:  # the common case, kept free of pytree work
         if not x._committed:
             return
+        sharding = x.sharding
+        if device is sharding:  # device_put(x, x.sharding): JAX's cheapest call stays cheap
+            return
         target = _resolve_target(device, call)
         if target is _NO_TARGET:
             return
-        found = classify(x.sharding, target, x.ndim, config.processes)
+        found = classify(sharding, target, x.ndim, config.processes)
         # Tracing is ruled out last: it costs more than the cached verdict and rarely matters.
         if found is not None and _trace_state_clean():
             _emit(config, found, call, "an array", stacklevel + 1)
