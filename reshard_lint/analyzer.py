@@ -451,28 +451,49 @@ class Analyzer:
             self.pending.insert(0, p)
 
     def _attribute_sites(self, cls: cst.ClassDef) -> dict[str, int]:
+        """How many statements assign each ``self.attr`` in the class's methods.
+
+        A statement walk, not a libcst visitor: visitors rebuild nodes and cost as much
+        as the parse.
+        """
         sites: dict[str, int] = {}
 
-        class V(cst.CSTVisitor):
-            def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-                _count(node.target)
-
-            def visit_AugAssign(self, node: cst.AugAssign) -> None:
-                _count(node.target, 2)
-
-            def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-                if node.value is not None:
-                    _count(node.target)
-
-        def _count(t: cst.BaseExpression, n: int = 1) -> None:
+        def count(t: cst.BaseExpression, n: int = 1) -> None:
             if isinstance(t, (cst.Tuple, cst.List)):
                 for el in t.elements:
-                    _count(el.value, n)
-            elif isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) \
-                    and t.value.value == "self":
+                    count(el.value, n)
+            elif isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
                 sites[t.attr.value] = sites.get(t.attr.value, 0) + n
 
-        cls.body.visit(V())
+        def walk(stmts: Sequence[cst.CSTNode]) -> None:
+            for stmt in stmts:
+                if isinstance(stmt, cst.SimpleStatementLine):
+                    for small in stmt.body:
+                        if isinstance(small, cst.Assign):
+                            for t in small.targets:
+                                count(t.target)
+                        elif isinstance(small, cst.AugAssign):
+                            count(small.target, 2)
+                        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                            count(small.target)
+                    continue
+                if isinstance(stmt, cst.ClassDef):
+                    continue  # a nested class's `self` is another object
+                body = getattr(stmt, "body", None)
+                if isinstance(body, cst.BaseSuite):
+                    walk(_block(body))
+                for attr in ("orelse", "finalbody"):
+                    sub = getattr(stmt, attr, None)
+                    if isinstance(sub, cst.If):
+                        walk([sub])
+                    elif sub is not None and isinstance(getattr(sub, "body", None), cst.BaseSuite):
+                        walk(_block(sub.body))
+                for h in getattr(stmt, "handlers", ()):
+                    walk(_block(h.body))
+                for c in getattr(stmt, "cases", ()):
+                    walk(_block(c.body))
+
+        walk(_block(cls.body))
         return sites
 
     def run_function(self, fn: cst.FunctionDef, parent: Scope, self_val: Optional[InstanceVal]) -> None:
@@ -601,14 +622,29 @@ class Analyzer:
             return UNKNOWN
         method = getattr(self, "eval_" + type(node).__name__, None)
         if method is None:
-            # Still walk sub-expressions for calls that matter (e.g. in comparisons).
-            for child in node.children:
-                if isinstance(child, cst.BaseExpression):
-                    self.eval(child, scope)
-                elif isinstance(child, (cst.Arg, cst.Element, cst.ComparisonTarget)):
-                    self.eval(getattr(child, "value", None) or getattr(child, "comparator", None), scope)
             return UNKNOWN
         return method(node, scope)
+
+    def eval_Comparison(self, node: cst.Comparison, scope: Scope) -> Value:
+        self.eval(node.left, scope)
+        for c in node.comparisons:
+            self.eval(c.comparator, scope)
+        return UNKNOWN
+
+    def eval_BooleanOperation(self, node: cst.BooleanOperation, scope: Scope) -> Value:
+        self.eval(node.left, scope)
+        self.eval(node.right, scope)
+        return UNKNOWN
+
+    def eval_Await(self, node: cst.Await, scope: Scope) -> Value:
+        self.eval(node.expression, scope)
+        return UNKNOWN
+
+    def eval_FormattedString(self, node: cst.FormattedString, scope: Scope) -> Value:
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringExpression):
+                self.eval(part.expression, scope)
+        return UNKNOWN
 
     def eval_Name(self, node: cst.Name, scope: Scope) -> Value:
         if node.value in ("True", "False", "None"):

@@ -1,0 +1,38 @@
+"""The prefilter and ast gate only skip files that cannot have a finding."""
+
+from __future__ import annotations
+
+import pytest
+
+from reshard_lint.engine import Engine
+from reshard_lint.rules import all_rules
+
+from .conftest import FIXTURES
+
+ENGINE = Engine()
+SOURCES = [(f"{r.code}-{i}", ex.code) for r in all_rules() for i, ex in enumerate(r.examples)] + [
+    (p.name, p.read_text(encoding="utf-8")) for p in sorted(FIXTURES.glob("*.py"))]
+
+
+@pytest.mark.parametrize("name,source", SOURCES, ids=[n for n, _ in SOURCES])
+def test_gate_never_drops_a_finding(name: str, source: str) -> None:
+    gated = ENGINE.lint_source(source, name)
+    forced = ENGINE.lint_source(source, name, force=True)
+    assert [d.sort_key for d in gated.diagnostics] == [d.sort_key for d in forced.diagnostics]
+    if forced.diagnostics:
+        assert gated.stage == "analysed"
+
+
+def test_prefilter_skips_files_without_meshes() -> None:
+    result = ENGINE.lint_source("import numpy as np\nx = np.arange(8)[::-1]\n", "plain.py")
+    assert result.stage == "prefilter" and not result.diagnostics
+
+
+def test_gate_skips_mesh_code_that_cannot_cross() -> None:
+    src = (
+        "import jax\nimport numpy as np\nfrom jax.sharding import Mesh, NamedSharding, PartitionSpec as P\n"
+        "mesh = Mesh(np.array(jax.devices()), ('x',))\n"
+        "s = NamedSharding(mesh, P('x'))\n"
+    )
+    result = ENGINE.lint_source(src, "one_mesh.py")
+    assert result.stage == "gate" and not result.diagnostics
