@@ -258,6 +258,7 @@ def _checkable(leaf: Any) -> bool:
 
 
 def _emit(config: StrictConfig, found: Finding, call: str, what: str, stacklevel: int) -> None:
+    __tracebackhide__ = True  # pytest shows the user's call, not these frames
     message = found.message(call, what)
     if found.code == "RSH202":
         if config.reorder == "ignore":
@@ -275,6 +276,7 @@ def check_device_put(config: StrictConfig, x: Any, device: Any, call: str, stack
     ``stacklevel`` counts frames from this function's caller to the user's call, as
     ``warnings.warn`` does.
     """
+    __tracebackhide__ = True  # pytest shows the user's call, not these frames
     if type(x) is _ArrayImpl:  # the common case, kept free of pytree work
         if not x._committed:
             return
@@ -329,6 +331,7 @@ def check_device_put(config: StrictConfig, x: Any, device: Any, call: str, stack
 # --------------------------------------------------------------------------- RSH304
 
 def _local_mesh_finding(devices: Sequence[Any], call: str, subject: str, requested: int | None) -> None:
+    __tracebackhide__ = True  # pytest shows the user's call, not these frames
     topo = topology(requested, devices[0].platform)
     if topo.processes < 2:
         return
@@ -355,6 +358,7 @@ def check_process_local_data(config: StrictConfig, sharding: Any, local_data: An
     process's rows of a bigger array". Without it the call builds a process-local array,
     which is fine on a process-local mesh.
     """
+    __tracebackhide__ = True  # pytest shows the user's call, not these frames
     if global_shape is None:
         return
     call = "make_array_from_process_local_data"
@@ -378,6 +382,7 @@ def check_process_local_data(config: StrictConfig, sharding: Any, local_data: An
 
 def check_host_local_to_global(config: StrictConfig, global_mesh: Any) -> None:
     """RSH304 for ``multihost_utils.host_local_array_to_global_array(x, mesh, spec)``."""
+    __tracebackhide__ = True  # pytest shows the user's call, not these frames
     mesh_devices = getattr(global_mesh, "devices", None)
     if mesh_devices is None or not hasattr(mesh_devices, "flat"):
         return
