@@ -1,0 +1,342 @@
+"""The language server driven over stdio by a real client, as an editor would."""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from reshard_lint.lsp import DOCS_BASE
+from reshard_lint.rules import rule_by_code
+
+from .lspclient import LspClient, apply_workspace_edit, utf16_len
+
+SERVER = [sys.executable, "-m", "reshard_lint.lsp"]
+
+
+def _strip_markers(code: str) -> str:
+    return re.sub(r"  # (RSH\d{3}:\d+\s*)+$", "", code, flags=re.MULTILINE)
+
+
+BUGGY = _strip_markers(rule_by_code("RSH201").firing()[0].code)  # type: ignore[union-attr]
+FIXED = _strip_markers(rule_by_code("RSH201").firing()[0].fixed or "")  # type: ignore[union-attr]
+BUG_LINE = 8  # 0-based line of the device_put in BUGGY
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[LspClient]:
+    c = LspClient(SERVER, cwd=tmp_path)
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+def _doc(tmp_path: Path, text: str, name: str = "train.py") -> str:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path.as_uri()
+
+
+def _actions(c: LspClient, uri: str, diag: dict[str, Any]) -> list[dict[str, Any]]:
+    return c.request("textDocument/codeAction", {
+        "textDocument": {"uri": uri}, "range": diag["range"],
+        "context": {"diagnostics": [diag], "triggerKind": 1}})
+
+
+def test_open_publishes_diagnostic_with_severity_link_and_related(client: LspClient, tmp_path: Path) -> None:
+    init = client.initialize(tmp_path)
+    caps = init["capabilities"]
+    assert caps["positionEncoding"] == "utf-16"
+    assert "quickfix" in caps["codeActionProvider"]["codeActionKinds"]
+    uri = _doc(tmp_path, BUGGY)
+    client.open(uri, BUGGY)
+    diags = client.wait_diagnostics(uri)
+    assert len(diags) == 1
+    d = diags[0]
+    assert d["code"] == "RSH201"
+    assert d["source"] == "reshard-lint"
+    assert d["severity"] == 1  # rule.severity == "error"
+    assert d["codeDescription"]["href"] == f"{DOCS_BASE}RSH201.md"
+    assert d["range"]["start"] == {"line": BUG_LINE, "character": 4}
+    assert "different device set" in d["message"]
+    related = d["relatedInformation"]
+    # Where the two meshes are built: `mesh = Mesh(...)` (line 5) and `half = Mesh(...)` (line 8).
+    assert [(r["location"]["uri"], r["location"]["range"]["start"]["line"]) for r in related] == [
+        (uri, 4), (uri, 7)]
+    assert all("built here" in r["message"] for r in related)
+    assert client.shutdown() == 0
+
+
+def test_warning_severity_for_warning_rules(client: LspClient, tmp_path: Path) -> None:
+    rule = rule_by_code("RSH202")
+    assert rule is not None and rule.severity == "warning"
+    text = _strip_markers(rule.firing()[0].code)
+    client.initialize(tmp_path)
+    uri = _doc(tmp_path, text)
+    client.open(uri, text)
+    diags = client.wait_diagnostics(uri)
+    severities = {d["code"]: d["severity"] for d in diags}
+    assert severities["RSH202"] == 2  # warning
+    assert all(severities[c] == 1 for c in severities if c != "RSH202")
+    assert client.shutdown() == 0
+
+
+def test_quick_fix_round_trip(client: LspClient, tmp_path: Path) -> None:
+    client.initialize(tmp_path)
+    uri = _doc(tmp_path, BUGGY)
+    client.open(uri, BUGGY)
+    [diag] = client.wait_diagnostics(uri)
+    actions = _actions(client, uri, diag)
+    fixes = [a for a in actions if a.get("isPreferred")]
+    assert len(fixes) == 1
+    fix = fixes[0]
+    assert fix["kind"] == "quickfix"
+    assert "(unsafe)" not in fix["title"]
+    assert fix["diagnostics"][0]["code"] == "RSH201"
+    new_text = apply_workspace_edit(BUGGY, uri, fix["edit"])
+    assert new_text == FIXED
+    client.change_full(uri, new_text, version=2)
+    assert client.wait_diagnostics(uri) == []
+    assert client.shutdown() == 0
+
+
+def test_unsafe_fix_is_titled_and_not_preferred(client: LspClient, tmp_path: Path) -> None:
+    rule = rule_by_code("RSH102")
+    assert rule is not None and rule.fix_safety == "unsafe"
+    example = next(e for e in rule.firing() if e.fixed)
+    text = _strip_markers(example.code)
+    client.initialize(tmp_path)
+    uri = _doc(tmp_path, text)
+    client.open(uri, text)
+    diags = client.wait_diagnostics(uri)
+    d = next(d for d in diags if d["code"] == "RSH102")
+    fixes = [a for a in _actions(client, uri, d) if not a["title"].startswith("Add `# noqa")]
+    assert fixes and all(a["title"].endswith("(unsafe)") and not a.get("isPreferred") for a in fixes)
+    assert client.shutdown() == 0
+
+
+def test_noqa_action_appends_and_silences(client: LspClient, tmp_path: Path) -> None:
+    client.initialize(tmp_path)
+    uri = _doc(tmp_path, BUGGY)
+    client.open(uri, BUGGY)
+    [diag] = client.wait_diagnostics(uri)
+    [action] = [a for a in _actions(client, uri, diag) if a["title"] == "Add `# noqa: RSH201`"]
+    assert action["kind"] == "quickfix"
+    new_text = apply_workspace_edit(BUGGY, uri, action["edit"])
+    assert new_text.splitlines()[BUG_LINE] == BUGGY.splitlines()[BUG_LINE] + "  # noqa: RSH201"
+    client.change_full(uri, new_text, version=2)
+    assert client.wait_diagnostics(uri) == []
+    assert client.shutdown() == 0
+
+
+def test_noqa_action_extends_existing_comment(client: LspClient, tmp_path: Path) -> None:
+    lines = BUGGY.splitlines(keepends=True)
+    lines[BUG_LINE] = lines[BUG_LINE].rstrip("\n") + "  # noqa: E501\n"
+    text = "".join(lines)
+    client.initialize(tmp_path)
+    uri = _doc(tmp_path, text)
+    client.open(uri, text)
+    [diag] = client.wait_diagnostics(uri)
+    [action] = [a for a in _actions(client, uri, diag) if a["title"].startswith("Add `# noqa")]
+    new_text = apply_workspace_edit(text, uri, action["edit"])
+    assert new_text.splitlines()[BUG_LINE].endswith("  # noqa: E501,RSH201")
+    client.change_full(uri, new_text, version=2)
+    assert client.wait_diagnostics(uri) == []
+    assert client.shutdown() == 0
+
+
+def test_utf16_columns_after_non_ascii(client: LspClient, tmp_path: Path) -> None:
+    lines = BUGGY.splitlines(keepends=True)
+    # An astral character (two UTF-16 code units) and an accented one before the finding.
+    prefix = "label = 'größe 𝔘'; "
+    lines[BUG_LINE] = prefix + lines[BUG_LINE]
+    text = "".join(lines)
+    client.initialize(tmp_path)
+    uri = _doc(tmp_path, text)
+    client.open(uri, text)
+    [diag] = client.wait_diagnostics(uri)
+    start = diag["range"]["start"]
+    assert start["line"] == BUG_LINE
+    assert start["character"] == utf16_len(prefix) + 4 == len(prefix) + 4 + 1
+    body = lines[BUG_LINE].rstrip("\n")
+    assert diag["range"]["end"]["character"] == utf16_len(body)
+    [fix] = [a for a in _actions(client, uri, diag) if a.get("isPreferred")]
+    new_text = apply_workspace_edit(text, uri, fix["edit"])
+    assert new_text.splitlines()[BUG_LINE] == prefix + FIXED.splitlines()[BUG_LINE]
+    client.change_full(uri, new_text, version=2)
+    assert client.wait_diagnostics(uri) == []
+    assert client.shutdown() == 0
+
+
+def test_save_lints_without_waiting_for_the_change_debounce(client: LspClient, tmp_path: Path) -> None:
+    # A debounce of an hour: only didSave can make the server look at the new text.
+    client.initialize(tmp_path, options={"reshard-lint": {"debounce": 3600}})
+    clean = FIXED
+    uri = _doc(tmp_path, clean)
+    client.open(uri, clean)
+    assert client.wait_diagnostics(uri) == []
+    client.change_full(uri, BUGGY, version=2)
+    (tmp_path / "train.py").write_text(BUGGY, encoding="utf-8")
+    client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+    msg = client.wait_for(lambda m: m["method"] == "textDocument/publishDiagnostics")
+    assert msg["params"]["version"] == 2
+    assert [d["code"] for d in msg["params"]["diagnostics"]] == ["RSH201"]
+    assert client.shutdown() == 0
+
+
+def test_broken_buffer_keeps_last_good_diagnostics(client: LspClient, tmp_path: Path) -> None:
+    client.initialize(tmp_path)
+    uri = _doc(tmp_path, BUGGY)
+    client.open(uri, BUGGY)
+    [diag] = client.wait_diagnostics(uri)
+    broken = BUGGY + "def half_typed(:\n"
+    client.change_full(uri, broken, version=2)
+    client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+    # No quick fixes from a buffer that does not parse (their edits could be stale) ...
+    assert _actions(client, uri, diag) == []
+    # ... and nothing is published for it: the next publication is for the repaired text.
+    client.change_full(uri, FIXED, version=3)
+    msg = client.wait_for(lambda m: m["method"] == "textDocument/publishDiagnostics")
+    assert msg["params"]["version"] == 3 and msg["params"]["diagnostics"] == []
+    published = [m for m in client.notifications if m.get("method") == "textDocument/publishDiagnostics"]
+    assert [m["params"]["version"] for m in published] == [1, 3]
+    assert "Traceback" not in client.stderr
+    assert client.shutdown() == 0
+
+
+def test_settings_ignore_and_close_clears(client: LspClient, tmp_path: Path) -> None:
+    client.initialize(tmp_path, options={"reshard-lint": {"ignore": ["RSH2"]}})
+    uri = _doc(tmp_path, BUGGY)
+    client.open(uri, BUGGY)
+    assert client.wait_diagnostics(uri) == []
+    client.notify("workspace/didChangeConfiguration", {"settings": {"reshard-lint": {"ignore": []}}})
+    assert [d["code"] for d in client.wait_diagnostics(uri)] == ["RSH201"]
+    client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    assert client.wait_diagnostics(uri) == []
+    assert client.shutdown() == 0
+
+
+def test_fix_all_source_action(client: LspClient, tmp_path: Path) -> None:
+    client.initialize(tmp_path)
+    uri = _doc(tmp_path, BUGGY)
+    client.open(uri, BUGGY)
+    client.wait_diagnostics(uri)
+    whole = {"start": {"line": 0, "character": 0}, "end": {"line": len(BUGGY.splitlines()), "character": 0}}
+    [action] = client.request("textDocument/codeAction", {
+        "textDocument": {"uri": uri}, "range": whole,
+        "context": {"diagnostics": [], "only": ["source.fixAll"]}})
+    assert action["kind"] == "source.fixAll.reshard-lint"
+    assert apply_workspace_edit(BUGGY, uri, action["edit"]) == FIXED
+    assert client.shutdown() == 0
+
+
+def test_exit_without_shutdown_is_an_error_exit(tmp_path: Path) -> None:
+    c = LspClient(SERVER, cwd=tmp_path)
+    try:
+        c.initialize(tmp_path)
+        c.notify("exit")
+        assert c.proc.wait(timeout=30) == 1
+    finally:
+        c.close()
+
+
+# --- a 2,000-line file: how long from didOpen to diagnostics (reported, not asserted) ------
+
+_HEADER = '''\
+"""Pipeline-parallel training utilities (generated for the reshard-lint editor benchmark)."""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+'''
+
+_BLOCK = '''\
+def stage_{i}_init(rng, shape=(1024, 1024)):
+    """Build the parameters of stage {i} on the whole mesh."""
+    mesh = Mesh(np.array(jax.devices()), ('data',))
+    w = jax.random.normal(rng, shape)
+    w = jax.device_put(w, NamedSharding(mesh, P('data')))
+    b = jnp.zeros(shape[-1:])
+    b = jax.device_put(b, NamedSharding(mesh, P()))
+    return {{'w': w, 'b': b}}
+
+
+@functools.partial(jax.jit, static_argnums=(2,))
+def stage_{i}_apply(params, x, activation='relu'):
+    y = x @ params['w'] + params['b']
+    if activation == 'relu':
+        y = jax.nn.relu(y)
+    return y
+
+
+def stage_{i}_step(params, batch, lr=1e-3):
+    def loss_fn(p):
+        out = stage_{i}_apply(p, batch['x'])
+        return jnp.mean((out - batch['y']) ** 2)
+
+    loss, grads = jax.value_and_grad(loss_fn)(params)
+    params = jax.tree_util.tree_map(lambda p, g: p - lr * g, params, grads)
+    return params, loss
+
+
+def stage_{i}_hand_off(params):
+    full = Mesh(np.array(jax.devices()), ('x',))
+    acts = jax.device_put(np.ones((8, 128)), NamedSharding(full, P('x')))
+    {handoff}
+    return acts
+
+'''
+
+
+def _big_file(lines_wanted: int = 2000, findings_every: int = 12) -> tuple[str, int]:
+    parts = [_HEADER]
+    i = findings = 0
+    while sum(p.count("\n") for p in parts) < lines_wanted:
+        if i % findings_every == 5:
+            # A real bug: hand the activations to half of the devices.
+            handoff = ("half = Mesh(np.array(jax.devices()[:4]), ('x',))\n"
+                       "    acts = jax.device_put(acts, NamedSharding(half, P('x')))")
+            findings += 1
+        else:
+            handoff = "acts = jax.device_put(acts, NamedSharding(full, P()))"
+        parts.append(_BLOCK.format(i=i, handoff=handoff))
+        i += 1
+    return "".join(parts), findings
+
+
+def test_two_thousand_line_file_time_to_diagnostics(client: LspClient, tmp_path: Path,
+                                                     record_property: Any) -> None:
+    text, findings = _big_file()
+    n_lines = text.count("\n")
+    assert n_lines >= 2000
+    client.initialize(tmp_path)
+    uri = _doc(tmp_path, text, "pipeline.py")
+    # A warm-up on another file, so that imports and rule construction are not counted.
+    warm = _doc(tmp_path, BUGGY, "warm.py")
+    client.open(warm, BUGGY)
+    client.wait_diagnostics(warm)
+    t0 = time.perf_counter()
+    client.open(uri, text)
+    diags = client.wait_diagnostics(uri)
+    elapsed = time.perf_counter() - t0
+    assert [d["code"] for d in diags] == ["RSH201"] * findings
+    # Then an edit (debounced) of the same file, as a keystroke would cause.
+    edited = text.replace("lr=1e-3", "lr=2e-3", 1)
+    t1 = time.perf_counter()
+    client.change_full(uri, edited, version=2)
+    client.wait_diagnostics(uri)
+    after_change = time.perf_counter() - t1
+    record_property("didopen_to_diagnostics_s", round(elapsed, 3))
+    record_property("didchange_to_diagnostics_s_incl_debounce", round(after_change, 3))
+    print(f"\n{n_lines}-line file, {findings} findings: didOpen -> publishDiagnostics {elapsed * 1000:.0f} ms; "
+          f"didChange -> publishDiagnostics {after_change * 1000:.0f} ms (incl. 300 ms debounce)")
+    assert client.shutdown() == 0
