@@ -52,11 +52,12 @@ USER_PACKAGES = ("flax", "optax", "orbax.checkpoint", "chex", "jraph")
 EXTRA_USER_INSTALLS = ("chex", "jraph")
 DIST_NAMES = {"jax": "jax", "flax": "flax", "optax": "optax", "orbax.checkpoint": "orbax-checkpoint",
               "chex": "chex", "jraph": "jraph"}
-# The scale trees copy one mid-sized library: 16x of the whole jax tree would take
-# minutes per command, which buys nothing a smaller base does not show.
-SCALE_PACKAGE = "optax"
+# The scale trees copy two small libraries (~17k lines): 16x of the jax tree, or even of
+# optax, takes minutes per flake8 run, which buys nothing a smaller base does not show.
+# The first choice that is installed wins.
+SCALE_CHOICES: tuple[tuple[str, ...], ...] = (("chex", "jraph"), ("optax",), ("jax",))
 SCALE_FACTORS = (1, 4, 16)
-CORPUS_LAYOUT = 2  # bump when the corpus builder changes, so old corpora get rebuilt
+CORPUS_LAYOUT = 3  # bump when the corpus builder changes, so old corpora get rebuilt
 # Substrings a cheap text prefilter could look for before parsing a file.
 PREFILTER_WORDS = ("Mesh", "NamedSharding", "device_put", "devices", "jax")
 PREFILTER_CORE = ("Mesh", "NamedSharding", "device_put", "devices")
@@ -133,6 +134,7 @@ class Sample:
     peak_proc_kb: int
     max_procs: int
     timed_out: bool
+    cpu_s: float = 0.0
     stdout: str = ""
     stderr_tail: str = ""
 
@@ -172,6 +174,7 @@ def measure(argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | No
     peak_proc = int(usage.ru_maxrss)  # KiB on Linux
     return Sample(wall_s=wall, rc=proc.returncode, peak_tree_kb=max(sampler.peak_kb, peak_proc),
                   peak_proc_kb=peak_proc, max_procs=sampler.max_procs, timed_out=timed_out.is_set(),
+                  cpu_s=usage.ru_utime + usage.ru_stime,
                   stdout=stdout, stderr_tail=stderr[-2000:])
 
 
@@ -374,9 +377,10 @@ def build_managed_corpus(root: Path, python: Path, quick: bool, rebuild: bool,
         for p in user_parts:
             _copy_py(Path(dirs[p]), root / "user" / Path(*p.split(".")), limit // 3 if quick else 0)
         trees.append(Tree("user", root / "user"))
-    scale_src = SCALE_PACKAGE if SCALE_PACKAGE in dirs else "jax"
+    scale_src = next(c for c in SCALE_CHOICES if all(p in dirs for p in c))
     base = root / "scale-1x"
-    _copy_py(Path(dirs[scale_src]), base / Path(*scale_src.split(".")), 800 if quick else 0)
+    for p in scale_src:
+        _copy_py(Path(dirs[p]), base / Path(*p.split(".")), 800 if quick else 20000)
     trees.append(Tree("scale-1x", base, scale=1))
     for factor in SCALE_FACTORS[1:]:
         _scale(base, root / f"scale-{factor}x", factor)
@@ -577,6 +581,10 @@ class Result:
     label: str
     role: str
     walls_s: list[float] = field(default_factory=list)
+    # user+sys of the whole process tree: less sensitive than wall time to other load
+    # on the machine, and the number to look at when asking where time goes.
+    cpus_s: list[float] = field(default_factory=list)
+    median_cpu_s: float | None = None
     peak_mb: float = 0.0
     peak_proc_mb: float = 0.0
     max_procs: int = 0
@@ -588,8 +596,8 @@ class Result:
     ratio_vs_flake8_j2_F: float | None = None
 
 
-def run_all(trees: list[Tree], commands: list[Command], repeat: int, timeout: float, peer_timeout: float,
-            log: Callable[[str], None]) -> tuple[dict[tuple[str, str], Result], dict[str, Any]]:
+def run_all(trees: list[Tree], commands: list[Command], repeat: int, peer_repeat: int, timeout: float,
+            peer_timeout: float, log: Callable[[str], None]) -> tuple[dict[tuple[str, str], Result], dict[str, Any]]:
     results: dict[tuple[str, str], Result] = {}
     first: dict[str, dict[str, Sample]] = {t.name: {} for t in trees}
     primed: set[str] = set()
@@ -597,6 +605,8 @@ def run_all(trees: list[Tree], commands: list[Command], repeat: int, timeout: fl
         for tree in trees:
             for cmd in commands:
                 if tree.scale and not cmd.on_scale_trees:
+                    continue
+                if cmd.role == "peer" and rep >= peer_repeat:
                     continue
                 res = results.setdefault((tree.name, cmd.key),
                                          Result(tree.name, cmd.key, cmd.label, cmd.role))
@@ -616,6 +626,7 @@ def run_all(trees: list[Tree], commands: list[Command], repeat: int, timeout: fl
                     res.status = "error"
                     res.detail = f"rc={sample.rc}: " + (sample.stderr_tail.strip().splitlines() or [""])[-1][:200]
                 res.walls_s.append(round(sample.wall_s, 4))
+                res.cpus_s.append(round(sample.cpu_s, 4))
                 res.peak_mb = max(res.peak_mb, round(sample.peak_tree_kb / 1024, 1))
                 res.peak_proc_mb = max(res.peak_proc_mb, round(sample.peak_proc_kb / 1024, 1))
                 res.max_procs = max(res.max_procs, sample.max_procs)
@@ -628,6 +639,7 @@ def run_all(trees: list[Tree], commands: list[Command], repeat: int, timeout: fl
     for (tname, _key), res in results.items():
         if res.walls_s and res.status == "ok":
             res.median_wall_s = round(statistics.median(res.walls_s), 4)
+            res.median_cpu_s = round(statistics.median(res.cpus_s), 4)
             res.files_per_s = round(by_tree[tname].files / res.median_wall_s, 1)
             res.lines_per_s = round(by_tree[tname].lines / res.median_wall_s, 1)
     for (tname, key), res in results.items():
@@ -647,7 +659,7 @@ def run_all(trees: list[Tree], commands: list[Command], repeat: int, timeout: fl
 @dataclass
 class Target:
     name: str
-    measured: float | None
+    measured: float | int | None  # int: a count of diagnostics
     limit: float
     unit: str
     status: str  # MET | NOT MET | N/A
@@ -668,6 +680,10 @@ def evaluate(trees: list[Tree], results: dict[tuple[str, str], Result],
         r = results.get((t, k))
         return r.median_wall_s if r and r.status == "ok" else None
 
+    def cpu(t: str, k: str) -> float | None:
+        r = results.get((t, k))
+        return r.median_cpu_s if r and r.status == "ok" else None
+
     def peak(t: str, k: str) -> float | None:
         r = results.get((t, k))
         return r.peak_mb if r and r.status == "ok" and r.walls_s else None
@@ -676,8 +692,10 @@ def evaluate(trees: list[Tree], results: dict[tuple[str, str], Result],
     names = [t.name for t in trees if not t.scale]
     for t in names:
         base, ours = med(t, "flake8_j2_F"), med(t, "flake8_j2_F_RSH")
+        cpu_base, cpu_ours = cpu(t, "flake8_j2_F"), cpu(t, "flake8_j2_F_RSH")
         out.append(_judge(f"{t}: flake8 -j2 F,RSH / F", ours / base if ours and base else None,
-                          TARGET_FLAKE8_RATIO, "x"))
+                          TARGET_FLAKE8_RATIO, "x",
+                          note=f"CPU-time ratio {cpu_ours / cpu_base:.3f}x" if cpu_ours and cpu_base else ""))
         d = diags.get(t, {})
         same = d.get("RSH_flake8_equals_cli")
         f_same = d.get("F_equal_with_RSH_on")
@@ -685,7 +703,7 @@ def evaluate(trees: list[Tree], results: dict[tuple[str, str], Result],
             out.append(Target(f"{t}: every diagnostic still found", None, 1, "", "N/A",
                               "needs both the flake8 plugin and the CLI"))
         else:
-            out.append(Target(f"{t}: every diagnostic still found", float(d.get("RSH_cli_count", 0)), 1, "",
+            out.append(Target(f"{t}: every diagnostic still found", d.get("RSH_cli_count", 0), 0, "",
                               "MET" if same and f_same and d.get("RSH_warm_equals_cold", True) else "NOT MET",
                               f"RSH flake8={d.get('RSH_flake8_count')} cli={d.get('RSH_cli_count')}; "
                               f"F unchanged={f_same}; warm==cold={d.get('RSH_warm_equals_cold')}"))
@@ -746,17 +764,19 @@ def render(trees: list[Tree], results: dict[tuple[str, str], Result], targets: l
         for (tname, key), r in results.items():
             if tname != t.name:
                 continue
-            rows.append([t.name, r.label, _fmt(r.median_wall_s), str(len(r.walls_s)), _fmt(r.files_per_s, 1),
+            rows.append([t.name, r.label, _fmt(r.median_wall_s), _fmt(r.median_cpu_s), str(len(r.walls_s)),
+                         _fmt(r.files_per_s, 1),
                          _fmt(r.lines_per_s, 0), _fmt(r.peak_mb, 1), _fmt(r.peak_proc_mb, 1),
                          _fmt(r.ratio_vs_flake8_j2_F, 2) + ("x" if r.ratio_vs_flake8_j2_F else ""),
                          target_of.get(key, r.role), r.status + (f" ({r.detail})" if r.detail else "")])
     parts += ["", "Measurements (median wall over repetitions; peak MB = largest over repetitions)", _table(
-        ["tree", "command", "median s", "n", "files/s", "lines/s", "peak MB", "proc MB", "vs flake8 -j2 F",
+        ["tree", "command", "median s", "cpu s", "n", "files/s", "lines/s", "peak MB", "proc MB", "vs flake8 -j2 F",
          "target", "status"], rows)]
     parts += ["", "Targets", _table(
         ["target", "measured", "limit", "status", "note"],
-        [[x.name, _fmt(x.measured, 3) + (x.unit if x.measured is not None and x.unit != "" else ""),
-          f"{x.limit:g}{x.unit}", x.status, x.note] for x in targets])]
+        [[x.name, (str(x.measured) if isinstance(x.measured, int) else _fmt(x.measured, 3))
+          + (x.unit if x.measured is not None else ""),
+          f"{x.limit:g}{x.unit}" if x.unit else "equal sets", x.status, x.note] for x in targets])]
     if diags:
         parts += ["", "Diagnostics", _table(
             ["tree", "F (flake8)", "F same with RSH on", "RSH flake8", "RSH cli", "flake8 == cli", "warm == cold",
@@ -783,6 +803,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "of .py files without a manifest is used as it is: each subdirectory is a tree")
     p.add_argument("--rebuild-corpus", action="store_true", help="rebuild the corpus even if it is current")
     p.add_argument("--no-peers", action="store_true", help="skip TorchFix and fixit")
+    p.add_argument("--peer-repeat", type=int, default=1,
+                   help="repetitions of the peers (default 1: fixit alone takes ~5 min on the jax tree, "
+                        "and a reference number more than 10x off needs no median)")
     p.add_argument("--timeout", type=float, default=None, help="seconds per run (default 600; --quick 120)")
     p.add_argument("--peer-timeout", type=float, default=None, help="seconds per peer run (default 300; --quick 60)")
     p.add_argument("--json", type=Path, default=DEFAULT_JSON, help="where to write the results JSON")
@@ -798,6 +821,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[bench {time.time() - started:6.1f}s] {msg}", file=sys.stderr, flush=True)
 
     repeat = args.repeat or (1 if args.quick else 3)
+    peer_repeat = min(repeat, args.peer_repeat)
     timeout = args.timeout or (120.0 if args.quick else 600.0)
     peer_timeout = args.peer_timeout or (60.0 if args.quick else 300.0)
     problems: list[str] = []
@@ -831,7 +855,12 @@ def main(argv: list[str] | None = None) -> int:
             "import jax\nfrom jax.sharding import Mesh\n\nmesh = Mesh(jax.devices(), ('x',))\n")
         for cmd in commands:
             measure(cmd.argv(warm_tree), warm_tree.path, timeout)
-        results, diags = run_all(trees, commands, repeat, timeout, peer_timeout, log)
+        load_before = os.getloadavg()
+        if load_before[0] > 0.5 * (os.cpu_count() or 1):
+            log(f"warning: load average {load_before[0]:.2f} before the run: other work on this machine "
+                "makes wall times noisy (CPU seconds are reported too)")
+        results, diags = run_all(trees, commands, repeat, peer_repeat, timeout, peer_timeout, log)
+        load_after = os.getloadavg()
         targets = evaluate(trees, results, diags)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -844,7 +873,8 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine_info(),
         "tool_python": str(python),
         "versions": versions,
-        "settings": {"repeat": repeat, "quick": args.quick, "timeout_s": timeout, "peer_timeout_s": peer_timeout,
+        "load_average": {"before": load_before, "after": load_after},
+        "settings": {"repeat": repeat, "peer_repeat": peer_repeat, "quick": args.quick, "timeout_s": timeout, "peer_timeout_s": peer_timeout,
                      "peers": not args.no_peers, "corpus": str(corpus), "scale_factors": list(SCALE_FACTORS)},
         "capabilities": {k: v for k, v in asdict(caps).items() if k != "rsh_cli_help"},
         "setup_problems": problems,
