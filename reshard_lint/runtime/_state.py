@@ -9,6 +9,7 @@ then just passes the call through).
 
 from __future__ import annotations
 
+import sys
 import threading
 from dataclasses import dataclass
 from typing import Literal
@@ -68,16 +69,9 @@ def _recompute() -> None:
         current = new
     else:
         current = None
-        if "reshard_lint.runtime._patch" in _sys_modules():
-            from . import _patch
-
-            _patch.uninstall()
-
-
-def _sys_modules() -> dict[str, object]:
-    import sys
-
-    return sys.modules
+        patch = sys.modules.get("reshard_lint.runtime._patch")  # never installed: nothing to undo
+        if patch is not None:
+            patch.uninstall()  # type: ignore[attr-defined]
 
 
 def push(config: StrictConfig | None) -> _Token:

@@ -14,6 +14,8 @@ import pytest
 from .errors import ReshardError
 
 _SECTION = "reshard-lint strict mode"
+# Set when the flag or ini option switched strict mode on: (processes, reorder).
+_ENABLED = pytest.StashKey[tuple[int | None, str]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -73,23 +75,20 @@ def pytest_configure(config: pytest.Config) -> None:
         from . import enable
 
         enable(processes=processes, reorder=reorder)  # type: ignore[arg-type]
-        config.stash[_ENABLED] = True
-
-
-_ENABLED = pytest.StashKey[bool]()
+        config.stash[_ENABLED] = (processes, reorder)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    if config.stash.get(_ENABLED, False):
+    if _ENABLED in config.stash:
         from . import disable
 
         disable()
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
-    if not config.stash.get(_ENABLED, False):
+    if _ENABLED not in config.stash:
         return None
-    _, processes, reorder = _settings(config)
+    processes, reorder = config.stash[_ENABLED]
     shown = "auto" if processes is None else processes
     return f"reshard-lint strict mode: on (processes={shown}, reorder={reorder})"
 
