@@ -1,7 +1,8 @@
 """The checks strict mode runs before JAX sees a call. Imports jax: loaded only by ``_patch``.
 
-Every decision here mirrors a row of RUNTIME-FACTS.md ("What predicts the SEED error" and
-the RSH3xx rows), so a single-host run fails exactly where a multi-controller run would.
+Every decision here mirrors a row of RUNTIME-FACTS.md or JAX's own dispatch logic, and
+tests/runtime/test_grounding_multicontroller.py checks each verdict against real 2-process
+JAX, so a single-host run fails where a multi-controller run would.
 Anything this module cannot read (an unknown sharding type, a malformed pytree) passes
 through unchecked: JAX then raises its own error, and strict mode never invents one.
 """
