@@ -1,92 +1,497 @@
-"""The standalone command: ``reshard-lint check PATHS``."""
+"""The standalone command: ``reshard-lint check PATHS``, ``reshard-lint rule CODE``.
+
+Exit status: 0 nothing found; 1 findings (or, with --diff, changes to make); 2 a usage
+or configuration error, a file that could not be read, parsed (RSH001) or analysed
+(RSH002), or a fix that could not be written. Status 2 wins over 1, and every other
+file is still checked and reported: one broken file never hides the rest.
+
+Imports stay lazy: a warm run over an unchanged tree must not import libcst.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
-from typing import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Sequence, TextIO
 
-from . import __version__, noqa
-from .engine import Engine
-from .fixes import split_lines
-from .rules import all_rules, rule_by_code
+from . import __version__
+from .config import Config, ConfigError, check_codes, find_project, load, split_codes
+from .diagnostic import Diagnostic
+from .runner import (ERROR_CODES, FileReport, discover, lint_files, lint_text, noqa_unknown, per_file_ignored,
+                     rule_table)
+from .sources import SourceError
 
-_SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", "build", "dist", ".venv", "venv",
-              ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".eggs"}
-
-
-def iter_files(paths: Sequence[str]) -> Iterator[str]:
-    for p in paths:
-        if os.path.isdir(p):
-            for root, dirs, files in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.endswith(".egg-info")
-                                 and not os.path.exists(os.path.join(root, d, "pyvenv.cfg")))
-                for f in sorted(files):
-                    if f.endswith(".py"):
-                        yield os.path.join(root, f)
-        else:
-            yield p
+MAX_FIX_ROUNDS = 10
+PROGRESS_MIN_FILES = 100
 
 
-def selected(code: str, select: Sequence[str], ignore: Sequence[str]) -> bool:
-    if code in ("RSH001", "RSH002"):
-        return True
-    return any(code.startswith(s) for s in select) and not any(code.startswith(i) for i in ignore)
+class UsageError(Exception):
+    pass
 
 
-def cmd_check(args: argparse.Namespace) -> int:
-    engine = Engine()
-    select = args.select.split(",") if args.select else ["RSH"]
-    ignore = args.ignore.split(",") if args.ignore else []
-    found = 0
-    for path in iter_files(args.paths or ["."]):
+def _err(msg: str) -> None:
+    print(f"reshard-lint: {msg}", file=sys.stderr)
+
+
+def _summary(msg: str) -> None:
+    print(msg, file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------- selection
+
+
+@dataclass
+class Selection:
+    select: list[str]
+    ignore: list[str]
+
+    def enabled(self, code: str, extra_ignore: Sequence[str] = ()) -> bool:
+        """The most specific matching entry decides; on a tie, ignore wins."""
+        if code in ERROR_CODES:
+            return True
+        best_sel = max((len(s) for s in self.select if code.startswith(s)), default=-1)
+        best_ign = max((len(s) for s in list(self.ignore) + list(extra_ignore) if code.startswith(s)),
+                       default=-1)
+        return best_sel >= 0 and best_sel > best_ign
+
+
+# ---------------------------------------------------------------------------- results
+
+
+@dataclass
+class FileOutcome:
+    report: FileReport
+    kept: list[Diagnostic] = field(default_factory=list)
+    silenced: list[Diagnostic] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    fixed: int = 0
+    new_text: str | None = None  # the fixed text, when fixes changed the file
+
+
+def _settings(rules: list[dict[str, Any]], cfg: Config, args: argparse.Namespace) -> dict[str, object]:
+    settings: dict[str, object] = {}
+    for r in rules:
+        for o in r.get("options", ()):
+            settings[o["name"]] = o["default"]
+    settings.update(cfg.options)
+    if getattr(args, "multicontroller", None):
+        settings["multicontroller"] = args.multicontroller
+    return settings
+
+
+def _filter(diags: Sequence[Diagnostic], sel: Selection, extra_ignore: Sequence[str]) -> list[Diagnostic]:
+    return [d for d in diags if sel.enabled(d.code, extra_ignore)]
+
+
+def _post(report: FileReport, text: str | None, diags: Sequence[Diagnostic], sel: Selection,
+          extra_ignore: Sequence[str]) -> tuple[list[Diagnostic], list[Diagnostic], list[str]]:
+    """(kept, silenced by noqa, lines); ``text`` None: the report's own text."""
+    from . import noqa
+    from .fixes import split_lines
+
+    diags = _filter(diags, sel, extra_ignore)
+    if not diags:
+        return [], [], []
+    lines = split_lines(report.source.text if text is None else text)
+    kept, silenced = noqa.split(diags, lines)
+    # A parse or internal error is about the whole file: noqa on line 1 must not hide it.
+    for d in list(silenced):
+        if d.code in ERROR_CODES:
+            silenced.remove(d)
+            kept.append(d)
+    return kept, silenced, lines
+
+
+def _fix_file(out: FileOutcome, sel: Selection, extra_ignore: Sequence[str], settings: dict[str, object],
+              unsafe: bool) -> str | None:
+    """Apply fixes in rounds until nothing changes; returns a reason when it must not be written."""
+    from . import fixes
+
+    src = out.report.source
+    assert src is not None
+    text = src.text
+    diags = _filter(out.report.diagnostics, sel, extra_ignore)
+    applied_total = 0
+    for _ in range(MAX_FIX_ROUNDS):
+        if any(d.code in ERROR_CODES for d in diags):
+            break
+        new, applied = fixes.apply(text, [d for d in diags if d.fix is not None], unsafe=unsafe)
+        if not applied or new == text:
+            break
+        text = new
+        applied_total += len(applied)
+        diags = _filter(lint_text(text, src.path, settings), sel, extra_ignore)
+    if text == src.text:
+        return None
+    import libcst
+
+    try:
+        libcst.parse_module(text)
+    except Exception as exc:  # noqa: BLE001 - any failure means: do not write
+        return f"the fixed file would not parse ({type(exc).__name__}: {str(exc).splitlines()[0]}); not fixed"
+    if any(d.code in ERROR_CODES for d in diags):
+        return "the fixed file could not be analysed again; not fixed"
+    out.new_text = text
+    out.fixed = applied_total
+    out.kept, out.silenced, out.lines = _post(out.report, text, diags, Selection(["RSH"], []), ())
+    return None
+
+
+def _unified_diff(path: str, old: str, new: str) -> str:
+    import difflib
+
+    from .fixes import split_lines
+
+    a, b = split_lines(old), split_lines(new)
+    for lines in (a, b):
+        if lines and not lines[-1].endswith(("\n", "\r")):
+            lines[-1] += "\n\\ No newline at end of file\n"
+    return "".join(difflib.unified_diff(a, b, fromfile=f"a/{path}", tofile=f"b/{path}"))
+
+
+# ---------------------------------------------------------------------------- check
+
+
+def _config_for(args: argparse.Namespace, cache_dir_hint: str | None) -> tuple[Config, list[dict[str, Any]], str | None]:
+    """(config, rule table, cache dir). The rule table comes from the cache when it can."""
+    start = next((p for p in args.paths if p != "-"), None) or (
+        os.path.dirname(args.stdin_filename) if args.stdin_filename else None) or "."
+    if args.config:
+        if not os.path.isfile(args.config):
+            raise ConfigError(f"{args.config}: no such configuration file")
+        path: str | None = args.config
+        root = os.path.dirname(os.path.abspath(args.config))
+    elif args.isolated:
+        path, root = None, os.getcwd()
+    else:
+        path, root = find_project(start)
+    cache_dir = None
+    if not args.no_cache:
+        cache_dir = args.cache_dir or os.environ.get("RESHARD_LINT_CACHE_DIR") or \
+            os.path.join(root, ".reshard-lint-cache")
+    rules = rule_table(cache_dir)
+    cfg = load(path, rules, root)
+    return cfg, rules, cache_dir
+
+
+def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
+    from .cache import Cache
+    from .formats import Finding, formatter
+
+    paths: list[str] = args.paths or ["."]
+    use_stdin = paths == ["-"]
+    if "-" in paths and not use_stdin:
+        raise UsageError("'-' (standard input) cannot be combined with other paths")
+    if args.diff and args.fix:
+        raise UsageError("--diff shows the fixes without applying them; use --fix or --diff, not both")
+    cfg, rules, cache_dir = _config_for(args, None)
+    codes = [r["code"] for r in rules]
+    try:
+        cli_select = split_codes(args.select) if args.select is not None else None
+        cli_ignore = split_codes(args.ignore) if args.ignore is not None else None
+        cli_extend = split_codes(args.extend_select or "")
+        cli_extend_ignore = split_codes(args.extend_ignore or "")
+        for flag, items in (("--select", cli_select), ("--ignore", cli_ignore),
+                            ("--extend-select", cli_extend), ("--extend-ignore", cli_extend_ignore)):
+            check_codes(items or [], codes, flag)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    select = (cli_select if cli_select is not None else (cfg.select if cfg.select is not None else ["RSH"]))
+    sel = Selection(select=select + cfg.extend_select + cli_extend,
+                    ignore=(cli_ignore if cli_ignore is not None else cfg.ignore) + cli_extend_ignore)
+    settings = _settings(rules, cfg, args)
+    fix = args.fix or (args.unsafe_fixes and not args.diff)
+    unsafe = args.unsafe_fixes
+    status_error = False
+    rule_meta = {r["code"]: r for r in rules}
+
+    # -- lint
+    reports: list[FileReport]
+    if use_stdin:
+        from .cache import content_hash
+        from .sources import decode
+
+        name = args.stdin_filename or "<stdin>"
+        raw = sys.stdin.buffer.read()
+        rep = FileReport(name, raw=raw, digest=content_hash(raw))
         try:
-            with open(path, "rb") as fh:
-                raw = fh.read()
-            source = raw.decode("utf-8-sig")
-        except (OSError, UnicodeDecodeError) as exc:
-            print(f"{path}: cannot read: {exc}", file=sys.stderr)
+            rep.diagnostics = lint_text(rep.source.text, name, settings)
+            rep.noqa_unknown = noqa_unknown(rep.source.text, codes)
+        except SourceError as exc:
+            rep.error = exc.reason
+        reports = [rep]
+        cache = None
+    else:
+        excludes = cfg.excludes + [p for p in (args.extend_exclude or "").split(",") if p]
+        files, missing = discover(paths, excludes, cfg.root)
+        for m in missing:
+            _err(f"{m}: no such file or directory")
+            status_error = True
+        cache = Cache(cache_dir, settings)
+        progress = None
+        if sys.stderr.isatty() and len(files) >= PROGRESS_MIN_FILES and not args.quiet:
+            def progress(done: int, total: int) -> None:
+                sys.stderr.write(f"\rreshard-lint: analysed {done}/{total} files")
+                if done == total:
+                    sys.stderr.write("\r\x1b[K")
+                sys.stderr.flush()
+        reports = lint_files(files, settings, cache, args.jobs or _cpu_count(), codes, progress)
+
+    # -- filter, noqa, fix
+    outcomes: list[FileOutcome] = []
+    warnings: list[str] = []
+    write_failures = 0
+    total_fixed = 0
+    diffs: list[str] = []
+    for rep in sorted(reports, key=lambda r: r.path):
+        if rep.error is not None:
+            _err(f"{rep.path}: {rep.error}")
+            status_error = True
             continue
-        result = engine.lint_source(source, path)
-        kept, _ = noqa.split(result.diagnostics, split_lines(source))
-        for d in kept:
-            if not selected(d.code, select, ignore):
-                continue
-            found += 1
-            print(f"{path}:{d.line}:{d.col + 1}: {d.code} {d.message}")
-    return 1 if found else 0
+        out = FileOutcome(rep)
+        extra = per_file_ignored(rep.path, cfg.root, cfg.per_file_ignores)
+        out.kept, out.silenced, out.lines = _post(rep, None, rep.diagnostics, sel, extra)
+        for line, code in rep.noqa_unknown:
+            warnings.append(f"{rep.path}:{line}: unknown code {code} in a noqa comment; "
+                            f"known codes: {', '.join(codes)}")
+        if (fix or args.diff) and any(d.fix is not None and (d.fix.safe or unsafe) for d in out.kept):
+            src = rep.source
+            reason = _fix_file(out, sel, extra, settings, unsafe)
+            if reason is not None:
+                _err(f"{rep.path}: {reason}")
+                status_error = True
+            elif out.new_text is not None:
+                if args.diff:
+                    diffs.append(_unified_diff(rep.path, src.text, out.new_text))
+                elif use_stdin:
+                    pass  # written to standard output below
+                else:
+                    from .writer import WriteError, write_fixed
+
+                    try:
+                        write_fixed(src, out.new_text)
+                        total_fixed += out.fixed
+                        if cache is not None:
+                            from .cache import content_hash
+                            from .sources import encode
+
+                            cache.put(content_hash(encode(src, out.new_text)),
+                                      lint_text(out.new_text, src.path, settings))
+                    except WriteError as exc:
+                        _err(f"{exc.path}: {exc.reason}")
+                        write_failures += 1
+                        status_error = True
+        if args.diff and out.new_text is not None:
+            # --diff changes nothing: report what the file holds now.
+            out.kept, out.silenced, out.lines = _post(rep, None, rep.diagnostics, sel, extra)
+        outcomes.append(out)
+    if cache is not None:
+        cache.save()
+
+    # -- output
+    for w in warnings:
+        _err(f"warning: {w}")
+    findings = sorted((Finding(o.report.path, d, o.lines) for o in outcomes for d in o.kept),
+                      key=lambda f: f.sort_key)
+    silenced = sorted((Finding(o.report.path, d, o.lines) for o in outcomes for d in o.silenced),
+                      key=lambda f: f.sort_key)
+    if any(f.diag.code in ERROR_CODES for f in findings):
+        status_error = True
+    if use_stdin and fix:
+        o = outcomes[0] if outcomes else None
+        if o is not None:
+            from .sources import encode
+
+            text = o.new_text if o.new_text is not None else o.report.source.text
+            stdout.flush()
+            sys.stdout.buffer.write(encode(o.report.source, text))
+            sys.stdout.buffer.flush()
+            # The fixed source owns standard output; the remaining findings go to stderr.
+            stdout = sys.stderr
+        total_fixed = o.fixed if o is not None else 0
+    if args.diff:
+        for d in diffs:
+            stdout.write(d)
+    else:
+        formatter(args.format)(findings, rule_meta, stdout)
+        if args.show_noqa and silenced:
+            if args.format in ("text", "concise"):
+                from .formats.text import header
+
+                stdout.write("\n" if findings and args.format == "text" else "")
+                for f in silenced:
+                    stdout.write(f"{header(f)}  [silenced by noqa]\n")
+            else:
+                _err("--show-noqa lists silenced findings only with --format text or concise")
+    stdout.flush()
+
+    # -- summary and status
+    n = len([f for f in findings if f.diag.code not in ERROR_CODES])
+    if not args.quiet:
+        if fix:
+            _summary(f"Fixed {total_fixed}, {n} remaining.")
+        elif args.diff:
+            changed = len(diffs)
+            _summary(f"Would fix {sum(o.fixed for o in outcomes)} in {changed} file{'s' * (changed != 1)}; "
+                 f"{n} would remain." if changed else "No fixes to apply.")
+        elif args.format in ("text", "concise"):
+            safe = sum(1 for f in findings if f.diag.fix is not None and f.diag.fix.safe)
+            uns = sum(1 for f in findings if f.diag.fix is not None and not f.diag.fix.safe)
+            files = len({f.path for f in findings})
+            extra_s = []
+            if safe:
+                extra_s.append(f"{safe} fixable with --fix")
+            if uns:
+                extra_s.append(f"{uns} with --unsafe-fixes")
+            tail = f" ({', '.join(extra_s)})" if extra_s else ""
+            checked = len(reports)
+            if n:
+                _summary(f"Found {n} finding{'s' * (n != 1)} in {files} file{'s' * (files != 1)} "
+                     f"({checked} checked){tail}.")
+            else:
+                _summary(f"No findings in {checked} file{'s' * (checked != 1)}.")
+            if silenced and not args.show_noqa:
+                _summary(f"{len(silenced)} silenced by noqa (--show-noqa lists them).")
+    if status_error:
+        return 2
+    if args.exit_zero:
+        return 0
+    if args.diff:
+        return 1 if diffs or n else 0
+    return 1 if n else 0
 
 
-def cmd_rule(args: argparse.Namespace) -> int:
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+# ---------------------------------------------------------------------------- rule
+
+
+def cmd_rule(args: argparse.Namespace, stdout: TextIO) -> int:
+    from .rules import all_rules, rule_by_code
+
+    if args.all:
+        rows = [("CODE", "NAME", "FIX", "SUMMARY")]
+        fix = {"safe": "safe", "unsafe": "unsafe", "none": "-"}
+        rows += [(r.code, r.name, fix[r.fix_safety], r.summary) for r in all_rules()]
+        w0 = max(len(r[0]) for r in rows)
+        w1 = max(len(r[1]) for r in rows)
+        w2 = max(len(r[2]) for r in rows)
+        for r in rows:
+            stdout.write(f"{r[0]:<{w0}}  {r[1]:<{w1}}  {r[2]:<{w2}}  {r[3]}\n")
+        return 0
+    if not args.code:
+        raise UsageError("rule: give a code (reshard-lint rule RSH201) or --all")
     rule = rule_by_code(args.code.upper())
     if rule is None:
-        print(f"reshard-lint: unknown rule {args.code}; known: {', '.join(r.code for r in all_rules())}",
-              file=sys.stderr)
-        return 2
+        raise UsageError(f"unknown rule {args.code}; known: {', '.join(r.code for r in all_rules())}")
     from .docs import rule_doc
 
-    print(rule_doc(rule))
+    stdout.write(rule_doc(rule))
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="reshard-lint", description=__doc__)
+# ---------------------------------------------------------------------------- main
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="reshard-lint",
+        description="Static analysis for JAX meshes, shardings and cross-host reshards.",
+        epilog="Exit status: 0 clean, 1 findings, 2 usage, configuration or internal error.")
     parser.add_argument("--version", action="version", version=f"reshard-lint {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    check = sub.add_parser("check", help="lint files and directories")
-    check.add_argument("paths", nargs="*")
-    check.add_argument("--select", default="")
-    check.add_argument("--ignore", default="")
-    rule = sub.add_parser("rule", help="print a rule's documentation")
-    rule.add_argument("code")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    c = sub.add_parser("check", help="lint files and directories",
+                       description="Lint Python files; directories are searched recursively.")
+    c.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .); - reads stdin")
+    g = c.add_argument_group("selection")
+    g.add_argument("--select", metavar="CODES", help="codes or prefixes to report (replaces the config's)")
+    g.add_argument("--extend-select", metavar="CODES", help="codes or prefixes to add to the selection")
+    g.add_argument("--ignore", metavar="CODES", help="codes or prefixes not to report (replaces the config's)")
+    g.add_argument("--extend-ignore", metavar="CODES", help="codes or prefixes to add to ignore")
+    g.add_argument("--show-noqa", action="store_true", help="also list findings silenced by # noqa")
+    g.add_argument("--multicontroller", choices=("auto", "always"),
+                   help="RSH301 only in files with multi-controller signs (auto) or everywhere (always)")
+    f = c.add_argument_group("fixes")
+    f.add_argument("--fix", action="store_true", help="apply safe fixes")
+    f.add_argument("--unsafe-fixes", action="store_true",
+                   help="also apply unsafe fixes (implies --fix unless --diff is given)")
+    f.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; change nothing")
+    o = c.add_argument_group("output")
+    o.add_argument("--format", choices=("text", "concise", "json", "sarif", "github"), default="text")
+    o.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    o.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
+    s = c.add_argument_group("files and configuration")
+    s.add_argument("--stdin-filename", metavar="NAME", help="the file name to report for -")
+    s.add_argument("--config", metavar="FILE", help="read settings from this pyproject.toml")
+    s.add_argument("--isolated", action="store_true", help="ignore configuration files")
+    s.add_argument("--extend-exclude", metavar="GLOBS", help="more paths or names to skip (comma-separated)")
+    p = c.add_argument_group("speed")
+    p.add_argument("-j", "--jobs", type=_positive, default=0, metavar="N",
+                   help="worker processes (default: all cores)")
+    p.add_argument("--cache-dir", metavar="DIR", help="result cache (default: .reshard-lint-cache at the root)")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+
+    r = sub.add_parser("rule", help="print a rule's documentation, or --all for the list")
+    r.add_argument("code", nargs="?")
+    r.add_argument("--all", action="store_true", help="a table of every rule")
+
+    lsp = sub.add_parser("lsp", help="run the language server on standard input/output")
+    lsp.add_argument("lsp_args", nargs=argparse.REMAINDER)
+    return parser
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return n
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    if args.command == "check":
-        return cmd_check(args)
-    return cmd_rule(args)
+    stdout = sys.stdout
+    try:
+        if args.command == "check":
+            return cmd_check(args, stdout)
+        if args.command == "rule":
+            return cmd_rule(args, stdout)
+        from . import lsp as lsp_module  # owned by the language-server work
+
+        return int(lsp_module.main(args.lsp_args) or 0)
+    except (UsageError, ConfigError) as exc:
+        _err(str(exc))
+        return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _run(argv)
+    except BrokenPipeError:
+        # The reader went away (| head): stop quietly, and keep Python from complaining
+        # again when it flushes stdout at exit.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except OSError:
+            pass
+        return 1
+    except KeyboardInterrupt:
+        return 130
 
 
 if __name__ == "__main__":

@@ -1,0 +1,188 @@
+"""Result cache: engine diagnostics keyed by file content, tool build and settings.
+
+A warm run must not import libcst (its import alone costs more than linting a cached
+tree), so this module, and everything the runner needs on a cache hit, imports only
+the standard library and the plain data modules (diagnostic).
+
+Layout: ``<cache dir>/v1-<key>.json`` holds ``{"files": {hash: [diag]}}`` for one
+(tool fingerprint, settings) key, and ``rules-<fingerprint>.json`` the rule table, so
+that a warm run can validate codes and render names without importing the rules (which
+import libcst). Entries are keyed by a blake2b hash of the file's raw bytes: a file that did
+not change is not re-read by the engine, whatever its path or mtime.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from typing import Any, Iterable, Mapping
+
+from . import __version__
+from .diagnostic import Diagnostic, Edit, Fix, Related
+
+SCHEMA = 2
+# Beyond this many entries a cache file keeps only the entries of the current run, so a
+# long-lived cache over a changing tree does not grow without bound.
+MAX_ENTRIES = 200_000
+
+_FINGERPRINT: str | None = None
+
+
+def tool_fingerprint() -> str:
+    """The version plus the size and mtime of every module of the package.
+
+    The version alone would keep stale results in an editable install while the rules
+    change; stat-ing ~50 files costs well under a millisecond.
+    """
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        h = hashlib.blake2b(digest_size=12)
+        h.update(__version__.encode())
+        root = os.path.dirname(os.path.abspath(__file__))
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", "runtime"))
+            for name in sorted(filenames):
+                if name.endswith(".py"):
+                    st = os.stat(os.path.join(dirpath, name))
+                    h.update(f"{os.path.relpath(os.path.join(dirpath, name), root)}:{st.st_size}:"
+                             f"{st.st_mtime_ns};".encode())
+        _FINGERPRINT = h.hexdigest()
+    return _FINGERPRINT
+
+
+def content_hash(raw: bytes) -> str:
+    return hashlib.blake2b(raw, digest_size=16).hexdigest()
+
+
+def settings_key(settings: Mapping[str, object]) -> str:
+    blob = json.dumps({"v": SCHEMA, "tool": tool_fingerprint(), "settings": dict(settings)},
+                      sort_keys=True, default=str)
+    return hashlib.blake2b(blob.encode(), digest_size=10).hexdigest()
+
+
+def diag_to_dict(d: Diagnostic) -> dict[str, Any]:
+    out: dict[str, Any] = {"c": d.code, "l": d.line, "o": d.col, "m": d.message,
+                           "el": d.end_line, "eo": d.end_col}
+    if d.fix is not None:
+        out["f"] = {"t": d.fix.title, "s": d.fix.safe,
+                    "e": [[e.line, e.col, e.end_line, e.end_col, e.replacement] for e in d.fix.edits]}
+    if d.related:
+        out["r"] = [[r.line, r.col, r.message] for r in d.related]
+    return out
+
+
+def diag_from_dict(o: Mapping[str, Any]) -> Diagnostic:
+    fix = None
+    if "f" in o:
+        f = o["f"]
+        fix = Fix(f["t"], tuple(Edit(*e) for e in f["e"]), bool(f["s"]))
+    related = tuple(Related(*r) for r in o.get("r", ()))
+    return Diagnostic(o["c"], o["l"], o["o"], o["m"], o["el"], o["eo"], fix, related)
+
+
+class Cache:
+    """One cache file for one settings key; ``None`` directory means disabled."""
+
+    def __init__(self, directory: str | None, settings: Mapping[str, object]) -> None:
+        self.directory = directory
+        self.key = settings_key(settings) if directory else ""
+        self._old: dict[str, dict[str, Any]] = {}
+        self._used: dict[str, dict[str, Any]] = {}
+        self.dirty = False
+        self.hits = 0
+        if directory:
+            self._load()
+
+    @property
+    def path(self) -> str:
+        return os.path.join(self.directory or "", f"v{SCHEMA}-{self.key}.json")
+
+    def _load(self) -> None:
+        try:
+            with open(self.path, "rb") as fh:
+                data = json.loads(fh.read())
+            if isinstance(data, dict) and isinstance(data.get("files"), dict):
+                self._old = data["files"]
+        except (OSError, ValueError):
+            # A missing or corrupt cache is an empty cache, never an error.
+            self._old = {}
+
+    def get(self, digest: str) -> tuple[list[Diagnostic], list[tuple[int, str]]] | None:
+        """(engine diagnostics, unknown codes in noqa comments) of a file with this content."""
+        entry = self._old.get(digest)
+        if entry is None:
+            entry = self._used.get(digest)
+            if entry is None:
+                return None
+        try:
+            out = ([diag_from_dict(o) for o in entry["d"]], [(int(l), str(c)) for l, c in entry.get("q", ())])
+        except (KeyError, TypeError, ValueError):
+            return None
+        self._used[digest] = entry
+        self.hits += 1
+        return out
+
+    def put(self, digest: str, diagnostics: Iterable[Diagnostic], noqa_unknown: Iterable[tuple[int, str]] = ()
+            ) -> None:
+        entry: dict[str, Any] = {"d": [diag_to_dict(d) for d in diagnostics]}
+        q = [list(x) for x in noqa_unknown]
+        if q:
+            entry["q"] = q
+        self._used[digest] = entry
+        self.dirty = True
+
+    def save(self) -> None:
+        """Atomically replace the cache file; failures only cost speed next time."""
+        if not self.directory or not self.dirty:
+            return
+        files = dict(self._old)
+        files.update(self._used)
+        if len(files) > MAX_ENTRIES:
+            files = dict(self._used)
+        _write_json(self.directory, self.path, {"files": files})
+
+
+def _rules_path(directory: str) -> str:
+    return os.path.join(directory, f"rules-{tool_fingerprint()}.json")
+
+
+def load_rules(directory: str | None) -> list[dict[str, Any]] | None:
+    if not directory:
+        return None
+    try:
+        with open(_rules_path(directory), "rb") as fh:
+            data = json.loads(fh.read())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, list) and data else None
+
+
+def save_rules(directory: str | None, table: list[dict[str, Any]]) -> None:
+    if directory:
+        _write_json(directory, _rules_path(directory), table)
+
+
+def _write_json(directory: str, path: str, data: object) -> None:
+    """Atomic replace; a cache that cannot be written only costs speed next time."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+        tag = os.path.join(directory, "CACHEDIR.TAG")
+        if not os.path.exists(tag):
+            with open(tag, "w", encoding="ascii") as fh:
+                fh.write("Signature: 8a477f597d28d172789f06886806bc55\n"
+                         "# This file is a cache directory tag created by reshard-lint.\n")
+            with open(os.path.join(directory, ".gitignore"), "w", encoding="ascii") as fh:
+                fh.write("*\n")
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(data, fh, separators=(",", ":"))
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+    except OSError:
+        pass

@@ -1,0 +1,147 @@
+"""``[tool.reshard-lint]`` in pyproject.toml: finding, reading and checking it.
+
+Every mistake (broken TOML, unknown key, wrong type, unknown code, bad option value)
+becomes one ``ConfigError`` naming the file, the key and what is allowed; the command
+prints it and exits 2. A silently ignored setting is worse than a failed run in CI.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+SECTION = "tool.reshard-lint"
+
+# Directory names never descended into unless ``exclude`` replaces this list.
+# Virtual environments are also recognised by their pyvenv.cfg, whatever their name.
+DEFAULT_EXCLUDE: tuple[str, ...] = (
+    ".git", ".hg", ".svn", "__pycache__", "node_modules", "build", "dist", ".venv", "venv",
+    ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".eggs", ".reshard-lint-cache", "*.egg-info",
+)
+
+LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
+
+
+class ConfigError(Exception):
+    """A setting that cannot be used; the message is complete and user-facing."""
+
+
+@dataclass
+class Config:
+    path: str | None = None  # the pyproject.toml read, if any
+    root: str = "."  # the project root: the config's directory, else the cwd
+    select: list[str] | None = None
+    ignore: list[str] = field(default_factory=list)
+    extend_select: list[str] = field(default_factory=list)
+    exclude: list[str] | None = None
+    extend_exclude: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    options: dict[str, object] = field(default_factory=dict)  # rule options, e.g. multicontroller
+
+    @property
+    def excludes(self) -> list[str]:
+        base = list(DEFAULT_EXCLUDE) if self.exclude is None else list(self.exclude)
+        return base + list(self.extend_exclude)
+
+
+def find_project(start: str) -> tuple[str | None, str]:
+    """(the nearest pyproject.toml with a [tool.reshard-lint] table or None, project root).
+
+    A pyproject.toml without our table does not stop the walk (a monorepo member's
+    build metadata should not hide the repository's lint settings). The root, where
+    the cache lives, is the config's directory, else the nearest directory with a
+    pyproject.toml or .git, else ``start``.
+    """
+    d = os.path.abspath(start)
+    if not os.path.isdir(d):
+        d = os.path.dirname(d)
+    first_root: str | None = None
+    while True:
+        candidate = os.path.join(d, "pyproject.toml")
+        if os.path.isfile(candidate):
+            first_root = first_root or d
+            try:
+                with open(candidate, "rb") as fh:
+                    text = fh.read()
+            except OSError:
+                text = b""
+            if b"[tool.reshard-lint" in text or b'"reshard-lint"' in text and b"[tool" in text:
+                return candidate, d
+        elif first_root is None and os.path.isdir(os.path.join(d, ".git")):
+            first_root = d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None, first_root or os.path.abspath(start if os.path.isdir(start) else ".")
+        d = parent
+
+
+def load(path: str | None, rules: Sequence[Mapping[str, Any]], root: str | None = None) -> Config:
+    """Read and check ``path`` (None: defaults). ``rules`` is the rule table (code, options)."""
+    if path is None:
+        return Config(root=root or os.getcwd())
+    import tomllib
+
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    table = data.get("tool", {}).get("reshard-lint") if isinstance(data.get("tool"), dict) else None
+    cfg = Config(path=path, root=os.path.dirname(os.path.abspath(path)))
+    if table is None:
+        return cfg
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [{SECTION}] must be a table")
+    codes = [r["code"] for r in rules]
+    options = {o["name"]: o for r in rules for o in r.get("options", ())}
+    allowed = list(LIST_KEYS) + ["per-file-ignores"] + sorted(options)
+    for key, value in table.items():
+        where = f"{path}: [{SECTION}] {key}"
+        if key in LIST_KEYS:
+            items = _str_list(value, where)
+            if key in ("select", "ignore", "extend-select"):
+                check_codes(items, codes, where)
+            setattr(cfg, key.replace("-", "_"), items)
+        elif key == "per-file-ignores":
+            if not isinstance(value, dict):
+                raise ConfigError(f'{where} must be a table of glob = ["RSH201", ...], e.g. '
+                                  '[tool.reshard-lint.per-file-ignores] "tests/*" = ["RSH3"]')
+            for glob, sel in value.items():
+                items = _str_list(sel, f"{where} {glob!r}")
+                check_codes(items, codes, f"{where} {glob!r}")
+                cfg.per_file_ignores[glob] = items
+        elif key in options:
+            opt = options[key]
+            choices = list(opt.get("choices") or ())
+            if choices and value not in choices:
+                raise ConfigError(f"{where} = {value!r}: must be one of "
+                                  f"{', '.join(repr(c) for c in choices)}")
+            if not choices and type(value) is not type(opt.get("default")):
+                raise ConfigError(f"{where} = {value!r}: must be a {type(opt.get('default')).__name__}")
+            cfg.options[key] = value
+        else:
+            raise ConfigError(f"{path}: [{SECTION}] unknown key {key!r}; allowed: {', '.join(allowed)}")
+    return cfg
+
+
+def _str_list(value: object, where: str) -> list[str]:
+    if isinstance(value, str):
+        raise ConfigError(f'{where} must be a list of strings, e.g. ["{value}"], not a string')
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where} must be a list of strings, got {value!r}")
+    return list(value)
+
+
+def check_codes(items: Iterable[str], known: Sequence[str], where: str) -> None:
+    """Each item must be a code or a prefix of one (``RSH``, ``RSH2``, ``RSH201``)."""
+    for item in items:
+        if not any(code.startswith(item.upper()) for code in known) or not item.upper().startswith("RSH"):
+            raise ConfigError(f"{where}: unknown code {item!r}; known codes: {', '.join(known)} "
+                              "(or a prefix such as RSH2)")
+
+
+def split_codes(text: str) -> list[str]:
+    return [c.strip().upper() for c in text.replace(" ", ",").split(",") if c.strip()]

@@ -1,0 +1,48 @@
+"""``--format json``: a list of findings, schema in docs/output-formats.md.
+
+Rows and columns are 1-based; a column counts characters (code points); an end
+column is exclusive (the column just after the last character), as ruff's JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence, TextIO
+
+from ..diagnostic import Diagnostic
+from . import Finding, RuleTable, rule_url
+
+
+def _loc(line: int, col: int) -> dict[str, int]:
+    return {"row": line, "column": col + 1}
+
+
+def finding_dict(f: Finding, rules: RuleTable) -> dict[str, Any]:
+    d: Diagnostic = f.diag
+    meta = rules.get(d.code, {})
+    fix = None
+    if d.fix is not None:
+        fix = {
+            "applicability": "safe" if d.fix.safe else "unsafe",
+            "message": d.fix.title,
+            "edits": [{"location": _loc(e.line, e.col), "end_location": _loc(e.end_line, e.end_col),
+                       "content": e.replacement} for e in d.fix.edits],
+        }
+    return {
+        "code": d.code,
+        "name": meta.get("name", "parse-error" if d.code == "RSH001" else "internal-error"
+                         if d.code == "RSH002" else ""),
+        "message": d.message,
+        "filename": f.path,
+        "location": _loc(d.line, d.col),
+        "end_location": _loc(d.end_line, d.end_col) if d.end_line else _loc(d.line, d.col),
+        "severity": meta.get("severity", "error"),
+        "fix": fix,
+        "related": [{"location": _loc(r.line, r.col), "message": r.message} for r in d.related],
+        "url": rule_url(d.code) if d.code in rules else None,
+    }
+
+
+def render(findings: Sequence[Finding], rules: RuleTable, out: TextIO) -> None:
+    json.dump([finding_dict(f, rules) for f in findings], out, indent=2, ensure_ascii=False)
+    out.write("\n")

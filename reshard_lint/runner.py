@@ -1,0 +1,318 @@
+"""Running the engine over many files: discovery, cache, worker processes.
+
+Nothing here imports libcst (or the rules, which import it) unless a file actually
+needs the engine: a warm run over an unchanged tree reads, hashes and prints.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from .cache import Cache, diag_from_dict, diag_to_dict
+from .diagnostic import Diagnostic
+from .sources import Source, SourceError
+
+PARSE_ERROR = "RSH001"
+INTERNAL_ERROR = "RSH002"
+ERROR_CODES = (PARSE_ERROR, INTERNAL_ERROR)
+# Below this many files to analyse, starting worker processes costs more than it saves.
+MIN_PARALLEL = 4
+
+
+@dataclass
+class FileReport:
+    path: str
+    raw: bytes | None = None
+    digest: str = ""
+    diagnostics: list[Diagnostic] = field(default_factory=list)  # engine output, unfiltered
+    noqa_unknown: list[tuple[int, str]] = field(default_factory=list)  # (line, code) in noqa comments
+    error: str | None = None  # why the file could not be read (SourceError)
+    _source: Source | None = None
+
+    @property
+    def source(self) -> Source:
+        """Decoded on first use: a cache hit with nothing to report never decodes.
+
+        Bytes that are in the cache were decoded once already, so this cannot fail for
+        them; a file that cannot be decoded is never cached.
+        """
+        if self._source is None:
+            from .sources import decode
+
+            assert self.raw is not None
+            self._source = decode(self.raw, self.path)
+        return self._source
+
+
+_NOQA = re.compile(r"noqa", re.IGNORECASE)
+
+
+def noqa_unknown(text: str, known: Sequence[str]) -> list[tuple[int, str]]:
+    if _NOQA.search(text) is None:
+        return []
+    from . import noqa
+    from .fixes import split_lines
+
+    return noqa.unknown_codes(split_lines(text), known)
+
+
+# ---------------------------------------------------------------------------- rules
+
+
+def rule_table(cache_dir: str | None = None) -> list[dict[str, Any]]:
+    """Code, name, summary, fix safety, severity and options of every rule.
+
+    Served from the cache when it has it (the rule modules import libcst).
+    """
+    from .cache import load_rules, save_rules
+
+    cached = load_rules(cache_dir)
+    if cached is not None:
+        return cached
+    from .rules import all_rules
+
+    table = [{
+        "code": r.code, "name": r.name, "summary": r.summary, "fix_safety": r.fix_safety,
+        "severity": r.severity,
+        "options": [{"name": o.name, "default": o.default, "help": o.help, "choices": list(o.choices)}
+                    for o in r.options],
+    } for r in all_rules()]
+    save_rules(cache_dir, table)
+    return table
+
+
+# ---------------------------------------------------------------------------- discovery
+
+
+class Excluder:
+    """Glob patterns matched against a name and against the path from the project root.
+
+    Compiled once into one regular expression: discovery calls it for every entry.
+    """
+
+    def __init__(self, patterns: Sequence[str]) -> None:
+        names = set()
+        globs = []
+        for p in patterns:
+            p = p.rstrip("/")
+            if not any(ch in p for ch in "*?[") and "/" not in p:
+                names.add(p)
+            else:
+                globs.append(fnmatch.translate(p))
+                globs.append(fnmatch.translate(p + "/*"))
+        self.names = names
+        self.regex = re.compile("|".join(globs)) if globs else None
+
+    def __call__(self, name: str, rel: str) -> bool:
+        if name in self.names:
+            return True
+        return self.regex is not None and (self.regex.match(name) is not None
+                                           or self.regex.match(rel) is not None)
+
+
+def discover(paths: Sequence[str], excludes: Sequence[str], root: str) -> tuple[list[str], list[str]]:
+    """(Python files under ``paths``, paths that do not exist).
+
+    Files named explicitly are always checked (a pre-commit hook passes them one by one);
+    directories are walked, skipping excluded names and virtual environments.
+    """
+    files: list[str] = []
+    missing: list[str] = []
+    seen: set[str] = set()
+    root = os.path.abspath(root)
+    excluded = Excluder(excludes)
+
+    def rel(p: str) -> str:
+        a = os.path.abspath(p)
+        if a.startswith(root + os.sep):
+            a = a[len(root) + 1:]
+        return a.replace(os.sep, "/")
+
+    def add(p: str) -> None:
+        key = os.path.abspath(p)
+        if key not in seen:
+            seen.add(key)
+            files.append(p)
+
+    for given in paths:
+        if os.path.isdir(given):
+            for dirpath, dirnames, filenames in os.walk(given):
+                base = rel(dirpath)
+                prefix = base + "/" if base else ""
+                dirnames[:] = sorted(
+                    d for d in dirnames
+                    if not excluded(d, prefix + d)
+                    and not os.path.exists(os.path.join(dirpath, d, "pyvenv.cfg")))
+                for f in sorted(filenames):
+                    if f.endswith((".py", ".pyi")) and not excluded(f, prefix + f):
+                        add(os.path.normpath(os.path.join(dirpath, f)))
+        elif os.path.exists(given):
+            add(os.path.normpath(given))
+        else:
+            missing.append(given)
+    return files, missing
+
+
+def per_file_ignored(path: str, root: str, per_file: Mapping[str, Sequence[str]]) -> list[str]:
+    if not per_file:
+        return []
+    r = os.path.relpath(os.path.abspath(path), os.path.abspath(root)).replace(os.sep, "/")
+    name = os.path.basename(path)
+    out: list[str] = []
+    for glob, codes in per_file.items():
+        if fnmatch.fnmatchcase(r, glob) or fnmatch.fnmatchcase(name, glob) \
+                or fnmatch.fnmatchcase(r, glob.rstrip("/") + "/*"):
+            out.extend(codes)
+    return out
+
+
+# ---------------------------------------------------------------------------- engine
+
+_ENGINE: Any = None
+
+
+def _engine(settings: Mapping[str, object]) -> Any:
+    global _ENGINE
+    if _ENGINE is None or _ENGINE.settings != dict(settings):
+        from .engine import Engine
+
+        _ENGINE = Engine(settings)
+    return _ENGINE
+
+
+def _init_worker(settings: dict[str, object]) -> None:
+    _engine(settings)  # once per worker process, not once per file
+
+
+def _work(item: tuple[int, str, str]) -> tuple[int, list[dict[str, Any]]]:
+    index, text, path = item
+    try:
+        result = _ENGINE.lint_source(text, path)
+        diags = result.diagnostics
+    except Exception as exc:  # noqa: BLE001 - one file's crash must not lose the others
+        diags = [Diagnostic(INTERNAL_ERROR, 1, 0, f"internal error while analysing the file: "
+                                                  f"{type(exc).__name__}: {exc}")]
+    return index, [diag_to_dict(d) for d in diags]
+
+
+def lint_text(text: str, path: str, settings: Mapping[str, object]) -> list[Diagnostic]:
+    """The engine in this process (fix rounds, standard input)."""
+    from .gate import prefilter
+
+    if not prefilter(text):
+        return []
+    _engine(settings)
+    return [diag_from_dict(d) for d in _work((0, text, path))[1]]
+
+
+def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cache, jobs: int,
+               known: Sequence[str], progress: Callable[[int, int], None] | None = None) -> list[FileReport]:
+    """Read every file, serve what the cache knows, run the engine on the rest."""
+    from .cache import content_hash
+    from .gate import prefilter
+
+    reports: list[FileReport] = []
+    todo: list[int] = []
+    for path in paths:
+        rep = FileReport(path)
+        reports.append(rep)
+        try:
+            rep.raw = _read(path)
+        except SourceError as exc:
+            rep.error = exc.reason
+            continue
+        rep.digest = content_hash(rep.raw)
+        cached = cache.get(rep.digest)
+        if cached is not None:
+            rep.diagnostics, rep.noqa_unknown = cached
+            continue
+        try:
+            text = rep.source.text
+        except SourceError as exc:
+            rep.error = exc.reason
+            continue
+        rep.noqa_unknown = noqa_unknown(text, known)
+        if not prefilter(text):
+            # The engine would stop at the same prefilter; no need to start it.
+            cache.put(rep.digest, [], rep.noqa_unknown)
+        else:
+            todo.append(len(reports) - 1)
+    if not todo:
+        return reports
+    # Largest first: the long files decide the wall time, so start them early.
+    todo.sort(key=lambda i: -len(reports[i].source.text))
+    items = [(i, reports[i].source.text, reports[i].path) for i in todo]
+    done = 0
+
+    def take(index: int, diags: list[dict[str, Any]]) -> None:
+        nonlocal done
+        rep = reports[index]
+        rep.diagnostics = [diag_from_dict(d) for d in diags]
+        if not any(d.code == INTERNAL_ERROR for d in rep.diagnostics):
+            cache.put(rep.digest, rep.diagnostics, rep.noqa_unknown)  # internal errors: retried next run
+        done += 1
+        if progress is not None:
+            progress(done, len(items))
+
+    jobs = max(1, min(jobs, len(items)))
+    if jobs == 1 or len(items) < MIN_PARALLEL:
+        _init_worker(dict(settings))
+        for item in items:
+            take(*_work(item))
+        return reports
+    remaining = _parallel(items, dict(settings), jobs, take)
+    if remaining:
+        # A worker died (killed, out of memory): finish here rather than lose results.
+        _init_worker(dict(settings))
+        for item in items:
+            if item[0] in remaining:
+                take(*_work(item))
+    return reports
+
+
+def _read(path: str) -> bytes:
+    """The file's bytes, or SourceError with the reason (as sources.read_source words it)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except IsADirectoryError:
+        raise SourceError(path, "is a directory, not a file") from None
+    except PermissionError:
+        raise SourceError(path, "cannot be read: permission denied") from None
+    except FileNotFoundError:
+        raise SourceError(path, "no longer exists (deleted after it was listed?)") from None
+    except OSError as exc:
+        raise SourceError(path, f"cannot be read: {exc.strerror or exc}") from None
+
+
+def _parallel(items: list[tuple[int, str, str]], settings: dict[str, object], jobs: int,
+              take: Callable[[int, list[dict[str, Any]]], None]) -> set[int]:
+    """Run ``items`` on ``jobs`` processes; the indexes not finished (after a pool failure)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    methods = multiprocessing.get_all_start_methods()
+    # fork starts a worker in milliseconds; the parent has not imported libcst or
+    # started threads, so there is nothing unsafe to inherit.
+    ctx = multiprocessing.get_context("fork" if "fork" in methods and sys.platform != "darwin" else None)
+    chunk = max(1, len(items) // (jobs * 8))
+    pending = {i for i, _, _ in items}
+    try:
+        with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker,
+                                 initargs=(settings,)) as pool:
+            for index, diags in pool.map(_work, items, chunksize=chunk):
+                take(index, diags)
+                pending.discard(index)
+    except (BrokenProcessPool, OSError):
+        return pending
+    return pending
+
+
+def iter_reports_sorted(reports: Iterable[FileReport]) -> list[FileReport]:
+    return sorted(reports, key=lambda r: r.path)
