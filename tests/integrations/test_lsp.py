@@ -340,3 +340,19 @@ def test_two_thousand_line_file_time_to_diagnostics(client: LspClient, tmp_path:
     print(f"\n{n_lines}-line file, {findings} findings: didOpen -> publishDiagnostics {elapsed * 1000:.0f} ms; "
           f"didChange -> publishDiagnostics {after_change * 1000:.0f} ms (incl. 300 ms debounce)")
     assert client.shutdown() == 0
+
+
+def test_reshard_lint_lsp_subcommand(tmp_path: Path) -> None:
+    """The route editors are told to use: the `lsp` subcommand of the installed command."""
+    from ..conftest import tool
+
+    c = LspClient([tool("reshard-lint"), "lsp"], cwd=tmp_path)
+    try:
+        init = c.initialize(tmp_path)
+        assert init["serverInfo"]["name"] == "reshard-lint"
+        uri = _doc(tmp_path, BUGGY)
+        c.open(uri, BUGGY)
+        assert [d["code"] for d in c.wait_diagnostics(uri)] == ["RSH201"]
+        assert c.shutdown() == 0
+    finally:
+        c.close()
