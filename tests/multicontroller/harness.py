@@ -50,6 +50,11 @@ STARTUP_TIMEOUT = 120.0
 # (100 s). Survivors still running this long after a crash are reported as timeouts.
 CRASH_GRACE = 5.0
 _POLL = 0.05
+# A snippet that failed inside a collective or the coordination service leaves gloo in
+# a state where a later, healthy collective of the same set can hang (observed: after
+# three gloo DEADLINE_EXCEEDED failures, a valid jit hung until the batch timeout).
+# After such a failure the set stops and the batch continues in fresh processes.
+_POISONED = re.compile(r"Gloo|gloo|DEADLINE_EXCEEDED|CoordinationService|coordination service")
 
 
 @dataclass(frozen=True)
@@ -233,6 +238,7 @@ class _SetResult:
     # index -> list of per-process outcomes (None where that process wrote nothing)
     done: dict[int, list[ProcessOutcome | None]] = field(default_factory=dict)
     died_at: int | None = None  # first snippet index not finished by every process
+    resume_at: int | None = None  # the set stopped on purpose; continue from here
     final: dict[int, SnippetResult] = field(default_factory=dict)
 
 
@@ -307,6 +313,9 @@ def _run_set(snippets: Sequence[str], timeouts: Sequence[float], start: int, sto
                     for w, r in zip(workers, recs)]
                 current += 1
                 started_at = now
+                if any(r.get("poisoned") for r in recs) and current < stop:  # type: ignore[union-attr]
+                    out.resume_at = current  # the workers exit; see _POISONED
+                    break
                 continue
             codes = [w.popen.poll() for w in workers]
             exited = [c is not None for c in codes]
@@ -331,7 +340,7 @@ def _run_set(snippets: Sequence[str], timeouts: Sequence[float], start: int, sto
                 break
             time.sleep(_POLL)
 
-        if current < stop:
+        if current < stop and out.resume_at is None:
             out.died_at = current
             if alone:
                 out.final[current] = _finish_alone(workers, jobdir, current, mode,
@@ -420,6 +429,9 @@ def run_batch(snippets: Sequence[str], *, mode: Mode = "multi",
                                jobdir, alone=False, extra_env=extra_env)
                 for idx, outs in res.done.items():
                     results[idx] = SnippetResult(idx, mode, tuple(o for o in outs if o))
+                if res.resume_at is not None:
+                    start = res.resume_at
+                    continue
                 if res.died_at is None:
                     break
                 k = res.died_at
@@ -554,6 +566,9 @@ def _worker_main(argv: Sequence[str]) -> None:
         try:
             code = compile(snippets[index], f"<snippet {index}>", "exec")
             namespace: dict[str, object] = {"__name__": "__main__", "__builtins__": __builtins__}
+            # As if run by `python snippet.py`: the worker's own arguments must not leak
+            # into programs that look at sys.argv.
+            sys.argv = [f"snippet_{index}.py"]
             exec(code, namespace)
             jax.effects_barrier()
             record = {"status": "ok"}
@@ -568,6 +583,9 @@ def _worker_main(argv: Sequence[str]) -> None:
             traceback.print_exc()
             record = {"status": "error", "exc_type": type(e).__name__, "message": str(e)}
         record["seconds"] = time.monotonic() - t0
+        if record["status"] == "error" and _POISONED.search(
+                f"{record.get('exc_type', '')}: {record.get('message', '')}"):
+            record["poisoned"] = True
         # Leave no global mesh or config change for the next snippet.
         try:
             jax.set_mesh(None)
@@ -589,6 +607,10 @@ def _worker_main(argv: Sequence[str]) -> None:
         while not all((jobdir / f"p{q}" / f"{index}.json").exists()
                       for q in range(args.num_processes)):
             time.sleep(0.01)
+        if index + 1 < args.stop and any(
+                json.loads((jobdir / f"p{q}" / f"{index}.json").read_text()).get("poisoned")
+                for q in range(args.num_processes)):
+            break
     sys.stdout.flush()
     sys.stderr.flush()
     # Skip jax's atexit shutdown barrier: the parent has every result already.

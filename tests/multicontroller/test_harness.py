@@ -18,6 +18,7 @@ from .harness import SnippetResult, matches, run_batch, run_snippet
 pytestmark = pytest.mark.multicontroller
 
 DEVICE_IDS = "import jax\nprint(sorted(d.id for d in jax.devices()), jax.process_index())\n"
+ARGV = "import sys\nassert sys.argv == ['snippet_6.py'], sys.argv\n"
 
 SUBSET_PUT = textwrap.dedent("""
     import jax, numpy as np
@@ -52,7 +53,7 @@ HANG = "import time\ntime.sleep(600)\n"
 
 @pytest.fixture(scope="module")
 def multi_batch() -> list[SnippetResult]:
-    return run_batch([DEVICE_IDS, SUBSET_PUT, RAISES, SELF_INIT, SET_CONFIG, CHECK_CONFIG],
+    return run_batch([DEVICE_IDS, SUBSET_PUT, RAISES, SELF_INIT, SET_CONFIG, CHECK_CONFIG, ARGV],
                      mode="multi", timeout=60)
 
 
@@ -109,6 +110,10 @@ def test_snippet_own_initialize_is_a_no_op(multi_batch: list[SnippetResult],
 
 def test_config_does_not_leak_between_snippets(multi_batch: list[SnippetResult]) -> None:
     assert multi_batch[4].all_ok() and multi_batch[5].all_ok(), multi_batch[5].details()
+
+
+def test_snippet_sees_a_plain_argv(multi_batch: list[SnippetResult]) -> None:
+    assert multi_batch[6].all_ok(), multi_batch[6].details()
 
 
 def test_batch_shared_one_set(multi_batch: list[SnippetResult]) -> None:
@@ -211,3 +216,14 @@ def test_interrupted_parent_leaves_no_process(how: signal.Signals) -> None:
         except ProcessLookupError:
             pass
         parent.wait()
+
+
+def test_collective_failure_restarts_the_set() -> None:
+    """After a gloo-level failure the next snippet runs in fresh processes."""
+    pid = "import os\nprint(os.getpid())\n"
+    poison = "raise RuntimeError('Gloo context initialization failed: DEADLINE_EXCEEDED (staged)')\n"
+    res = run_batch([pid, pid, poison, pid], timeout=30)
+    assert [r.all_ok() for r in res] == [True, True, False, True], [r.brief() for r in res]
+    assert not any(r.ran_alone for r in res)
+    pids = [[p.stdout.strip() for p in r.processes] for r in res]
+    assert pids[0] == pids[1] and pids[1] != pids[3]
