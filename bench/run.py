@@ -72,6 +72,7 @@ TARGET_LINEAR_MIN = 0.80
 
 DIAG_RE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+):?\s*(?P<code>[A-Z]+\d+)\b")
 SAMPLE_INTERVAL_S = 0.02
+AGREEMENT_COMMANDS = ("flake8_j2_F", "flake8_j2_F_RSH", "rsh_cold", "rsh_warm")
 
 
 # ----------------------------------------------------------------------------- processes
@@ -276,6 +277,8 @@ class Tree:
     bytes: int = 0
     contains: dict[str, int] = field(default_factory=dict)
     scale: int = 0  # 0: not a scale tree
+    # Only checked for agreement of the front ends (once), not timed against targets.
+    check_only: bool = False
 
 
 def py_files(root: Path) -> list[Path]:
@@ -348,7 +351,7 @@ def _mark_root(tree: Path) -> None:
 def build_managed_corpus(root: Path, python: Path, quick: bool, rebuild: bool,
                          log: Callable[[str], None]) -> tuple[list[Tree], dict[str, Any]]:
     versions = tool_versions(python)
-    wanted = {"layout": CORPUS_LAYOUT, "quick": quick, "packages": {d: versions.get(d) for d in
+    wanted = {"layout": CORPUS_LAYOUT, "scales": list(SCALE_FACTORS), "quick": quick, "packages": {d: versions.get(d) for d in
                                            ["jax", *(DIST_NAMES[p] for p in USER_PACKAGES)]}}
     manifest_path = root / "manifest.json"
     if manifest_path.exists() and not rebuild:
@@ -413,6 +416,30 @@ def given_corpus(root: Path, scratch: Path) -> tuple[list[Tree], dict[str, Any]]
     return trees, {"given": str(root), "scale_source": base_src.name}
 
 
+def examples_tree(python: Path, dest: Path) -> Tree | None:
+    """The rules' own example programs as files: the jax sources have few or no findings,
+    so this is the tree where "flake8 and the CLI find the same diagnostics" has teeth."""
+    code = (
+        "import json\n"
+        "from reshard_lint.rules import all_rules\n"
+        "out = []\n"
+        "for r in all_rules():\n"
+        "    for i, e in enumerate(r.examples):\n"
+        "        out.append([f\"{r.code.lower()}_{'invalid' if e.fires else 'valid'}_{i}.py\", e.code])\n"
+        "print(json.dumps(out))\n"
+    )
+    done = _run_quiet([str(python), "-c", code])
+    if done.returncode != 0:
+        return None
+    files = json.loads(done.stdout)
+    if not files:
+        return None
+    (dest / "examples").mkdir(parents=True)
+    for name, text in files:
+        (dest / "examples" / name).write_text(text)
+    return tree_stats(Tree("examples", dest, check_only=True))
+
+
 # ----------------------------------------------------------------------------- commands
 
 @dataclass
@@ -432,6 +459,7 @@ class Capabilities:
     rsh_cli_help: str = ""
     cache_dir_flag: bool = False
     no_cache_flag: bool = False
+    isolated_flag: bool = False
     torchfix: bool = False
     fixit: bool = False
     notes: list[str] = field(default_factory=list)
@@ -468,6 +496,7 @@ def detect(python: Path, with_peers: bool) -> Capabilities:
         caps.rsh_cli_help = got.stdout
         caps.cache_dir_flag = "--cache-dir" in got.stdout
         caps.no_cache_flag = "--no-cache" in got.stdout
+        caps.isolated_flag = "--isolated" in got.stdout
     else:
         caps.notes.append("reshard-lint check not available: "
                           + (got.stderr.strip().splitlines() or ["?"])[-1])
@@ -494,7 +523,8 @@ def make_commands(python: Path, caps: Capabilities, cache_root: Path) -> list[Co
     cmds.append(Command("flake8_j1_F", "flake8 -j1 --select=F", "baseline",
                         lambda t: flake8_argv(python, "", 1, "F")))
     if caps.rsh_cli:
-        rsh = rsh_base_argv(python)
+        # --isolated for the same reason flake8 gets it: no config from around the corpus.
+        rsh = [*rsh_base_argv(python), "check", *(["--isolated"] if caps.isolated_flag else [])]
 
         def cache_dir(t: Tree) -> Path:
             return cache_root / t.name
@@ -506,19 +536,19 @@ def make_commands(python: Path, caps: Capabilities, cache_root: Path) -> list[Co
             # Cold = an empty cache dir, as on a user's first run: it pays for writing the
             # cache, and it leaves the cache that the warm run right after it reads.
             cmds.append(Command("rsh_cold", "reshard-lint check (cold)", "ours",
-                                lambda t: [*rsh, "check", "--cache-dir", str(cache_dir(t)), "."],
+                                lambda t: [*rsh, "--cache-dir", str(cache_dir(t)), "."],
                                 prepare=clear, on_scale_trees=True))
             cmds.append(Command("rsh_warm", "reshard-lint check (warm)", "ours",
-                                lambda t: [*rsh, "check", "--cache-dir", str(cache_dir(t)), "."]))
+                                lambda t: [*rsh, "--cache-dir", str(cache_dir(t)), "."]))
         elif caps.no_cache_flag:
             cmds.append(Command("rsh_cold", "reshard-lint check --no-cache", "ours",
-                                lambda t: [*rsh, "check", "--no-cache", "."], on_scale_trees=True))
+                                lambda t: [*rsh, "--no-cache", "."], on_scale_trees=True))
             # The tool's default cache location: primed by an untimed run (see run_all).
             cmds.append(Command("rsh_warm", "reshard-lint check (warm, default cache)", "ours",
-                                lambda t: [*rsh, "check", "."]))
+                                lambda t: [*rsh, "."]))
         else:
             cmds.append(Command("rsh_cold", "reshard-lint check", "ours",
-                                lambda t: [*rsh, "check", "."], on_scale_trees=True))
+                                lambda t: [*rsh, "."], on_scale_trees=True))
     if caps.torchfix:
         # F is kept on, like ours: what a user pays for adding the plugin to their flake8.
         cmds.append(Command("torchfix_j2", "flake8 -j2 --select=F,TOR (TorchFix)", "peer",
@@ -608,6 +638,8 @@ def run_all(trees: list[Tree], commands: list[Command], repeat: int, peer_repeat
                     continue
                 if cmd.role == "peer" and rep >= peer_repeat:
                     continue
+                if tree.check_only and (rep > 0 or cmd.key not in AGREEMENT_COMMANDS):
+                    continue
                 res = results.setdefault((tree.name, cmd.key),
                                          Result(tree.name, cmd.key, cmd.label, cmd.role))
                 if res.status != "ok":
@@ -689,13 +721,14 @@ def evaluate(trees: list[Tree], results: dict[tuple[str, str], Result],
         return r.peak_mb if r and r.status == "ok" and r.walls_s else None
 
     out: list[Target] = []
-    names = [t.name for t in trees if not t.scale]
-    for t in names:
+    names = [t.name for t in trees if not t.scale and not t.check_only]
+    for t in [*names, *(t.name for t in trees if t.check_only)]:
         base, ours = med(t, "flake8_j2_F"), med(t, "flake8_j2_F_RSH")
         cpu_base, cpu_ours = cpu(t, "flake8_j2_F"), cpu(t, "flake8_j2_F_RSH")
-        out.append(_judge(f"{t}: flake8 -j2 F,RSH / F", ours / base if ours and base else None,
-                          TARGET_FLAKE8_RATIO, "x",
-                          note=f"CPU-time ratio {cpu_ours / cpu_base:.3f}x" if cpu_ours and cpu_base else ""))
+        if t in names:
+            out.append(_judge(f"{t}: flake8 -j2 F,RSH / F", ours / base if ours and base else None,
+                              TARGET_FLAKE8_RATIO, "x",
+                              note=f"CPU-time ratio {cpu_ours / cpu_base:.3f}x" if cpu_ours and cpu_base else ""))
         d = diags.get(t, {})
         same = d.get("RSH_flake8_equals_cli")
         f_same = d.get("F_equal_with_RSH_on")
@@ -803,17 +836,25 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "of .py files without a manifest is used as it is: each subdirectory is a tree")
     p.add_argument("--rebuild-corpus", action="store_true", help="rebuild the corpus even if it is current")
     p.add_argument("--no-peers", action="store_true", help="skip TorchFix and fixit")
+    p.add_argument("--no-examples", action="store_true",
+                   help="skip the tree of the rules' example programs (the agreement check with findings)")
     p.add_argument("--peer-repeat", type=int, default=1,
                    help="repetitions of the peers (default 1: fixit alone takes ~5 min on the jax tree, "
                         "and a reference number more than 10x off needs no median)")
     p.add_argument("--timeout", type=float, default=None, help="seconds per run (default 600; --quick 120)")
     p.add_argument("--peer-timeout", type=float, default=None, help="seconds per peer run (default 300; --quick 60)")
+    p.add_argument("--scales", default=",".join(map(str, SCALE_FACTORS)),
+                   help="scale factors of the linearity trees, first one 1 (default 1,4,16)")
     p.add_argument("--json", type=Path, default=DEFAULT_JSON, help="where to write the results JSON")
     return p.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    global SCALE_FACTORS
+    SCALE_FACTORS = tuple(int(x) for x in args.scales.split(","))
+    if SCALE_FACTORS[0] != 1:
+        raise SystemExit("--scales must start with 1")
     started = time.time()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
@@ -847,13 +888,19 @@ def main(argv: list[str] | None = None) -> int:
         caps = detect(python, with_peers=not args.no_peers)
         for note in caps.notes:
             log(note)
+        examples = (examples_tree(python, scratch / "examples-tree")
+                    if (caps.rsh_cli or caps.rsh_plugin) and not args.no_examples else None)
+        if examples is not None:
+            trees.append(examples)
+            log(f"tree examples: {examples.files} rule example programs")
         commands = make_commands(python, caps, scratch / "cache")
-        # Byte-compiles each tool and fails fast on a broken command before the timed runs.
+        # Byte-compiles each tool and fails fast on a broken command before the timed runs;
+        # a --quick run measures nothing worth that.
         warm_tree = Tree("warmup", scratch / "warmup")
         (warm_tree.path / "pkg").mkdir(parents=True)
         (warm_tree.path / "pkg" / "mod.py").write_text(
             "import jax\nfrom jax.sharding import Mesh\n\nmesh = Mesh(jax.devices(), ('x',))\n")
-        for cmd in commands:
+        for cmd in commands if not args.quick else ():
             measure(cmd.argv(warm_tree), warm_tree.path, timeout)
         load_before = os.getloadavg()
         if load_before[0] > 0.5 * (os.cpu_count() or 1):
