@@ -50,8 +50,14 @@ LAUNCHER = BENCH / "flake8_plugins.py"
 USER_PACKAGES = ("flax", "optax", "orbax.checkpoint", "chex", "jraph")
 # Not in the `bench` extra (optional, cheap): installed best effort into bench/.venv.
 EXTRA_USER_INSTALLS = ("chex", "jraph")
-DIST_NAMES = {"jax": "jax", "flax": "flax", "optax": "optax", "orbax.checkpoint": "orbax-checkpoint",
-              "chex": "chex", "jraph": "jraph"}
+DIST_NAMES = {
+    "jax": "jax",
+    "flax": "flax",
+    "optax": "optax",
+    "orbax.checkpoint": "orbax-checkpoint",
+    "chex": "chex",
+    "jraph": "jraph",
+}
 # The scale trees copy two small libraries (~17k lines): 16x of the jax tree, or even of
 # optax, takes minutes per flake8 run, which buys nothing a smaller base does not show.
 # The first choice that is installed wins.
@@ -76,6 +82,7 @@ AGREEMENT_COMMANDS = ("flake8_j2_F", "flake8_j2_F_RSH", "rsh_cold", "rsh_warm")
 
 
 # ----------------------------------------------------------------------------- processes
+
 
 def _children(pid: int) -> list[int]:
     out: list[int] = []
@@ -143,8 +150,9 @@ class Sample:
 def measure(argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None) -> Sample:
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                env=env, start_new_session=True)
+        proc = subprocess.Popen(
+            argv, cwd=cwd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, start_new_session=True
+        )
         sampler = TreeSampler(proc.pid)
         sampler.start()
         timed_out = threading.Event()
@@ -173,10 +181,17 @@ def measure(argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | No
         stdout = out.read().decode("utf-8", "replace")
         stderr = err.read().decode("utf-8", "replace")
     peak_proc = int(usage.ru_maxrss)  # KiB on Linux
-    return Sample(wall_s=wall, rc=proc.returncode, peak_tree_kb=max(sampler.peak_kb, peak_proc),
-                  peak_proc_kb=peak_proc, max_procs=sampler.max_procs, timed_out=timed_out.is_set(),
-                  cpu_s=usage.ru_utime + usage.ru_stime,
-                  stdout=stdout, stderr_tail=stderr[-2000:])
+    return Sample(
+        wall_s=wall,
+        rc=proc.returncode,
+        peak_tree_kb=max(sampler.peak_kb, peak_proc),
+        peak_proc_kb=peak_proc,
+        max_procs=sampler.max_procs,
+        timed_out=timed_out.is_set(),
+        cpu_s=usage.ru_utime + usage.ru_stime,
+        stdout=stdout,
+        stderr_tail=stderr[-2000:],
+    )
 
 
 def _killpg(pgid: int) -> None:
@@ -187,6 +202,7 @@ def _killpg(pgid: int) -> None:
 
 
 # ----------------------------------------------------------------------------- environment
+
 
 def _run_quiet(argv: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, capture_output=True, text=True, **kw)
@@ -268,6 +284,7 @@ def machine_info() -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- corpus
 
+
 @dataclass
 class Tree:
     name: str
@@ -338,7 +355,9 @@ def _scale(base: Path, dst: Path, factor: int) -> None:
     if dst.exists():
         shutil.rmtree(dst)
     for i in range(factor):
-        shutil.copytree(base, dst / f"copy{i:02d}", ignore=shutil.ignore_patterns("__pycache__", "pyproject.toml"))
+        shutil.copytree(
+            base, dst / f"copy{i:02d}", ignore=shutil.ignore_patterns("__pycache__", "pyproject.toml")
+        )
 
 
 def _mark_root(tree: Path) -> None:
@@ -348,17 +367,24 @@ def _mark_root(tree: Path) -> None:
     (tree / "pyproject.toml").write_text("# benchmark corpus tree: intentionally empty\n")
 
 
-def build_managed_corpus(root: Path, python: Path, quick: bool, rebuild: bool,
-                         log: Callable[[str], None]) -> tuple[list[Tree], dict[str, Any]]:
+def build_managed_corpus(
+    root: Path, python: Path, quick: bool, rebuild: bool, log: Callable[[str], None]
+) -> tuple[list[Tree], dict[str, Any]]:
     versions = tool_versions(python)
-    wanted = {"layout": CORPUS_LAYOUT, "scales": list(SCALE_FACTORS), "quick": quick, "packages": {d: versions.get(d) for d in
-                                           ["jax", *(DIST_NAMES[p] for p in USER_PACKAGES)]}}
+    wanted = {
+        "layout": CORPUS_LAYOUT,
+        "scales": list(SCALE_FACTORS),
+        "quick": quick,
+        "packages": {d: versions.get(d) for d in ["jax", *(DIST_NAMES[p] for p in USER_PACKAGES)]},
+    }
     manifest_path = root / "manifest.json"
     if manifest_path.exists() and not rebuild:
         manifest = json.loads(manifest_path.read_text())
         if manifest.get("wanted") == wanted:
-            trees = [Tree(name=t["name"], path=root / t["name"], scale=t.get("scale", 0))
-                     for t in manifest["trees"]]
+            trees = [
+                Tree(name=t["name"], path=root / t["name"], scale=t.get("scale", 0))
+                for t in manifest["trees"]
+            ]
             if all(t.path.is_dir() for t in trees):
                 log(f"reusing corpus {root}")
                 return [tree_stats(t) for t in trees], manifest
@@ -390,17 +416,20 @@ def build_managed_corpus(root: Path, python: Path, quick: bool, rebuild: bool,
         trees.append(Tree(f"scale-{factor}x", root / f"scale-{factor}x", scale=factor))
     for t in trees:
         _mark_root(t.path)
-    manifest = {"wanted": wanted, "trees": [{"name": t.name, "scale": t.scale} for t in trees],
-                "sources": {p: dirs[p] for p in ["jax", *user_parts]}, "scale_source": scale_src,
-                "missing_user_packages": missing}
+    manifest = {
+        "wanted": wanted,
+        "trees": [{"name": t.name, "scale": t.scale} for t in trees],
+        "sources": {p: dirs[p] for p in ["jax", *user_parts]},
+        "scale_source": scale_src,
+        "missing_user_packages": missing,
+    }
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
     return [tree_stats(t) for t in trees], manifest
 
 
 def given_corpus(root: Path, scratch: Path) -> tuple[list[Tree], dict[str, Any]]:
     """A directory of Python files made by someone else: read it, never write into it."""
-    subdirs = sorted(d for d in root.iterdir() if d.is_dir() and not d.name.startswith(".")
-                     and py_files(d))
+    subdirs = sorted(d for d in root.iterdir() if d.is_dir() and not d.name.startswith(".") and py_files(d))
     if subdirs and not any(f.is_file() and f.suffix == ".py" for f in root.iterdir()):
         trees = [Tree(d.name, d) for d in subdirs]
     else:
@@ -442,6 +471,7 @@ def examples_tree(python: Path, dest: Path) -> Tree | None:
 
 # ----------------------------------------------------------------------------- commands
 
+
 @dataclass
 class Command:
     key: str
@@ -480,8 +510,17 @@ def rsh_base_argv(python: Path) -> list[str]:
 
 def flake8_argv(python: Path, keep: str, jobs: int, select: str) -> list[str]:
     keep_args = ["--keep", keep] if keep else []
-    return [str(python), str(LAUNCHER), *keep_args, "--", "--isolated", f"-j{jobs}", f"--select={select}",
-            "--format=%(path)s:%(row)d:%(col)d: %(code)s %(text)s", "."]
+    return [
+        str(python),
+        str(LAUNCHER),
+        *keep_args,
+        "--",
+        "--isolated",
+        f"-j{jobs}",
+        f"--select={select}",
+        "--format=%(path)s:%(row)d:%(col)d: %(code)s %(text)s",
+        ".",
+    ]
 
 
 def detect(python: Path, with_peers: bool) -> Capabilities:
@@ -498,8 +537,9 @@ def detect(python: Path, with_peers: bool) -> Capabilities:
         caps.no_cache_flag = "--no-cache" in got.stdout
         caps.isolated_flag = "--isolated" in got.stdout
     else:
-        caps.notes.append("reshard-lint check not available: "
-                          + (got.stderr.strip().splitlines() or ["?"])[-1])
+        caps.notes.append(
+            "reshard-lint check not available: " + (got.stderr.strip().splitlines() or ["?"])[-1]
+        )
     if with_peers:
         got = _run_quiet([str(python), str(LAUNCHER), "--keep", "TOR", "--", "--version"])
         caps.torchfix = got.returncode == 0 and "torchfix" in got.stdout.lower()
@@ -514,14 +554,27 @@ def detect(python: Path, with_peers: bool) -> Capabilities:
 
 def make_commands(python: Path, caps: Capabilities, cache_root: Path) -> list[Command]:
     cmds = [
-        Command("flake8_j2_F", "flake8 -j2 --select=F", "baseline",
-                lambda t: flake8_argv(python, "", 2, "F"), on_scale_trees=True),
+        Command(
+            "flake8_j2_F",
+            "flake8 -j2 --select=F",
+            "baseline",
+            lambda t: flake8_argv(python, "", 2, "F"),
+            on_scale_trees=True,
+        ),
     ]
     if caps.rsh_plugin:
-        cmds.append(Command("flake8_j2_F_RSH", "flake8 -j2 --select=F,RSH", "ours",
-                            lambda t: flake8_argv(python, "RSH", 2, "F,RSH"), on_scale_trees=True))
-    cmds.append(Command("flake8_j1_F", "flake8 -j1 --select=F", "baseline",
-                        lambda t: flake8_argv(python, "", 1, "F")))
+        cmds.append(
+            Command(
+                "flake8_j2_F_RSH",
+                "flake8 -j2 --select=F,RSH",
+                "ours",
+                lambda t: flake8_argv(python, "RSH", 2, "F,RSH"),
+                on_scale_trees=True,
+            )
+        )
+    cmds.append(
+        Command("flake8_j1_F", "flake8 -j1 --select=F", "baseline", lambda t: flake8_argv(python, "", 1, "F"))
+    )
     if caps.rsh_cli:
         # --isolated for the same reason flake8 gets it: no config from around the corpus.
         rsh = [*rsh_base_argv(python), "check", *(["--isolated"] if caps.isolated_flag else [])]
@@ -535,31 +588,66 @@ def make_commands(python: Path, caps: Capabilities, cache_root: Path) -> list[Co
         if caps.cache_dir_flag:
             # Cold = an empty cache dir, as on a user's first run: it pays for writing the
             # cache, and it leaves the cache that the warm run right after it reads.
-            cmds.append(Command("rsh_cold", "reshard-lint check (cold)", "ours",
-                                lambda t: [*rsh, "--cache-dir", str(cache_dir(t)), "."],
-                                prepare=clear, on_scale_trees=True))
-            cmds.append(Command("rsh_warm", "reshard-lint check (warm)", "ours",
-                                lambda t: [*rsh, "--cache-dir", str(cache_dir(t)), "."]))
+            cmds.append(
+                Command(
+                    "rsh_cold",
+                    "reshard-lint check (cold)",
+                    "ours",
+                    lambda t: [*rsh, "--cache-dir", str(cache_dir(t)), "."],
+                    prepare=clear,
+                    on_scale_trees=True,
+                )
+            )
+            cmds.append(
+                Command(
+                    "rsh_warm",
+                    "reshard-lint check (warm)",
+                    "ours",
+                    lambda t: [*rsh, "--cache-dir", str(cache_dir(t)), "."],
+                )
+            )
         elif caps.no_cache_flag:
-            cmds.append(Command("rsh_cold", "reshard-lint check --no-cache", "ours",
-                                lambda t: [*rsh, "--no-cache", "."], on_scale_trees=True))
+            cmds.append(
+                Command(
+                    "rsh_cold",
+                    "reshard-lint check --no-cache",
+                    "ours",
+                    lambda t: [*rsh, "--no-cache", "."],
+                    on_scale_trees=True,
+                )
+            )
             # The tool's default cache location: primed by an untimed run (see run_all).
-            cmds.append(Command("rsh_warm", "reshard-lint check (warm, default cache)", "ours",
-                                lambda t: [*rsh, "."]))
+            cmds.append(
+                Command("rsh_warm", "reshard-lint check (warm, default cache)", "ours", lambda t: [*rsh, "."])
+            )
         else:
-            cmds.append(Command("rsh_cold", "reshard-lint check", "ours",
-                                lambda t: [*rsh, "."], on_scale_trees=True))
+            cmds.append(
+                Command("rsh_cold", "reshard-lint check", "ours", lambda t: [*rsh, "."], on_scale_trees=True)
+            )
     if caps.torchfix:
         # F is kept on, like ours: what a user pays for adding the plugin to their flake8.
-        cmds.append(Command("torchfix_j2", "flake8 -j2 --select=F,TOR (TorchFix)", "peer",
-                            lambda t: flake8_argv(python, "TOR", 2, "F,TOR")))
+        cmds.append(
+            Command(
+                "torchfix_j2",
+                "flake8 -j2 --select=F,TOR (TorchFix)",
+                "peer",
+                lambda t: flake8_argv(python, "TOR", 2, "F,TOR"),
+            )
+        )
     if caps.fixit:
-        cmds.append(Command("fixit", "fixit lint (built-in rules)", "peer",
-                            lambda t: [str(python), "-m", "fixit", "lint", "."]))
+        cmds.append(
+            Command(
+                "fixit",
+                "fixit lint (built-in rules)",
+                "peer",
+                lambda t: [str(python), "-m", "fixit", "lint", "."],
+            )
+        )
     return cmds
 
 
 # ----------------------------------------------------------------------------- diagnostics
+
 
 def parse_diags(stdout: str, prefix: str | None) -> set[tuple[str, int, int, str]]:
     out: set[tuple[str, int, int, str]] = set()
@@ -604,6 +692,7 @@ def compare_diags(tree: Tree, first: dict[str, Sample]) -> dict[str, Any] | None
 
 # ----------------------------------------------------------------------------- running
 
+
 @dataclass
 class Result:
     tree: str
@@ -626,8 +715,15 @@ class Result:
     ratio_vs_flake8_j2_F: float | None = None
 
 
-def run_all(trees: list[Tree], commands: list[Command], repeat: int, peer_repeat: int, timeout: float,
-            peer_timeout: float, log: Callable[[str], None]) -> tuple[dict[tuple[str, str], Result], dict[str, Any]]:
+def run_all(
+    trees: list[Tree],
+    commands: list[Command],
+    repeat: int,
+    peer_repeat: int,
+    timeout: float,
+    peer_timeout: float,
+    log: Callable[[str], None],
+) -> tuple[dict[tuple[str, str], Result], dict[str, Any]]:
     results: dict[tuple[str, str], Result] = {}
     first: dict[str, dict[str, Sample]] = {t.name: {} for t in trees}
     primed: set[str] = set()
@@ -640,8 +736,9 @@ def run_all(trees: list[Tree], commands: list[Command], repeat: int, peer_repeat
                     continue
                 if tree.check_only and (rep > 0 or cmd.key not in AGREEMENT_COMMANDS):
                     continue
-                res = results.setdefault((tree.name, cmd.key),
-                                         Result(tree.name, cmd.key, cmd.label, cmd.role))
+                res = results.setdefault(
+                    (tree.name, cmd.key), Result(tree.name, cmd.key, cmd.label, cmd.role)
+                )
                 if res.status != "ok":
                     continue  # a command that failed or timed out once is not retried
                 if cmd.key == "rsh_warm" and "--cache-dir" not in cmd.argv(tree) and tree.name not in primed:
@@ -656,7 +753,9 @@ def run_all(trees: list[Tree], commands: list[Command], repeat: int, peer_repeat
                     res.status, res.detail = "timeout", f"> {limit:.0f} s"
                 elif sample.rc not in ok_rcs or "Traceback (most recent call last)" in sample.stderr_tail:
                     res.status = "error"
-                    res.detail = f"rc={sample.rc}: " + (sample.stderr_tail.strip().splitlines() or [""])[-1][:200]
+                    res.detail = (
+                        f"rc={sample.rc}: " + (sample.stderr_tail.strip().splitlines() or [""])[-1][:200]
+                    )
                 res.walls_s.append(round(sample.wall_s, 4))
                 res.cpus_s.append(round(sample.cpu_s, 4))
                 res.peak_mb = max(res.peak_mb, round(sample.peak_tree_kb / 1024, 1))
@@ -664,9 +763,11 @@ def run_all(trees: list[Tree], commands: list[Command], repeat: int, peer_repeat
                 res.max_procs = max(res.max_procs, sample.max_procs)
                 if rep == 0:
                     first[tree.name][cmd.key] = sample
-                log(f"rep {rep + 1}/{repeat} {tree.name:<10} {cmd.key:<16} {sample.wall_s:8.2f} s "
+                log(
+                    f"rep {rep + 1}/{repeat} {tree.name:<10} {cmd.key:<16} {sample.wall_s:8.2f} s "
                     f"{sample.peak_tree_kb / 1024:8.1f} MB rc={sample.rc}"
-                    + (f" [{res.status}]" if res.status != "ok" else ""))
+                    + (f" [{res.status}]" if res.status != "ok" else "")
+                )
     by_tree = {t.name: t for t in trees}
     for (tname, _key), res in results.items():
         if res.walls_s and res.status == "ok":
@@ -688,6 +789,7 @@ def run_all(trees: list[Tree], commands: list[Command], repeat: int, peer_repeat
 
 # ----------------------------------------------------------------------------- targets
 
+
 @dataclass
 class Target:
     name: str
@@ -698,16 +800,18 @@ class Target:
     note: str = ""
 
 
-def _judge(name: str, measured: float | None, limit: float, unit: str, higher_is_better: bool = False,
-           note: str = "") -> Target:
+def _judge(
+    name: str, measured: float | None, limit: float, unit: str, higher_is_better: bool = False, note: str = ""
+) -> Target:
     if measured is None:
         return Target(name, None, limit, unit, "N/A", note or "not measured")
     ok = measured >= limit if higher_is_better else measured <= limit
     return Target(name, round(measured, 3), limit, unit, "MET" if ok else "NOT MET", note)
 
 
-def evaluate(trees: list[Tree], results: dict[tuple[str, str], Result],
-             diags: dict[str, Any]) -> list[Target]:
+def evaluate(
+    trees: list[Tree], results: dict[tuple[str, str], Result], diags: dict[str, Any]
+) -> list[Target]:
     def med(t: str, k: str) -> float | None:
         r = results.get((t, k))
         return r.median_wall_s if r and r.status == "ok" else None
@@ -726,43 +830,86 @@ def evaluate(trees: list[Tree], results: dict[tuple[str, str], Result],
         base, ours = med(t, "flake8_j2_F"), med(t, "flake8_j2_F_RSH")
         cpu_base, cpu_ours = cpu(t, "flake8_j2_F"), cpu(t, "flake8_j2_F_RSH")
         if t in names:
-            out.append(_judge(f"{t}: flake8 -j2 F,RSH / F", ours / base if ours and base else None,
-                              TARGET_FLAKE8_RATIO, "x",
-                              note=f"CPU-time ratio {cpu_ours / cpu_base:.3f}x" if cpu_ours and cpu_base else ""))
+            out.append(
+                _judge(
+                    f"{t}: flake8 -j2 F,RSH / F",
+                    ours / base if ours and base else None,
+                    TARGET_FLAKE8_RATIO,
+                    "x",
+                    note=f"CPU-time ratio {cpu_ours / cpu_base:.3f}x" if cpu_ours and cpu_base else "",
+                )
+            )
         d = diags.get(t, {})
         same = d.get("RSH_flake8_equals_cli")
         f_same = d.get("F_equal_with_RSH_on")
         if same is None or f_same is None:
-            out.append(Target(f"{t}: every diagnostic still found", None, 1, "", "N/A",
-                              "needs both the flake8 plugin and the CLI"))
+            out.append(
+                Target(
+                    f"{t}: every diagnostic still found",
+                    None,
+                    1,
+                    "",
+                    "N/A",
+                    "needs both the flake8 plugin and the CLI",
+                )
+            )
         else:
-            out.append(Target(f"{t}: every diagnostic still found", d.get("RSH_cli_count", 0), 0, "",
-                              "MET" if same and f_same and d.get("RSH_warm_equals_cold", True) else "NOT MET",
-                              f"RSH flake8={d.get('RSH_flake8_count')} cli={d.get('RSH_cli_count')}; "
-                              f"F unchanged={f_same}; warm==cold={d.get('RSH_warm_equals_cold')}"))
+            out.append(
+                Target(
+                    f"{t}: every diagnostic still found",
+                    d.get("RSH_cli_count", 0),
+                    0,
+                    "",
+                    "MET" if same and f_same and d.get("RSH_warm_equals_cold", True) else "NOT MET",
+                    f"RSH flake8={d.get('RSH_flake8_count')} cli={d.get('RSH_cli_count')}; "
+                    f"F unchanged={f_same}; warm==cold={d.get('RSH_warm_equals_cold')}",
+                )
+            )
     jax = "jax" if "jax" in names else (names[0] if names else "")
     if jax:
         out.append(_judge(f"{jax}: reshard-lint check cold", med(jax, "rsh_cold"), TARGET_COLD_S, "s"))
         out.append(_judge(f"{jax}: reshard-lint check warm", med(jax, "rsh_warm"), TARGET_WARM_S, "s"))
         for t in names:
             ours, base = peak(t, "rsh_cold"), peak(t, "flake8_j1_F")
-            out.append(_judge(f"{t}: peak RSS check / flake8 -j1 F", ours / base if ours and base else None,
-                              TARGET_MEM_RATIO, "x"))
+            out.append(
+                _judge(
+                    f"{t}: peak RSS check / flake8 -j1 F",
+                    ours / base if ours and base else None,
+                    TARGET_MEM_RATIO,
+                    "x",
+                )
+            )
     by_scale = {t.scale: t.name for t in trees if t.scale}
     for key in ("rsh_cold", "flake8_j2_F_RSH"):
         r1 = results.get((by_scale.get(1, ""), key))
         for factor in SCALE_FACTORS[1:]:
             rn = results.get((by_scale.get(factor, ""), key))
             if r1 and rn and r1.lines_per_s and rn.lines_per_s:
-                out.append(_judge(f"linear: {key} lines/s at {factor}x / 1x", rn.lines_per_s / r1.lines_per_s,
-                                  TARGET_LINEAR_MIN, "x", higher_is_better=True))
+                out.append(
+                    _judge(
+                        f"linear: {key} lines/s at {factor}x / 1x",
+                        rn.lines_per_s / r1.lines_per_s,
+                        TARGET_LINEAR_MIN,
+                        "x",
+                        higher_is_better=True,
+                    )
+                )
             else:
-                out.append(Target(f"linear: {key} lines/s at {factor}x / 1x", None, TARGET_LINEAR_MIN, "x",
-                                  "N/A", "not measured"))
+                out.append(
+                    Target(
+                        f"linear: {key} lines/s at {factor}x / 1x",
+                        None,
+                        TARGET_LINEAR_MIN,
+                        "x",
+                        "N/A",
+                        "not measured",
+                    )
+                )
     return out
 
 
 # ----------------------------------------------------------------------------- report
+
 
 def _fmt(v: float | None, digits: int = 2) -> str:
     if v is None:
@@ -779,14 +926,27 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join([line(headers), sep, *(line(r) for r in rows)])
 
 
-def render(trees: list[Tree], results: dict[tuple[str, str], Result], targets: list[Target],
-           diags: dict[str, Any]) -> str:
-    parts = ["Trees", _table(
-        ["tree", "files", "lines", "MB", *PREFILTER_WORDS, "any of the first 4", "pass gate.prefilter"],
-        [[t.name, str(t.files), f"{t.lines:,}", f"{t.bytes / 1e6:.1f}",
-          *(str(t.contains.get(w, 0)) for w in PREFILTER_WORDS), str(t.contains.get("any_core", 0)),
-          str(t.contains.get("engine_prefilter", "-"))]
-         for t in trees])]
+def render(
+    trees: list[Tree], results: dict[tuple[str, str], Result], targets: list[Target], diags: dict[str, Any]
+) -> str:
+    parts = [
+        "Trees",
+        _table(
+            ["tree", "files", "lines", "MB", *PREFILTER_WORDS, "any of the first 4", "pass gate.prefilter"],
+            [
+                [
+                    t.name,
+                    str(t.files),
+                    f"{t.lines:,}",
+                    f"{t.bytes / 1e6:.1f}",
+                    *(str(t.contains.get(w, 0)) for w in PREFILTER_WORDS),
+                    str(t.contains.get("any_core", 0)),
+                    str(t.contains.get("engine_prefilter", "-")),
+                ]
+                for t in trees
+            ],
+        ),
+    ]
     target_of = {
         "flake8_j2_F_RSH": f"<= {TARGET_FLAKE8_RATIO:.2f}x",
         "rsh_cold": f"<= {TARGET_COLD_S:g} s (jax); mem <= {TARGET_MEM_RATIO:g}x j1",
@@ -797,54 +957,141 @@ def render(trees: list[Tree], results: dict[tuple[str, str], Result], targets: l
         for (tname, key), r in results.items():
             if tname != t.name:
                 continue
-            rows.append([t.name, r.label, _fmt(r.median_wall_s), _fmt(r.median_cpu_s), str(len(r.walls_s)),
-                         _fmt(r.files_per_s, 1),
-                         _fmt(r.lines_per_s, 0), _fmt(r.peak_mb, 1), _fmt(r.peak_proc_mb, 1),
-                         _fmt(r.ratio_vs_flake8_j2_F, 2) + ("x" if r.ratio_vs_flake8_j2_F else ""),
-                         target_of.get(key, r.role), r.status + (f" ({r.detail})" if r.detail else "")])
-    parts += ["", "Measurements (median wall over repetitions; peak MB = largest over repetitions)", _table(
-        ["tree", "command", "median s", "cpu s", "n", "files/s", "lines/s", "peak MB", "proc MB", "vs flake8 -j2 F",
-         "target", "status"], rows)]
-    parts += ["", "Targets", _table(
-        ["target", "measured", "limit", "status", "note"],
-        [[x.name, (str(x.measured) if isinstance(x.measured, int) else _fmt(x.measured, 3))
-          + (x.unit if x.measured is not None else ""),
-          f"{x.limit:g}{x.unit}" if x.unit else "equal sets", x.status, x.note] for x in targets])]
+            rows.append(
+                [
+                    t.name,
+                    r.label,
+                    _fmt(r.median_wall_s),
+                    _fmt(r.median_cpu_s),
+                    str(len(r.walls_s)),
+                    _fmt(r.files_per_s, 1),
+                    _fmt(r.lines_per_s, 0),
+                    _fmt(r.peak_mb, 1),
+                    _fmt(r.peak_proc_mb, 1),
+                    _fmt(r.ratio_vs_flake8_j2_F, 2) + ("x" if r.ratio_vs_flake8_j2_F else ""),
+                    target_of.get(key, r.role),
+                    r.status + (f" ({r.detail})" if r.detail else ""),
+                ]
+            )
+    parts += [
+        "",
+        "Measurements (median wall over repetitions; peak MB = largest over repetitions)",
+        _table(
+            [
+                "tree",
+                "command",
+                "median s",
+                "cpu s",
+                "n",
+                "files/s",
+                "lines/s",
+                "peak MB",
+                "proc MB",
+                "vs flake8 -j2 F",
+                "target",
+                "status",
+            ],
+            rows,
+        ),
+    ]
+    parts += [
+        "",
+        "Targets",
+        _table(
+            ["target", "measured", "limit", "status", "note"],
+            [
+                [
+                    x.name,
+                    (str(x.measured) if isinstance(x.measured, int) else _fmt(x.measured, 3))
+                    + (x.unit if x.measured is not None else ""),
+                    f"{x.limit:g}{x.unit}" if x.unit else "equal sets",
+                    x.status,
+                    x.note,
+                ]
+                for x in targets
+            ],
+        ),
+    ]
     if diags:
-        parts += ["", "Diagnostics", _table(
-            ["tree", "F (flake8)", "F same with RSH on", "RSH flake8", "RSH cli", "flake8 == cli", "warm == cold",
-             "by code"],
-            [[t, str(d.get("F_count", "-")), str(d.get("F_equal_with_RSH_on", "-")),
-              str(d.get("RSH_flake8_count", "-")), str(d.get("RSH_cli_count", "-")),
-              str(d.get("RSH_flake8_equals_cli", "-")), str(d.get("RSH_warm_equals_cold", "-")),
-              json.dumps(d.get("RSH_cli_by_code", {}))] for t, d in diags.items()])]
+        parts += [
+            "",
+            "Diagnostics",
+            _table(
+                [
+                    "tree",
+                    "F (flake8)",
+                    "F same with RSH on",
+                    "RSH flake8",
+                    "RSH cli",
+                    "flake8 == cli",
+                    "warm == cold",
+                    "by code",
+                ],
+                [
+                    [
+                        t,
+                        str(d.get("F_count", "-")),
+                        str(d.get("F_equal_with_RSH_on", "-")),
+                        str(d.get("RSH_flake8_count", "-")),
+                        str(d.get("RSH_cli_count", "-")),
+                        str(d.get("RSH_flake8_equals_cli", "-")),
+                        str(d.get("RSH_warm_equals_cold", "-")),
+                        json.dumps(d.get("RSH_cli_by_code", {})),
+                    ]
+                    for t, d in diags.items()
+                ],
+            ),
+        ]
     return "\n".join(parts)
 
 
 # ----------------------------------------------------------------------------- main
 
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--quick", action="store_true", help="small trees, 1 repetition (smoke run)")
-    p.add_argument("--repeat", type=int, default=None, help="repetitions of every command (default 3; --quick 1)")
+    p.add_argument(
+        "--repeat", type=int, default=None, help="repetitions of every command (default 3; --quick 1)"
+    )
     env = p.add_mutually_exclusive_group()
-    env.add_argument("--python", type=Path, help="run the tools with this interpreter's environment")
-    env.add_argument("--no-venv", action="store_true", help="run the tools with this interpreter's environment")
-    p.add_argument("--corpus", type=Path, default=None,
-                   help="corpus root (default bench/corpus/full, or bench/corpus/quick with --quick; built from installed packages). A directory "
-                        "of .py files without a manifest is used as it is: each subdirectory is a tree")
+    env.add_argument("--python", type=Path, help="run the tools with that interpreter's environment")
+    env.add_argument(
+        "--no-venv", action="store_true", help="run the tools with this interpreter's environment"
+    )
+    p.add_argument(
+        "--corpus",
+        type=Path,
+        default=None,
+        help="corpus root (default bench/corpus/full, or bench/corpus/quick with --quick; built from "
+        "installed packages). A directory of .py files without a manifest is used as it is: each "
+        "subdirectory is a tree",
+    )
     p.add_argument("--rebuild-corpus", action="store_true", help="rebuild the corpus even if it is current")
     p.add_argument("--no-peers", action="store_true", help="skip TorchFix and fixit")
-    p.add_argument("--no-examples", action="store_true",
-                   help="skip the tree of the rules' example programs (the agreement check with findings)")
-    p.add_argument("--peer-repeat", type=int, default=1,
-                   help="repetitions of the peers (default 1: fixit alone takes ~5 min on the jax tree, "
-                        "and a reference number more than 10x off needs no median)")
+    p.add_argument(
+        "--no-examples",
+        action="store_true",
+        help="skip the tree of the rules' example programs (the agreement check with findings)",
+    )
+    p.add_argument(
+        "--peer-repeat",
+        type=int,
+        default=1,
+        help="repetitions of the peers (default 1: fixit alone takes ~5 min on the jax tree, "
+        "and a reference number more than 10x off needs no median)",
+    )
     p.add_argument("--timeout", type=float, default=None, help="seconds per run (default 600; --quick 120)")
-    p.add_argument("--peer-timeout", type=float, default=None, help="seconds per peer run (default 300; --quick 60)")
-    p.add_argument("--scales", default=",".join(map(str, SCALE_FACTORS)),
-                   help="scale factors of the linearity trees, first one 1 (default 1,4,16)")
+    p.add_argument(
+        "--peer-timeout", type=float, default=None, help="seconds per peer run (default 300; --quick 60)"
+    )
+    p.add_argument(
+        "--scales",
+        default=",".join(map(str, SCALE_FACTORS)),
+        help="scale factors of the linearity trees, first one 1 (default 1,4,16)",
+    )
     p.add_argument("--json", type=Path, default=DEFAULT_JSON, help="where to write the results JSON")
     return p.parse_args(argv)
 
@@ -877,7 +1124,9 @@ def main(argv: list[str] | None = None) -> int:
 
     scratch = Path(tempfile.mkdtemp(prefix="rsh-bench-"))
     try:
-        corpus = args.corpus.absolute() if args.corpus else DEFAULT_CORPUS / ("quick" if args.quick else "full")
+        corpus = (
+            args.corpus.absolute() if args.corpus else DEFAULT_CORPUS / ("quick" if args.quick else "full")
+        )
         managed = not corpus.exists() or (corpus / "manifest.json").exists() or not any(corpus.rglob("*.py"))
         if managed:
             trees, manifest = build_managed_corpus(corpus, python, args.quick, args.rebuild_corpus, log)
@@ -888,8 +1137,11 @@ def main(argv: list[str] | None = None) -> int:
         caps = detect(python, with_peers=not args.no_peers)
         for note in caps.notes:
             log(note)
-        examples = (examples_tree(python, scratch / "examples-tree")
-                    if (caps.rsh_cli or caps.rsh_plugin) and not args.no_examples else None)
+        examples = (
+            examples_tree(python, scratch / "examples-tree")
+            if (caps.rsh_cli or caps.rsh_plugin) and not args.no_examples
+            else None
+        )
         if examples is not None:
             trees.append(examples)
             log(f"tree examples: {examples.files} rule example programs")
@@ -899,13 +1151,16 @@ def main(argv: list[str] | None = None) -> int:
         warm_tree = Tree("warmup", scratch / "warmup")
         (warm_tree.path / "pkg").mkdir(parents=True)
         (warm_tree.path / "pkg" / "mod.py").write_text(
-            "import jax\nfrom jax.sharding import Mesh\n\nmesh = Mesh(jax.devices(), ('x',))\n")
+            "import jax\nfrom jax.sharding import Mesh\n\nmesh = Mesh(jax.devices(), ('x',))\n"
+        )
         for cmd in commands if not args.quick else ():
             measure(cmd.argv(warm_tree), warm_tree.path, timeout)
         load_before = os.getloadavg()
         if load_before[0] > 0.5 * (os.cpu_count() or 1):
-            log(f"warning: load average {load_before[0]:.2f} before the run: other work on this machine "
-                "makes wall times noisy (CPU seconds are reported too)")
+            log(
+                f"warning: load average {load_before[0]:.2f} before the run: other work on this machine "
+                "makes wall times noisy (CPU seconds are reported too)"
+            )
         results, diags = run_all(trees, commands, repeat, peer_repeat, timeout, peer_timeout, log)
         load_after = os.getloadavg()
         targets = evaluate(trees, results, diags)
@@ -921,8 +1176,16 @@ def main(argv: list[str] | None = None) -> int:
         "tool_python": str(python),
         "versions": versions,
         "load_average": {"before": load_before, "after": load_after},
-        "settings": {"repeat": repeat, "peer_repeat": peer_repeat, "quick": args.quick, "timeout_s": timeout, "peer_timeout_s": peer_timeout,
-                     "peers": not args.no_peers, "corpus": str(corpus), "scale_factors": list(SCALE_FACTORS)},
+        "settings": {
+            "repeat": repeat,
+            "peer_repeat": peer_repeat,
+            "quick": args.quick,
+            "timeout_s": timeout,
+            "peer_timeout_s": peer_timeout,
+            "peers": not args.no_peers,
+            "corpus": str(corpus),
+            "scale_factors": list(SCALE_FACTORS),
+        },
         "capabilities": {k: v for k, v in asdict(caps).items() if k != "rsh_cli_help"},
         "setup_problems": problems,
         "corpus": manifest,

@@ -15,8 +15,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 RUN = REPO / "bench" / "run.py"
 
-SNIPPET = textwrap.dedent(
-    """
+SNIPPET = textwrap.dedent("""
     import jax
     import numpy as np
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
@@ -25,8 +24,7 @@ SNIPPET = textwrap.dedent(
     def shard(x, axis: str = "data"):
         mesh = Mesh(np.array(jax.devices()), (axis,))
         return jax.device_put(x, NamedSharding(mesh, P(axis)))
-    """
-)
+    """)
 
 
 def _corpus(root: Path) -> Path:
@@ -43,9 +41,26 @@ def test_quick_run_reports_tables_and_json(tmp_path: Path) -> None:
     corpus = _corpus(tmp_path / "corpus")
     out_json = tmp_path / "results.json"
     done = subprocess.run(
-        [sys.executable, str(RUN), "--quick", "--no-venv", "--no-peers", "--no-examples", "--scales", "1,2", "--corpus", str(corpus),
-         "--json", str(out_json), "--timeout", "60"],
-        capture_output=True, text=True, timeout=120, cwd=REPO,
+        [
+            sys.executable,
+            str(RUN),
+            "--quick",
+            "--no-venv",
+            "--no-peers",
+            "--no-examples",
+            "--scales",
+            "1,2",
+            "--corpus",
+            str(corpus),
+            "--json",
+            str(out_json),
+            "--timeout",
+            "60",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     for heading in ("Trees", "Measurements", "Targets", f"results JSON: {out_json}"):
