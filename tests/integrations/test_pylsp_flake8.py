@@ -16,7 +16,7 @@ assert _RULE is not None
 BUGGY = re.sub(r"  # RSH\d{3}:\d+$", "", _RULE.firing()[0].code, flags=re.MULTILINE)
 
 PYLSP_SETTINGS = {"pylsp": {"plugins": {
-    "flake8": {"enabled": True, "executable": tool("flake8"), "select": ["RSH"]},
+    "flake8": {"enabled": True, "executable": tool("flake8"), "extendSelect": ["RSH"]},
     "pycodestyle": {"enabled": False},
     "pyflakes": {"enabled": False},
     "mccabe": {"enabled": False},
