@@ -523,7 +523,7 @@ def flake8_argv(python: Path, keep: str, jobs: int, select: str) -> list[str]:
     ]
 
 
-def detect(python: Path, with_peers: bool) -> Capabilities:
+def detect(python: Path, peers: frozenset[str]) -> Capabilities:
     caps = Capabilities()
     got = _run_quiet([str(python), str(LAUNCHER), "--keep", "RSH", "--", "--version"])
     caps.rsh_plugin = got.returncode == 0 and "reshard" in got.stdout.lower()
@@ -540,11 +540,12 @@ def detect(python: Path, with_peers: bool) -> Capabilities:
         caps.notes.append(
             "reshard-lint check not available: " + (got.stderr.strip().splitlines() or ["?"])[-1]
         )
-    if with_peers:
+    if "torchfix" in peers:
         got = _run_quiet([str(python), str(LAUNCHER), "--keep", "TOR", "--", "--version"])
         caps.torchfix = got.returncode == 0 and "torchfix" in got.stdout.lower()
         if not caps.torchfix:
             caps.notes.append("TorchFix flake8 plugin not available")
+    if "fixit" in peers:
         got = _run_quiet([str(python), "-m", "fixit", "--version"])
         caps.fixit = got.returncode == 0
         if not caps.fixit:
@@ -1071,6 +1072,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--rebuild-corpus", action="store_true", help="rebuild the corpus even if it is current")
     p.add_argument("--no-peers", action="store_true", help="skip TorchFix and fixit")
+    p.add_argument("--peers", default="torchfix,fixit", help="which peers to run (default torchfix,fixit)")
     p.add_argument(
         "--no-examples",
         action="store_true",
@@ -1134,7 +1136,8 @@ def main(argv: list[str] | None = None) -> int:
             trees, manifest = given_corpus(corpus, scratch)
         for t in trees:
             log(f"tree {t.name}: {t.files} files, {t.lines:,} lines")
-        caps = detect(python, with_peers=not args.no_peers)
+        peers = frozenset() if args.no_peers else frozenset(x for x in args.peers.split(",") if x)
+        caps = detect(python, peers)
         for note in caps.notes:
             log(note)
         examples = (
@@ -1182,7 +1185,7 @@ def main(argv: list[str] | None = None) -> int:
             "quick": args.quick,
             "timeout_s": timeout,
             "peer_timeout_s": peer_timeout,
-            "peers": not args.no_peers,
+            "peers": sorted(peers),
             "corpus": str(corpus),
             "scale_factors": list(SCALE_FACTORS),
         },

@@ -69,7 +69,7 @@ def test_quick_run_reports_tables_and_json(tmp_path: Path) -> None:
     data = json.loads(out_json.read_text())
     for key in ("machine", "versions", "settings", "trees", "results", "targets", "diagnostics", "table"):
         assert key in data, key
-    assert data["settings"]["repeat"] == 1 and data["settings"]["peers"] is False
+    assert data["settings"]["repeat"] == 1 and data["settings"]["peers"] == []
     assert data["machine"]["nproc"] >= 1
 
     trees = {t["name"]: t for t in data["trees"]}
