@@ -28,7 +28,15 @@ class ReshardChecker:
 
     @classmethod
     def parse_options(cls, options: Any) -> None:
-        cls._settings = {"multicontroller": getattr(options, "reshard_multicontroller", "auto")}
+        value = getattr(options, "reshard_multicontroller", "auto")
+        if value not in ("auto", "always"):
+            # flake8 checks `choices` on the command line only, not in setup.cfg/tox.ini/.flake8;
+            # a typo there must not silently turn the option off.
+            from flake8.exceptions import ExecutionError
+
+            raise ExecutionError(f"reshard-lint: reshard-multicontroller = {value!r} in the [flake8] "
+                                 "configuration must be one of 'auto', 'always'")
+        cls._settings = {"multicontroller": value}
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         # Imported here so that `flake8 --version` and files without JAX stay cheap.

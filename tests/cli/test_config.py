@@ -1,0 +1,142 @@
+"""[tool.reshard-lint] in pyproject.toml, flags over it, and the flake8 plugin's config."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import CROSS, REORDERED, run, write
+
+# RSH301 fires on this only with multicontroller = "always": no multi-controller signs.
+SINGLE_DEVICE_PUT = """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+mesh = Mesh(np.array(jax.devices()), ('x',))
+x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+y = jax.device_put(x, jax.devices()[0])
+"""
+
+
+def found(r: object) -> list[str]:
+    return sorted(line.split(": ")[0] + " " + line.split(" ")[1]
+                  for line in r.stdout.splitlines())  # type: ignore[attr-defined]
+
+
+def pyproject(root: Path, body: str) -> None:
+    (root / "pyproject.toml").write_text("[project]\nname = 'demo'\n\n[tool.reshard-lint]\n" + body)
+
+
+def test_select_ignore_extend_select_from_pyproject(tmp_path: Path) -> None:
+    write(tmp_path, "m.py", REORDERED)
+    pyproject(tmp_path, 'select = ["RSH2"]\nignore = ["RSH202"]\n')
+    assert found(run("check", "--format", "concise", cwd=tmp_path)) == ["m.py:8:5 RSH201"]
+    pyproject(tmp_path, 'select = ["RSH2"]\nextend-select = ["RSH102"]\n')
+    assert found(run("check", "--format", "concise", cwd=tmp_path)) == \
+        ["m.py:10:5 RSH202", "m.py:8:5 RSH201", "m.py:9:7 RSH102"]
+    # Flags replace the file's select/ignore.
+    assert found(run("check", "--format", "concise", "--select", "RSH1", cwd=tmp_path)) == ["m.py:9:7 RSH102"]
+
+
+def test_config_found_walking_up_from_the_path(tmp_path: Path) -> None:
+    write(tmp_path, "pkg/deep/m.py", REORDERED)
+    pyproject(tmp_path, 'ignore = ["RSH1", "RSH202"]\n')
+    (tmp_path / "pkg" / "pyproject.toml").write_text("[project]\nname = 'member'\n")  # no table: walk on
+    for cwd, arg in ((tmp_path / "pkg" / "deep", "m.py"), (tmp_path, "pkg/deep"), (tmp_path / "pkg", ".")):
+        r = run("check", "--format", "concise", arg, cwd=cwd)
+        assert [x.split(" ")[1] for x in r.stdout.splitlines()] == ["RSH201"], (cwd, arg, r.stdout)
+
+
+def test_config_file_flag_and_isolated(tmp_path: Path) -> None:
+    write(tmp_path, "m.py", REORDERED)
+    other = tmp_path / "ci.toml"
+    other.write_text('[tool.reshard-lint]\nselect = ["RSH102"]\n')
+    assert found(run("check", "--format", "concise", "--config", str(other), cwd=tmp_path)) == ["m.py:9:7 RSH102"]
+    pyproject(tmp_path, 'select = ["RSH102"]\n')
+    assert len(found(run("check", "--format", "concise", "--isolated", cwd=tmp_path))) == 3
+    r = run("check", "--config", "missing.toml", cwd=tmp_path)
+    assert r.returncode == 2 and "missing.toml" in r.stderr
+
+
+def test_per_file_ignores_and_excludes(tmp_path: Path) -> None:
+    for rel in ("src/m.py", "tests/test_m.py", "gen/out.py", "legacy/old.py", "src/skip_me.py"):
+        write(tmp_path, rel, REORDERED)
+    pyproject(tmp_path, '''extend-exclude = ["gen", "src/skip_*.py"]
+[tool.reshard-lint.per-file-ignores]
+"tests/*" = ["RSH1", "RSH202"]
+"old.py" = ["RSH"]
+''')
+    r = run("check", "--format", "concise", cwd=tmp_path)
+    files = sorted({line.split(":")[0] for line in r.stdout.splitlines()})
+    assert files == ["src/m.py", "tests/test_m.py"], r.stdout
+    assert [x.split(" ")[1] for x in r.stdout.splitlines() if x.startswith("tests/")] == ["RSH201"]
+    # exclude replaces the default list: build/ is then walked.
+    write(tmp_path, "build/b.py", CROSS)
+    assert "build/b.py" not in run("check", "--format", "concise", cwd=tmp_path).stdout
+    pyproject(tmp_path, 'exclude = ["gen"]\n')
+    assert "build/b.py" in run("check", "--format", "concise", cwd=tmp_path).stdout
+
+
+def test_multicontroller_option_from_pyproject_and_flag(tmp_path: Path) -> None:
+    write(tmp_path, "m.py", SINGLE_DEVICE_PUT)
+    assert run("check", cwd=tmp_path).returncode == 0
+    pyproject(tmp_path, 'multicontroller = "always"\n')
+    r = run("check", "--format", "concise", cwd=tmp_path)
+    assert r.returncode == 1 and "m.py:7:5: RSH301 " in r.stdout
+    assert run("check", "--multicontroller", "auto", cwd=tmp_path).returncode == 0
+
+
+@pytest.mark.parametrize("body, words", [
+    ('multicontroller = "sometimes"\n', ["multicontroller", "'auto', 'always'"]),
+    ('selec = ["RSH"]\n', ["unknown key 'selec'", "allowed: select"]),
+    ('select = "RSH2"\n', ["select must be a list of strings"]),
+    ('ignore = ["RSH9"]\n', ["ignore", "unknown code 'RSH9'"]),
+    ('[tool.reshard-lint.per-file-ignores]\n"t/*" = ["E501"]\n', ["per-file-ignores", "'E501'"]),
+    ('select = ["RSH2"\n', ["not valid TOML"]),
+])
+def test_broken_settings_one_clear_message_exit_2(tmp_path: Path, body: str, words: list[str]) -> None:
+    write(tmp_path, "m.py", CROSS)
+    pyproject(tmp_path, body)
+    r = run("check", cwd=tmp_path)
+    assert r.returncode == 2
+    assert r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert str(tmp_path / "pyproject.toml") in lines[0]
+    for w in words:
+        assert w in lines[0], lines[0]
+
+
+def flake8(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "flake8", "--select", "RSH", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("config, section", [
+    ("setup.cfg", "[flake8]\nreshard-multicontroller = always\n"),
+    ("tox.ini", "[flake8]\nreshard_multicontroller = always\n"),
+    (".flake8", "[flake8]\nreshard-multicontroller = always\n"),
+])
+def test_flake8_reads_the_same_option(tmp_path: Path, config: str, section: str) -> None:
+    write(tmp_path, "m.py", SINGLE_DEVICE_PUT)
+    assert flake8(tmp_path, "m.py").stdout == ""
+    (tmp_path / config).write_text(section)
+    p = flake8(tmp_path, "m.py")
+    assert p.stdout.startswith("m.py:7:5: RSH301 "), p.stdout + p.stderr
+    # And the standalone command reports the same thing with the same option in pyproject.
+    pyproject(tmp_path, 'multicontroller = "always"\n')
+    assert run("check", "--format", "concise", "m.py", cwd=tmp_path).stdout.splitlines() == \
+        p.stdout.splitlines()
+
+
+def test_flake8_rejects_a_bad_value_in_its_config(tmp_path: Path) -> None:
+    write(tmp_path, "m.py", SINGLE_DEVICE_PUT)
+    (tmp_path / "setup.cfg").write_text("[flake8]\nreshard-multicontroller = sometimes\n")
+    p = flake8(tmp_path, "m.py")
+    assert p.returncode != 0
+    assert "reshard-multicontroller = 'sometimes'" in p.stdout + p.stderr
+    assert "'auto', 'always'" in p.stdout + p.stderr
