@@ -235,8 +235,10 @@ def noqa_edit(source: str, lines: Sequence[str], line: int, code: str) -> Edit |
 
 class ReshardServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__(SOURCE, __version__,
-                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        # Full sync: pygls applies incremental edits on str.splitlines() lines, which also
+        # break at form feeds and other separators that LSP and Python do not treat as line
+        # ends, so a file with a form feed would drift out of step with the editor.
+        super().__init__(SOURCE, __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full)
         self.settings = Settings()
         # Rules keep per-file state while they run, so analyses go one at a time, off the
         # event loop so that the server keeps answering while a large file is analysed.

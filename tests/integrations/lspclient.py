@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import queue
+import re
 import subprocess
 import threading
 import time
@@ -180,8 +181,12 @@ class LspClient:
 # --- applying edits as an editor does (UTF-16 positions) -------------------------------------
 
 
+_LSP_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
 def _offset(text: str, line: int, character: int) -> int:
-    lines = text.splitlines(keepends=True)
+    # LSP ends lines at \n, \r\n and \r only (str.splitlines also breaks at \f and others).
+    lines = _LSP_LINE.findall(text)
     start = sum(len(x) for x in lines[:line])
     if line >= len(lines):
         return len(text)

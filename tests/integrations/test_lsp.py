@@ -356,3 +356,34 @@ def test_reshard_lint_lsp_subcommand(tmp_path: Path) -> None:
         assert c.shutdown() == 0
     finally:
         c.close()
+
+
+def test_form_feed_is_not_a_line_break(client: LspClient, tmp_path: Path) -> None:
+    # Python and LSP end lines at \n, \r\n and \r only; str.splitlines() also breaks at \f.
+    text = BUGGY.replace("import jax\n", "import jax\n\x0c\n", 1)
+    init = client.initialize(tmp_path)
+    assert init["capabilities"]["textDocumentSync"]["change"] == 1  # full
+    uri = _doc(tmp_path, text)
+    client.open(uri, text)
+    [diag] = client.wait_diagnostics(uri)
+    assert diag["range"]["start"] == {"line": BUG_LINE + 1, "character": 4}
+    [fix] = [a for a in _actions(client, uri, diag) if a.get("isPreferred")]
+    fixed = FIXED.replace("import jax\n", "import jax\n\x0c\n", 1)
+    assert apply_workspace_edit(text, uri, fix["edit"]) == fixed
+    assert client.shutdown() == 0
+
+
+def test_changes_are_debounced_into_one_analysis(client: LspClient, tmp_path: Path) -> None:
+    # A long quiet time, so that the five changes surely fall inside one window.
+    client.initialize(tmp_path, options={"debounce": 5})
+    uri = _doc(tmp_path, BUGGY)
+    client.open(uri, BUGGY)
+    client.wait_diagnostics(uri)
+    for version in range(2, 7):
+        client.change_full(uri, BUGGY + f"\nstep = {version}\n", version)
+    msg = client.wait_for(lambda m: m["method"] == "textDocument/publishDiagnostics")
+    assert msg["params"]["version"] == 6
+    published = [m["params"]["version"] for m in client.notifications
+                 if m.get("method") == "textDocument/publishDiagnostics"]
+    assert published == [1, 6]
+    assert client.shutdown() == 0
