@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import enum
 import io
 import logging
 import sys
@@ -60,10 +61,15 @@ def docs_url(code: str) -> str:
 # code units unless the client offered something else.
 
 
+def _value(kind: object) -> str:
+    # lsprotocol's enums are str subclasses whose str() is "Class.Member", not the value.
+    return str(kind.value) if isinstance(kind, enum.Enum) else str(kind)
+
+
 def _units(text: str, encoding: str) -> int:
-    if encoding == types.PositionEncodingKind.Utf32:
+    if encoding == types.PositionEncodingKind.Utf32.value:
         return len(text)
-    if encoding == types.PositionEncodingKind.Utf8:
+    if encoding == types.PositionEncodingKind.Utf8.value:
         return len(text.encode("utf-8", "surrogatepass"))
     # Characters outside the BMP take two UTF-16 code units.
     return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
@@ -148,7 +154,8 @@ class Settings:
         return cls(str(mc), codes("select", base.select), codes("ignore", base.ignore), float(debounce))
 
     def selects(self, code: str) -> bool:
-        return any(code.startswith(s) for s in self.select) and not any(code.startswith(i) for i in self.ignore)
+        return any(code.startswith(s) for s in self.select) and \
+            not any(code.startswith(i) for i in self.ignore)
 
 
 @dataclass(frozen=True)
@@ -248,7 +255,7 @@ class ReshardServer(LanguageServer):
 
     @property
     def encoding(self) -> str:
-        return str(self.workspace.position_encoding or types.PositionEncodingKind.Utf16)
+        return _value(self.workspace.position_encoding or types.PositionEncodingKind.Utf16)
 
     async def analysis_for(self, uri: str) -> tuple[Analysis, int | None]:
         doc = self.workspace.get_text_document(uri)
@@ -302,9 +309,10 @@ class ReshardServer(LanguageServer):
             return []
         pos = Positions(result.lines, self.encoding)
         only = params.context.only
-        want_quickfix = not only or any(str(k).startswith(types.CodeActionKind.QuickFix) for k in only)
-        want_fix_all = not only or any(
-            FIX_ALL_KIND.startswith(str(k)) or str(k).startswith(FIX_ALL_KIND) for k in only)
+        kinds = [_value(k) for k in only or ()]
+        # A kind asks for itself and everything below it ("source" includes "source.fixAll.x").
+        want_quickfix = not kinds or any(_under(types.CodeActionKind.QuickFix.value, k) for k in kinds)
+        want_fix_all = not kinds or any(_under(FIX_ALL_KIND, k) for k in kinds)
         actions: list[types.CodeAction] = []
         req = params.range
         if want_quickfix:
@@ -341,6 +349,10 @@ def _fix_all(source: str, diagnostics: list[Diagnostic]) -> str:
     # CLI's --fix would do in its next round.
     out, _ = apply(source, diagnostics)
     return out
+
+
+def _under(kind: str, requested: str) -> bool:
+    return kind == requested or kind.startswith(requested + ".")
 
 
 def _overlaps(a: types.Range, b: types.Range) -> bool:

@@ -125,7 +125,8 @@ class LspClient:
                 return msg
 
     def wait_diagnostics(self, uri: str, timeout: float = 60,
-                         check: Callable[[list[dict[str, Any]]], bool] = lambda d: True) -> list[dict[str, Any]]:
+                         check: Callable[[list[dict[str, Any]]], bool] = lambda d: True,
+                         ) -> list[dict[str, Any]]:
         msg = self.wait_for(lambda m: m["method"] == "textDocument/publishDiagnostics"
                             and m["params"]["uri"] == uri and check(m["params"]["diagnostics"]), timeout)
         return msg["params"]["diagnostics"]

@@ -326,13 +326,15 @@ def test_extraction_of_all_block_kinds(tmp_path: Path) -> None:
     doc = tmp_path / "doc.md"
     doc.write_text(
         "```console\n$ reshard-lint check \\\n    src/\nsrc/a.py:1:1: RSH201 ...\n```\n"
-        "* item\n\n  ```sh\n  flake8 --select RSH . | head -n 3 && reshard-lint check --format sarif > out.sarif\n  ```\n"
+        "* item\n\n  ```sh\n"
+        "  flake8 --select RSH . | head -n 3 && reshard-lint check --format sarif > out.sarif\n  ```\n"
         "```yaml\nsteps:\n  - run: reshard-lint check --format github\n```\n"
         "```lua\nvim.lsp.start({ cmd = { 'reshard-lint', 'lsp' } })\n```\n",
         encoding="utf-8")
     got = [c.argv for c in commands_in(doc)]
-    assert got == [("reshard-lint", "check", "src/"), ("flake8", "--select", "RSH", "."), ("head", "-n", "3"),
-                   ("reshard-lint", "check", "--format", "sarif"), ("reshard-lint", "check", "--format", "github"),
+    assert got == [("reshard-lint", "check", "src/"), ("flake8", "--select", "RSH", "."),
+                   ("head", "-n", "3"), ("reshard-lint", "check", "--format", "sarif"),
+                   ("reshard-lint", "check", "--format", "github"),
                    ("reshard-lint", "lsp")]
 
 

@@ -314,7 +314,7 @@ def _big_file(lines_wanted: int = 2000, findings_every: int = 12) -> tuple[str, 
 
 
 def test_two_thousand_line_file_time_to_diagnostics(client: LspClient, tmp_path: Path,
-                                                     record_property: Any) -> None:
+                                                    record_property: Any) -> None:
     text, findings = _big_file()
     n_lines = text.count("\n")
     assert n_lines >= 2000
@@ -337,7 +337,8 @@ def test_two_thousand_line_file_time_to_diagnostics(client: LspClient, tmp_path:
     after_change = time.perf_counter() - t1
     record_property("didopen_to_diagnostics_s", round(elapsed, 3))
     record_property("didchange_to_diagnostics_s_incl_debounce", round(after_change, 3))
-    print(f"\n{n_lines}-line file, {findings} findings: didOpen -> publishDiagnostics {elapsed * 1000:.0f} ms; "
+    print(f"\n{n_lines}-line file, {findings} findings: "
+          f"didOpen -> publishDiagnostics {elapsed * 1000:.0f} ms; "
           f"didChange -> publishDiagnostics {after_change * 1000:.0f} ms (incl. 300 ms debounce)")
     assert client.shutdown() == 0
 
@@ -386,4 +387,37 @@ def test_changes_are_debounced_into_one_analysis(client: LspClient, tmp_path: Pa
     published = [m["params"]["version"] for m in client.notifications
                  if m.get("method") == "textDocument/publishDiagnostics"]
     assert published == [1, 6]
+    assert client.shutdown() == 0
+
+
+def test_utf32_positions_when_the_client_offers_only_utf32(client: LspClient, tmp_path: Path) -> None:
+    lines = BUGGY.splitlines(keepends=True)
+    prefix = "label = 'größe 𝔘'; "
+    lines[BUG_LINE] = prefix + lines[BUG_LINE]
+    text = "".join(lines)
+    init = client.initialize(tmp_path, capabilities={"general": {"positionEncodings": ["utf-32"]}})
+    assert init["capabilities"]["positionEncoding"] == "utf-32"
+    uri = _doc(tmp_path, text)
+    client.open(uri, text)
+    [diag] = client.wait_diagnostics(uri)
+    assert diag["range"]["start"] == {"line": BUG_LINE, "character": len(prefix) + 4}
+    assert client.shutdown() == 0
+
+
+def test_code_action_kinds_filter(client: LspClient, tmp_path: Path) -> None:
+    client.initialize(tmp_path)
+    uri = _doc(tmp_path, BUGGY)
+    client.open(uri, BUGGY)
+    [diag] = client.wait_diagnostics(uri)
+
+    def kinds(only: list[str]) -> set[str]:
+        return {a["kind"] for a in client.request("textDocument/codeAction", {
+            "textDocument": {"uri": uri}, "range": diag["range"],
+            "context": {"diagnostics": [diag], "only": only}})}
+
+    assert kinds(["quickfix"]) == {"quickfix"}
+    assert kinds(["source"]) == {"source.fixAll.reshard-lint"}
+    assert kinds(["source.fixAll"]) == {"source.fixAll.reshard-lint"}
+    assert kinds(["source.organizeImports"]) == set()
+    assert kinds(["quick"]) == set()  # a kind is a dotted path, not a string prefix
     assert client.shutdown() == 0

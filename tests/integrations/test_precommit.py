@@ -101,7 +101,8 @@ def test_manifest_declares_both_hooks() -> None:
         assert h["language"] == "python" and h["types"] == ["python"]
 
 
-def test_try_repo_check_hook_fails_on_staged_bug(snapshot: Path, project: tuple[Path, dict[str, str]]) -> None:
+def test_try_repo_check_hook_fails_on_staged_bug(snapshot: Path,
+                                                 project: tuple[Path, dict[str, str]]) -> None:
     proj, env = project
     bad = _pre_commit("try-repo", str(snapshot), "reshard-lint", "--files", "train.py", cwd=proj, env=env)
     out = bad.stdout + bad.stderr

@@ -33,8 +33,8 @@ def test_pylsp_flake8_plugin_publishes_rsh_diagnostic(tmp_path: Path) -> None:
         # Settings through didChangeConfiguration as well: editors send them this way.
         c.notify("workspace/didChangeConfiguration", {"settings": PYLSP_SETTINGS})
         c.open(uri, BUGGY)
-        diags = c.wait_diagnostics(uri, timeout=120, check=lambda ds: any(d.get("source") == "flake8"
-                                                                        for d in ds))
+        diags = c.wait_diagnostics(
+            uri, timeout=120, check=lambda ds: any(d.get("source") == "flake8" for d in ds))
         rsh = [d for d in diags if str(d.get("code", "")).startswith("RSH")]
         assert [d["code"] for d in rsh] == ["RSH201"], diags
         d = rsh[0]
