@@ -28,6 +28,10 @@ SCHEMA = 2
 MAX_ENTRIES = 200_000
 
 _FINGERPRINT: str | None = None
+# Parts of the package that cannot change what the engine reports; editing them must
+# not throw the cache away.
+_NOT_ANALYSIS = frozenset({"__pycache__", "runtime", "formats", "lsp.py", "cli.py", "flake8_plugin.py",
+                           "docs.py", "writer.py", "__main__.py", "config.py"})
 
 
 def tool_fingerprint() -> str:
@@ -42,9 +46,9 @@ def tool_fingerprint() -> str:
         h.update(__version__.encode())
         root = os.path.dirname(os.path.abspath(__file__))
         for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", "runtime"))
+            dirnames[:] = sorted(d for d in dirnames if d not in _NOT_ANALYSIS)
             for name in sorted(filenames):
-                if name.endswith(".py"):
+                if name.endswith(".py") and name not in _NOT_ANALYSIS:
                     st = os.stat(os.path.join(dirpath, name))
                     h.update(f"{os.path.relpath(os.path.join(dirpath, name), root)}:{st.st_size}:"
                              f"{st.st_mtime_ns};".encode())
@@ -142,6 +146,24 @@ class Cache:
         if len(files) > MAX_ENTRIES:
             files = dict(self._used)
         _write_json(self.directory, self.path, {"files": files})
+        _prune(self.directory)
+
+
+KEEP_FILES = 8
+
+
+def _prune(directory: str) -> None:
+    """Keep the most recent few cache files: each tool build or setting makes a new one."""
+    try:
+        names = [n for n in os.listdir(directory) if n.endswith(".json")]
+        for prefix in ("v", "rules-"):
+            mine = [os.path.join(directory, n) for n in names if n.startswith(prefix)]
+            if len(mine) > KEEP_FILES:
+                mine.sort(key=os.path.getmtime, reverse=True)
+                for old in mine[KEEP_FILES:]:
+                    os.unlink(old)
+    except OSError:
+        pass
 
 
 def _rules_path(directory: str) -> str:
