@@ -136,3 +136,32 @@ def test_config_fix_hook_rewrites_the_file(snapshot: Path, project: tuple[Path, 
     _git("add", "train.py", cwd=proj, env=env)
     second = _pre_commit("run", "--files", "train.py", "clean.py", cwd=proj, env=env)
     assert second.returncode == 0, second.stdout + second.stderr
+
+
+def test_flake8_route_with_reshard_lint_as_additional_dependency(
+        snapshot: Path, project: tuple[Path, dict[str, str]]) -> None:
+    """The flake8 hook of pre-commit-users, with reshard-lint added to its environment.
+
+    docs/usage/pre-commit.md names https://github.com/pycqa/flake8 and the PyPI package;
+    here the same mechanism (a pre-commit-built environment with flake8 and reshard-lint
+    as additional_dependencies) runs offline from GitHub, with this tree as the package.
+    """
+    proj, env = project
+    (proj / ".pre-commit-config.yaml").write_text(
+        "repos:\n"
+        "  - repo: local\n"
+        "    hooks:\n"
+        "      - id: flake8\n"
+        "        name: flake8\n"
+        "        entry: flake8\n"
+        "        language: python\n"
+        "        types: [python]\n"
+        f"        additional_dependencies: [flake8, '{snapshot}']\n"
+        "        args: [--extend-select, RSH]\n", encoding="utf-8")
+    _git("add", ".pre-commit-config.yaml", cwd=proj, env=env)
+    bad = _pre_commit("run", "flake8", "--files", "train.py", cwd=proj, env=env)
+    out = bad.stdout + bad.stderr
+    assert bad.returncode == 1, out
+    assert re.search(r"train\.py:9:5: RSH201 ", out), out
+    good = _pre_commit("run", "flake8", "--files", "clean.py", cwd=proj, env=env)
+    assert good.returncode == 0, good.stdout + good.stderr
