@@ -65,7 +65,7 @@ def main() -> None:
     host_copy = jax.device_put(embeddings, jax.devices()[0])
     if jax.process_index() == 0:
         print(eval_batch.shape, table.shape, host_copy.shape)
-    print(multihost_utils.process_allgather(params["b"]).shape)
+    print(multihost_utils.process_allgather(params["b"], tiled=True).shape)
 
 
 if __name__ == "__main__":

@@ -434,6 +434,7 @@ class Analyzer:
         instance = InstanceVal(cls)
         # Methods see `self.attr` only when the attribute is assigned in one place.
         attr_sites = self._attribute_sites(stmt)
+        first_method = len(self.pending)
         for s in body:
             if isinstance(s, cst.FunctionDef):
                 self.exec_def(s, cscope, instance)
@@ -445,10 +446,9 @@ class Analyzer:
         cls.attrs["__sites__"] = ConstVal(attr_sites)
         scope.vars[stmt.name.value] = cls
         # __init__ first, so other methods see what it assigns.
-        init = [p for p in self.pending if p[2] is instance and p[0].name.value == "__init__"]
-        for p in init:
-            self.pending.remove(p)
-            self.pending.insert(0, p)
+        mine = self.pending[first_method:]
+        mine.sort(key=lambda p: not (p[2] is instance and p[0].name.value == "__init__"))
+        self.pending[first_method:] = mine
 
     def _attribute_sites(self, cls: cst.ClassDef) -> dict[str, int]:
         """How many statements assign each ``self.attr`` in the class's methods.
@@ -529,9 +529,11 @@ class Analyzer:
 
     def exec_small(self, small: cst.CSTNode, scope: Scope) -> None:
         if isinstance(small, cst.Assign):
-            if len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+            if len(small.targets) == 1 and isinstance(small.targets[0].target, (cst.Name, cst.Attribute)):
                 # Meshes are reported as they are built, before the assignment names them.
-                self.naming = (small.value, small.targets[0].target.value)
+                target = small.targets[0].target
+                self.naming = (small.value, target.value if isinstance(target, cst.Name)
+                               else self.ctx.code(target, 40))
             value = self.eval(small.value, scope)
             for t in small.targets:
                 self.bind(t.target, value, scope)

@@ -73,13 +73,13 @@ class ReorderedDeviceList(Rule):
     examples = (
         Invalid(_HEAD + """
 mesh = Mesh(np.array(jax.devices()[::-1]), ('x',))  # RSH102:8
-natural = jax.make_mesh((8,), ('x',))
+natural = Mesh(np.array(jax.devices()), ('x',))
 a = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
 b = jax.device_put(np.arange(8.0), NamedSharding(natural, P('x')))
 print(a + b)  # RSH203:7
 """, fixed=_HEAD + """
 mesh = Mesh(np.array(jax.devices()), ('x',))  # RSH102:8
-natural = jax.make_mesh((8,), ('x',))
+natural = Mesh(np.array(jax.devices()), ('x',))
 a = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
 b = jax.device_put(np.arange(8.0), NamedSharding(natural, P('x')))
 print(a + b)  # RSH203:7
@@ -108,13 +108,13 @@ print(a + b)  # RSH203:7
 """),
         Invalid(_HEAD + """
 shifted = Mesh(np.roll(np.array(jax.devices()), 1), ('x',))  # RSH102:11
-natural = jax.make_mesh((8,), ('x',))
+natural = Mesh(np.array(jax.devices()), ('x',))
 a = jax.device_put(np.arange(8.0), NamedSharding(shifted, P('x')))
 b = jax.device_put(np.arange(8.0), NamedSharding(natural, P('x')))
 print(a - b)  # RSH203:7
 """, fixed=_HEAD + """
 shifted = Mesh(np.array(jax.devices()), ('x',))  # RSH102:11
-natural = jax.make_mesh((8,), ('x',))
+natural = Mesh(np.array(jax.devices()), ('x',))
 a = jax.device_put(np.arange(8.0), NamedSharding(shifted, P('x')))
 b = jax.device_put(np.arange(8.0), NamedSharding(natural, P('x')))
 print(a - b)  # RSH203:7

@@ -81,8 +81,11 @@ half = Mesh(np.array(jax.devices()[:4]), ('x',))
 y = jax.jit(lambda a: a + 1, in_shardings=NamedSharding(half, P('x')))(x)  # RSH203:5
 """),
         Invalid(_HEAD + """
-rev = Mesh(np.array(jax.devices()[::-1]), ('x',))  # RSH102:7
-y = jax.sharding.reshard(x, NamedSharding(rev, P('x')))  # RSH203:5
+from jax.sharding import AxisType
+explicit = Mesh(np.array(jax.devices()), ('x',), axis_types=(AxisType.Explicit,))
+rev = Mesh(np.array(jax.devices()[::-1]), ('x',), axis_types=(AxisType.Explicit,))  # RSH102:7
+e = jax.device_put(np.arange(8.0), NamedSharding(explicit, P('x')))
+y = jax.sharding.reshard(e, NamedSharding(rev, P('x')))  # RSH203:5
 """),
         Invalid(_HEAD + """
 rev = Mesh(np.array(jax.devices()[::-1]), ('x',))  # RSH102:7

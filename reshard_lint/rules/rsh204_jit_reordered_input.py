@@ -81,12 +81,13 @@ print(float(y.sum()))
 """),
         Valid(_HEAD + """
 rev = Mesh(np.array(jax.devices()[::-1]), ('x',))  # RSH102:7
-y = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(rev, P('x')))(np.arange(8.0))
+r = jax.device_put(np.arange(8.0), NamedSharding(rev, P('x')))
+y = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(rev, P('x')))(r)
 print(float(y.sum()))
 """),
         Valid(_HEAD + """
 same = Mesh(mesh.devices, ('x',))
-y = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(same, P()))(x)
+y = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(same, P('x')))(x)
 print(float(y.sum()))
 """),
         Valid(_HEAD + """

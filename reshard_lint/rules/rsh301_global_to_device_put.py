@@ -35,7 +35,7 @@ class GlobalToDevicePut(Rule):
     events = (Transfer,)
     what = 'Flags `jax.device_put(x, device)` where `device` is a single `Device` (`jax.devices()[0]`, `jax.local_devices()[i]`) and `x` is a global array spanning several processes. Fires only in files with multi-controller signs (`jax.distributed`, `jax.process_index()`, `multihost_utils`, `jax.local_devices()` ...), unless the option `multicontroller = "always"` is set.'
     why = 'A process can only copy what it holds. Multi-controller JAX raises `ValueError: When the second argument to device_put is a Device, the first argument must be a fully addressable array`.'
-    fix_text = "No automatic fix. Gather the whole array with `multihost_utils.process_allgather(x)`, or take this process's shard with `x.addressable_data(i)`."
+    fix_text = "No automatic fix. Gather the whole array with `multihost_utils.process_allgather(x, tiled=True)`, or take this process's shard with `x.addressable_data(i)`."
     references = ('RUNTIME-FACTS.md: `device_put(global_array, jax.devices()[0])`',)
     options = (RuleOption("multicontroller", "auto",
                           "auto: RSH301 fires only in files that show multi-controller signs "
@@ -55,7 +55,7 @@ class GlobalToDevicePut(Rule):
                 f"{event.func} moves '{x}', a global array on mesh {describe_mesh(ctx, pair.src)}, to "
                 f"a single device ({pair.target.desc}): multi-controller JAX raises \"When the second "
                 "argument to device_put is a Device, the first argument must be a fully addressable "
-                f"array\"; gather it with multihost_utils.process_allgather({x}), or take this "
+                f"array\"; gather it with multihost_utils.process_allgather({x}, tiled=True), or take this "
                 f"process's shard with {x}.addressable_data(0)"
             )
             yield Diagnostic(self.code, line, col, msg, end_line, end_col, related=related(ctx, pair.src))
@@ -75,7 +75,7 @@ print(y)
 """),
         Valid(_HEAD + """
 from jax.experimental import multihost_utils
-y = multihost_utils.process_allgather(x)
+y = multihost_utils.process_allgather(x, tiled=True)
 print(y.shape)
 """),
         Valid(_HEAD + """

@@ -67,7 +67,7 @@ y = multihost_utils.host_local_array_to_global_array(np.arange(8.0), glob, P('x'
 print(y.shape)
 """),
         Valid(_HEAD + """
-y = jax.make_array_from_process_local_data(NamedSharding(glob, P('x')), np.arange(4.0))
+y = jax.make_array_from_process_local_data(NamedSharding(glob, P('x')), np.arange(float(jax.local_device_count())))
 print(y.shape)
 """),
         Valid(_HEAD + """
@@ -99,7 +99,7 @@ print(jax.device_put(x, jax.local_devices()[0]).shape)
 print((x * 2).sharding)
 """),
         Valid(_HEAD + """
-host = np.asarray(x)
+host = np.arange(8.0) * 3
 print(jax.device_put(host, NamedSharding(local, P('x'))).shape)
 """),
     )

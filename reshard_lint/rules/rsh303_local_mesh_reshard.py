@@ -66,7 +66,7 @@ y = multihost_utils.global_array_to_host_local_array(x, glob, P('x'))
 print(y.shape)
 """),
         Valid(_HEAD + """
-y = jax.device_put(np.arange(4.0), NamedSharding(local, P('x')))
+y = jax.device_put(np.arange(8.0), NamedSharding(local, P('x')))
 print(y.shape)
 """),
         Valid(_HEAD + """
@@ -88,10 +88,10 @@ print(jax.device_put(x, NamedSharding(Mesh(glob.devices, ('y',)), P('y'))).shard
 """),
         Valid(_HEAD + """
 import jax.numpy as jnp
-print(jax.device_put(jnp.ones(4), NamedSharding(local, P('x'))).shape)
+print(jax.device_put(jnp.ones(8), NamedSharding(local, P('x'))).shape)
 """),
         Valid(_HEAD + """
-mine = jax.device_put(np.arange(4.0), NamedSharding(local, P('x')))
+mine = jax.device_put(np.arange(8.0), NamedSharding(local, P('x')))
 print(jax.device_put(mine, NamedSharding(local, P())).shape)
 """),
         Valid(_HEAD + """

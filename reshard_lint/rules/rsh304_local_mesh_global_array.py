@@ -7,7 +7,7 @@ from typing import Iterable
 from ..context import describe_mesh
 from ..diagnostic import Diagnostic
 from ..events import Transfer
-from ..values import MeshVal, ShardingVal
+from ..values import ShardingVal
 from .base import Grounding, Invalid, Outcome, Rule, Valid
 
 _HEAD = """\
@@ -25,22 +25,21 @@ per_host = np.arange(4.0) + 4 * jax.process_index()
 class LocalMeshGlobalArray(Rule):
     code = "RSH304"
     name = "local-mesh-global-array"
-    summary = "a global array assembled on a mesh built from jax.local_devices()"
+    summary = "make_array_from_process_local_data with a global shape on a jax.local_devices() mesh"
     priority = 30
     events = (Transfer,)
-    what = 'Flags `jax.make_array_from_process_local_data(s, data, global_shape)` and `multihost_utils.host_local_array_to_global_array(x, mesh, spec)` when `s` or `mesh` is built on `jax.local_devices()`.'
+    what = 'Flags `jax.make_array_from_process_local_data(s, data, global_shape)` when the sharding `s` is built on a mesh of `jax.local_devices()`. (`multihost_utils.host_local_array_to_global_array(x, mesh, spec)` on such a mesh does not raise: it returns a process-local array, so it is not flagged here.)'
     why = "These build one global array from every process's data; on a mesh that holds only this process's devices the shapes cannot agree, and multi-controller JAX raises `ValueError: Invalid host data, each dimension should match either global or process shape`."
     fix_text = "No automatic fix. Build the mesh from `jax.devices()` (all processes' devices)."
     references = ('RUNTIME-FACTS.md: `make_array_from_process_local_data` on a local mesh',)
 
     def check(self, event: Transfer) -> Iterable[Diagnostic]:  # type: ignore[override]
-        if event.kind == "local_data" and event.has_global_shape:
-            target = event.target
-            mesh = target.mesh if isinstance(target, ShardingVal) else None
-        elif event.kind == "host_to_global":
-            mesh = event.target if isinstance(event.target, MeshVal) else None
-        else:
+        # host_local_array_to_global_array on a local mesh does not raise: it returns a
+        # process-local array (observed with jax 0.10.2), so only this form is claimed.
+        if event.kind != "local_data" or not event.has_global_shape:
             return
+        target = event.target
+        mesh = target.mesh if isinstance(target, ShardingVal) else None
         ctx = event.ctx
         if mesh is None or ctx.locality(mesh) != "local":
             return
@@ -58,7 +57,8 @@ class LocalMeshGlobalArray(Rule):
 y = jax.make_array_from_process_local_data(NamedSharding(local, P('x')), per_host, (8,))  # RSH304:5
 """),
         Invalid(_HEAD + """
-y = multihost_utils.host_local_array_to_global_array(per_host, local, P('x'))  # RSH304:5
+s = NamedSharding(local, P('x'))
+y = jax.make_array_from_process_local_data(s, per_host, global_shape=(8,))  # RSH304:5
 """),
         Valid(_HEAD + """
 y = jax.make_array_from_process_local_data(NamedSharding(glob, P('x')), per_host, (8,))
