@@ -443,8 +443,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("code", nargs="?")
     r.add_argument("--all", action="store_true", help="a table of every rule")
 
-    lsp = sub.add_parser("lsp", help="run the language server on standard input/output")
-    lsp.add_argument("lsp_args", nargs=argparse.REMAINDER)
+    # Listed for --help only: `reshard-lint lsp ...` is handed to reshard_lint.lsp before parsing.
+    sub.add_parser("lsp", help="run the language server on standard input/output (see lsp --help)")
     return parser
 
 
@@ -459,20 +459,22 @@ def _positive(text: str) -> int:
 
 
 def _run(argv: Sequence[str] | None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["lsp"]:
+        # The language server parses its own options (--stdio, --log-file ...).
+        from . import lsp as lsp_module
+
+        return int(lsp_module.main(args_list[1:]) or 0)
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(args_list)
     except SystemExit as exc:
         return int(exc.code or 0)
     stdout = sys.stdout
     try:
         if args.command == "check":
             return cmd_check(args, stdout)
-        if args.command == "rule":
-            return cmd_rule(args, stdout)
-        from . import lsp as lsp_module  # owned by the language-server work
-
-        return int(lsp_module.main(args.lsp_args) or 0)
+        return cmd_rule(args, stdout)
     except (UsageError, ConfigError) as exc:
         _err(str(exc))
         return 2
