@@ -11,6 +11,7 @@ Cost is paid in stages so that most files stop early:
 from __future__ import annotations
 
 import ast
+import sys
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
@@ -18,10 +19,12 @@ import libcst as cst
 
 from .diagnostic import Diagnostic
 from .gate import may_have_findings, prefilter
+from .nesting import too_deep
 from .rules import Rule, all_rules
 
 PARSE_ERROR = "RSH001"
 INTERNAL_ERROR = "RSH002"
+_ANALYSIS_RECURSION_LIMIT = 12000
 
 
 @dataclass
@@ -61,6 +64,13 @@ class Engine:
             if tree is not None and not may_have_findings(tree):
                 return result
         result.stage = "analysed"
+        deep = too_deep(source)
+        if deep is not None:
+            # Checked before libcst: its native parser overflows the C stack on such input.
+            msg = f"could not parse the file: nesting too deep: {deep}"
+            result.error = msg
+            result.diagnostics = [Diagnostic(PARSE_ERROR, 1, 0, msg)]
+            return result
         try:
             module = cst.parse_module(source)
         except cst.ParserSyntaxError as exc:
@@ -73,7 +83,11 @@ class Engine:
             result.error = msg
             result.diagnostics = [Diagnostic(PARSE_ERROR, 1, 0, msg)]
             return result
+        # too_deep() bounds nesting at a depth the analyzer's recursion handles within
+        # this limit; Python's default of 1000 frames is reached by depth ~400.
+        old_limit = sys.getrecursionlimit()
         try:
+            sys.setrecursionlimit(max(old_limit, _ANALYSIS_RECURSION_LIMIT))
             result.diagnostics = self.analyse(module, source, path)
         except RecursionError:
             msg = "could not analyse the file: expressions nested too deeply"
@@ -83,6 +97,8 @@ class Engine:
             msg = f"internal error while analysing the file: {type(exc).__name__}: {exc}"
             result.error = msg
             result.diagnostics = [Diagnostic(INTERNAL_ERROR, 1, 0, msg)]
+        finally:
+            sys.setrecursionlimit(old_limit)
         return result
 
     def analyse(self, module: cst.Module, source: str, path: str) -> list[Diagnostic]:
