@@ -7,8 +7,10 @@ act on; the caller reports it and goes on with the other files.
 from __future__ import annotations
 
 import codecs
+import errno
 import io
 import os
+import stat
 import tokenize
 from dataclasses import dataclass
 
@@ -63,20 +65,62 @@ def decode(raw: bytes, path: str) -> Source:
 
 
 def read_source(path: str) -> Source:
+    """The file at ``path``, or SourceError saying why it cannot be linted.
+
+    Only regular files are read: opening a FIFO would block the whole run until
+    something writes to it, and a device could be endless. The check is made on the
+    open descriptor (opened non-blocking) so that a path swapped after it was listed
+    cannot slip through.
+    """
     try:
-        if os.path.isdir(path):
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except IsADirectoryError:
+        raise SourceError(path, "is a directory, not a file") from None
+    except PermissionError:
+        raise SourceError(path, "cannot be read: permission denied") from None
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise SourceError(path, "is a symbolic link to a file that does not exist") from None
+        raise SourceError(path, "does not exist (or was deleted after it was listed)") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise SourceError(path, "is a symbolic link loop") from None
+        raise SourceError(path, f"cannot be read: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
             raise SourceError(path, "is a directory, not a file")
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        if not stat.S_ISREG(st.st_mode):
+            raise SourceError(path, f"is not a regular file (a {_kind(st.st_mode)}); not read")
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 20)
+            except BlockingIOError:  # regular files never block; kept for odd filesystems
+                continue
+            if not chunk:
+                break
+            chunks.append(chunk)
+        raw = b"".join(chunks)
     except SourceError:
         raise
     except PermissionError:
         raise SourceError(path, "cannot be read: permission denied") from None
-    except FileNotFoundError:
-        raise SourceError(path, "no longer exists (deleted after it was listed?)") from None
     except OSError as exc:
         raise SourceError(path, f"cannot be read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
     return decode(raw, path)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    return "special file"
 
 
 def encode(src: Source, text: str) -> bytes:

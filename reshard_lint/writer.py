@@ -24,18 +24,31 @@ def write_fixed(src: Source, new_text: str) -> None:
     file and a failed write leaves the original byte for byte.
     """
     path = src.path
-    data = encode(src, new_text)
     try:
-        with open(path, "rb") as fh:
+        data = encode(src, new_text)
+    except UnicodeEncodeError as exc:
+        raise WriteError(path, f"the fixed text cannot be written in the file's encoding "
+                               f"({src.encoding}): {exc.reason}; not fixed") from None
+    # Write through a symbolic link, not over it: replacing the link itself with a
+    # regular file would silently detach it from the file it points to.
+    target = os.path.realpath(path)
+    try:
+        # Non-blocking: a path swapped for a FIFO since it was read must not hang the run.
+        rfd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(rfd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise WriteError(path, "is no longer a regular file; not fixed")
             current = fh.read()
-        st = os.stat(path)
     except OSError as exc:
         raise WriteError(path, f"cannot be re-read before writing: {exc.strerror or exc}") from None
     if current != src.raw:
         raise WriteError(path, "changed on disk since it was read; not fixed (run again)")
-    if not os.access(path, os.W_OK):
+    # Mode bits, not os.access: root may write anything, but a file its owner made
+    # read-only is a statement that it must not be rewritten behind their back.
+    if st.st_mode & 0o222 == 0 or not os.access(target, os.W_OK):
         raise WriteError(path, "is read-only; not fixed")
-    directory = os.path.dirname(os.path.abspath(path))
+    directory = os.path.dirname(target)
     fd, tmp = -1, ""
     try:
         fd, tmp = tempfile.mkstemp(prefix=".reshard-lint-", suffix=".tmp", dir=directory)
@@ -45,7 +58,7 @@ def write_fixed(src: Source, new_text: str) -> None:
             out.flush()
             os.fsync(out.fileno())
         os.chmod(tmp, stat.S_IMODE(st.st_mode))
-        os.replace(tmp, path)
+        os.replace(tmp, target)
         tmp = ""
     except OSError as exc:
         raise WriteError(path, f"could not be written: {exc.strerror or exc}; the original is unchanged") from None
