@@ -164,6 +164,7 @@ class Analysis:
     lines: list[str]
     diagnostics: list[Diagnostic]  # after noqa and select/ignore
     broken: bool  # did not parse; diagnostics is empty then
+    settings: Settings  # what it was made with: a result from before a settings change is stale
 
 
 _ENGINES: dict[str, Engine] = {}
@@ -176,11 +177,11 @@ def analyse(source: str, path: str, settings: Settings) -> Analysis:
     lines = split_lines(source)
     result = engine.lint_source(source, path)
     if result.error is not None and any(d.code == PARSE_ERROR for d in result.diagnostics):
-        return Analysis(source, lines, [], True)
+        return Analysis(source, lines, [], True, settings)
     kept, _ = noqa.split(result.diagnostics, lines)
     # RSH002 (a linter bug) is shown: hiding it would look like a clean file.
     diags = [d for d in kept if d.code == INTERNAL_ERROR or settings.selects(d.code)]
-    return Analysis(source, lines, diags, False)
+    return Analysis(source, lines, diags, False, settings)
 
 
 def to_lsp(d: Diagnostic, uri: str, pos: Positions) -> types.Diagnostic:
@@ -261,7 +262,7 @@ class ReshardServer(LanguageServer):
         doc = self.workspace.get_text_document(uri)
         source, version = doc.source, doc.version
         cached = self.last.get(uri)
-        if cached is not None and cached.source == source:
+        if cached is not None and cached.source == source and cached.settings == self.settings:
             return cached, version
         path = to_fs_path(uri) or uri
         loop = asyncio.get_running_loop()
@@ -304,7 +305,7 @@ class ReshardServer(LanguageServer):
         uri = params.text_document.uri
         if uri not in self.workspace.text_documents:
             return []
-        result, version = await self.analysis_for(uri)
+        result, _ = await self.analysis_for(uri)
         if result.broken:
             return []
         pos = Positions(result.lines, self.encoding)
