@@ -301,7 +301,9 @@ def _parallel(items: list[tuple[int, str, str]], settings: dict[str, object], jo
     # fork starts a worker in milliseconds; the parent has not imported libcst or
     # started threads, so there is nothing unsafe to inherit.
     ctx = multiprocessing.get_context("fork" if "fork" in methods and sys.platform != "darwin" else None)
-    chunk = max(1, len(items) // (jobs * 8))
+    # Items come largest first; one per task keeps the big files from piling onto one
+    # worker, and per-task overhead only matters for thousands of files.
+    chunk = 1 if len(items) < 1000 else len(items) // (jobs * 16)
     pending = {i for i, _, _ in items}
     try:
         with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker,
