@@ -11,9 +11,10 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from .devices import Evaluator, Verdict
 from .values import DevVal, MeshVal
 
+# jax.local_devices() alone is common in single-host code, so it is not a sign.
 _MULTI_SIGNS = re.compile(
     r"jax\.distributed|distributed\.initialize|process_index|process_count|multihost_utils"
-    r"|make_array_from_process_local_data|local_devices|local_device_count"
+    r"|make_array_from_process_local_data|process_allgather"
 )
 
 
@@ -59,13 +60,15 @@ class FileContext:
         db = b.devices if isinstance(b, MeshVal) else b
         if a is b or da.fn is db.fn:
             return "same"
+        if _platform_clash(da, db):
+            return "unknown"
         return self.devices.compare(da.fn, db.fn, _sizes(da, db))
 
     def differs(self, a: MeshVal | DevVal, b: MeshVal | DevVal) -> bool:
         """True when the two differ in set or order on every topology that runs both."""
         da = a.devices if isinstance(a, MeshVal) else a
         db = b.devices if isinstance(b, MeshVal) else b
-        if a is b or da.fn is db.fn:
+        if a is b or da.fn is db.fn or _platform_clash(da, db):
             return False
         found = self.devices.verdicts(da.fn, db.fn, _sizes(da, db))
         return bool(found) and "same" not in found
@@ -84,6 +87,12 @@ class FileContext:
 
     def option(self, name: str, default: object) -> object:
         return self.settings.get(name, default)
+
+
+def _platform_clash(a: DevVal, b: DevVal) -> bool:
+    """jax.devices() against jax.devices('cpu'): the same devices on a CPU-only job."""
+    named_a, named_b = a.platforms - {"default"}, b.platforms - {"default"}
+    return ("default" in a.platforms and bool(named_b)) or ("default" in b.platforms and bool(named_a))
 
 
 def _sizes(*vals: DevVal) -> Iterable[int]:

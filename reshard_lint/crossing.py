@@ -67,10 +67,23 @@ def _flatten(v: Value) -> Iterator[Value]:
         yield v
 
 
+def cross_host_path(ctx: FileContext, pair: Pair) -> bool:
+    """An identical layout moved to other processes' devices: JAX may transfer it."""
+    src, dst = pair.src, pair.dst
+    target = pair.target
+    if src is None or dst is None or not isinstance(target, ShardingVal):
+        return False
+    a_spec, t_spec = pair.array.sharding.spec, target.spec
+    if a_spec is None or t_spec is None or a_spec.code != t_spec.code:
+        return False
+    return ctx.devices.same_layout_other_processes(src.devices.fn, dst.devices.fn,
+                                                   src.devices.sizes + dst.devices.sizes)
+
+
 def array_label(ctx: FileContext, event: Transfer, pair: Pair) -> str:
     if pair.single_leaf and isinstance(event.value_node, (cst.Name, cst.Attribute)):
         return ctx.code(event.value_node, 30)
-    return pair.array.name or "x"
+    return pair.array.name or "<array>"
 
 
 def sides(ctx: FileContext, pair: Pair) -> str:

@@ -77,6 +77,9 @@ class DevVal(Value):
     # (outer, inner) nodes of each reordering step, e.g. (`devs[::-1]`, `devs`): a fix
     # that undoes a single step replaces outer with inner.
     steps: tuple[tuple[cst.CSTNode, cst.CSTNode], ...] = ()
+    # Platforms named in the source; 'default' is jax.devices() with no backend, which
+    # may be any of them, so comparing it with a named platform is undecidable.
+    platforms: frozenset[str] = frozenset({"default"})
 
     def derive(self, fn: DevFn, desc: str, *, reorder: str | None = None,
                step: tuple[cst.CSTNode, cst.CSTNode] | None = None, **kw: object) -> "DevVal":
@@ -84,7 +87,7 @@ class DevVal(Value):
         steps = self.steps + ((step,) if step else ())
         fields = dict(fn=fn, desc=desc, node=self.node, reorders=reorders, shuffle=self.shuffle,
                       fresh=self.fresh, from_mesh=self.from_mesh, single=False,
-                      sizes=self.sizes, is_set=False, steps=steps)
+                      sizes=self.sizes, is_set=False, steps=steps, platforms=self.platforms)
         fields.update(kw)
         return DevVal(**fields)  # type: ignore[arg-type]
 

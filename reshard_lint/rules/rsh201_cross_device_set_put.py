@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..crossing import PUT_KINDS, array_label, fix_hint, pairs, rebuild_on_own_mesh, related, sides
+from ..crossing import PUT_KINDS, array_label, cross_host_path, fix_hint, pairs, rebuild_on_own_mesh, related, sides
 from ..diagnostic import Diagnostic
 from ..events import Transfer
 from .base import Grounding, Invalid, Outcome, Rule, Valid
@@ -37,6 +37,8 @@ class CrossDeviceSetPut(Rule):
         ctx = event.ctx
         for pair in pairs(event):
             if pair.src is None or pair.dst is None or ctx.compare(pair.src, pair.dst) != "different":
+                continue
+            if cross_host_path(ctx, pair):
                 continue
             x = array_label(ctx, event, pair)
             line, col, end_line, end_col = ctx.span(event.node)
@@ -154,6 +156,17 @@ print(y.sharding)
 y = jax.device_put(x, NamedSharding(x.sharding.mesh, P()))
 print(y.sharding)
 """),
+        Valid(_HEAD + """
+# The same layout moved to the other processes' devices takes JAX's cross-host
+# transfer path where the backend supports it (or with the transfer socket flag).
+n = jax.device_count() // 2
+src = Mesh(np.array(jax.devices()[:n]), ('x',))
+dst = Mesh(np.array(jax.devices()[n:]), ('x',))
+a = jax.device_put(np.arange(8.0), NamedSharding(src, P()))
+print(a.sharding, dst.shape)
+if False:
+    b = jax.device_put(a, NamedSharding(dst, P()))
+""", note="the cross-host path needs backend support, so the move itself is not run on CPU"),
     )
 
     grounding = Grounding(
