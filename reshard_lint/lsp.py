@@ -33,9 +33,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from lsprotocol import types
-from pygls.lsp.server import LanguageServer
-from pygls.uris import to_fs_path
+try:
+    from lsprotocol import types
+    from pygls.lsp.server import LanguageServer
+    from pygls.uris import to_fs_path
+except ImportError as exc:  # the `lsp` extra is not installed: main() says what to install
+    _MISSING: ImportError | None = exc
+    LanguageServer = object  # type: ignore[misc,assignment]
+else:
+    _MISSING = None
 
 from . import __version__, noqa
 from .diagnostic import Diagnostic, Edit
@@ -46,7 +52,7 @@ from .rules import rule_by_code
 # The one place that says where rule pages live; every diagnostic links to DOCS_BASE + CODE.md.
 DOCS_BASE = "https://github.com/reshard-lint/reshard-lint/blob/main/docs/rules/"
 SOURCE = "reshard-lint"
-FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.reshard-lint"
+FIX_ALL_KIND = "source.fixAll.reshard-lint"
 DEFAULT_DEBOUNCE = 0.3
 
 log = logging.getLogger("reshard_lint.lsp")
@@ -419,6 +425,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
+    if _MISSING is not None:
+        print(f"reshard-lint lsp needs pygls>=1.3 ({_MISSING}); install it with: "
+              "pip install 'reshard-lint[lsp]'", file=sys.stderr)
+        return 2
     # stdout carries the protocol, so logs go to a file or stderr, never stdout.
     handler: logging.Handler = logging.FileHandler(args.log_file) if args.log_file \
         else logging.StreamHandler(sys.stderr)

@@ -347,7 +347,8 @@ def test_reshard_lint_lsp_subcommand(tmp_path: Path) -> None:
     """The route editors are told to use: the `lsp` subcommand of the installed command."""
     from ..conftest import tool
 
-    c = LspClient([tool("reshard-lint"), "lsp"], cwd=tmp_path)
+    # --stdio: VS Code's language client and others add it on their own.
+    c = LspClient([tool("reshard-lint"), "lsp", "--stdio"], cwd=tmp_path)
     try:
         init = c.initialize(tmp_path)
         assert init["serverInfo"]["name"] == "reshard-lint"
@@ -421,3 +422,29 @@ def test_code_action_kinds_filter(client: LspClient, tmp_path: Path) -> None:
     assert kinds(["source.organizeImports"]) == set()
     assert kinds(["quick"]) == set()  # a kind is a dotted path, not a string prefix
     assert client.shutdown() == 0
+
+
+def test_without_pygls_the_command_says_what_to_install(tmp_path: Path) -> None:
+    """A plain `pip install reshard-lint` (no `lsp` extra), in a fresh virtualenv."""
+    import shutil
+    import subprocess
+
+    from ..conftest import ROOT
+
+    # pip builds in the source tree (build/, egg-info): give it a copy, not the checkout.
+    src = tmp_path / "src"
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(
+        ".git", "bench", "tests", "build", "*.egg-info", ".venv", "venv", ".reshard-lint-cache",
+        ".hypothesis", ".pytest_cache", "__pycache__"))
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(src)],
+                   check=True, capture_output=True, timeout=900)
+    probe = subprocess.run([str(py), "-c", "import pygls"], capture_output=True)
+    assert probe.returncode != 0  # the test is about an environment without pygls
+    proc = subprocess.run([str(venv / "bin" / "reshard-lint"), "lsp"], input="", capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "pip install 'reshard-lint[lsp]'" in proc.stderr
+    assert "Traceback" not in proc.stderr
