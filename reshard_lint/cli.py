@@ -68,6 +68,7 @@ class FileOutcome:
     lines: list[str] = field(default_factory=list)
     fixed: int = 0
     new_text: str | None = None  # the fixed text, when fixes changed the file
+    new_diagnostics: list[Diagnostic] = field(default_factory=list)  # engine output on new_text
 
 
 def _settings(rules: list[dict[str, Any]], cfg: Config, args: argparse.Namespace) -> dict[str, object]:
@@ -112,7 +113,8 @@ def _fix_file(out: FileOutcome, sel: Selection, extra_ignore: Sequence[str], set
     src = out.report.source
     assert src is not None
     text = src.text
-    diags = _filter(out.report.diagnostics, sel, extra_ignore)
+    engine_diags = out.report.diagnostics
+    diags = _filter(engine_diags, sel, extra_ignore)
     applied_total = 0
     for _ in range(MAX_FIX_ROUNDS):
         if any(d.code in ERROR_CODES for d in diags):
@@ -122,7 +124,8 @@ def _fix_file(out: FileOutcome, sel: Selection, extra_ignore: Sequence[str], set
             break
         text = new
         applied_total += len(applied)
-        diags = _filter(lint_text(text, src.path, settings), sel, extra_ignore)
+        engine_diags = lint_text(text, src.path, settings)
+        diags = _filter(engine_diags, sel, extra_ignore)
     if text == src.text:
         return None
     import libcst
@@ -134,6 +137,7 @@ def _fix_file(out: FileOutcome, sel: Selection, extra_ignore: Sequence[str], set
     if any(d.code in ERROR_CODES for d in diags):
         return "the fixed file could not be analysed again; not fixed"
     out.new_text = text
+    out.new_diagnostics = list(engine_diags)
     out.fixed = applied_total
     out.kept, out.silenced, out.lines = _post(out.report, text, diags, Selection(["RSH"], []), ())
     return None
@@ -242,7 +246,6 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
     # -- filter, noqa, fix
     outcomes: list[FileOutcome] = []
     warnings: list[str] = []
-    write_failures = 0
     total_fixed = 0
     diffs: list[str] = []
     for rep in sorted(reports, key=lambda r: r.path):
@@ -277,12 +280,13 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
                             from .cache import content_hash
                             from .sources import encode
 
-                            cache.put(content_hash(encode(src, out.new_text)),
-                                      lint_text(out.new_text, src.path, settings))
+                            cache.put(content_hash(encode(src, out.new_text)), out.new_diagnostics,
+                                      rep.noqa_unknown)
                     except WriteError as exc:
                         _err(f"{exc.path}: {exc.reason}")
-                        write_failures += 1
                         status_error = True
+                        out.new_text = None  # the file keeps its findings: report those
+                        out.kept, out.silenced, out.lines = _post(rep, None, rep.diagnostics, sel, extra)
         if args.diff and out.new_text is not None:
             # --diff changes nothing: report what the file holds now.
             out.kept, out.silenced, out.lines = _post(rep, None, rep.diagnostics, sel, extra)
