@@ -333,31 +333,37 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
 
     # -- summary and status
     n = len([f for f in findings if f.diag.code not in ERROR_CODES])
+    unchecked = sorted({f.path for f in findings if f.diag.code in ERROR_CODES}
+                       | {r.path for r in reports if r.error is not None})
     if not args.quiet:
         if fix:
             _summary(f"Fixed {total_fixed}, {n} remaining.")
         elif args.diff:
             changed = len(diffs)
             _summary(f"Would fix {sum(o.fixed for o in outcomes)} in {changed} file{'s' * (changed != 1)}; "
-                 f"{n} would remain." if changed else "No fixes to apply.")
+                     f"{n} would remain." if changed else "No fixes to apply.")
         elif args.format in ("text", "concise"):
             safe = sum(1 for f in findings if f.diag.fix is not None and f.diag.fix.safe)
             uns = sum(1 for f in findings if f.diag.fix is not None and not f.diag.fix.safe)
-            files = len({f.path for f in findings})
+            files = len({f.path for f in findings if f.diag.code not in ERROR_CODES})
             extra_s = []
             if safe:
                 extra_s.append(f"{safe} fixable with --fix")
             if uns:
                 extra_s.append(f"{uns} with --unsafe-fixes")
             tail = f" ({', '.join(extra_s)})" if extra_s else ""
-            checked = len(reports)
+            checked = len(reports) - len(unchecked)
             if n:
                 _summary(f"Found {n} finding{'s' * (n != 1)} in {files} file{'s' * (files != 1)} "
-                     f"({checked} checked){tail}.")
+                         f"({checked} checked){tail}.")
             else:
                 _summary(f"No findings in {checked} file{'s' * (checked != 1)}.")
             if silenced and not args.show_noqa:
                 _summary(f"{len(silenced)} silenced by noqa (--show-noqa lists them).")
+        if unchecked:
+            k = len(unchecked)
+            _summary(f"{k} file{'s' * (k != 1)} could not be checked (see above): {', '.join(unchecked[:5])}"
+                     + (" ..." if k > 5 else ""))
     if status_error:
         return 2
     if args.exit_zero:

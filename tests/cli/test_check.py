@@ -53,6 +53,7 @@ def test_parse_error_is_reported_and_others_still_checked(project: Path) -> None
     assert ("b_bad.py", 8, 5, "RSH201") in found
     assert any(c[0] == "a_broken.py" and c[3] == "RSH001" for c in found), r.stdout
     assert "could not parse" in r.stdout
+    assert "1 file could not be checked (see above): a_broken.py" in r.stderr
 
 
 def test_undecodable_file_goes_to_stderr_with_reason_exit_2(project: Path) -> None:
