@@ -127,7 +127,7 @@ class Cache:
             if entry is None:
                 return None
         try:
-            out = ([diag_from_dict(o) for o in entry["d"]], [(int(l), str(c)) for l, c in entry.get("q", ())])
+            out = ([diag_from_dict(o) for o in entry["d"]], [(int(n), str(c)) for n, c in entry.get("q", ())])
         except (KeyError, TypeError, ValueError):
             return None
         self._used[digest] = entry

@@ -158,7 +158,7 @@ def _unified_diff(path: str, old: str, new: str) -> str:
 # ---------------------------------------------------------------------------- check
 
 
-def _config_for(args: argparse.Namespace, cache_dir_hint: str | None) -> tuple[Config, list[dict[str, Any]], str | None]:
+def _config_for(args: argparse.Namespace) -> tuple[Config, list[dict[str, Any]], str | None]:
     """(config, rule table, cache dir). The rule table comes from the cache when it can."""
     start = next((p for p in args.paths if p != "-"), None) or (
         os.path.dirname(args.stdin_filename) if args.stdin_filename else None) or "."
@@ -190,7 +190,7 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
         raise UsageError("'-' (standard input) cannot be combined with other paths")
     if args.diff and args.fix:
         raise UsageError("--diff shows the fixes without applying them; use --fix or --diff, not both")
-    cfg, rules, cache_dir = _config_for(args, None)
+    cfg, rules, cache_dir = _config_for(args)
     codes = [r["code"] for r in rules]
     try:
         cli_select = split_codes(args.select) if args.select is not None else None
@@ -215,7 +215,6 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
     reports: list[FileReport]
     if use_stdin:
         from .cache import content_hash
-        from .sources import decode
 
         name = args.stdin_filename or "<stdin>"
         raw = sys.stdin.buffer.read()
@@ -234,14 +233,9 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
             _err(f"{m}: no such file or directory")
             status_error = True
         cache = Cache(cache_dir, settings)
-        progress = None
-        if sys.stderr.isatty() and len(files) >= PROGRESS_MIN_FILES and not args.quiet:
-            def progress(done: int, total: int) -> None:
-                sys.stderr.write(f"\rreshard-lint: analysed {done}/{total} files")
-                if done == total:
-                    sys.stderr.write("\r\x1b[K")
-                sys.stderr.flush()
-        reports = lint_files(files, settings, cache, args.jobs or _cpu_count(), codes, progress)
+        show = sys.stderr.isatty() and len(files) >= PROGRESS_MIN_FILES and not args.quiet
+        reports = lint_files(files, settings, cache, args.jobs or _cpu_count(), codes,
+                             _progress if show else None)
 
     # -- filter, noqa, fix
     outcomes: list[FileOutcome] = []
@@ -373,6 +367,13 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
     return 1 if n else 0
 
 
+def _progress(done: int, total: int) -> None:
+    sys.stderr.write(f"\rreshard-lint: analysed {done}/{total} files")
+    if done == total:
+        sys.stderr.write("\r\x1b[K")  # leave the terminal line clean for the report
+    sys.stderr.flush()
+
+
 def _cpu_count() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -420,11 +421,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("check", help="lint files and directories",
                        description="Lint Python files; directories are searched recursively.")
-    c.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .); - reads stdin")
+    c.add_argument("paths", nargs="*", metavar="PATH",
+                   help="files or directories (default: .); - reads stdin")
     g = c.add_argument_group("selection")
     g.add_argument("--select", metavar="CODES", help="codes or prefixes to report (replaces the config's)")
     g.add_argument("--extend-select", metavar="CODES", help="codes or prefixes to add to the selection")
-    g.add_argument("--ignore", metavar="CODES", help="codes or prefixes not to report (replaces the config's)")
+    g.add_argument("--ignore", metavar="CODES",
+                   help="codes or prefixes not to report (replaces the config's)")
     g.add_argument("--extend-ignore", metavar="CODES", help="codes or prefixes to add to ignore")
     g.add_argument("--show-noqa", action="store_true", help="also list findings silenced by # noqa")
     g.add_argument("--multicontroller", choices=("auto", "always"),
@@ -446,7 +449,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = c.add_argument_group("speed")
     p.add_argument("-j", "--jobs", type=_positive, default=0, metavar="N",
                    help="worker processes (default: all cores)")
-    p.add_argument("--cache-dir", metavar="DIR", help="result cache (default: .reshard-lint-cache at the root)")
+    p.add_argument("--cache-dir", metavar="DIR",
+                   help="result cache (default: .reshard-lint-cache at the root)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
 
     r = sub.add_parser("rule", help="print a rule's documentation, or --all for the list")

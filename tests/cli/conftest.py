@@ -60,7 +60,8 @@ def run(*args: str | os.PathLike[str], cwd: Path | str | None = None, input: byt
     e = dict(os.environ if env is None else env)
     e.pop("RESHARD_LINT_CACHE_DIR", None)
     p = subprocess.run(cmd, cwd=cwd, input=data, capture_output=True, env=e, timeout=300)
-    return Run(p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace"), p.stdout)
+    return Run(p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace"),
+               p.stdout)
 
 
 @pytest.fixture

@@ -136,7 +136,8 @@ def test_stdin_with_filename(project: Path) -> None:
 def test_output_is_sorted_and_the_same_with_parallel_jobs(project: Path) -> None:
     for i in range(12):
         write(project, f"d{i % 3}/m{i:02d}.py", REORDERED if i % 2 else CROSS)
-    outs = [run("check", "--format", "concise", "--no-cache", "-j", j, cwd=project).stdout for j in ("1", "2", "4")]
+    outs = [run("check", "--format", "concise", "--no-cache", "-j", j, cwd=project).stdout
+            for j in ("1", "2", "4")]
     assert outs[0] == outs[1] == outs[2]
     found = codes(outs[0])
     assert found == sorted(found) and len(found) == 6 * 1 + 6 * 3

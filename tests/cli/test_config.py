@@ -55,7 +55,8 @@ def test_config_file_flag_and_isolated(tmp_path: Path) -> None:
     write(tmp_path, "m.py", REORDERED)
     other = tmp_path / "ci.toml"
     other.write_text('[tool.reshard-lint]\nselect = ["RSH102"]\n')
-    assert found(run("check", "--format", "concise", "--config", str(other), cwd=tmp_path)) == ["m.py:9:7 RSH102"]
+    r = run("check", "--format", "concise", "--config", str(other), cwd=tmp_path)
+    assert found(r) == ["m.py:9:7 RSH102"]
     pyproject(tmp_path, 'select = ["RSH102"]\n')
     assert len(found(run("check", "--format", "concise", "--isolated", cwd=tmp_path))) == 3
     r = run("check", "--config", "missing.toml", cwd=tmp_path)
