@@ -508,6 +508,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # noqa: BLE001 - a crash of the command itself is status 2, not 1
+        import traceback
+
+        traceback.print_exc()
+        _err(f"internal error: {type(exc).__name__}: {exc}; please report it with the traceback above")
+        return 2
 
 
 if __name__ == "__main__":
