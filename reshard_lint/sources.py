@@ -65,7 +65,12 @@ def decode(raw: bytes, path: str) -> Source:
 
 
 def read_source(path: str) -> Source:
-    """The file at ``path``, or SourceError saying why it cannot be linted.
+    """The file at ``path``, decoded, or SourceError saying why it cannot be linted."""
+    return decode(read_bytes(path), path)
+
+
+def read_bytes(path: str) -> bytes:
+    """The bytes of the file at ``path``, or SourceError saying why it cannot be read.
 
     Only regular files are read: opening a FIFO would block the whole run until
     something writes to it, and a device could be endless. The check is made on the
@@ -110,7 +115,7 @@ def read_source(path: str) -> Source:
         raise SourceError(path, f"cannot be read: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
-    return decode(raw, path)
+    return raw
 
 
 def _kind(mode: int) -> str:
