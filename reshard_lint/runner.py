@@ -159,14 +159,24 @@ def discover(paths: Sequence[str], excludes: Sequence[str], root: str) -> tuple[
 
 
 def per_file_ignored(path: str, root: str, per_file: Mapping[str, Sequence[str]]) -> list[str]:
+    """Codes that ``per-file-ignores`` turns off for ``path``.
+
+    A glob with a ``/`` matches the path from the project root (a directory covers what
+    is under it); one without matches the file's name or any directory on its path,
+    the same rule as ``exclude``.
+    """
     if not per_file:
         return []
     r = os.path.relpath(os.path.abspath(path), os.path.abspath(root)).replace(os.sep, "/")
-    name = os.path.basename(path)
+    parts = r.split("/")
     out: list[str] = []
     for glob, codes in per_file.items():
-        if fnmatch.fnmatchcase(r, glob) or fnmatch.fnmatchcase(name, glob) \
-                or fnmatch.fnmatchcase(r, glob.rstrip("/") + "/*"):
+        g = glob.rstrip("/")
+        if "/" in g:
+            hit = fnmatch.fnmatchcase(r, g) or fnmatch.fnmatchcase(r, g + "/*")
+        else:
+            hit = any(fnmatch.fnmatchcase(part, g) for part in parts)
+        if hit:
             out.extend(codes)
     return out
 

@@ -64,17 +64,20 @@ def test_config_file_flag_and_isolated(tmp_path: Path) -> None:
 
 
 def test_per_file_ignores_and_excludes(tmp_path: Path) -> None:
-    for rel in ("src/m.py", "tests/test_m.py", "gen/out.py", "legacy/old.py", "src/skip_me.py"):
+    for rel in ("src/m.py", "tests/test_m.py", "gen/out.py", "legacy/old.py", "src/skip_me.py",
+                "src/vendored/deep/v.py"):
         write(tmp_path, rel, REORDERED)
     pyproject(tmp_path, '''extend-exclude = ["gen", "src/skip_*.py"]
 [tool.reshard-lint.per-file-ignores]
 "tests/*" = ["RSH1", "RSH202"]
 "old.py" = ["RSH"]
+"vendored" = ["RSH2"]
 ''')
     r = run("check", "--format", "concise", cwd=tmp_path)
     files = sorted({line.split(":")[0] for line in r.stdout.splitlines()})
-    assert files == ["src/m.py", "tests/test_m.py"], r.stdout
+    assert files == ["src/m.py", "src/vendored/deep/v.py", "tests/test_m.py"], r.stdout
     assert [x.split(" ")[1] for x in r.stdout.splitlines() if x.startswith("tests/")] == ["RSH201"]
+    assert [x.split(" ")[1] for x in r.stdout.splitlines() if "vendored" in x] == ["RSH102"]
     # exclude replaces the default list: build/ is then walked.
     write(tmp_path, "build/b.py", CROSS)
     assert "build/b.py" not in run("check", "--format", "concise", cwd=tmp_path).stdout
