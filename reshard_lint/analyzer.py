@@ -27,6 +27,7 @@ from .values import (
 )
 
 Sink = Callable[[Event], None]
+_NO_KEY = object()  # a dict key that is not a constant
 _MAX_INLINE_DEPTH = 3
 
 # sorted() keys that order devices physically: their order is platform-dependent,
@@ -699,14 +700,16 @@ class Analyzer:
 
     def eval_Dict(self, node: cst.Dict, scope: Scope) -> Value:
         items: list[Value] = []
+        keys: list[object] = []
         for el in node.elements:
             if isinstance(el, cst.DictElement):
-                self.eval(el.key, scope)
+                key = self.eval(el.key, scope)
+                keys.append(key.value if isinstance(key, ConstVal) else _NO_KEY)
                 items.append(self.eval(el.value, scope))
             else:
                 self.eval(el.value, scope)
                 return UNKNOWN
-        return SeqVal(tuple(items), "dict")
+        return SeqVal(tuple(items), "dict", tuple(keys))
 
     def eval_IfExp(self, node: cst.IfExp, scope: Scope) -> Value:
         self.eval(node.test, scope)
@@ -775,7 +778,12 @@ class Analyzer:
                 parts.append((self.eval(s.lower, scope) if s.lower else None,
                               self.eval(s.upper, scope) if s.upper else None,
                               self.eval(s.step, scope) if s.step else None))
-        if isinstance(base, SeqVal) and len(parts) == 1 and isinstance(parts[0], IntVal):
+        if isinstance(base, SeqVal) and base.kind == "dict" and len(parts) == 1 \
+                and isinstance(parts[0], ConstVal) and _NO_KEY not in base.keys:
+            key = parts[0].value
+            hits = [i for i, k in enumerate(base.keys) if k == key]
+            return base.items[hits[-1]] if hits else UNKNOWN
+        if isinstance(base, SeqVal) and base.kind != "dict" and len(parts) == 1 and isinstance(parts[0], IntVal):
             i = _const_int(parts[0])
             if i is not None and -len(base.items) <= i < len(base.items):
                 return base.items[i]
@@ -1533,7 +1541,7 @@ def _mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
 
 
 def _physical(an: Analyzer, call: Call, node: cst.Call, shape_v: Value, devs: Value,
-              given: bool) -> DevVal:
+              given: bool, exact: bool = False) -> DevVal:
     """The device array of make_mesh/create_device_mesh: natural order unless given devices.
 
     With explicit devices the order is the platform's (TPU: physical coordinates, GPU:
@@ -1556,8 +1564,9 @@ def _physical(an: Analyzer, call: Call, node: cst.Call, shape_v: Value, devs: Va
         shape = [g(m) for g in fns]
         arr = src(m).ravel()
         total = math.prod(shape)
-        if total > len(arr.flat):
-            raise dv.ModelError("not enough devices for the mesh shape")
+        if total > len(arr.flat) or (exact and total != len(arr.flat)):
+            # make_mesh takes the first prod(shape) devices; create_device_mesh needs all.
+            raise dv.ModelError("the mesh shape does not fit the devices")
         ids = arr.flat[:total]
         if given and list(ids) != sorted(ids):
             raise dv.ModelError("platform-dependent device order")
@@ -1586,7 +1595,7 @@ def _create_device_mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scope) 
     given = call.given(1, "devices")
     if call.given(2, "contiguous_submeshes"):
         return DevVal(fn=undecidable, desc=an.ctx.code(node, 60), node=node)
-    return _physical(an, call, node, shape_v, call.arg(1, "devices"), given)
+    return _physical(an, call, node, shape_v, call.arg(1, "devices"), given, exact=True)
 
 
 @handles("create_hybrid_device_mesh")
@@ -1654,7 +1663,7 @@ def _device_put(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value
 def _placed(x: Value, target: Value, node: cst.Call) -> Value:
     if isinstance(target, ShardingVal) and target.mesh is not None:
         if isinstance(x, SeqVal):
-            return SeqVal(tuple(_placed(i, target, node) for i in x.items), x.kind)
+            return SeqVal(tuple(_placed(i, target, node) for i in x.items), x.kind, x.keys)
         return ArrayVal(target, node)
     if isinstance(target, SeqVal) and isinstance(x, SeqVal) and len(x.items) == len(target.items):
         return SeqVal(tuple(_placed(i, t, node) for i, t in zip(x.items, target.items)), x.kind)
@@ -1743,7 +1752,7 @@ def _tree_map(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
         return UNKNOWN
     result = an.call_with_leaf(f, first)
     if isinstance(tree, SeqVal):
-        return SeqVal(tuple(result for _ in tree.items), tree.kind)
+        return SeqVal(tuple(result for _ in tree.items), tree.kind, tree.keys)
     return result
 
 

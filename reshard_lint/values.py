@@ -136,6 +136,7 @@ class SeqVal(Value):
 
     items: tuple[Value, ...]
     kind: str = "tuple"
+    keys: tuple[object, ...] = ()  # a dict literal's constant keys, in order
 
 
 @dataclass(eq=False)
