@@ -286,18 +286,10 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
 
 
 def _read(path: str) -> bytes:
-    """The file's bytes, or SourceError with the reason (as sources.read_source words it)."""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except IsADirectoryError:
-        raise SourceError(path, "is a directory, not a file") from None
-    except PermissionError:
-        raise SourceError(path, "cannot be read: permission denied") from None
-    except FileNotFoundError:
-        raise SourceError(path, "no longer exists (deleted after it was listed?)") from None
-    except OSError as exc:
-        raise SourceError(path, f"cannot be read: {exc.strerror or exc}") from None
+    """The file's bytes, or SourceError with the reason (FIFOs, devices, broken links ...)."""
+    from .sources import read_bytes
+
+    return read_bytes(path)
 
 
 def _parallel(items: list[tuple[int, str, str]], settings: dict[str, object], jobs: int,

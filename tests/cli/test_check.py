@@ -202,3 +202,16 @@ def test_progress_line_only_on_a_terminal(project: Path) -> None:
     assert "analysed 5/5 files" in err
     piped = run("check", "--no-cache", "-j", "1", cwd=project)
     assert "analysed" not in piped.stderr
+
+
+def test_fifo_and_dangling_link_are_reported_not_waited_on(project: Path) -> None:
+    import os
+
+    os.mkfifo(project / "pipe.py")
+    (project / "dangling.py").symlink_to(project / "nowhere.py")
+    write(project, "bad.py", CROSS)
+    r = run("check", "--format", "concise", cwd=project)
+    assert r.returncode == 2
+    assert codes(r.stdout) == [("bad.py", 8, 5, "RSH201")]
+    assert "pipe.py: is not a regular file" in r.stderr
+    assert "dangling.py: is a symbolic link" in r.stderr
