@@ -99,3 +99,16 @@ def test_fix_then_warm_cache_sees_the_fixed_file(project: Path) -> None:
     r = run("check", cwd=project)
     assert r.returncode == 0, r.stdout
     assert p.read_text() != CROSS
+
+
+def test_read_only_file_is_not_fixed_and_keeps_its_findings(project: Path) -> None:
+    import os
+
+    p = write(project, "m.py", CROSS)
+    os.chmod(p, 0o444)
+    r = run("check", "--fix", "--format", "concise", "m.py", cwd=project)
+    assert r.returncode == 2
+    assert p.read_text() == CROSS
+    assert "m.py: is read-only; not fixed" in r.stderr
+    assert r.stdout.startswith("m.py:8:5: RSH201 ")
+    assert "Fixed 0, 1 remaining." in r.stderr
