@@ -879,6 +879,9 @@ class Analyzer:
             self.eval(cond.test, inner)
         if comp.inner_for_in is None:
             self.eval(node.elt, inner)
+        picked = self._picked_devices(node, comp, it, scope)
+        if picked is not None:
+            return picked
         if isinstance(it, DevVal) and not it.single and not it.is_set and comp.inner_for_in is None \
                 and isinstance(comp.target, cst.Name) and isinstance(node.elt, cst.Name) \
                 and node.elt.value == comp.target.value and not isinstance(node, cst.SetComp):
@@ -888,6 +891,48 @@ class Analyzer:
                               fresh=it.fresh, from_mesh=it.from_mesh)
             return it.derive(lambda m, f=it.fn: f(m).ravel().as_list(), it.desc)
         return UNKNOWN
+
+    def _picked_devices(self, node: cst.CSTNode, comp: cst.CompFor, it: Value, scope: Scope) -> Optional[Value]:
+        """``[devs[i] for i in (0, 1, 4, 5)]`` or ``... for i in range(a, b)``: devices by index."""
+        elt = getattr(node, "elt", None)
+        if comp.ifs or comp.inner_for_in is not None or not isinstance(comp.target, cst.Name) \
+                or not isinstance(elt, cst.Subscript) or len(elt.slice) != 1 \
+                or not isinstance(elt.slice[0].slice, cst.Index):
+            return None
+        index = elt.slice[0].slice.value
+        if not (isinstance(index, cst.Name) and index.value == comp.target.value):
+            return None
+        base = self.eval(elt.value, scope)
+        if not (isinstance(base, DevVal) and not base.single and not base.is_set):
+            return None
+        fns: Optional[list[Callable[[dv.Model], int]]] = None
+        if isinstance(it, SeqVal):
+            fns = [_int_fn(v) for v in it.items]  # type: ignore[misc]
+        elif isinstance(comp.iter, cst.Call) and isinstance(comp.iter.func, cst.Name) \
+                and comp.iter.func.value == "range" and scope.lookup("range") is UNKNOWN \
+                and 1 <= len(comp.iter.args) <= 2:
+            bounds = [self.eval(a.value, scope) for a in comp.iter.args]
+            if all(isinstance(b, IntVal) for b in bounds):
+                lo = bounds[0].fn if len(bounds) == 2 else (lambda _m: 0)  # type: ignore[union-attr]
+                hi = bounds[-1].fn  # type: ignore[union-attr]
+
+                def take_range(m: dv.Model, f=base.fn, lo=lo, hi=hi) -> dv.DevArr:
+                    arr = f(m)
+                    return dv.DevArr.of([arr.index0(i).flat[0] for i in range(lo(m), hi(m))])
+                return base.derive(take_range, self.ctx.code(node, 60))
+        if fns is None or any(f is None for f in fns):
+            return None
+        f = base.fn
+
+        def take(m: dv.Model) -> dv.DevArr:
+            arr = f(m)
+            ids = [arr.index0(g(m)).flat for g in fns]  # type: ignore[misc]
+            if any(len(i) != 1 for i in ids):
+                raise dv.ModelError("picking rows of a grid")
+            return dv.DevArr.of([i[0] for i in ids])
+        out = base.derive(take, self.ctx.code(node, 60))
+        out.reorders = base.reorders + (("picked by index",) if not _ascending(fns) else ())
+        return out
 
     eval_ListComp = _comprehension
     eval_GeneratorExp = _comprehension
@@ -1764,6 +1809,15 @@ def _dotted(node: cst.CSTNode) -> Optional[str]:
         head = _dotted(node.value)
         return f"{head}.{node.attr.value}" if head else None
     return None
+
+
+def _ascending(fns: Sequence[Optional[Callable[[dv.Model], int]]]) -> bool:
+    """Constant indices in increasing order (a subset in natural order)."""
+    try:
+        vals = [f(dv.Model(64, 4, 0)) for f in fns]  # type: ignore[misc]
+    except Exception:  # noqa: BLE001
+        return False
+    return vals == sorted(vals)
 
 
 def _expects_error(expr: cst.BaseExpression) -> bool:

@@ -73,6 +73,8 @@ def may_have_findings(tree: ast.AST) -> bool:
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) \
                 and isinstance(node.left, ast.Subscript) and isinstance(node.right, ast.Subscript):
             reorders.append(node)  # d[k:] + d[:k]
+        elif isinstance(node, ast.ListComp) and isinstance(node.elt, ast.Subscript):
+            reorders.append(node)  # [devs[i] for i in (3, 2, 1, 0)]
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names = [n for t in targets for n in _targets(t)]
