@@ -47,13 +47,14 @@ class Selection:
     select: list[str]
     ignore: list[str]
 
-    def enabled(self, code: str, extra_ignore: Sequence[str] = ()) -> bool:
-        """The most specific matching entry decides; on a tie, ignore wins."""
+    def enabled(self, code: str, per_file_ignore: Sequence[str] = ()) -> bool:
+        """The most specific of select/ignore decides (a tie: ignore); per-file ignores always win."""
         if code in ERROR_CODES:
             return True
+        if any(code.startswith(s) for s in per_file_ignore):
+            return False
         best_sel = max((len(s) for s in self.select if code.startswith(s)), default=-1)
-        best_ign = max((len(s) for s in list(self.ignore) + list(extra_ignore) if code.startswith(s)),
-                       default=-1)
+        best_ign = max((len(s) for s in self.ignore if code.startswith(s)), default=-1)
         return best_sel >= 0 and best_sel > best_ign
 
 

@@ -78,6 +78,9 @@ def test_per_file_ignores_and_excludes(tmp_path: Path) -> None:
     assert files == ["src/m.py", "src/vendored/deep/v.py", "tests/test_m.py"], r.stdout
     assert [x.split(" ")[1] for x in r.stdout.splitlines() if x.startswith("tests/")] == ["RSH201"]
     assert [x.split(" ")[1] for x in r.stdout.splitlines() if "vendored" in x] == ["RSH102"]
+    # A per-file ignore ("vendored" = RSH2) wins even over a more specific select.
+    r = run("check", "--format", "concise", "--select", "RSH201", cwd=tmp_path)
+    assert sorted({line.split(":")[0] for line in r.stdout.splitlines()}) == ["src/m.py", "tests/test_m.py"]
     # exclude replaces the default list: build/ is then walked.
     write(tmp_path, "build/b.py", CROSS)
     assert "build/b.py" not in run("check", "--format", "concise", cwd=tmp_path).stdout
