@@ -994,9 +994,11 @@ class Analyzer:
             return UNKNOWN
         if isinstance(recv, RngVal):
             target = call.arg(0, "x")
-            if method in ("permutation", "shuffle", "choice") and isinstance(target, DevVal) \
+            if method in ("permutation", "shuffle", "choice", "sample") and isinstance(target, DevVal) \
                     and not target.single:
                 if method == "choice" and not self._is_full_sample(call, target, 1, "size"):
+                    return UNKNOWN
+                if method == "sample" and not self._is_full_sample(call, target, 1, "k"):
                     return UNKNOWN
                 shuffled = self._shuffled(target, node, recv.agreed, self.ctx.code(node, 50))
                 if method == "shuffle":
