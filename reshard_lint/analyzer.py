@@ -1069,8 +1069,33 @@ class Analyzer:
         return UNKNOWN
 
     def inline(self, func: FuncVal, call: Call, node: cst.Call) -> Value:
+        """A same-module helper's return value for these arguments, quietly."""
+        if call.has_star or len(self.inline_stack) >= _MAX_INLINE_DEPTH:
+            return UNKNOWN
+
+        def bind(scope: Scope, plain: list[str], names: list[str]) -> None:
+            for i, (v, _) in enumerate(call.positional):
+                if i < len(plain):
+                    scope.vars[plain[i]] = v
+            for k, (v, _) in call.keywords.items():
+                if k in names:
+                    scope.vars[k] = v
+
+        return self._run_callable(func, bind, quiet=True)
+
+    def call_with_leaf(self, func: FuncVal, leaf: Value) -> Value:
+        """Evaluate a tree.map callback on one leaf, with its events (not quiet)."""
+
+        def bind(scope: Scope, plain: list[str], names: list[str]) -> None:
+            if plain:
+                scope.vars[plain[0]] = leaf
+
+        return self._run_callable(func, bind, quiet=False)
+
+    def _run_callable(self, func: FuncVal, bind: Callable[[Scope, list[str], list[str]], None],
+                      quiet: bool) -> Value:
         fn = func.node
-        if fn in self.inline_stack or len(self.inline_stack) >= _MAX_INLINE_DEPTH:
+        if fn in self.inline_stack:
             return UNKNOWN
         parent: Scope = func.scope  # type: ignore[assignment]
         if isinstance(fn, cst.Lambda):
@@ -1085,16 +1110,9 @@ class Analyzer:
         plain = [p.name.value for p in list(fn.params.posonly_params) + list(fn.params.params)]
         for n in names:
             scope.vars[n] = UNKNOWN
-        if call.has_star:
-            return UNKNOWN
-        for i, (v, _) in enumerate(call.positional):
-            if i < len(plain):
-                scope.vars[plain[i]] = v
-        for k, (v, _) in call.keywords.items():
-            if k in names:
-                scope.vars[k] = v
+        bind(scope, plain, names)
         self.inline_stack.append(fn)
-        self.quiet += 1
+        self.quiet += quiet
         saved_pending = len(self.pending)
         try:
             if isinstance(fn, cst.Lambda):
@@ -1103,46 +1121,9 @@ class Analyzer:
             self.exec_block(body_stmts, scope)
             rets = self.returns.pop()
         finally:
-            self.quiet -= 1
+            self.quiet -= quiet
             self.inline_stack.pop()
             del self.pending[saved_pending:]  # nested defs are analysed on their own
-        if not rets:
-            return UNKNOWN
-        v = rets[0]
-        for other in rets[1:]:
-            v = join(v, other)
-        return v
-
-    def call_with_leaf(self, func: FuncVal, leaf: Value) -> Value:
-        """Evaluate a tree.map callback on one leaf, with its events (not quiet)."""
-        fn = func.node
-        if fn in self.inline_stack:
-            return UNKNOWN
-        parent: Scope = func.scope  # type: ignore[assignment]
-        if isinstance(fn, cst.Lambda):
-            body_stmts: Sequence[cst.CSTNode] = []
-            bindings: dict[str, int] = {}
-        else:
-            body_stmts = _block(fn.body)
-            bindings = count_bindings(body_stmts)
-        scope = Scope(parent if parent.kind != "class" else parent.parent, "function",
-                      self._param_bindings(fn.params, bindings))
-        plain = [p.name.value for p in list(fn.params.posonly_params) + list(fn.params.params)]
-        for n in self._param_names(fn.params):
-            scope.vars[n] = UNKNOWN
-        if plain:
-            scope.vars[plain[0]] = leaf
-        self.inline_stack.append(fn)
-        saved_pending = len(self.pending)
-        try:
-            if isinstance(fn, cst.Lambda):
-                return self.eval(fn.body, scope)
-            self.returns.append([])
-            self.exec_block(body_stmts, scope)
-            rets = self.returns.pop()
-        finally:
-            self.inline_stack.pop()
-            del self.pending[saved_pending:]
         if not rets:
             return UNKNOWN
         v = rets[0]
