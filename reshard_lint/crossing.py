@@ -12,7 +12,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from .context import FileContext, describe_mesh
-from .diagnostic import Edit, Fix, Related
+from .diagnostic import Diagnostic, Edit, Fix, Related
 from .events import Transfer
 from .values import ArrayVal, DevVal, MeshVal, SeqVal, ShardingVal, Value
 
@@ -99,6 +99,13 @@ def related(ctx: FileContext, *meshes: Optional[MeshVal]) -> tuple[Related, ...]
         line, col, _, _ = ctx.span(m.node)
         out.append(Related(line, col, f"mesh {m.name or ctx.code(m.node, 30)!s} is built here"))
     return tuple(out)
+
+
+def report(code: str, event: Transfer, pair: Pair, message: str, fix: Optional[Fix] = None) -> Diagnostic:
+    """A crossing diagnostic at the call, pointing back at where both meshes are built."""
+    line, col, end_line, end_col = event.ctx.span(event.node)
+    return Diagnostic(code, line, col, message, end_line, end_col, fix=fix,
+                      related=related(event.ctx, pair.src, pair.dst))
 
 
 def is_device(v: Value) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..crossing import PUT_KINDS, array_label, cross_host_path, fix_hint, pairs, rebuild_on_own_mesh, related, sides
+from ..crossing import PUT_KINDS, array_label, cross_host_path, fix_hint, pairs, rebuild_on_own_mesh, report, sides
 from ..diagnostic import Diagnostic
 from ..events import Transfer
 from .base import Grounding, Invalid, Outcome, Rule, Valid
@@ -41,16 +41,13 @@ class CrossDeviceSetPut(Rule):
             if cross_host_path(ctx, pair):
                 continue
             x = array_label(ctx, event, pair)
-            line, col, end_line, end_col = ctx.span(event.node)
             msg = (
                 f"{event.func} moves '{x}' {sides(ctx, pair)}, a different device set: "
                 "multi-controller JAX raises \"input and target sharding should have the same set of "
                 f"devices\"; build the target on {x}'s mesh: {fix_hint(ctx, event, pair)}, or move the "
                 "data between device groups through the host (jax.make_array_from_process_local_data)"
             )
-            yield Diagnostic(self.code, line, col, msg, end_line, end_col,
-                             fix=rebuild_on_own_mesh(ctx, event, pair),
-                             related=related(ctx, pair.src, pair.dst))
+            yield report(self.code, event, pair, msg, fix=rebuild_on_own_mesh(ctx, event, pair))
             return
 
     examples = (

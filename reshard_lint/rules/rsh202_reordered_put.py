@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..crossing import PUT_KINDS, array_label, fix_hint, pairs, rebuild_on_own_mesh, related, sides
+from ..crossing import PUT_KINDS, array_label, fix_hint, pairs, rebuild_on_own_mesh, report, sides
 from ..diagnostic import Diagnostic
 from ..events import Transfer
 from .base import Grounding, Invalid, Outcome, Rule, Valid
@@ -40,15 +40,12 @@ class ReorderedPut(Rule):
             if pair.src is None or pair.dst is None or ctx.compare(pair.src, pair.dst) != "reordered":
                 continue
             x = array_label(ctx, event, pair)
-            line, col, end_line, end_col = ctx.span(event.node)
             msg = (
                 f"{event.func} moves '{x}' {sides(ctx, pair)}, the same devices in another order: "
                 "JAX permutes every shard (about a full copy, over the network across hosts); "
                 f"build the target on {x}'s mesh: {fix_hint(ctx, event, pair)}"
             )
-            yield Diagnostic(self.code, line, col, msg, end_line, end_col,
-                             fix=rebuild_on_own_mesh(ctx, event, pair),
-                             related=related(ctx, pair.src, pair.dst))
+            yield report(self.code, event, pair, msg, fix=rebuild_on_own_mesh(ctx, event, pair))
             return
 
     examples = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..crossing import array_label, pairs, related, sides
+from ..crossing import array_label, pairs, report, sides
 from ..diagnostic import Diagnostic
 from ..events import Transfer
 from .base import Grounding, Invalid, Outcome, Rule, Valid
@@ -57,13 +57,11 @@ class IncompatibleDevices(Rule):
                 what = f"'{ctx.code(event.node, 40)}' combines '{x}' with an array"
             else:
                 what = f"{event.func} takes '{x}'"
-            line, col, end_line, end_col = ctx.span(event.node)
             msg = (
                 f"{what} {sides(ctx, pair)}, {how}: JAX raises \"{raised}\" on one host and on many; "
                 f"jax.device_put('{x}' onto the target's sharding) first, or use one mesh for both"
             )
-            yield Diagnostic(self.code, line, col, msg, end_line, end_col,
-                             related=related(ctx, pair.src, pair.dst))
+            yield report(self.code, event, pair, msg)
             return
 
     examples = (

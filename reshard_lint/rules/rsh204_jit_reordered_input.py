@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..crossing import array_label, pairs, related, sides
+from ..crossing import array_label, pairs, report, sides
 from ..diagnostic import Diagnostic
 from ..events import Transfer
 from .base import Grounding, Invalid, Outcome, Rule, Valid
@@ -38,7 +38,6 @@ class JitReorderedInput(Rule):
             if pair.src is None or pair.dst is None or ctx.compare(pair.src, pair.dst) != "reordered":
                 continue
             x = array_label(ctx, event, pair)
-            line, col, end_line, end_col = ctx.span(event.node)
             msg = (
                 f"{event.func} gets '{x}' {sides(ctx, pair)} through in_shardings, the same devices in "
                 "another order: one host silently copies it, multi-controller JAX crashes the processes "
@@ -46,8 +45,7 @@ class JitReorderedInput(Rule):
                 f"jax.device_put('{x}' onto in_shardings) before the call, or build in_shardings on "
                 f"{x}'s mesh"
             )
-            yield Diagnostic(self.code, line, col, msg, end_line, end_col,
-                             related=related(ctx, pair.src, pair.dst))
+            yield report(self.code, event, pair, msg)
             return
 
     examples = (

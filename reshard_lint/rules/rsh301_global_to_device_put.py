@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..context import describe_mesh
-from ..crossing import PUT_KINDS, array_label, is_device, pairs, related
+from ..crossing import PUT_KINDS, array_label, is_device, pairs, report
 from ..diagnostic import Diagnostic
 from ..events import Transfer
 from .base import Grounding, Invalid, Outcome, Rule, RuleOption, Valid
@@ -50,7 +50,6 @@ class GlobalToDevicePut(Rule):
             if pair.src is None or not is_device(pair.target) or ctx.locality(pair.src) != "global":
                 continue
             x = array_label(ctx, event, pair)
-            line, col, end_line, end_col = ctx.span(event.node)
             msg = (
                 f"{event.func} moves '{x}', a global array on mesh {describe_mesh(ctx, pair.src)}, to "
                 f"a single device ({pair.target.desc}): multi-controller JAX raises \"When the second "
@@ -58,7 +57,7 @@ class GlobalToDevicePut(Rule):
                 f"array\"; gather it with multihost_utils.process_allgather({x}, tiled=True), or take this "
                 f"process's shard with {x}.addressable_data(0)"
             )
-            yield Diagnostic(self.code, line, col, msg, end_line, end_col, related=related(ctx, pair.src))
+            yield report(self.code, event, pair, msg)
             return
 
     examples = (

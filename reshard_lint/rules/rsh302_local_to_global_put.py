@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..crossing import PUT_KINDS, array_label, pairs, related, sides
+from ..crossing import PUT_KINDS, array_label, pairs, report, sides
 from ..diagnostic import Diagnostic
 from ..events import Transfer
 from .base import Grounding, Invalid, Outcome, Rule, Valid
@@ -41,7 +41,6 @@ class LocalToGlobalPut(Rule):
             if ctx.locality(pair.src) != "local" or ctx.locality(pair.dst) != "global":
                 continue
             x = array_label(ctx, event, pair)
-            line, col, end_line, end_col = ctx.span(event.node)
             msg = (
                 f"{event.func} moves '{x}', a process-local array, {sides(ctx, pair)}, which spans all "
                 "processes: multi-controller JAX raises \"device_put's second argument must be a Device "
@@ -49,8 +48,7 @@ class LocalToGlobalPut(Rule):
                 f"multihost_utils.host_local_array_to_global_array({x}, mesh, spec) or "
                 "jax.make_array_from_process_local_data(sharding, local_data)"
             )
-            yield Diagnostic(self.code, line, col, msg, end_line, end_col,
-                             related=related(ctx, pair.src, pair.dst))
+            yield report(self.code, event, pair, msg)
             return
 
     examples = (

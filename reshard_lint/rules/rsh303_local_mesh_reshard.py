@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..crossing import PUT_KINDS, array_label, pairs, related, sides
+from ..crossing import PUT_KINDS, array_label, pairs, report, sides
 from ..diagnostic import Diagnostic
 from ..events import Transfer
 from .base import Grounding, Invalid, Outcome, Rule, Valid
@@ -41,15 +41,13 @@ class LocalMeshReshard(Rule):
             if ctx.locality(pair.src) != "global" or ctx.locality(pair.dst) != "local":
                 continue
             x = array_label(ctx, event, pair)
-            line, col, end_line, end_col = ctx.span(event.node)
             msg = (
                 f"{event.func} moves '{x}', a global array, {sides(ctx, pair)}, which holds only this "
                 "process's devices: multi-controller JAX raises \"NotImplementedError: Cannot reshard an "
                 "input that is not fully addressable\"; take the local part with "
                 f"multihost_utils.global_array_to_host_local_array({x}, mesh, spec)"
             )
-            yield Diagnostic(self.code, line, col, msg, end_line, end_col,
-                             related=related(ctx, pair.src, pair.dst))
+            yield report(self.code, event, pair, msg)
             return
 
     examples = (
