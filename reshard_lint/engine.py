@@ -67,9 +67,9 @@ class Engine:
         deep = too_deep(source)
         if deep is not None:
             # Checked before libcst: its native parser overflows the C stack on such input.
-            msg = f"could not parse the file: nesting too deep: {deep}"
+            msg = f"could not parse the file: nesting too deep: {deep[1]}"
             result.error = msg
-            result.diagnostics = [Diagnostic(PARSE_ERROR, 1, 0, msg)]
+            result.diagnostics = [Diagnostic(PARSE_ERROR, deep[0], 0, msg)]
             return result
         try:
             module = cst.parse_module(source)

@@ -29,8 +29,8 @@ _FLAT = {",", ";", ":", "=", ")", "]", "}"}
 _NESTING_WORDS = {"and", "or", "not", "lambda", "if", "else", "await", "in", "is", "yield", "from"}
 
 
-def too_deep(source: str) -> str | None:
-    """Why ``source`` nests too deeply to parse safely, or None when it does not.
+def too_deep(source: str) -> tuple[int, str] | None:
+    """(line, why) when ``source`` nests too deeply to parse safely, else None.
 
     Depth is estimated per logical line as the open brackets plus, at each bracket
     level, the operators since the last comma at that level: an upper bound on how
@@ -48,8 +48,7 @@ def too_deep(source: str) -> str | None:
                     total += 1
                     stack.append(0)
                     if len(stack) - 1 > MAX_BRACKETS:
-                        return (f"brackets nested more than {MAX_BRACKETS} deep "
-                                f"(line {tok.start[0]})")
+                        return tok.start[0], f"brackets nested more than {MAX_BRACKETS} deep"
                 elif text in _CLOSE:
                     if len(stack) > 1:
                         total -= stack.pop()
@@ -66,8 +65,7 @@ def too_deep(source: str) -> str | None:
                 stack = [0]
                 total = 0
             if total + len(stack) > MAX_DEPTH:
-                return (f"expression nested or chained more than {MAX_DEPTH} deep "
-                        f"(line {tok.start[0]})")
+                return tok.start[0], f"expression nested or chained more than {MAX_DEPTH} deep"
     except (tokenize.TokenError, SyntaxError):
         # Unterminated strings, brackets or bad dedents: the parser reports them.
         return None
