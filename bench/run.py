@@ -868,8 +868,17 @@ def evaluate(
             )
     jax = "jax" if "jax" in names else (names[0] if names else "")
     if jax:
-        out.append(_judge(f"{jax}: reshard-lint check cold", med(jax, "rsh_cold"), TARGET_COLD_S, "s"))
-        out.append(_judge(f"{jax}: reshard-lint check warm", med(jax, "rsh_warm"), TARGET_WARM_S, "s"))
+        for key, limit in (("rsh_cold", TARGET_COLD_S), ("rsh_warm", TARGET_WARM_S)):
+            c = cpu(jax, key)
+            out.append(
+                _judge(
+                    f"{jax}: reshard-lint check {key[4:]}",
+                    med(jax, key),
+                    limit,
+                    "s",
+                    note=f"CPU {c:.2f} s" if c is not None else "",
+                )
+            )
         for t in names:
             ours, base = peak(t, "rsh_cold"), peak(t, "flake8_j1_F")
             out.append(
@@ -880,32 +889,22 @@ def evaluate(
                     "x",
                 )
             )
-    by_scale = {t.scale: t.name for t in trees if t.scale}
+    # Judged on lines per CPU second: the cost, which is what must grow linearly; wall
+    # time on a shared machine also measures everyone else. The wall ratio is in the note.
+    by_scale = {t.scale: t for t in trees if t.scale}
     for key in ("rsh_cold", "flake8_j2_F_RSH"):
-        r1 = results.get((by_scale.get(1, ""), key))
+        t1 = by_scale.get(1)
+        r1 = results.get((t1.name, key)) if t1 else None
         for factor in SCALE_FACTORS[1:]:
-            rn = results.get((by_scale.get(factor, ""), key))
-            if r1 and rn and r1.lines_per_s and rn.lines_per_s:
-                out.append(
-                    _judge(
-                        f"linear: {key} lines/s at {factor}x / 1x",
-                        rn.lines_per_s / r1.lines_per_s,
-                        TARGET_LINEAR_MIN,
-                        "x",
-                        higher_is_better=True,
-                    )
-                )
+            tn = by_scale.get(factor)
+            rn = results.get((tn.name, key)) if tn else None
+            name = f"linear: {key} lines per CPU s at {factor}x / 1x"
+            if t1 and tn and r1 and rn and r1.median_cpu_s and rn.median_cpu_s and r1.lines_per_s:
+                measured = (tn.lines / rn.median_cpu_s) / (t1.lines / r1.median_cpu_s)
+                wall = f"wall lines/s ratio {rn.lines_per_s / r1.lines_per_s:.2f}x" if rn.lines_per_s else ""
+                out.append(_judge(name, measured, TARGET_LINEAR_MIN, "x", higher_is_better=True, note=wall))
             else:
-                out.append(
-                    Target(
-                        f"linear: {key} lines/s at {factor}x / 1x",
-                        None,
-                        TARGET_LINEAR_MIN,
-                        "x",
-                        "N/A",
-                        "not measured",
-                    )
-                )
+                out.append(Target(name, None, TARGET_LINEAR_MIN, "x", "N/A", "not measured"))
     return out
 
 
@@ -1070,6 +1069,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "installed packages). A directory of .py files without a manifest is used as it is: each "
         "subdirectory is a tree",
     )
+    p.add_argument(
+        "--rerender", type=Path, metavar="JSON", help="run nothing: report again from a results JSON"
+    )
     p.add_argument("--rebuild-corpus", action="store_true", help="rebuild the corpus even if it is current")
     p.add_argument("--no-peers", action="store_true", help="skip TorchFix and fixit")
     p.add_argument("--peers", default="torchfix,fixit", help="which peers to run (default torchfix,fixit)")
@@ -1098,8 +1100,32 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def rerender(src: Path, dest: Path) -> int:
+    """Targets and table again from a results JSON (e.g. after a change to the report)."""
+    data = json.loads(src.read_text())
+    trees = [Tree(**{**t, "path": Path(t["path"])}) for t in data["trees"]]
+    fields = set(Result.__dataclass_fields__)
+    results = {
+        (r["tree"], r["command"]): Result(**{k: v for k, v in r.items() if k in fields})
+        for r in data["results"]
+    }
+    global SCALE_FACTORS
+    SCALE_FACTORS = tuple(data["settings"].get("scale_factors", SCALE_FACTORS))
+    targets = evaluate(trees, results, data["diagnostics"])
+    report = render(trees, results, targets, data["diagnostics"])
+    print(report)
+    data["targets"] = [asdict(t) for t in targets]
+    data["table"] = report
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(json.dumps(data, indent=2) + "\n")
+    print(f"\nresults JSON: {dest}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.rerender:
+        return rerender(args.rerender, args.json)
     global SCALE_FACTORS
     SCALE_FACTORS = tuple(int(x) for x in args.scales.split(","))
     if SCALE_FACTORS[0] != 1:
