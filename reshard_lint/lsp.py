@@ -27,6 +27,7 @@ import asyncio
 import enum
 import io
 import logging
+import os
 import sys
 import tokenize
 from concurrent.futures import ThreadPoolExecutor
@@ -48,9 +49,10 @@ from .diagnostic import Diagnostic, Edit
 from .engine import INTERNAL_ERROR, PARSE_ERROR, Engine
 from .fixes import apply, split_lines
 from .rules import rule_by_code
+from .docs import DOCS_URL
 
 # The one place that says where rule pages live; every diagnostic links to DOCS_BASE + CODE.md.
-DOCS_BASE = "https://github.com/reshard-lint/reshard-lint/blob/main/docs/rules/"
+DOCS_BASE = DOCS_URL.split("{code}")[0]
 SOURCE = "reshard-lint"
 FIX_ALL_KIND = "source.fixAll.reshard-lint"
 DEFAULT_DEBOUNCE = 0.3
@@ -132,6 +134,9 @@ class Settings:
     select: tuple[str, ...] = ("RSH",)
     ignore: tuple[str, ...] = ()
     debounce: float = DEFAULT_DEBOUNCE
+    # Keys the editor sent: those override the project's [tool.reshard-lint], the rest
+    # come from it, so the editor shows what `reshard-lint check` reports.
+    explicit: frozenset[str] = frozenset()
 
     @classmethod
     def from_options(cls, options: Any, base: Settings | None = None) -> Settings:
@@ -157,7 +162,9 @@ class Settings:
         debounce = section.get("debounce", base.debounce)
         if not isinstance(debounce, (int, float)) or debounce < 0:
             debounce = base.debounce
-        return cls(str(mc), codes("select", base.select), codes("ignore", base.ignore), float(debounce))
+        explicit = base.explicit | {k for k in ("select", "ignore", "multicontroller") if k in section}
+        return cls(str(mc), codes("select", base.select), codes("ignore", base.ignore), float(debounce),
+                   frozenset(explicit))
 
     def selects(self, code: str) -> bool:
         return any(code.startswith(s) for s in self.select) and \
@@ -176,18 +183,53 @@ class Analysis:
 _ENGINES: dict[str, Engine] = {}
 
 
+def project_settings(path: str, settings: Settings) -> tuple[Settings, list[str]]:
+    """The editor's settings completed from the file's pyproject.toml, and its per-file ignores.
+
+    A broken configuration is the command line's to report (exit 2); the editor keeps
+    linting with its own settings rather than going blank.
+    """
+    from .config import ConfigError, find_project, load
+    from .runner import per_file_ignored, rule_table
+
+    cfg_path, root = find_project(path)
+    if cfg_path is None:
+        return settings, []
+    try:
+        key = (cfg_path, os.stat(cfg_path).st_mtime_ns)
+        cfg = _CONFIGS.get(key)
+        if cfg is None:
+            cfg = _CONFIGS[key] = load(cfg_path, rule_table(None), root)
+    except (ConfigError, OSError) as exc:
+        log.warning("ignoring %s: %s", cfg_path, exc)
+        return settings, []
+    select = settings.select if "select" in settings.explicit else \
+        tuple(cfg.select if cfg.select is not None else ["RSH"]) + tuple(cfg.extend_select)
+    ignore = settings.ignore if "ignore" in settings.explicit else tuple(cfg.ignore)
+    mc = settings.multicontroller if "multicontroller" in settings.explicit else \
+        str(cfg.options.get("multicontroller", settings.multicontroller))
+    merged = Settings(mc, tuple(select), tuple(ignore), settings.debounce, settings.explicit)
+    return merged, per_file_ignored(path, cfg.root, cfg.per_file_ignores)
+
+
+_CONFIGS: dict[tuple[str, int], Any] = {}
+
+
 def analyse(source: str, path: str, settings: Settings) -> Analysis:
+    asked = settings
+    settings, per_file = project_settings(path, settings)
     engine = _ENGINES.get(settings.multicontroller)
     if engine is None:
         engine = _ENGINES[settings.multicontroller] = Engine({"multicontroller": settings.multicontroller})
     lines = split_lines(source)
     result = engine.lint_source(source, path)
     if result.error is not None and any(d.code == PARSE_ERROR for d in result.diagnostics):
-        return Analysis(source, lines, [], True, settings)
+        return Analysis(source, lines, [], True, asked)
     kept, _ = noqa.split(result.diagnostics, lines)
     # RSH002 (a linter bug) is shown: hiding it would look like a clean file.
-    diags = [d for d in kept if d.code == INTERNAL_ERROR or settings.selects(d.code)]
-    return Analysis(source, lines, diags, False, settings)
+    diags = [d for d in kept if d.code == INTERNAL_ERROR or (
+        settings.selects(d.code) and not any(d.code.startswith(c) for c in per_file))]
+    return Analysis(source, lines, diags, False, asked)
 
 
 def to_lsp(d: Diagnostic, uri: str, pos: Positions) -> types.Diagnostic:

@@ -448,3 +448,29 @@ def test_without_pygls_the_command_says_what_to_install(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "pip install 'reshard-lint[lsp]'" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_project_configuration_applies_in_the_editor(client: LspClient, tmp_path: Path) -> None:
+    # The same pyproject.toml that `reshard-lint check` reads: RSH201 off for scripts/,
+    # and the editor shows what the command line would.
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.reshard-lint]\n[tool.reshard-lint.per-file-ignores]\n"scripts/*" = ["RSH201"]\n',
+        encoding="utf-8")
+    (tmp_path / "scripts").mkdir()
+    client.initialize(tmp_path)
+    quiet_uri = _doc(tmp_path, BUGGY, "scripts/train.py")
+    client.open(quiet_uri, BUGGY)
+    assert client.wait_diagnostics(quiet_uri) == []
+    loud_uri = _doc(tmp_path, BUGGY, "train.py")
+    client.open(loud_uri, BUGGY)
+    assert [d["code"] for d in client.wait_diagnostics(loud_uri)] == ["RSH201"]
+    assert client.shutdown() == 0
+
+
+def test_editor_settings_override_the_project(client: LspClient, tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.reshard-lint]\nignore = ["RSH201"]\n', encoding="utf-8")
+    client.initialize(tmp_path, options={"reshard-lint": {"ignore": []}})
+    uri = _doc(tmp_path, BUGGY)
+    client.open(uri, BUGGY)
+    assert [d["code"] for d in client.wait_diagnostics(uri)] == ["RSH201"]
+    assert client.shutdown() == 0
