@@ -9,10 +9,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from . import DOCS_URL  # noqa: F401 - re-exported for the docs tooling
 from .rules import Rule, all_rules
-
-# Where the rule pages are published; editors and SARIF link to them.
-DOCS_URL = "https://github.com/reshard-lint/reshard-lint/blob/main/docs/rules/{code}.md"
 
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "Options",
             "What JAX does", "References")

@@ -49,7 +49,7 @@ from .diagnostic import Diagnostic, Edit
 from .engine import INTERNAL_ERROR, PARSE_ERROR, Engine
 from .fixes import apply, split_lines
 from .rules import rule_by_code
-from .docs import DOCS_URL
+from . import DOCS_URL
 
 # The one place that says where rule pages live; every diagnostic links to DOCS_BASE + CODE.md.
 DOCS_BASE = DOCS_URL.split("{code}")[0]

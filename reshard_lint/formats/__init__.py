@@ -15,7 +15,7 @@ from ..diagnostic import Diagnostic
 FORMATS = ("text", "concise", "json", "sarif", "github")
 # Where a rule's page is published. The pages live in docs/rules/ of the repository;
 # change this one constant when the project's documentation moves.
-from ..docs import DOCS_URL  # noqa: E402,F401 - one place for the rule pages' address
+from .. import DOCS_URL  # noqa: E402,F401 - one place for the rule pages' address
 
 
 @dataclass(frozen=True)
