@@ -97,7 +97,7 @@ def related(ctx: FileContext, *meshes: Optional[MeshVal]) -> tuple[Related, ...]
         if m is None:
             continue
         line, col, _, _ = ctx.span(m.node)
-        out.append(Related(line, col, f"mesh {m.name or ctx.code(m.node, 30)!s} is built here"))
+        out.append(Related(line, col, f"mesh '{m.name}' is built here" if m.name else f"mesh {ctx.code(m.node, 30)} is built here"))
     return tuple(out)
 
 
@@ -150,7 +150,7 @@ def rebuild_on_own_mesh(ctx: FileContext, event: Transfer, pair: Pair) -> Option
     x = ctx.code(event.value_node, 10_000)
     line, col, end_line, end_col = ctx.span(event.target_node)
     text = f"{ns}({x}.sharding.mesh, {spec})"
-    return Fix(title=f"Build the target on {x}'s mesh: {text}",
+    return Fix(title=f"Build the target on the array's own mesh: {text}",
                edits=(Edit(line, col, end_line, end_col, text),), safe=True)
 
 

@@ -43,7 +43,7 @@ class ReorderedPut(Rule):
             msg = (
                 f"{event.func} moves '{x}' {sides(ctx, pair)}, the same devices in another order: "
                 "JAX permutes every shard (about a full copy, over the network across hosts); "
-                f"build the target on {x}'s mesh: {fix_hint(ctx, event, pair)}"
+                f"build the target on the array's own mesh: {fix_hint(ctx, event, pair)}"
             )
             yield report(self.code, event, pair, msg, fix=rebuild_on_own_mesh(ctx, event, pair))
             return

@@ -43,7 +43,7 @@ class JitReorderedInput(Rule):
                 "another order: one host silently copies it, multi-controller JAX crashes the processes "
                 "(SIGSEGV after XLA INVALID_ARGUMENT \"Buffer passed to Execute() ... is on device\"); "
                 f"jax.device_put('{x}' onto in_shardings) before the call, or build in_shardings on "
-                f"{x}'s mesh"
+                "the argument's mesh"
             )
             yield report(self.code, event, pair, msg)
             return

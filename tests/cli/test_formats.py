@@ -56,9 +56,9 @@ def test_text_headers_equal_concise_lines_plus_snippet_and_help(tree: Path) -> N
     assert block[2] == "8 | größe = 1; y = jax.device_put(x, NamedSharding(half, P('x')))"
     caret = block[3]
     assert caret.index("^") - len("  | ") == len("größe = 1; y = ")
-    assert "= help: Build the target on x's mesh" in text and "(safe fix, --fix)" in text
+    assert "= help: Build the target on the array's own mesh" in text and "(safe fix, --fix)" in text
     assert "(unsafe fix, --unsafe-fixes)" in text
-    assert "= note: line 5: mesh mesh is built here" in text
+    assert "= note: line 5: mesh 'mesh' is built here" in text
 
 
 def test_json_schema_and_agreement_with_concise(tree: Path) -> None:
@@ -87,7 +87,7 @@ def test_json_schema_and_agreement_with_concise(tree: Path) -> None:
     assert fix["applicability"] == "safe"
     assert fix["edits"] == [{"location": {"row": 8, "column": 23}, "end_location": {"row": 8, "column": 50},
                              "content": "NamedSharding(x.sharding.mesh, P('x'))"}]
-    assert {"location": {"row": 5, "column": 8}, "message": "mesh mesh is built here"} in \
+    assert {"location": {"row": 5, "column": 8}, "message": "mesh 'mesh' is built here"} in \
         by_code["RSH201"]["related"]
     assert json.loads(run("check", "--format", "json", "a.py", "--select", "RSH1", cwd=tree).stdout) == []
 
