@@ -78,6 +78,13 @@ class Engine:
             result.error = msg
             result.diagnostics = [Diagnostic(PARSE_ERROR, max(exc.raw_line, 1), 0, msg)]
             return result
+        except UnicodeError as exc:
+            # Text from an editor or stdin may hold lone surrogates, which libcst's
+            # native parser cannot take; no file decoded by sources.decode does.
+            msg = f"could not parse the file: not valid Unicode text ({exc.reason} at character {exc.start})"
+            result.error = msg
+            result.diagnostics = [Diagnostic(PARSE_ERROR, 1, 0, msg)]
+            return result
         except (RecursionError, MemoryError) as exc:
             msg = f"could not parse the file: {type(exc).__name__} (nesting too deep)"
             result.error = msg

@@ -165,3 +165,29 @@ def test_node_programs(source: str) -> None:
 def test_corpus_as_is() -> None:
     for source in CORPUS:
         check_program(source)
+
+
+@st.composite
+def corrupted_program(draw: st.DrawFn) -> str:
+    """A corpus program with arbitrary characters (lone surrogates, NUL, form feeds,
+    line separators) put in: text that reaches the engine from an editor or stdin."""
+    text = draw(st.sampled_from(CORPUS))
+    for _ in range(draw(st.integers(1, 3))):
+        at = draw(st.integers(0, len(text)))
+        text = text[:at] + draw(st.text(min_size=1, max_size=3)) + text[at:]
+    return text
+
+
+@_settings(200)
+@given(st.one_of(st.text(), corrupted_program()))
+def test_arbitrary_text(source: str) -> None:
+    for force in (False, True):
+        result = ENGINE.lint_source(source, "fuzz.py", force=force)
+        assert not [d for d in result.diagnostics if d.code == INTERNAL_ERROR], source
+
+
+def test_lone_surrogate_is_a_parse_error_not_an_exception() -> None:
+    # Found by test_arbitrary_text: libcst's native parser raised UnicodeEncodeError.
+    result = ENGINE.lint_source("x = '\ud800'\n", "fuzz.py", force=True)
+    assert [d.code for d in result.diagnostics] == ["RSH001"]
+    assert "not valid Unicode text" in (result.error or "")
