@@ -13,14 +13,15 @@ from __future__ import annotations
 import ast
 import sys
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
-
-import libcst as cst
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from .diagnostic import Diagnostic
 from .gate import may_have_findings, prefilter
 from .nesting import too_deep
 from .rules import Rule, all_rules
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 PARSE_ERROR = "RSH001"
 INTERNAL_ERROR = "RSH002"
@@ -42,12 +43,21 @@ class Engine:
     def __init__(self, settings: Mapping[str, object] | None = None,
                  rules: Sequence[type[Rule]] | None = None) -> None:
         self.settings = dict(settings or {})
-        self.rules = [r(self.settings) for r in (rules if rules is not None else all_rules())]
-        self.priority = {r.code: r.priority for r in self.rules}
+        self._rule_classes = rules
+        self._rules: list[Rule] | None = None
         self.by_event: dict[type, list[Rule]] = {}
-        for rule in self.rules:
-            for ev in rule.events:
-                self.by_event.setdefault(ev, []).append(rule)
+
+    @property
+    def rules(self) -> list[Rule]:
+        # Built on first use: the rule modules import libcst, which a run whose files
+        # all stop at the gate never needs (flake8 workers, warm runs).
+        if self._rules is None:
+            classes = self._rule_classes if self._rule_classes is not None else all_rules()
+            self._rules = [r(self.settings) for r in classes]
+            for rule in self._rules:
+                for ev in rule.events:
+                    self.by_event.setdefault(ev, []).append(rule)
+        return self._rules
 
     def lint_source(self, source: str, path: str = "<stdin>", tree: ast.AST | None = None,
                     *, force: bool = False) -> FileResult:
@@ -64,6 +74,8 @@ class Engine:
             if tree is not None and not may_have_findings(tree):
                 return result
         result.stage = "analysed"
+        import libcst as cst
+
         deep = too_deep(source)
         if deep is not None:
             # Checked before libcst: its native parser overflows the C stack on such input.
@@ -108,9 +120,11 @@ class Engine:
             sys.setrecursionlimit(old_limit)
         return result
 
-    def analyse(self, module: cst.Module, source: str, path: str) -> list[Diagnostic]:
+    def analyse(self, module: "cst.Module", source: str, path: str) -> list[Diagnostic]:
         from .analyzer import Analyzer
         from .context import FileContext
+
+        rules = self.rules
 
         ctx = FileContext(module, source, path, self.settings)
         # anchor node id -> (priority, diagnostic): one diagnostic per call, the most specific.
@@ -125,7 +139,7 @@ class Engine:
                     if key not in best or prio > best[key][0]:
                         best[key] = (prio, diag)
 
-        for rule in self.rules:
+        for rule in rules:
             rule.start(ctx)
             finishers.append(rule)
         Analyzer(ctx, sink).run()

@@ -39,15 +39,19 @@ class ReshardChecker:
         cls._settings = {"multicontroller": value}
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
-        # Imported here so that `flake8 --version` and files without JAX stay cheap.
-        from .engine import Engine, default_engine
-
         try:
             source = "".join(self.lines) if self.lines is not None else _read(self.filename)
+            # The gate needs only the ast flake8 already parsed; the engine (and libcst)
+            # is imported in the few processes that get a file past it.
+            from .gate import needs_engine
+
+            if not needs_engine(source, self.tree):
+                return
+            from .engine import default_engine
+
             engine = default_engine() if not self._settings or self._settings == {"multicontroller": "auto"} \
                 else _engine_for(self._settings)
-            result = engine.lint_source(source, self.filename, self.tree)
-            diags = result.diagnostics
+            diags = engine.lint_source(source, self.filename, force=True).diagnostics
         except Exception as exc:  # noqa: BLE001 - never abort the user's flake8 run
             yield 1, 0, f"RSH002 internal error in reshard-lint: {type(exc).__name__}: {exc}", type(self)
             return

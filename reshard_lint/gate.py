@@ -34,6 +34,21 @@ def prefilter(source: str) -> bool:
     return _DEVICE_SOURCE.search(source) is not None and _MESH_USE.search(source) is not None
 
 
+def needs_engine(source: str, tree: ast.AST | None = None) -> bool:
+    """Prefilter and ast gate together, without libcst: may this file have a finding?
+
+    A file Python cannot parse goes to the engine, which reports why (RSH001).
+    """
+    if not prefilter(source):
+        return False
+    if tree is None:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return True
+    return may_have_findings(tree)
+
+
 def _name(node: ast.AST) -> str:
     if isinstance(node, ast.Name):
         return node.id

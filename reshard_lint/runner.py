@@ -21,7 +21,8 @@ PARSE_ERROR = "RSH001"
 INTERNAL_ERROR = "RSH002"
 ERROR_CODES = (PARSE_ERROR, INTERNAL_ERROR)
 # Below this many files to analyse, starting worker processes costs more than it saves.
-MIN_PARALLEL = 4
+MIN_PARALLEL = 12  # fewer files than this are analysed in this process (see lint_files)
+MIN_PARALLEL_GATE = 64
 
 
 @dataclass
@@ -199,10 +200,21 @@ def _init_worker(settings: dict[str, object]) -> None:
     _engine(settings)  # once per worker process, not once per file
 
 
+def _gate(item: tuple[int, str, str]) -> tuple[int, bool]:
+    """Phase one, without libcst: does the file get past the prefilter and the ast gate?"""
+    from .gate import needs_engine
+
+    index, text, _ = item
+    try:
+        return index, needs_engine(text)
+    except Exception:  # noqa: BLE001 - the engine will say what is wrong with it
+        return index, True
+
+
 def _work(item: tuple[int, str, str]) -> tuple[int, list[dict[str, Any]]]:
     index, text, path = item
     try:
-        result = _ENGINE.lint_source(text, path)
+        result = _ENGINE.lint_source(text, path, force=True)
         diags = result.diagnostics
     except Exception as exc:  # noqa: BLE001 - one file's crash must not lose the others
         diags = [Diagnostic(INTERNAL_ERROR, 1, 0, f"internal error while analysing the file: "
@@ -212,9 +224,9 @@ def _work(item: tuple[int, str, str]) -> tuple[int, list[dict[str, Any]]]:
 
 def lint_text(text: str, path: str, settings: Mapping[str, object]) -> list[Diagnostic]:
     """The engine in this process (fix rounds, standard input)."""
-    from .gate import prefilter
+    from .gate import needs_engine
 
-    if not prefilter(text):
+    if not needs_engine(text):
         return []
     _engine(settings)
     return [diag_from_dict(d) for d in _work((0, text, path))[1]]
@@ -257,6 +269,22 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
     # Largest first: the long files decide the wall time, so start them early.
     todo.sort(key=lambda i: -len(reports[i].source.text))
     items = [(i, reports[i].source.text, reports[i].path) for i in todo]
+    # Phase one: the ast gate, in worker processes that never import libcst. Phase two
+    # below runs the engine on what passes; a handful of files stays in this process,
+    # so that a large tree with few candidates does not pay for workers holding libcst.
+    decided: dict[int, bool] = {}
+    if jobs > 1 and len(items) >= MIN_PARALLEL_GATE:
+        _parallel(_gate, None, items, jobs, decided.__setitem__)
+    else:
+        decided.update(_gate(item) for item in items)
+    for i, _, _ in items:
+        if decided.get(i) is False:
+            rep = reports[i]
+            cache.put(rep.digest, [], rep.noqa_unknown)
+    # A file a dead worker left undecided goes to the engine, which decides it.
+    items = [it for it in items if decided.get(it[0], True)]
+    if not items:
+        return reports
     done = 0
 
     def take(index: int, diags: list[dict[str, Any]]) -> None:
@@ -275,7 +303,7 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
         for item in items:
             take(*_work(item))
         return reports
-    remaining = _parallel(items, dict(settings), jobs, take)
+    remaining = _parallel(_work, dict(settings), items, jobs, take)
     if remaining:
         # A worker died (killed, out of memory): finish here rather than lose results.
         _init_worker(dict(settings))
@@ -292,8 +320,8 @@ def _read(path: str) -> bytes:
     return read_bytes(path)
 
 
-def _parallel(items: list[tuple[int, str, str]], settings: dict[str, object], jobs: int,
-              take: Callable[[int, list[dict[str, Any]]], None]) -> set[int]:
+def _parallel(func: Callable[[tuple[int, str, str]], tuple[int, Any]], settings: dict[str, object] | None,
+              items: list[tuple[int, str, str]], jobs: int, take: Callable[[int, Any], None]) -> set[int]:
     """Run ``items`` on ``jobs`` processes; the indexes not finished (after a pool failure)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -308,10 +336,10 @@ def _parallel(items: list[tuple[int, str, str]], settings: dict[str, object], jo
     chunk = 1 if len(items) < 1000 else len(items) // (jobs * 16)
     pending = {i for i, _, _ in items}
     try:
-        with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker,
-                                 initargs=(settings,)) as pool:
-            for index, diags in pool.map(_work, items, chunksize=chunk):
-                take(index, diags)
+        init = (_init_worker, (settings,)) if settings is not None else (None, ())
+        with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=init[0], initargs=init[1]) as pool:
+            for index, out in pool.map(func, items, chunksize=chunk):
+                take(index, out)
                 pending.discard(index)
     except (BrokenProcessPool, OSError):
         return pending
