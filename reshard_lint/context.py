@@ -20,8 +20,10 @@ _MULTI_SIGNS = re.compile(
 
 class FileContext:
     def __init__(self, module: cst.Module, source: str, path: str,
-                 settings: Mapping[str, object] | None = None) -> None:
+                 settings: Mapping[str, object] | None = None, line_map: list[int] | None = None) -> None:
         self.module = module
+        # A sliced long file: module line i is line line_map[i - 1] of ``source``.
+        self.line_map = line_map
         self.source = source
         self.path = path
         self.settings = dict(settings or {})
@@ -43,12 +45,17 @@ class FileContext:
 
     def span(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
         rng = self._ranges()[node]
-        return rng.start.line, rng.start.column, rng.end.line, rng.end.column
+        return self._line(rng.start.line), rng.start.column, self._line(rng.end.line), rng.end.column
 
     def line(self, node: cst.CSTNode | None) -> int:
         if node is None:
             return 0
-        return self._ranges()[node].start.line
+        return self._line(self._ranges()[node].start.line)
+
+    def _line(self, line: int) -> int:
+        if self.line_map is None:
+            return line
+        return self.line_map[min(line, len(self.line_map)) - 1] + max(0, line - len(self.line_map))
 
     def code(self, node: cst.CSTNode, limit: int = 80) -> str:
         text = " ".join(self.module.code_for_node(node).split())

@@ -60,7 +60,9 @@ class Engine:
         return self._rules
 
     def lint_source(self, source: str, path: str = "<stdin>", tree: ast.AST | None = None,
-                    *, force: bool = False) -> FileResult:
+                    *, force: bool = False, slice_min_lines: int | None = None) -> FileResult:
+        """Diagnostics for one file. ``force`` skips the prefilter and the gate (the caller
+        ran them); ``slice_min_lines`` overrides when a file is long enough to slice."""
         result = FileResult(path)
         if not force and not prefilter(source):
             return result
@@ -76,19 +78,26 @@ class Engine:
         result.stage = "analysed"
         import libcst as cst
 
+        original = source
+        source, line_map = self._sliced(source, tree, slice_min_lines)
+
+        def at(line: int) -> int:  # a line of ``source`` in the file the user has
+            return line_map[line - 1] if line_map and 1 <= line <= len(line_map) else line
+
         deep = too_deep(source)
         if deep is not None:
             # Checked before libcst: its native parser overflows the C stack on such input.
             msg = f"could not parse the file: nesting too deep: {deep[1]}"
             result.error = msg
-            result.diagnostics = [Diagnostic(PARSE_ERROR, deep[0], 0, msg)]
+            result.diagnostics = [Diagnostic(PARSE_ERROR, at(deep[0]), 0, msg)]
             return result
         try:
             module = cst.parse_module(source)
         except cst.ParserSyntaxError as exc:
-            msg = f"could not parse the file: {exc.message} (line {exc.raw_line}, column {exc.raw_column + 1})"
+            line = at(max(exc.raw_line, 1))
+            msg = f"could not parse the file: {exc.message} (line {line}, column {exc.raw_column + 1})"
             result.error = msg
-            result.diagnostics = [Diagnostic(PARSE_ERROR, max(exc.raw_line, 1), 0, msg)]
+            result.diagnostics = [Diagnostic(PARSE_ERROR, line, 0, msg)]
             return result
         except UnicodeError as exc:
             # Text from an editor or stdin may hold lone surrogates, which libcst's
@@ -107,7 +116,7 @@ class Engine:
         old_limit = sys.getrecursionlimit()
         try:
             sys.setrecursionlimit(max(old_limit, _ANALYSIS_RECURSION_LIMIT))
-            result.diagnostics = self.analyse(module, source, path)
+            result.diagnostics = self.analyse(module, original, path, line_map)
         except RecursionError:
             msg = "could not analyse the file: expressions nested too deeply"
             result.error = msg
@@ -120,13 +129,32 @@ class Engine:
             sys.setrecursionlimit(old_limit)
         return result
 
-    def analyse(self, module: "cst.Module", source: str, path: str) -> list[Diagnostic]:
+    @staticmethod
+    def _sliced(source: str, tree: ast.AST | None, min_lines: int | None) -> tuple[str, list[int] | None]:
+        from .slicing import SLICE_MIN_LINES, slice_source
+
+        limit = SLICE_MIN_LINES if min_lines is None else min_lines
+        if source.count("\n") < limit:
+            return source, None
+        if tree is None:
+            from .gate import tree_for
+
+            tree = tree_for(source)
+        if tree is None:
+            try:
+                tree = ast.parse(source)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return source, None  # libcst reports what is wrong with it
+        return slice_source(source, tree)  # type: ignore[arg-type]
+
+    def analyse(self, module: "cst.Module", source: str, path: str,
+                line_map: list[int] | None = None) -> list[Diagnostic]:
         from .analyzer import Analyzer
         from .context import FileContext
 
         rules = self.rules
 
-        ctx = FileContext(module, source, path, self.settings)
+        ctx = FileContext(module, source, path, self.settings, line_map)
         # anchor node id -> (priority, diagnostic): one diagnostic per call, the most specific.
         best: dict[int, tuple[int, Diagnostic]] = {}
         finishers: list[Rule] = []

@@ -51,7 +51,7 @@ class ReshardChecker:
 
             engine = default_engine() if not self._settings or self._settings == {"multicontroller": "auto"} \
                 else _engine_for(self._settings)
-            diags = engine.lint_source(source, self.filename, force=True).diagnostics
+            diags = engine.lint_source(source, self.filename, self.tree, force=True).diagnostics
         except Exception as exc:  # noqa: BLE001 - never abort the user's flake8 run
             yield 1, 0, f"RSH002 internal error in reshard-lint: {type(exc).__name__}: {exc}", type(self)
             return

@@ -30,6 +30,10 @@ _ORIGINS = frozenset({"device_put", "make_array_from_callback", "make_array_from
                       "make_array_from_process_local_data", "host_local_array_to_global_array"})
 
 
+# Files this long skip the ast gate: see slicing.SLICE_MIN_LINES.
+_SLICE_FIRST = 5000
+
+
 def prefilter(source: str) -> bool:
     return _DEVICE_SOURCE.search(source) is not None and _MESH_USE.search(source) is not None
 
@@ -41,12 +45,25 @@ def needs_engine(source: str, tree: ast.AST | None = None) -> bool:
     """
     if not prefilter(source):
         return False
+    if source.count("\n") >= _SLICE_FIRST:
+        return True  # the engine slices such a file first, which is cheaper than this walk
     if tree is None:
         try:
             tree = ast.parse(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return True
+    global _last
+    _last = (source, tree)
     return may_have_findings(tree)
+
+
+# The last tree the gate parsed, for the engine that analyses the same text next in
+# this process (a 200,000-line file takes seconds to parse).
+_last: tuple[str, ast.AST] | None = None
+
+
+def tree_for(source: str) -> ast.AST | None:
+    return _last[1] if _last is not None and _last[0] is source else None
 
 
 def _name(node: ast.AST) -> str:

@@ -1,0 +1,29 @@
+"""Slicing long files changes nothing the analysis reports."""
+
+from __future__ import annotations
+
+import pytest
+
+from reshard_lint.engine import Engine
+from reshard_lint.rules import all_rules
+
+from .conftest import FIXTURES
+
+ENGINE = Engine()
+SOURCES = [(f"{r.code}-{i}", ex.code) for r in all_rules() for i, ex in enumerate(r.examples)] + [
+    (p.name, p.read_text(encoding="utf-8")) for p in sorted(FIXTURES.glob("*.py"))]
+
+
+@pytest.mark.parametrize("name,source", SOURCES, ids=[n for n, _ in SOURCES])
+def test_sliced_analysis_is_the_same(name: str, source: str) -> None:
+    whole = ENGINE.lint_source(source, name, force=True, slice_min_lines=10**9)
+    sliced = ENGINE.lint_source(source, name, force=True, slice_min_lines=0)
+    assert [(d.sort_key, d.fix) for d in sliced.diagnostics] == [(d.sort_key, d.fix) for d in whole.diagnostics]
+
+
+def test_generated_giant_keeps_its_findings_at_their_lines() -> None:
+    head = "import jax\nfrom jax.sharding import Mesh\nm = Mesh(jax.devices()[::-1], ('x',))\n"
+    body = "".join(f"v{i} = m if {i} % 3 else None\n" for i in range(20_000))
+    tail = "n = Mesh(jax.devices()[::-1], ('x',))\n"
+    result = ENGINE.lint_source(head + body + tail, "giant.py")
+    assert [(d.line, d.col, d.code) for d in result.diagnostics] == [(3, 4, "RSH102"), (20_004, 4, "RSH102")]
