@@ -23,48 +23,80 @@ MAX_DEPTH = 1000
 
 _OPEN = {"(", "[", "{"}
 _CLOSE = {")", "]", "}"}
-# Tokens that never deepen an expression: separators and the ends of brackets.
-_FLAT = {",", ";", ":", "=", ")", "]", "}"}
-# Keywords that nest what follows (`not not x`, `lambda: lambda: x`, `a if b else c if ...`).
-_NESTING_WORDS = {"and", "or", "not", "lambda", "if", "else", "await", "in", "is", "yield", "from"}
+# Binding strength, loosest first. A chain of one operator nests one level per
+# operator; an operator that binds more loosely than the ones before it starts a new
+# operand, so those tighter chains end: in `a*b + c*d + ...` only the `+` accumulate.
+_PRECEDENCE = {
+    "lambda": 0, "if": 1, "else": 1, "or": 2, "and": 3, "not": 4,
+    "in": 5, "is": 5, "<": 5, ">": 5, "==": 5, ">=": 5, "<=": 5, "!=": 5,
+    "|": 6, "^": 7, "&": 8, "<<": 9, ">>": 9, "+": 10, "-": 10,
+    "*": 11, "/": 11, "//": 11, "%": 11, "@": 11, "~": 12, "**": 13, "await": 14,
+    ".": 15, "(": 15, "[": 15,
+}
+_CLASSES = 16
+# Tokens that end an operand without nesting anything: separators and assignments
+# (not ":", which also ends the head of a lambda whose body nests inside it).
+_SEPARATORS = {",", ";", "=", ":=", "->", "+=", "-=", "*=", "/=", "//=", "%=", "@=", "&=", "|=",
+               "^=", ">>=", "<<=", "**="}
+
+
+class _Level:
+    """Operators seen, per binding strength, since the last separator at one bracket level."""
+
+    __slots__ = ("counts", "total")
+
+    def __init__(self) -> None:
+        self.counts = [0] * _CLASSES
+        self.total = 0
+
+    def add(self, cls: int) -> None:
+        for tighter in range(cls + 1, _CLASSES):
+            self.total -= self.counts[tighter]
+            self.counts[tighter] = 0
+        self.counts[cls] += 1
+        self.total += 1
+
+    def reset(self) -> None:
+        self.counts = [0] * _CLASSES
+        self.total = 0
 
 
 def too_deep(source: str) -> tuple[int, str] | None:
     """(line, why) when ``source`` nests too deeply to parse safely, else None.
 
     Depth is estimated per logical line as the open brackets plus, at each bracket
-    level, the operators since the last comma at that level: an upper bound on how
-    deeply the parsed expression can nest.
+    level, the operators since the last separator that can still enclose what follows
+    (see _PRECEDENCE): an upper bound on how deeply the parsed expression nests.
     """
-    stack: list[int] = [0]  # operators since the last separator, per bracket level
-    total = 0  # sum of stack, kept alongside so each token costs O(1)
+    stack = [_Level()]
+    outer = 0  # the totals of every level but the innermost
     try:
         for tok in tokenize.generate_tokens(io.StringIO(source).readline):
             kind, text = tok.type, tok.string
             if kind == tokenize.OP:
                 if text in _OPEN:
                     # `f(...)` and `a[...]` are trailers: the call nests one level too.
-                    stack[-1] += 1
-                    total += 1
-                    stack.append(0)
+                    stack[-1].add(_PRECEDENCE[text] if text in _PRECEDENCE else 15)
+                    outer += stack[-1].total
+                    stack.append(_Level())
                     if len(stack) - 1 > MAX_BRACKETS:
                         return tok.start[0], f"brackets nested more than {MAX_BRACKETS} deep"
                 elif text in _CLOSE:
                     if len(stack) > 1:
-                        total -= stack.pop()
-                elif text == ",":
-                    total -= stack[-1]
-                    stack[-1] = 0
-                elif text not in _FLAT:
-                    stack[-1] += 1
-                    total += 1
-            elif kind == tokenize.NAME and text in _NESTING_WORDS:
-                stack[-1] += 1
-                total += 1
+                        stack.pop()
+                        outer -= stack[-1].total
+                elif text in _SEPARATORS:
+                    stack[-1].reset()
+                elif text in _PRECEDENCE:
+                    stack[-1].add(_PRECEDENCE[text])
+            elif kind == tokenize.NAME and text in _PRECEDENCE:
+                stack[-1].add(_PRECEDENCE[text])
+            elif kind == tokenize.NAME and text in ("yield", "from"):
+                stack[-1].add(0)
             elif kind == tokenize.NEWLINE:
-                stack = [0]
-                total = 0
-            if total + len(stack) > MAX_DEPTH:
+                stack = [_Level()]
+                outer = 0
+            if outer + stack[-1].total + len(stack) > MAX_DEPTH:
                 return tok.start[0], f"expression nested or chained more than {MAX_DEPTH} deep"
     except (tokenize.TokenError, SyntaxError):
         # Unterminated strings, brackets or bad dedents: the parser reports them.
