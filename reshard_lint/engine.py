@@ -80,6 +80,7 @@ class Engine:
 
         original = source
         source, line_map = self._sliced(source, tree, slice_min_lines)
+        tree = None  # the ast is no longer needed; let it go before libcst builds its tree
 
         def at(line: int) -> int:  # a line of ``source`` in the file the user has
             return line_map[line - 1] if line_map and 1 <= line <= len(line_map) else line

@@ -63,7 +63,11 @@ _last: tuple[str, ast.AST] | None = None
 
 
 def tree_for(source: str) -> ast.AST | None:
-    return _last[1] if _last is not None and _last[0] is source else None
+    """The gate's tree of ``source`` if it was the last file gated; used once, then let go."""
+    global _last
+    found = _last[1] if _last is not None and _last[0] is source else None
+    _last = None
+    return found
 
 
 def _name(node: ast.AST) -> str:

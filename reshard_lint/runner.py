@@ -23,6 +23,7 @@ ERROR_CODES = (PARSE_ERROR, INTERNAL_ERROR)
 # Below this many files to analyse, starting worker processes costs more than it saves.
 MIN_PARALLEL = 12  # fewer files than this are analysed in this process (see lint_files)
 MIN_PARALLEL_GATE = 64
+MIN_PARALLEL_LINES = 50_000
 
 
 @dataclass
@@ -34,6 +35,11 @@ class FileReport:
     noqa_unknown: list[tuple[int, str]] = field(default_factory=list)  # (line, code) in noqa comments
     error: str | None = None  # why the file could not be read (SourceError)
     _source: Source | None = None
+
+    def release(self) -> None:
+        """Drop the text of a file with nothing to report: a large tree need not stay in memory."""
+        self.raw = None
+        self._source = None
 
     @property
     def source(self) -> Source:
@@ -252,6 +258,8 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
         cached = cache.get(rep.digest)
         if cached is not None:
             rep.diagnostics, rep.noqa_unknown = cached
+            if not rep.diagnostics:
+                rep.release()
             continue
         try:
             text = rep.source.text
@@ -262,6 +270,7 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
         if not prefilter(text):
             # The engine would stop at the same prefilter; no need to start it.
             cache.put(rep.digest, [], rep.noqa_unknown)
+            rep.release()
         else:
             todo.append(len(reports) - 1)
     if not todo:
@@ -281,6 +290,7 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
         if decided.get(i) is False:
             rep = reports[i]
             cache.put(rep.digest, [], rep.noqa_unknown)
+            rep.release()
     # A file a dead worker left undecided goes to the engine, which decides it.
     items = [it for it in items if decided.get(it[0], True)]
     if not items:
@@ -293,12 +303,17 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
         rep.diagnostics = [diag_from_dict(d) for d in diags]
         if not any(d.code == INTERNAL_ERROR for d in rep.diagnostics):
             cache.put(rep.digest, rep.diagnostics, rep.noqa_unknown)  # internal errors: retried next run
+        if not rep.diagnostics:
+            rep.release()
         done += 1
         if progress is not None:
             progress(done, len(items))
 
     jobs = max(1, min(jobs, len(items)))
-    if jobs == 1 or len(items) < MIN_PARALLEL:
+    # Each worker holds a libcst tree (~16 KB a line); a few thousand lines of
+    # candidates are analysed faster here than workers start and import libcst.
+    lines = sum(text.count("\n") for _, text, _ in items)
+    if jobs == 1 or len(items) < MIN_PARALLEL or lines < MIN_PARALLEL_LINES:
         _init_worker(dict(settings))
         for item in items:
             take(*_work(item))
