@@ -249,6 +249,9 @@ def test_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     with pytest.raises(SourceError, match=r"is not a regular file \(a FIFO\); not read"):
         read_source(str(fifo))
+    (tmp_path / "good.py").write_bytes(GOOD)
+    _cli_reports(tmp_path, "pipe.py", "pipe.py: is not a regular file (a FIFO); not read", files=("good.py", "pipe.py"))
+    _cli_reports(tmp_path, "pipe.py", "pipe.py: is not a regular file (a FIFO); not read", files=(".",))
 
 
 def test_file_deleted_after_listing(tmp_path: Path) -> None:
