@@ -107,6 +107,13 @@ class Engine:
             result.error = msg
             result.diagnostics = [Diagnostic(PARSE_ERROR, 1, 0, msg)]
             return result
+        except (cst.CSTValidationError, ValueError) as exc:
+            # libcst's Python side re-validates what its native parser accepted, e.g.
+            # identifiers from a newer Unicode version than this Python's: not a bug.
+            msg = f"could not parse the file: {exc}"
+            result.error = msg
+            result.diagnostics = [Diagnostic(PARSE_ERROR, 1, 0, msg)]
+            return result
         except (RecursionError, MemoryError) as exc:
             msg = f"could not parse the file: {type(exc).__name__} (nesting too deep)"
             result.error = msg

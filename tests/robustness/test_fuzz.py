@@ -191,3 +191,10 @@ def test_lone_surrogate_is_a_parse_error_not_an_exception() -> None:
     result = ENGINE.lint_source("x = '\ud800'\n", "fuzz.py", force=True)
     assert [d.code for d in result.diagnostics] == ["RSH001"]
     assert "not valid Unicode text" in (result.error or "")
+
+
+def test_identifier_newer_than_this_pythons_unicode_is_a_parse_error() -> None:
+    # Found by test_arbitrary_text: libcst's native parser took U+2EBF0 as a name, its
+    # Python side then raised CSTValidationError out of lint_source.
+    result = ENGINE.lint_source("\U0002ebf0\n", "fuzz.py", force=True)
+    assert [d.code for d in result.diagnostics] == ["RSH001"]
