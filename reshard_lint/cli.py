@@ -106,6 +106,18 @@ def _post(report: FileReport, text: str | None, diags: Sequence[Diagnostic], sel
     return kept, silenced, lines
 
 
+def _missing_reason(path: str) -> str:
+    """Why a path given on the command line cannot be linted, as sources.read_bytes says it."""
+    from .sources import SourceError, read_bytes
+
+    if os.path.islink(path):
+        try:
+            read_bytes(path)
+        except SourceError as exc:
+            return exc.reason
+    return "no such file or directory"
+
+
 def _fix_file(out: FileOutcome, sel: Selection, extra_ignore: Sequence[str], settings: dict[str, object],
               unsafe: bool) -> str | None:
     """Apply fixes in rounds until nothing changes; returns a reason when it must not be written."""
@@ -231,7 +243,7 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
         excludes = cfg.excludes + [p for p in (args.extend_exclude or "").split(",") if p]
         files, missing = discover(paths, excludes, cfg.root)
         for m in missing:
-            _err(f"{m}: no such file or directory")
+            _err(f"{m}: {_missing_reason(m)}")
             status_error = True
         cache = Cache(cache_dir, settings)
         show = sys.stderr.isatty() and len(files) >= PROGRESS_MIN_FILES and not args.quiet
