@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import Iterator
 
 # A finding needs something that produces devices or a mesh ...
 _DEVICE_SOURCE = re.compile(r"devices|device_set|make_mesh|create_device_mesh|create_hybrid_device_mesh")
@@ -95,30 +96,37 @@ def may_have_findings(tree: ast.AST) -> bool:
     assigns: list[tuple[list[str], ast.AST]] = []
     calls: list[tuple[str, ast.Call]] = []
     aliases: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            calls.append((_name(node.func), node))
-        elif isinstance(node, ast.Attribute):
-            if node.attr in _DEVICE_ATTRS:
+    Call, Attribute, Subscript, BinOp, ListComp = ast.Call, ast.Attribute, ast.Subscript, ast.BinOp, ast.ListComp
+    for node in _walk(tree):
+        t = type(node)
+        if t is Call:
+            calls.append((_name(node.func), node))  # type: ignore[attr-defined]
+        elif t is Attribute:
+            attr = node.attr  # type: ignore[attr-defined]
+            if attr in _DEVICE_ATTRS:
                 sources += 1
-            elif node.attr == "T":
+            elif attr == "T":
                 reorders.append(node)
-        elif isinstance(node, ast.Subscript):
-            if isinstance(node.slice, ast.Slice) and node.slice.step is not None:
+        elif t is Subscript:
+            sl = node.slice  # type: ignore[attr-defined]
+            if type(sl) is ast.Slice and sl.step is not None:
                 reorders.append(node)
-        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) \
-                and isinstance(node.left, ast.Subscript) and isinstance(node.right, ast.Subscript):
-            reorders.append(node)  # d[k:] + d[:k]
-        elif isinstance(node, ast.ListComp) and isinstance(node.elt, ast.Subscript):
-            reorders.append(node)  # [devs[i] for i in (3, 2, 1, 0)]
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names = [n for t in targets for n in _targets(t)]
-            assigns.append((names, node.value))
-            if len(names) == 1 and isinstance(node.value, (ast.Name, ast.Attribute)):
-                aliases[names[0]] = _name(node.value)  # NS = jax.sharding.NamedSharding
-        elif isinstance(node, ast.ImportFrom):
-            for a in node.names:
+        elif t is BinOp:
+            if type(node.op) is ast.Add and type(node.left) is Subscript \
+                    and type(node.right) is Subscript:  # type: ignore[attr-defined]
+                reorders.append(node)  # d[k:] + d[:k]
+        elif t is ListComp:
+            if type(node.elt) is Subscript:  # type: ignore[attr-defined]
+                reorders.append(node)  # [devs[i] for i in (3, 2, 1, 0)]
+        elif t is ast.Assign or (t is ast.AnnAssign and node.value is not None):  # type: ignore[attr-defined]
+            targets = node.targets if t is ast.Assign else [node.target]  # type: ignore[attr-defined]
+            names = [n for tg in targets for n in _targets(tg)]
+            value = node.value  # type: ignore[attr-defined]
+            assigns.append((names, value))
+            if len(names) == 1 and type(value) in (ast.Name, Attribute):
+                aliases[names[0]] = _name(value)  # NS = jax.sharding.NamedSharding
+        elif t is ast.ImportFrom:
+            for a in node.names:  # type: ignore[attr-defined]
                 if a.asname:
                     aliases[a.asname] = a.name
     ctors = 0
@@ -168,8 +176,26 @@ def may_have_findings(tree: ast.AST) -> bool:
     return False
 
 
+def _walk(tree: ast.AST) -> Iterator[ast.AST]:
+    """ast.walk without its generator-per-node overhead (the gate runs on every candidate)."""
+    AST = ast.AST
+    stack = [tree]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        yield node
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, AST):
+                        push(item)
+            elif isinstance(value, AST):
+                push(value)
+
+
 def _mentions_devices(node: ast.AST, device_names: set[str], aliases: dict[str, str]) -> bool:
-    for sub in ast.walk(node):
+    for sub in _walk(node):
         if isinstance(sub, ast.Call) and aliases.get(_name(sub.func), _name(sub.func)) in _DEVICE_CALLS:
             return True
         if isinstance(sub, ast.Attribute) and (sub.attr in _DEVICE_ATTRS or sub.attr in device_names):

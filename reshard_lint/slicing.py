@@ -24,7 +24,7 @@ import re
 from collections import defaultdict
 
 from .fixes import split_lines
-from .gate import _DEVICE_ATTRS, _DEVICE_CALLS, _MESH_CTORS, _ORIGINS, _REORDERS, _name
+from .gate import _DEVICE_ATTRS, _DEVICE_CALLS, _MESH_CTORS, _ORIGINS, _REORDERS, _name, _walk
 
 # Files shorter than this are analysed whole: slicing is for generated giants.
 SLICE_MIN_LINES = 5000
@@ -54,7 +54,7 @@ def _facts(stmt: ast.stmt) -> _Facts:
         f.seed = True
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         f.stores.add(stmt.name)
-    for node in ast.walk(stmt):
+    for node in _walk(stmt):
         t = type(node)
         if t is ast.Name:
             if isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
