@@ -1688,6 +1688,13 @@ def _device_put(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value
     return _placed(x, target, node)
 
 
+def _array_on(sharding: Value, node: cst.CSTNode) -> Value:
+    """The array a call makes on ``sharding``, when its mesh is known."""
+    if isinstance(sharding, ShardingVal) and sharding.mesh is not None:
+        return ArrayVal(sharding, node)
+    return UNKNOWN
+
+
 def _placed(x: Value, target: Value, node: cst.Call) -> Value:
     if isinstance(target, ShardingVal) and target.mesh is not None:
         if isinstance(x, SeqVal):
@@ -1701,9 +1708,7 @@ def _placed(x: Value, target: Value, node: cst.Call) -> Value:
 @handles("jax.make_array_from_callback", "jax.make_array_from_single_device_arrays")
 def _from_callback(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     s = _as_target(an, call.arg(1, "sharding"), call.arg_node(1, "sharding"))
-    if isinstance(s, ShardingVal) and s.mesh is not None:
-        return ArrayVal(s, node)
-    return UNKNOWN
+    return _array_on(s, node)
 
 
 @handles("jax.make_array_from_process_local_data")
@@ -1712,9 +1717,7 @@ def _from_local(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value
     has_global = call.given(2, "global_shape")
     an._transfer("local_data", node, call.arg(1, "local_data"), s, call.arg_node(1, "local_data"),
                  call.arg_node(0, "sharding"), an.ctx.code(node.func, 50), has_global_shape=has_global)
-    if isinstance(s, ShardingVal) and s.mesh is not None:
-        return ArrayVal(s, node)
-    return UNKNOWN
+    return _array_on(s, node)
 
 
 @handles("host_local_array_to_global_array")
@@ -1758,9 +1761,7 @@ def _constraint(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value
         else "constraint"
     an._transfer(kind, node, x, target, call.arg_node(0, "x"), call.arg_node(1, "shardings"),
                  an.ctx.code(node.func, 50))
-    if isinstance(target, ShardingVal) and target.mesh is not None:
-        return ArrayVal(target, node)
-    return UNKNOWN
+    return _array_on(target, node)
 
 
 @handles("jax.tree.map")
