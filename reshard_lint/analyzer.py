@@ -12,7 +12,7 @@ reports semantic events (events.py) to a sink. Precision rules:
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterable, Iterator, Optional, Sequence
+from typing import Callable, Iterable, Iterator, Optional, Sequence, TypeGuard
 
 import libcst as cst
 
@@ -195,6 +195,11 @@ def leaves(v: Value) -> list[Value]:
     return [v]
 
 
+def _ordered(v: Value) -> TypeGuard[DevVal]:
+    """A device list or array with an order: not a single device, not a set of devices."""
+    return isinstance(v, DevVal) and not v.single and not v.is_set
+
+
 def _is_device_seq(v: Value) -> bool:
     return isinstance(v, SeqVal) and bool(v.items) and all(
         isinstance(i, DevVal) and i.single for i in v.items)
@@ -341,7 +346,7 @@ class Analyzer:
         if isinstance(stmt, cst.For):
             it = self.eval(stmt.iter, scope)
             element: Value = UNKNOWN
-            if isinstance(it, DevVal) and not it.single and not it.is_set:
+            if _ordered(it):
                 element = DevVal(fn=undecidable, desc=f"an element of {it.desc}", node=stmt.iter,
                                  single=True, any_device=True)
             elif isinstance(it, SeqVal) and it.items and all(i is it.items[0] for i in it.items):
@@ -751,7 +756,7 @@ class Analyzer:
             if attr in ("T", "mT"):
                 return base
             return UNKNOWN
-        if isinstance(base, DevVal) and not base.single and not base.is_set:
+        if _ordered(base):
             if attr == "T":
                 return base.derive(lambda m, f=base.fn: f(m).transpose(), f"{base.desc}.T",
                                    reorder=".T", step=(node, node.value))
@@ -788,7 +793,7 @@ class Analyzer:
             if i is not None and -len(base.items) <= i < len(base.items):
                 return base.items[i]
             return UNKNOWN
-        if isinstance(base, DevVal) and not base.single and not base.is_set:
+        if _ordered(base):
             return self._index_devices(base, parts, node)
         return UNKNOWN
 
@@ -841,8 +846,7 @@ class Analyzer:
               lnode: cst.CSTNode, rnode: cst.CSTNode) -> Value:
         if isinstance(left, IntVal) and isinstance(right, IntVal):
             return _int_arith(op, left, right)
-        if isinstance(op, (cst.Add, cst.AddAssign)) and isinstance(left, DevVal) and isinstance(right, DevVal) \
-                and not left.single and not right.single and not left.is_set and not right.is_set:
+        if isinstance(op, (cst.Add, cst.AddAssign)) and _ordered(left) and _ordered(right):
             f, g = left.fn, right.fn
             joined = left.derive(lambda m: f(m).as_list().concat(g(m).as_list()),
                                  f"{left.desc} + {right.desc}")
@@ -882,7 +886,7 @@ class Analyzer:
         picked = self._picked_devices(node, comp, it, scope)
         if picked is not None:
             return picked
-        if isinstance(it, DevVal) and not it.single and not it.is_set and comp.inner_for_in is None \
+        if _ordered(it) and comp.inner_for_in is None \
                 and isinstance(comp.target, cst.Name) and isinstance(node.elt, cst.Name) \
                 and node.elt.value == comp.target.value and not isinstance(node, cst.SetComp):
             if comp.ifs:
@@ -903,7 +907,7 @@ class Analyzer:
         if not (isinstance(index, cst.Name) and index.value == comp.target.value):
             return None
         base = self.eval(elt.value, scope)
-        if not (isinstance(base, DevVal) and not base.single and not base.is_set):
+        if not (_ordered(base)):
             return None
         fns: Optional[list[Callable[[dv.Model], int]]] = None
         if isinstance(it, SeqVal):
@@ -974,7 +978,7 @@ class Analyzer:
         return Call(node, out)
 
     def call_method(self, recv: Value, method: str, call: Call, node: cst.Call, scope: Scope) -> Value:
-        if isinstance(recv, DevVal) and not recv.single and not recv.is_set:
+        if _ordered(recv):
             return self.device_method(recv, method, call, node)
         if isinstance(recv, ArrayVal):
             if method == "to_device":
@@ -1277,7 +1281,7 @@ class _PerProcess(IntVal):
 @handles("len")
 def _len(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     v = call.arg(0)
-    if isinstance(v, DevVal) and not v.single and not v.is_set:
+    if _ordered(v):
         f = v.fn
         return IntVal(lambda m: len(f(m).rows()))
     if isinstance(v, SeqVal):
@@ -1334,7 +1338,7 @@ def _set(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
 @handles("reversed")
 def _reversed(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     v = call.arg(0)
-    if isinstance(v, DevVal) and not v.single and not v.is_set:
+    if _ordered(v):
         f = v.fn
         how = f"reversed({v.desc})"
         return v.derive(lambda m: f(m).flip(0) if f(m).ndim else f(m), how, reorder="reversed()",
@@ -1345,7 +1349,7 @@ def _reversed(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
 @handles("np.flip", "np.fliplr", "np.flipud")
 def _flip(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     v = call.arg(0, "m")
-    if not (isinstance(v, DevVal) and not v.single and not v.is_set):
+    if not (_ordered(v)):
         return UNKNOWN
     name = an.current_name
     f = v.fn
@@ -1368,7 +1372,7 @@ def _flip(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
 def _roll(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     v = call.arg(0, "a")
     shift = call.arg(1, "shift")
-    if not (isinstance(v, DevVal) and not v.single and not v.is_set) or not isinstance(shift, IntVal):
+    if not (_ordered(v)) or not isinstance(shift, IntVal):
         return UNKNOWN
     axis = None
     if call.given(2, "axis"):
@@ -1383,7 +1387,7 @@ def _roll(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
 @handles("np.transpose", "np.swapaxes", "np.moveaxis")
 def _transpose_fn(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     v = call.arg(0, "a")
-    if not (isinstance(v, DevVal) and not v.single and not v.is_set):
+    if not (_ordered(v)):
         return UNKNOWN
     name = an.current_name
     f = v.fn
@@ -1411,7 +1415,7 @@ def _transpose_fn(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Val
 @handles("np.reshape")
 def _np_reshape(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     v = call.arg(0, "a")
-    if not (isinstance(v, DevVal) and not v.single and not v.is_set):
+    if not (_ordered(v)):
         return UNKNOWN
     shape_v = call.arg(1, "newshape") if call.given(1, "newshape") else call.arg(1, "shape")
     fns = _shape_fns(shape_v)
@@ -1425,7 +1429,7 @@ def _np_reshape(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value
 @handles("np.ravel")
 def _np_ravel(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     v = call.arg(0, "a")
-    if isinstance(v, DevVal) and not v.single and not v.is_set:
+    if _ordered(v):
         f = v.fn
         return v.derive(lambda m: f(m).ravel(), v.desc)
     return UNKNOWN
@@ -1435,7 +1439,7 @@ def _np_ravel(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
 def _concat(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     seq = call.arg(0)
     if isinstance(seq, SeqVal) and len(seq.items) == 2 and all(
-            isinstance(i, DevVal) and not i.single and not i.is_set for i in seq.items) \
+            _ordered(i) for i in seq.items) \
             and not call.given(1, "axis"):
         a, b = seq.items  # type: ignore[misc]
         out = an.binop(node, a, b, cst.Add(), node, node)
@@ -1493,7 +1497,7 @@ def _is_id_key(key: cst.CSTNode) -> bool:
 @handles("random.shuffle", "np.random.shuffle")
 def _shuffle_global(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     v = call.arg(0, "x")
-    if isinstance(v, DevVal) and not v.single and not v.is_set:
+    if _ordered(v):
         which = "random" if an.current_name == "random.shuffle" else "numpy"
         shuffled = an._shuffled(v, node, an._rng_agreed(which), an.ctx.code(node, 50))
         an._rebind_in_place(call.arg_node(0, "x"), shuffled, scope)
@@ -1503,7 +1507,7 @@ def _shuffle_global(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> V
 @handles("np.random.permutation")
 def _permutation(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     v = call.arg(0, "x")
-    if isinstance(v, DevVal) and not v.single and not v.is_set:
+    if _ordered(v):
         return an._shuffled(v, node, an._rng_agreed("numpy"), an.ctx.code(node, 50))
     return UNKNOWN
 
@@ -1511,7 +1515,7 @@ def _permutation(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Valu
 @handles("random.sample")
 def _sample(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     v = call.arg(0, "population")
-    if isinstance(v, DevVal) and not v.single and not v.is_set:
+    if _ordered(v):
         if an._is_full_sample(call, v, 1, "k"):
             return an._shuffled(v, node, an._rng_agreed("random"), an.ctx.code(node, 50))
         return DevVal(fn=undecidable, desc=an.ctx.code(node, 50), node=node)
@@ -1555,7 +1559,7 @@ def _sysrng(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
 @handles("jax.sharding.Mesh")
 def _mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     devs = call.arg(0, "devices")
-    if isinstance(devs, DevVal) and not devs.single and not devs.is_set:
+    if _ordered(devs):
         f = devs.fn
         d = devs.derive(lambda m: f(m).as_array(), devs.desc)
         d.reorders, d.shuffle, d.from_mesh, d.fresh = devs.reorders, devs.shuffle, devs.from_mesh, devs.fresh
@@ -1581,7 +1585,7 @@ def _physical(an: Analyzer, call: Call, node: cst.Call, shape_v: Value, devs: Va
     if fns is None:
         return DevVal(fn=undecidable, desc=an.ctx.code(node, 60), node=node)
     if given:
-        if not (isinstance(devs, DevVal) and not devs.single and not devs.is_set):
+        if not (_ordered(devs)):
             return DevVal(fn=undecidable, desc=an.ctx.code(node, 60), node=node, fresh=False)
         src = devs.fn
         sizes += devs.sizes
