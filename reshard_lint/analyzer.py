@@ -200,11 +200,6 @@ def _ordered(v: Value) -> TypeGuard[DevVal]:
     return isinstance(v, DevVal) and not v.single and not v.is_set
 
 
-def _is_device_seq(v: Value) -> bool:
-    return isinstance(v, SeqVal) and bool(v.items) and all(
-        isinstance(i, DevVal) and i.single for i in v.items)
-
-
 class Call:
     """A call's arguments, evaluated once."""
 
@@ -1317,8 +1312,6 @@ def _neutral(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
         return v.derive(lambda m: f(m).as_list(), v.desc)
     if isinstance(v, SeqVal) and name in ("list", "tuple"):
         return SeqVal(v.items, name)
-    if name == "np.array" and _is_device_seq(v):
-        return UNKNOWN
     return UNKNOWN
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from .diagnostic import Diagnostic
 from .gate import may_have_findings, prefilter
@@ -203,15 +203,3 @@ def lint_source(source: str, path: str = "<stdin>", settings: Mapping[str, objec
     engine = default_engine() if not settings else Engine(settings)
     return engine.lint_source(source, path, tree)
 
-
-def known_codes() -> list[str]:
-    return [r.code for r in all_rules()]
-
-
-def iter_codes(prefixes: Iterable[str]) -> set[str]:
-    """Codes selected by codes or prefixes (``RSH2`` selects RSH201-RSH204)."""
-    codes = set(known_codes())
-    out: set[str] = set()
-    for p in prefixes:
-        out.update(c for c in codes if c.startswith(p))
-    return out

@@ -11,7 +11,6 @@ from .diagnostic import Diagnostic
 # Same shape as flake8's: `# noqa`, `# noqa: A1,B2`, `# NOQA:A1 B2`.
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
-ALL = None  # a bare noqa silences every code
 
 
 @dataclass(frozen=True)

@@ -6,14 +6,11 @@ Anything the analysis cannot pin down is ``UNKNOWN``; rules never fire on it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import Callable, Optional
 
 import libcst as cst
 
 from .devices import DevFn, Model, ModelError
-
-if TYPE_CHECKING:
-    pass
 
 
 class Value:

@@ -8,7 +8,7 @@ examples under real multi-controller JAX.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Iterable, Literal
 
 if TYPE_CHECKING:
@@ -149,7 +149,3 @@ class Rule:
     def doc_path(cls) -> str:
         return f"docs/rules/{cls.code}.md"
 
-
-@dataclass
-class RuleSet:
-    rules: list[Rule] = field(default_factory=list)
