@@ -188,18 +188,26 @@ class Engine:
         return sorted(set(diags), key=lambda d: d.sort_key)
 
 
-_DEFAULT: Engine | None = None
+_ENGINES: dict[tuple[tuple[str, object], ...], Engine] = {}
+
+
+def engine_for(settings: Mapping[str, object] | None = None) -> Engine:
+    """This process's engine for ``settings``: its rules are built once, not once per file.
+
+    The flake8 plugin, the command's workers and the language server all take theirs here.
+    """
+    key = tuple(sorted((settings or {}).items()))
+    engine = _ENGINES.get(key)
+    if engine is None:
+        engine = _ENGINES[key] = Engine(settings)
+    return engine
 
 
 def default_engine() -> Engine:
-    global _DEFAULT
-    if _DEFAULT is None:
-        _DEFAULT = Engine()
-    return _DEFAULT
+    return engine_for(None)
 
 
 def lint_source(source: str, path: str = "<stdin>", settings: Mapping[str, object] | None = None,
                 tree: ast.AST | None = None) -> FileResult:
-    engine = default_engine() if not settings else Engine(settings)
-    return engine.lint_source(source, path, tree)
+    return engine_for(settings).lint_source(source, path, tree)
 

@@ -47,28 +47,15 @@ class ReshardChecker:
 
             if not needs_engine(source, self.tree):
                 return
-            from .engine import default_engine
+            from .engine import engine_for
 
-            engine = default_engine() if not self._settings or self._settings == {"multicontroller": "auto"} \
-                else _engine_for(self._settings)
+            engine = engine_for(self._settings)
             diags = engine.lint_source(source, self.filename, self.tree, force=True).diagnostics
         except Exception as exc:  # noqa: BLE001 - never abort the user's flake8 run
             yield 1, 0, f"RSH002 internal error in reshard-lint: {type(exc).__name__}: {exc}", type(self)
             return
         for d in diags:
             yield d.line, d.col, f"{d.code} {d.message}", type(self)
-
-
-_ENGINES: dict[tuple[tuple[str, object], ...], Any] = {}
-
-
-def _engine_for(settings: dict[str, object]) -> Any:
-    from .engine import Engine
-
-    key = tuple(sorted(settings.items()))
-    if key not in _ENGINES:
-        _ENGINES[key] = Engine(settings)
-    return _ENGINES[key]
 
 
 def _read(filename: str) -> str:

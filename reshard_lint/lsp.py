@@ -46,7 +46,7 @@ else:
 
 from . import __version__, noqa
 from .diagnostic import Diagnostic, Edit
-from .engine import INTERNAL_ERROR, PARSE_ERROR, Engine
+from .engine import INTERNAL_ERROR, PARSE_ERROR, engine_for
 from .fixes import apply, split_lines
 from .rules import rule_by_code
 from . import DOCS_URL
@@ -180,7 +180,6 @@ class Analysis:
     settings: Settings  # what it was made with: a result from before a settings change is stale
 
 
-_ENGINES: dict[str, Engine] = {}
 
 
 def project_settings(path: str, settings: Settings) -> tuple[Settings, list[str]]:
@@ -218,9 +217,7 @@ _CONFIGS: dict[tuple[str, int], Any] = {}
 def analyse(source: str, path: str, settings: Settings) -> Analysis:
     asked = settings
     settings, per_file = project_settings(path, settings)
-    engine = _ENGINES.get(settings.multicontroller)
-    if engine is None:
-        engine = _ENGINES[settings.multicontroller] = Engine({"multicontroller": settings.multicontroller})
+    engine = engine_for({"multicontroller": settings.multicontroller})
     lines = split_lines(source)
     result = engine.lint_source(source, path)
     if result.error is not None and any(d.code == PARSE_ERROR for d in result.diagnostics):

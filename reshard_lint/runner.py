@@ -195,10 +195,9 @@ _ENGINE: Any = None
 
 def _engine(settings: Mapping[str, object]) -> Any:
     global _ENGINE
-    if _ENGINE is None or _ENGINE.settings != dict(settings):
-        from .engine import Engine
+    from .engine import engine_for
 
-        _ENGINE = Engine(settings)
+    _ENGINE = engine_for(settings)
     return _ENGINE
 
 
