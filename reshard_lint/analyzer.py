@@ -783,7 +783,8 @@ class Analyzer:
             key = parts[0].value
             hits = [i for i, k in enumerate(base.keys) if k == key]
             return base.items[hits[-1]] if hits else UNKNOWN
-        if isinstance(base, SeqVal) and base.kind != "dict" and len(parts) == 1 and isinstance(parts[0], IntVal):
+        if isinstance(base, SeqVal) and base.kind != "dict" and len(parts) == 1 \
+                and isinstance(parts[0], IntVal):
             i = _const_int(parts[0])
             if i is not None and -len(base.items) <= i < len(base.items):
                 return base.items[i]
@@ -891,7 +892,8 @@ class Analyzer:
             return it.derive(lambda m, f=it.fn: f(m).ravel().as_list(), it.desc)
         return UNKNOWN
 
-    def _picked_devices(self, node: cst.CSTNode, comp: cst.CompFor, it: Value, scope: Scope) -> Optional[Value]:
+    def _picked_devices(self, node: cst.CSTNode, comp: cst.CompFor, it: Value,
+                        scope: Scope) -> Optional[Value]:
         """``[devs[i] for i in (0, 1, 4, 5)]`` or ``... for i in range(a, b)``: devices by index."""
         elt = getattr(node, "elt", None)
         if comp.ifs or comp.inner_for_in is not None or not isinstance(comp.target, cst.Name) \
@@ -1374,7 +1376,8 @@ def _roll(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
             return v.derive(undecidable, v.desc)
     f, g = v.fn, shift.fn
     how = f"np.roll({v.desc}, {an.ctx.code(call.arg_node(1, 'shift'), 20)})"  # type: ignore[arg-type]
-    return v.derive(lambda m: f(m).roll(g(m), axis), how, reorder="np.roll()", step=(node, call.arg_node(0, "a")))
+    return v.derive(lambda m: f(m).roll(g(m), axis), how, reorder="np.roll()",
+                    step=(node, call.arg_node(0, "a")))
 
 
 @handles("np.transpose", "np.swapaxes", "np.moveaxis")
@@ -1392,7 +1395,8 @@ def _transpose_fn(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Val
             axes = [_const_int(i) for i in axes_v.items]
             if any(a is None for a in axes):
                 return v.derive(undecidable, v.desc)
-            return v.derive(lambda m: f(m).transpose(axes), f"np.transpose({v.desc})",  # type: ignore[arg-type]
+            return v.derive(lambda m: f(m).transpose(axes),  # type: ignore[arg-type]
+                            f"np.transpose({v.desc})",
                             reorder="np.transpose()")
         return v.derive(lambda m: f(m).transpose(), f"np.transpose({v.desc})", reorder="np.transpose()")
     a, b = _const_int(call.arg(1)), _const_int(call.arg(2))
@@ -1482,7 +1486,8 @@ def _is_id_key(key: cst.CSTNode) -> bool:
     if isinstance(key, cst.Call):  # operator.attrgetter('id')
         f = key.func
         fname = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
-        return fname == "attrgetter" and len(key.args) == 1 and isinstance(key.args[0].value, cst.SimpleString) \
+        return fname == "attrgetter" and len(key.args) == 1 \
+            and isinstance(key.args[0].value, cst.SimpleString) \
             and key.args[0].value.evaluated_value == "id"
     return False
 
@@ -1773,7 +1778,8 @@ def _tree_map(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     first = ls[0]
     assert isinstance(first, ArrayVal)
     if first.mesh is None or not all(
-            leaf.mesh is not None and an.ctx.compare(leaf.mesh, first.mesh) == "same"  # type: ignore[union-attr]
+            leaf.mesh is not None  # type: ignore[union-attr]
+            and an.ctx.compare(leaf.mesh, first.mesh) == "same"  # type: ignore[union-attr]
             for leaf in ls):
         return UNKNOWN
     result = an.call_with_leaf(f, first)

@@ -97,7 +97,8 @@ def related(ctx: FileContext, *meshes: Optional[MeshVal]) -> tuple[Related, ...]
         if m is None:
             continue
         line, col, _, _ = ctx.span(m.node)
-        out.append(Related(line, col, f"mesh '{m.name}' is built here" if m.name else f"mesh {ctx.code(m.node, 30)} is built here"))
+        label = f"'{m.name}'" if m.name else ctx.code(m.node, 30)
+        out.append(Related(line, col, f"mesh {label} is built here"))
     return tuple(out)
 
 

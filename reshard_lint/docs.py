@@ -27,7 +27,8 @@ def rule_doc(rule: type[Rule]) -> str:
     clean = rule.clean()
     example = firing[0] if firing else None
     instead = example.fixed if example is not None and example.fixed else (clean[0].code if clean else "")
-    fix = {"safe": "safe fix", "unsafe": "unsafe fix (--unsafe-fixes)", "none": "no automatic fix"}[rule.fix_safety]
+    fix = {"safe": "safe fix", "unsafe": "unsafe fix (--unsafe-fixes)",
+           "none": "no automatic fix"}[rule.fix_safety]
     out = [
         f"# {rule.code} {rule.name}",
         "",
@@ -75,15 +76,18 @@ def rule_doc(rule: type[Rule]) -> str:
             if o is None:
                 return "not claimed"
             status, match, where = o.status, o.match, o.where  # type: ignore[attr-defined]
-            s = {"ok": "runs without error", "error": "raises", "crash": "crashes", "timeout": "hangs"}[status]
+            s = {"ok": "runs without error", "error": "raises", "crash": "crashes",
+                 "timeout": "hangs"}[status]
             if match:
                 s += f" (matching `{match}`)"
             if status != "ok":
                 s += " on every process" if where == "all" else " on at least one process"
             return s
-        out.append(f"- {g.processes} processes x 4 CPU devices (multi-controller): the example {show(g.multi)}.")
+        out.append(f"- {g.processes} processes x 4 CPU devices (multi-controller): "
+                   f"the example {show(g.multi)}.")
         out.append(f"- 1 process x 8 CPU devices: the example {show(g.single)}.")
-        out.append("- Checked by `pytest -m multicontroller` (tests/multicontroller/test_grounding.py) on every "
+        out.append("- Checked by `pytest -m multicontroller` "
+                   "(tests/multicontroller/test_grounding.py) on every "
                    "firing and clean example of this rule.")
     out += ["", "## References", ""]
     out += [f"- {r}" for r in rule.references] or ["None."]

@@ -210,4 +210,3 @@ def default_engine() -> Engine:
 def lint_source(source: str, path: str = "<stdin>", settings: Mapping[str, object] | None = None,
                 tree: ast.AST | None = None) -> FileResult:
     return engine_for(settings).lint_source(source, path, tree)
-

@@ -28,7 +28,8 @@ def _offsets(lines: Sequence[str]) -> list[int]:
     return out
 
 
-def apply(source: str, diagnostics: Iterable[Diagnostic], *, unsafe: bool = False) -> tuple[str, list[Diagnostic]]:
+def apply(source: str, diagnostics: Iterable[Diagnostic], *,
+          unsafe: bool = False) -> tuple[str, list[Diagnostic]]:
     """Apply the fixes of ``diagnostics`` that may be applied; returns (new source, applied).
 
     Edits are in (line, character column) positions of ``source``; overlapping fixes are
@@ -49,7 +50,8 @@ def apply(source: str, diagnostics: Iterable[Diagnostic], *, unsafe: bool = Fals
             continue
         if any(e.line in silenced_lines or e.end_line in silenced_lines for e in fix.edits):
             continue
-        if any(a < tb and ta < b or a == b == ta for a, b, _ in spans for ta, tb in taken):  # type: ignore[misc]
+        if any(a < tb and ta < b or a == b == ta  # type: ignore[misc]
+               for a, b, _ in spans for ta, tb in taken):
             continue
         for (a, b, text) in spans:  # type: ignore[misc]
             chosen.append((a, b, text))

@@ -97,7 +97,8 @@ def may_have_findings(tree: ast.AST) -> bool:
     assigns: list[tuple[list[str], ast.AST]] = []
     calls: list[tuple[str, ast.Call]] = []
     aliases: dict[str, str] = {}
-    Call, Attribute, Subscript, BinOp, ListComp = ast.Call, ast.Attribute, ast.Subscript, ast.BinOp, ast.ListComp
+    Call, Attribute, Subscript = ast.Call, ast.Attribute, ast.Subscript
+    BinOp, ListComp = ast.BinOp, ast.ListComp
     for node in _walk(tree):
         t = type(node)
         if t is Call:
@@ -160,7 +161,8 @@ def may_have_findings(tree: ast.AST) -> bool:
         for names, value in assigns:
             if all(n in device_names for n in names):
                 continue
-            if isinstance(value, ast.Call) and aliases.get(_name(value.func), _name(value.func)) in _NOT_LISTS:
+            called = _name(value.func) if isinstance(value, ast.Call) else None
+            if called is not None and aliases.get(called, called) in _NOT_LISTS:
                 continue
             if _mentions_devices(value, device_names, aliases):
                 device_names.update(names)

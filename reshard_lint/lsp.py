@@ -180,8 +180,6 @@ class Analysis:
     settings: Settings  # what it was made with: a result from before a settings change is stale
 
 
-
-
 def project_settings(path: str, settings: Settings) -> tuple[Settings, list[str]]:
     """The editor's settings completed from the file's pyproject.toml, and its per-file ignores.
 

@@ -32,7 +32,8 @@ def parse(lines: Sequence[str]) -> dict[int, NoqaComment]:
     return out
 
 
-def split(diagnostics: Iterable[Diagnostic], lines: Sequence[str]) -> tuple[list[Diagnostic], list[Diagnostic]]:
+def split(diagnostics: Iterable[Diagnostic],
+          lines: Sequence[str]) -> tuple[list[Diagnostic], list[Diagnostic]]:
     """(kept, silenced by noqa)."""
     comments = parse(lines)
     kept: list[Diagnostic] = []

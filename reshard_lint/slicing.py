@@ -71,7 +71,8 @@ def _facts(stmt: ast.stmt) -> _Facts:
             if node.attr in _SEED_ATTRS:  # type: ignore[attr-defined]
                 f.seed = True
         elif t is ast.BinOp:
-            if not (isinstance(node.left, ast.Constant) and isinstance(node.right, ast.Constant)):  # type: ignore[attr-defined]
+            left, right = node.left, node.right  # type: ignore[attr-defined]
+            if not (isinstance(left, ast.Constant) and isinstance(right, ast.Constant)):
                 f.acts = True
         elif t in (ast.AugAssign, ast.With, ast.AsyncWith):
             f.acts = True

@@ -61,7 +61,8 @@ def write_fixed(src: Source, new_text: str) -> None:
         os.replace(tmp, target)
         tmp = ""
     except OSError as exc:
-        raise WriteError(path, f"could not be written: {exc.strerror or exc}; the original is unchanged") from None
+        reason = f"could not be written: {exc.strerror or exc}; the original is unchanged"
+        raise WriteError(path, reason) from None
     finally:
         if fd >= 0:
             os.close(fd)

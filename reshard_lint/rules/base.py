@@ -148,4 +148,3 @@ class Rule:
     @classmethod
     def doc_path(cls) -> str:
         return f"docs/rules/{cls.code}.md"
-
