@@ -9,10 +9,8 @@ The exact messages are listed in docs/robustness.md.
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
