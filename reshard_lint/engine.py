@@ -80,12 +80,13 @@ class Engine:
 
         original = source
         source, line_map = self._sliced(source, tree, slice_min_lines)
-        tree = None  # the ast is no longer needed; let it go before libcst builds its tree
 
         def at(line: int) -> int:  # a line of ``source`` in the file the user has
             return line_map[line - 1] if line_map and 1 <= line <= len(line_map) else line
 
-        deep = too_deep(source)
+        # The tree helps only while it is the tree of ``source``, i.e. the file was not sliced.
+        deep = too_deep(source, tree if line_map is None and isinstance(tree, ast.Module) else None)
+        tree = None  # the ast is no longer needed; let it go before libcst builds its tree
         if deep is not None:
             # Checked before libcst: its native parser overflows the C stack on such input.
             msg = f"could not parse the file: nesting too deep: {deep[1]}"
