@@ -8,7 +8,9 @@
 Only the standard library is used here, so any Python 3.10+ can drive it; the tools
 under test run in the "tool environment": bench/.venv (made and kept up to date on
 demand from `pip install -e .[bench]`), the interpreter given with --python, or this
-interpreter with --no-venv.
+interpreter with --no-venv. The peers (TorchFix, fixit) get an environment of their own,
+bench/.venv-peers, with the same flake8: TorchFix pins libcst<1.6, and sharing one
+environment would measure reshard-lint on a libcst no user of it gets.
 
 Every command runs as a child process in its own session. Wall time is the child's
 lifetime measured here. Peak memory is taken two ways, because flake8 -j2 is several
@@ -42,6 +44,8 @@ from typing import Any, Callable, Iterable
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 VENV = BENCH / ".venv"
+PEER_VENV = BENCH / ".venv-peers"
+PEER_PACKAGES = ("torchfix", "fixit")
 DEFAULT_CORPUS = BENCH / "corpus"
 DEFAULT_JSON = BENCH / "results" / "latest.json"
 LAUNCHER = BENCH / "flake8_plugins.py"
@@ -217,6 +221,11 @@ def ensure_venv(log: Callable[[str], None]) -> tuple[Path, list[str]]:
     python = VENV / "bin" / "python"
     marker = VENV / ".bench-installed"
     problems: list[str] = []
+    if python.exists() and _run_quiet([str(python), "-c", "import torchfix"]).returncode == 0:
+        # Made by an older bench/run.py that put the peers here: TorchFix's libcst pin
+        # would stay, so start over.
+        log(f"recreating {VENV} without the peers (they now live in {PEER_VENV.name})")
+        shutil.rmtree(VENV)
     if not python.exists():
         log(f"creating {VENV}")
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
@@ -234,6 +243,23 @@ def ensure_venv(log: Callable[[str], None]) -> tuple[Path, list[str]]:
     return python, problems
 
 
+def ensure_peer_venv(flake8_version: str | None, log: Callable[[str], None]) -> tuple[Path, list[str]]:
+    """bench/.venv-peers with TorchFix, fixit and the tool environment's flake8 version."""
+    python = PEER_VENV / "bin" / "python"
+    wanted = [*PEER_PACKAGES, f"flake8=={flake8_version}" if flake8_version else "flake8"]
+    marker = PEER_VENV / ".bench-installed"
+    if not python.exists():
+        log(f"creating {PEER_VENV}")
+        subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True)
+    if not marker.exists() or marker.read_text().strip() != " ".join(wanted):
+        log(f"installing {' '.join(wanted)} into {PEER_VENV.name}")
+        done = _run_quiet([str(python), "-m", "pip", "install", "-q", *wanted])
+        if done.returncode != 0:
+            return python, [f"peers did not install: {done.stderr.strip()[-300:]}"]
+        marker.write_text(" ".join(wanted) + "\n")
+    return python, []
+
+
 def tool_versions(python: Path) -> dict[str, str]:
     code = (
         "import importlib.metadata as m, json\n"
@@ -244,7 +270,8 @@ def tool_versions(python: Path) -> dict[str, str]:
         "    except m.PackageNotFoundError: pass\n"
         "print(json.dumps(out))\n"
     )
-    done = _run_quiet([str(python), "-c", code])
+    # Not from the repository: its reshard_lint.egg-info would be found on sys.path[0].
+    done = _run_quiet([str(python), "-c", code], cwd=tempfile.gettempdir())
     return json.loads(done.stdout) if done.returncode == 0 else {}
 
 
@@ -523,7 +550,8 @@ def flake8_argv(python: Path, keep: str, jobs: int, select: str) -> list[str]:
     ]
 
 
-def detect(python: Path, peers: frozenset[str]) -> Capabilities:
+def detect(python: Path, peers: frozenset[str], peer_python: Path | None = None) -> Capabilities:
+    peer_python = peer_python or python
     caps = Capabilities()
     got = _run_quiet([str(python), str(LAUNCHER), "--keep", "RSH", "--", "--version"])
     caps.rsh_plugin = got.returncode == 0 and "reshard" in got.stdout.lower()
@@ -541,19 +569,21 @@ def detect(python: Path, peers: frozenset[str]) -> Capabilities:
             "reshard-lint check not available: " + (got.stderr.strip().splitlines() or ["?"])[-1]
         )
     if "torchfix" in peers:
-        got = _run_quiet([str(python), str(LAUNCHER), "--keep", "TOR", "--", "--version"])
+        got = _run_quiet([str(peer_python), str(LAUNCHER), "--keep", "TOR", "--", "--version"])
         caps.torchfix = got.returncode == 0 and "torchfix" in got.stdout.lower()
         if not caps.torchfix:
             caps.notes.append("TorchFix flake8 plugin not available")
     if "fixit" in peers:
-        got = _run_quiet([str(python), "-m", "fixit", "--version"])
+        got = _run_quiet([str(peer_python), "-m", "fixit", "--version"])
         caps.fixit = got.returncode == 0
         if not caps.fixit:
             caps.notes.append("fixit not available")
     return caps
 
 
-def make_commands(python: Path, caps: Capabilities, cache_root: Path) -> list[Command]:
+def make_commands(python: Path, caps: Capabilities, cache_root: Path,
+                  peer_python: Path | None = None) -> list[Command]:
+    peer = peer_python or python
     cmds = [
         Command(
             "flake8_j2_F",
@@ -632,7 +662,7 @@ def make_commands(python: Path, caps: Capabilities, cache_root: Path) -> list[Co
                 "torchfix_j2",
                 "flake8 -j2 --select=F,TOR (TorchFix)",
                 "peer",
-                lambda t: flake8_argv(python, "TOR", 2, "F,TOR"),
+                lambda t: flake8_argv(peer, "TOR", 2, "F,TOR"),
             )
         )
     if caps.fixit:
@@ -641,7 +671,7 @@ def make_commands(python: Path, caps: Capabilities, cache_root: Path) -> list[Co
                 "fixit",
                 "fixit lint (built-in rules)",
                 "peer",
-                lambda t: [str(python), "-m", "fixit", "lint", "."],
+                lambda t: [str(peer), "-m", "fixit", "lint", "."],
             )
         )
     return cmds
@@ -1074,6 +1104,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--rebuild-corpus", action="store_true", help="rebuild the corpus even if it is current")
     p.add_argument("--no-peers", action="store_true", help="skip TorchFix and fixit")
+    p.add_argument("--peer-python", type=Path,
+                   help="run TorchFix and fixit with that interpreter (default bench/.venv-peers)")
     p.add_argument("--peers", default="torchfix,fixit", help="which peers to run (default torchfix,fixit)")
     p.add_argument(
         "--no-examples",
@@ -1163,7 +1195,17 @@ def main(argv: list[str] | None = None) -> int:
         for t in trees:
             log(f"tree {t.name}: {t.files} files, {t.lines:,} lines")
         peers = frozenset() if args.no_peers else frozenset(x for x in args.peers.split(",") if x)
-        caps = detect(python, peers)
+        peer_python, peer_versions = python, versions
+        if peers and args.peer_python:
+            peer_python = args.peer_python.absolute()
+        elif peers and not args.no_venv:
+            peer_python, peer_problems = ensure_peer_venv(versions.get("flake8"), log)
+            problems += peer_problems
+        if peer_python != python:
+            peer_versions = tool_versions(peer_python)
+            log(f"peer environment: {peer_python} ("
+                f"{', '.join(f'{k} {v}' for k, v in peer_versions.items())})")
+        caps = detect(python, peers, peer_python)
         for note in caps.notes:
             log(note)
         examples = (
@@ -1174,7 +1216,7 @@ def main(argv: list[str] | None = None) -> int:
         if examples is not None:
             trees.append(examples)
             log(f"tree examples: {examples.files} rule example programs")
-        commands = make_commands(python, caps, scratch / "cache")
+        commands = make_commands(python, caps, scratch / "cache", peer_python)
         # Byte-compiles each tool and fails fast on a broken command before the timed runs;
         # a --quick run measures nothing worth that.
         warm_tree = Tree("warmup", scratch / "warmup")
@@ -1197,6 +1239,10 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
 
     report = render(trees, results, targets, diags)
+    envs = f"Tools: {python} ({', '.join(f'{k} {v}' for k, v in versions.items())})"
+    if peer_python != python:
+        envs += f"\nPeers: {peer_python} ({', '.join(f'{k} {v}' for k, v in peer_versions.items())})"
+    report = envs + "\n\n" + report
     print(report)
     payload = {
         "schema": 1,
@@ -1204,6 +1250,8 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine_info(),
         "tool_python": str(python),
         "versions": versions,
+        "peer_python": str(peer_python),
+        "peer_versions": peer_versions,
         "load_average": {"before": load_before, "after": load_after},
         "settings": {
             "repeat": repeat,
