@@ -10,13 +10,12 @@ benchmark's comparison of flake8 and standalone diagnostics check that.
 from __future__ import annotations
 
 import ast
-import re
 from typing import Iterator
 
 # A finding needs something that produces devices or a mesh ...
-_DEVICE_SOURCE = re.compile(r"devices|device_set|make_mesh|create_device_mesh|create_hybrid_device_mesh")
+_DEVICE_SOURCE = ("devices", "device_set", "make_mesh", "create_device_mesh", "create_hybrid_device_mesh")
 # ... and something that builds or uses a mesh or sharding.
-_MESH_USE = re.compile(r"Mesh|make_mesh|NamedSharding|mesh_utils|create_device_mesh")
+_MESH_USE = ("Mesh", "make_mesh", "NamedSharding", "mesh_utils", "create_device_mesh")
 
 # Calls that produce device lists, and attributes that hold them.
 _DEVICE_CALLS = frozenset({"devices", "local_devices", "create_device_mesh", "create_hybrid_device_mesh"})
@@ -37,7 +36,8 @@ _SLICE_FIRST = 50_000
 
 
 def prefilter(source: str) -> bool:
-    return _DEVICE_SOURCE.search(source) is not None and _MESH_USE.search(source) is not None
+    # Substring tests, not one regex alternation: four times faster, and every file pays it.
+    return any(w in source for w in _DEVICE_SOURCE) and any(w in source for w in _MESH_USE)
 
 
 def needs_engine(source: str, tree: ast.AST | None = None) -> bool:
