@@ -52,7 +52,16 @@ class ReshardChecker:
             from .engine import engine_for
 
             engine = engine_for(self._settings)
-            diags = engine.lint_source(source, self.filename, self.tree, force=True).diagnostics
+            # Collections while libcst builds its tree would only rescan it: the tree has
+            # no cycles and is freed when the call returns, and whatever cycles the
+            # analysis leaves are found by the next collection after it.
+            enabled = gc.isenabled()
+            gc.disable()
+            try:
+                diags = engine.lint_source(source, self.filename, self.tree, force=True).diagnostics
+            finally:
+                if enabled:
+                    gc.enable()
             if not ReshardChecker._gc_frozen:
                 ReshardChecker._gc_frozen = True
                 _freeze_long_lived()
