@@ -138,8 +138,8 @@ def run(paths: list[str], jobs: int, force: bool, chunk: int = 40) -> list[Outco
     while pending:
         broken: list[list[str]] = []
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures: list[tuple[list[str], Future[list[Outcome]]]] = [(c, pool.submit(_chunk, c, force))
-                                                                        for c in pending]
+            futures: list[tuple[list[str], Future[list[Outcome]]]] = [
+                (c, pool.submit(_chunk, c, force)) for c in pending]
             for c, fut in futures:
                 try:
                     results.extend(fut.result())
@@ -171,10 +171,12 @@ def report(results: list[Outcome], wall: float, force: bool) -> int:
     for r in crashes:
         print(f"  CRASH {r.path}: {r.reason}\n{r.detail}")
     print(f"skipped, could not parse (RSH001): {by_status['parse']}")
-    for reason, n in collections.Counter(_normalise(r.reason) for r in results if r.status == "parse").most_common(15):
+    parse_reasons = collections.Counter(_normalise(r.reason) for r in results if r.status == "parse")
+    for reason, n in parse_reasons.most_common(15):
         print(f"  {n:6d}  {reason}")
     print(f"skipped, unreadable (SourceError): {by_status['unreadable']}")
-    for reason, n in collections.Counter(_normalise(r.reason) for r in results if r.status == "unreadable").most_common():
+    unreadable = collections.Counter(_normalise(r.reason) for r in results if r.status == "unreadable")
+    for reason, n in unreadable.most_common():
         print(f"  {n:6d}  {reason}")
     print("diagnostics per code:")
     for code, n in sorted(codes.items()):
@@ -182,15 +184,18 @@ def report(results: list[Outcome], wall: float, force: bool) -> int:
     print(f"wall time: {wall:.1f} s")
     slow = sorted(results, key=lambda r: r.seconds, reverse=True)[:5]
     print("slowest files: " + ", ".join(f"{os.path.basename(r.path)} {r.seconds:.2f} s" for r in slow))
-    print(f"peak memory (max RSS): this process {self_kb / 1024:.0f} MiB, largest worker {child_kb / 1024:.0f} MiB")
+    print(f"peak memory (max RSS): this process {self_kb / 1024:.0f} MiB, "
+          f"largest worker {child_kb / 1024:.0f} MiB")
     return 1 if crashes else 0
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dirs", nargs="*", help="directories or files (default: the installation of --python)")
-    ap.add_argument("--python", default=sys.executable, help="interpreter whose stdlib and site-packages to lint")
-    ap.add_argument("--force", action="store_true", help="bypass the prefilter and gate: whole engine on every file")
+    ap.add_argument("--python", default=sys.executable,
+                    help="interpreter whose stdlib and site-packages to lint")
+    ap.add_argument("--force", action="store_true",
+                    help="bypass the prefilter and gate: whole engine on every file")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--sample", type=int, default=0, help="lint only this many files, chosen with --seed")
     ap.add_argument("--seed", type=int, default=0)

@@ -18,6 +18,7 @@ SOURCES = [(f"{r.code}-{i}", ex.code) for r in all_rules() for i, ex in enumerat
 def test_sliced_analysis_is_the_same(name: str, source: str) -> None:
     whole = ENGINE.lint_source(source, name, force=True, slice_min_lines=10**9)
     sliced = ENGINE.lint_source(source, name, force=True, slice_min_lines=0)
+
     def keys(result):  # type: ignore[no-untyped-def]
         return [(d.sort_key, d.fix) for d in result.diagnostics]
 

@@ -33,8 +33,8 @@ def _fix(cwd: Path, *paths: str, fsize: int | None = None) -> subprocess.Complet
             signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
             resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
 
-    return subprocess.run([CLI, "check", "--no-cache", "--fix", "--unsafe-fixes", "--format", "concise", *paths], cwd=cwd,
-                          capture_output=True, text=True, timeout=600, preexec_fn=limit,
+    argv = [CLI, "check", "--no-cache", "--fix", "--unsafe-fixes", "--format", "concise", *paths]
+    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=600, preexec_fn=limit,
                           stdin=subprocess.DEVNULL)
 
 
@@ -122,8 +122,10 @@ def test_writer_failing_midway_in_process(tmp_path: Path) -> None:
         "except WriteError as exc:\n"
         "    print(exc.reason)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=120)
-    assert proc.stdout.strip() == "could not be written: File too large; the original is unchanged", proc.stderr
+    proc = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True,
+                          timeout=120)
+    expected = "could not be written: File too large; the original is unchanged"
+    assert proc.stdout.strip() == expected, proc.stderr
     assert path.read_bytes() == before
     assert _temps(tmp_path) == []
 

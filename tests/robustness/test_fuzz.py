@@ -126,7 +126,8 @@ def check_program(source: str) -> None:
     if tree is not None:  # flake8 only runs tree plugins on files Python can parse
         lines = fixes.split_lines(source)
         out = list(ReshardChecker(tree, "fuzz.py", lines).run())
-        assert not [m for m in out if m[2].startswith(INTERNAL_ERROR)], f"flake8 plugin failed on:\n{source}\n{out}"
+        failed = [m for m in out if m[2].startswith(INTERNAL_ERROR)]
+        assert not failed, f"flake8 plugin failed on:\n{source}\n{out}"
 
     if not _parses(source):
         return
@@ -140,7 +141,8 @@ def check_program(source: str) -> None:
         current = new
     else:
         raise AssertionError(f"fixes did not reach a fixpoint in 20 rounds:\n{source}")
-    again, _ = fixes.apply(current, ENGINE.lint_source(current, "fuzz.py", force=True).diagnostics, unsafe=True)
+    second = ENGINE.lint_source(current, "fuzz.py", force=True).diagnostics
+    again, _ = fixes.apply(current, second, unsafe=True)
     assert again == current
 
 

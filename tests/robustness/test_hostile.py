@@ -105,7 +105,8 @@ def test_mixed_line_endings_keep_positions(tmp_path: Path) -> None:
 
 
 def test_tabs(tmp_path: Path) -> None:
-    _setup(tmp_path, b"import jax\nfrom jax.sharding import Mesh\nif True:\n\tm = Mesh(jax.devices()[::-1], ('x',))\n"
+    _setup(tmp_path, b"import jax\nfrom jax.sharding import Mesh\nif True:\n"
+                     b"\tm = Mesh(jax.devices()[::-1], ('x',))\n"
                      b"\tif m:\n\t\tn = Mesh(jax.devices()[::-1], ('x',))\n")
     _both_find(tmp_path, "4:6: RSH102", "6:7: RSH102")
 
@@ -144,7 +145,8 @@ def _cli_reports(tmp_path: Path, name: str, *needles: str, files: tuple[str, ...
 
 def test_null_bytes(tmp_path: Path) -> None:
     _setup(tmp_path, HEADER + b"x = 1\x00\n")
-    _cli_reports(tmp_path, "hostile.py", "hostile.py: contains a null byte at offset 84; not a Python source file")
+    _cli_reports(tmp_path, "hostile.py",
+                 "hostile.py: contains a null byte at offset 84; not a Python source file")
     f8 = _flake8(tmp_path, "good.py", "hostile.py")
     _sane(f8)
     assert GOOD_CLI in f8.stdout and "hostile.py:1:1: E999" in f8.stdout, f8.stdout
@@ -248,7 +250,8 @@ def test_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match=r"is not a regular file \(a FIFO\); not read"):
         read_source(str(fifo))
     (tmp_path / "good.py").write_bytes(GOOD)
-    _cli_reports(tmp_path, "pipe.py", "pipe.py: is not a regular file (a FIFO); not read", files=("good.py", "pipe.py"))
+    _cli_reports(tmp_path, "pipe.py", "pipe.py: is not a regular file (a FIFO); not read",
+                 files=("good.py", "pipe.py"))
     _cli_reports(tmp_path, "pipe.py", "pipe.py: is not a regular file (a FIFO); not read", files=(".",))
 
 
@@ -265,7 +268,8 @@ def test_file_deleted_after_listing(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("toml,message", [
     ('[tool.reshard-lint]\nselect = ["RSH1"\n', "pyproject.toml: not valid TOML"),
-    ('[tool.reshard-lint]\nselectt = ["RSH1"]\n', "pyproject.toml: [tool.reshard-lint] unknown key 'selectt'; allowed: "),
+    ('[tool.reshard-lint]\nselectt = ["RSH1"]\n',
+     "pyproject.toml: [tool.reshard-lint] unknown key 'selectt'; allowed: "),
 ], ids=["syntax-error", "unknown-key"])
 def test_broken_pyproject(tmp_path: Path, toml: str, message: str) -> None:
     (tmp_path / "pyproject.toml").write_text(toml)
@@ -301,7 +305,8 @@ def test_200000_line_file(tmp_path: Path) -> None:
     body = "".join(f"v{i} = m if {i} % 3 else None\n" for i in range(BIG_LINES))
     last = BIG_LINES + 4
     _setup(tmp_path, HEADER + body.encode() + b"n = Mesh(jax.devices()[::-1], ('x',))\n")
-    cli, wall, rss = _measured([CLI, "check", "--no-cache", "--format", "concise", "good.py", "hostile.py"], tmp_path)
+    cli, wall, rss = _measured([CLI, "check", "--no-cache", "--format", "concise", "good.py", "hostile.py"],
+                               tmp_path)
     _sane(cli)
     assert GOOD_CLI in cli.stdout and "hostile.py:3:5: RSH102" in cli.stdout, cli.stdout + cli.stderr
     assert f"hostile.py:{last}:5: RSH102" in cli.stdout, cli.stdout
@@ -309,8 +314,8 @@ def test_200000_line_file(tmp_path: Path) -> None:
     # Measured 1.3 GiB here and 1.7 GiB for flake8 (docs/robustness.md); past 3 GiB
     # something grew (before long files were sliced for libcst it was 4 GiB).
     assert rss < 3072
-    f8, wall, rss = _measured([sys.executable, "-m", "flake8", "--isolated", "--select=RSH", "good.py", "hostile.py"],
-                              tmp_path)
+    f8, wall, rss = _measured([sys.executable, "-m", "flake8", "--isolated", "--select=RSH", "good.py",
+                               "hostile.py"], tmp_path)
     _sane(f8)
     assert f"hostile.py:{last}:5: RSH102" in f8.stdout and GOOD_CLI in f8.stdout, f8.stdout + f8.stderr
     print(f"200,000-line file, flake8 --select=RSH: {wall:.1f} s, peak RSS {rss} MiB")
