@@ -1,0 +1,79 @@
+"""What the flake8 entry point does to the process it runs in.
+
+It tunes the garbage collector (docs/architecture.md, docs/performance.md); the user's
+flake8 must get it back as it was, also when the analysis fails.
+"""
+
+from __future__ import annotations
+
+import ast
+import gc
+from typing import Iterator
+
+import pytest
+
+from reshard_lint import engine as engine_module
+from reshard_lint.flake8_plugin import ReshardChecker
+
+SOURCE = (
+    "import jax\n"
+    "import numpy as np\n"
+    "from jax.sharding import Mesh\n"
+    "\n"
+    "mesh = Mesh(np.array(jax.devices()[::-1]), ('x',))\n"
+)
+
+
+def _run(source: str = SOURCE) -> list[tuple[int, int, str]]:
+    lines = source.splitlines(keepends=True)
+    checker = ReshardChecker(ast.parse(source), "m.py", lines)
+    return [(line, col, text) for line, col, text, _ in checker.run()]
+
+
+@pytest.fixture
+def fresh_process(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    # As in a new flake8 worker: nothing frozen yet by the plugin.
+    monkeypatch.setattr(ReshardChecker, "_gc_frozen", False)
+    was_enabled = gc.isenabled()
+    yield
+    gc.unfreeze()
+    if was_enabled:
+        gc.enable()
+
+
+def test_findings_come_back_with_the_collector_on_and_libcst_frozen(fresh_process: None) -> None:
+    gc.unfreeze()
+    gc.enable()
+    found = _run()
+    assert [(line, col, text[:6]) for line, col, text in found] == [(5, 7, "RSH102")]
+    assert gc.isenabled()
+    assert gc.get_freeze_count() > 0  # libcst and the engine are no longer rescanned
+    frozen = gc.get_freeze_count()
+    _run()
+    # Once per process, not once per file (frozen objects that die leave the count).
+    assert gc.get_freeze_count() <= frozen
+
+
+def test_a_collector_flake8_had_off_stays_off(fresh_process: None) -> None:
+    gc.disable()
+    assert [text[:6] for _, _, text in _run()] == ["RSH102"]
+    assert not gc.isenabled()
+
+
+def test_the_collector_is_back_on_when_the_analysis_fails(fresh_process: None,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    class Broken:
+        def lint_source(self, *args: object, **kwargs: object) -> None:
+            raise RuntimeError("boom")
+
+    monkeypatch.setattr(engine_module, "engine_for", lambda settings=None: Broken())
+    gc.enable()
+    assert _run() == [(1, 0, "RSH002 internal error in reshard-lint: RuntimeError: boom")]
+    assert gc.isenabled()
+
+
+def test_files_that_stop_at_the_gate_touch_nothing(fresh_process: None) -> None:
+    gc.enable()
+    gc.unfreeze()
+    assert _run("import jax\nx = jax.numpy.zeros(3)\n") == []
+    assert gc.isenabled() and gc.get_freeze_count() == 0
