@@ -21,7 +21,8 @@ def split_lines(source: str) -> list[str]:
     return _LINE.findall(source)
 
 
-def _offsets(lines: Sequence[str]) -> list[int]:
+def line_starts(lines: Sequence[str]) -> list[int]:
+    """Where each line starts in the text, in characters, and where the text ends."""
     out = [0]
     for text in lines:
         out.append(out[-1] + len(text))
@@ -36,7 +37,7 @@ def apply(source: str, diagnostics: Iterable[Diagnostic], *,
     left for the next round (the caller loops until nothing changes).
     """
     lines = split_lines(source)
-    starts = _offsets(lines)
+    starts = line_starts(lines)
     silenced_lines = set(noqa.parse(lines))
     chosen: list[tuple[int, int, str]] = []
     applied: list[Diagnostic] = []

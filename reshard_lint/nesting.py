@@ -71,17 +71,16 @@ def too_deep(source: str, tree: ast.Module | None = None) -> tuple[int, str] | N
 
     With ``tree``, Python's parse of ``source``, only the statements whose text is long
     enough to hold MAX_DEPTH tokens are scanned: nesting N deep takes at least N
-    tokens, so a shorter statement cannot get there. On the jax sources that skips
-    the scan for all but about 2% of the text.
+    tokens, so a shorter statement cannot get there. On the files of the jax sources
+    that reach libcst that leaves about a fifth of the text (long docstrings mostly,
+    one token each) and a sixth of the time.
     """
     if tree is None:
         return _scan(source)[0]
-    from .fixes import split_lines
+    from .fixes import line_starts, split_lines
 
     lines = split_lines(source)
-    starts = [0]
-    for text in lines:
-        starts.append(starts[-1] + len(text))
+    starts = line_starts(lines)
     # Only MAX_DEPTH is checked this way: more than MAX_BRACKETS brackets never get here,
     # Python's tokenizer refuses them before there is a tree.
     for first, last in _statement_spans(tree):
