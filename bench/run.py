@@ -224,6 +224,12 @@ def _pyproject_hash() -> str:
     return hashlib.sha256((REPO / "pyproject.toml").read_bytes()).hexdigest()
 
 
+def _create_venv(venv: Path, log: Callable[[str], None]) -> None:
+    if not (venv / "bin" / "python").exists():
+        log(f"creating {venv}")
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+
+
 def ensure_venv(log: Callable[[str], None]) -> tuple[Path, list[str]]:
     """bench/.venv with `.[bench]` installed; reinstalls when pyproject.toml changed."""
     python = VENV / "bin" / "python"
@@ -234,9 +240,7 @@ def ensure_venv(log: Callable[[str], None]) -> tuple[Path, list[str]]:
         # would stay, so start over.
         log(f"recreating {VENV} without the peers (they now live in {PEER_VENV.name})")
         shutil.rmtree(VENV)
-    if not python.exists():
-        log(f"creating {VENV}")
-        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+    _create_venv(VENV, log)
     if not marker.exists() or marker.read_text().strip() != _pyproject_hash():
         log("installing reshard-lint[bench] into bench/.venv (pip install -e .[bench])")
         done = _run_quiet([str(python), "-m", "pip", "install", "-q", "-e", f"{REPO}[bench]"])
@@ -256,9 +260,7 @@ def ensure_peer_venv(flake8_version: str | None, log: Callable[[str], None]) -> 
     python = PEER_VENV / "bin" / "python"
     wanted = [*PEER_PACKAGES, f"flake8=={flake8_version}" if flake8_version else "flake8"]
     marker = PEER_VENV / ".bench-installed"
-    if not python.exists():
-        log(f"creating {PEER_VENV}")
-        subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True)
+    _create_venv(PEER_VENV, log)
     if not marker.exists() or marker.read_text().strip() != " ".join(wanted):
         log(f"installing {' '.join(wanted)} into {PEER_VENV.name}")
         done = _run_quiet([str(python), "-m", "pip", "install", "-q", *wanted])
@@ -266,6 +268,10 @@ def ensure_peer_venv(flake8_version: str | None, log: Callable[[str], None]) -> 
             return python, [f"peers did not install: {done.stderr.strip()[-300:]}"]
         marker.write_text(" ".join(wanted) + "\n")
     return python, []
+
+
+def versions_text(python: Path, versions: dict[str, str]) -> str:
+    return f"{python} ({', '.join(f'{k} {v}' for k, v in versions.items())})"
 
 
 def tool_versions(python: Path) -> dict[str, str]:
@@ -1188,7 +1194,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         python, problems = ensure_venv(log)
     versions = tool_versions(python)
-    log(f"tool environment: {python} ({', '.join(f'{k} {v}' for k, v in versions.items())})")
+    log(f"tool environment: {versions_text(python, versions)}")
 
     scratch = Path(tempfile.mkdtemp(prefix="rsh-bench-"))
     try:
@@ -1211,8 +1217,7 @@ def main(argv: list[str] | None = None) -> int:
             problems += peer_problems
         if peer_python != python:
             peer_versions = tool_versions(peer_python)
-            log(f"peer environment: {peer_python} ("
-                f"{', '.join(f'{k} {v}' for k, v in peer_versions.items())})")
+            log(f"peer environment: {versions_text(peer_python, peer_versions)}")
         caps = detect(python, peers, peer_python)
         for note in caps.notes:
             log(note)
@@ -1249,9 +1254,9 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
 
     report = render(trees, results, targets, diags)
-    envs = f"Tools: {python} ({', '.join(f'{k} {v}' for k, v in versions.items())})"
+    envs = f"Tools: {versions_text(python, versions)}"
     if peer_python != python:
-        envs += f"\nPeers: {peer_python} ({', '.join(f'{k} {v}' for k, v in peer_versions.items())})"
+        envs += f"\nPeers: {versions_text(peer_python, peer_versions)}"
     report = envs + "\n\n" + report
     print(report)
     payload = {
