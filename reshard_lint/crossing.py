@@ -11,10 +11,10 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from .context import FileContext, describe_mesh
+from .analysis.context import FileContext, describe_mesh
 from .diagnostic import Diagnostic, Edit, Fix, Related
-from .events import Transfer
-from .values import ArrayVal, DevVal, MeshVal, SeqVal, ShardingVal, Value
+from .analysis.events import Transfer
+from .analysis.values import ArrayVal, DevVal, MeshVal, SeqVal, ShardingVal, Value
 
 PUT_KINDS = ("device_put", "to_device")
 

@@ -158,8 +158,8 @@ class Engine:
 
     def analyse(self, module: "cst.Module", source: str, path: str,
                 line_map: list[int] | None = None) -> list[Diagnostic]:
-        from .analyzer import Analyzer
-        from .context import FileContext
+        from .analysis import Analyzer
+        from .analysis.context import FileContext
 
         rules = self.rules
 

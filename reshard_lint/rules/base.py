@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, ClassVar, Iterable, Literal
 
 if TYPE_CHECKING:
     from ..diagnostic import Diagnostic
-    from ..context import FileContext
-    from ..events import Event
+    from ..analysis.context import FileContext
+    from ..analysis.events import Event
 
 # A trailing marker in example and fixture code: `# RSH201:5` (1-based column, as
 # flake8 prints it); several markers may share a line: `# RSH202:5 RSH203:9`.

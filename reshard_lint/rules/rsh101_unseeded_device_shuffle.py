@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..context import describe_mesh
+from ..analysis.context import describe_mesh
 from ..diagnostic import Diagnostic, Edit, Fix
-from ..events import MeshBuilt
+from ..analysis.events import MeshBuilt
 from .base import Grounding, Invalid, Outcome, Rule, Valid
 
 _HEAD = """\

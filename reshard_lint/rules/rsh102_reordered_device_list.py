@@ -6,10 +6,10 @@ from typing import Iterable
 
 import libcst as cst
 
-from ..context import FileContext, describe_mesh
+from ..analysis.context import FileContext, describe_mesh
 from ..diagnostic import Diagnostic, Edit, Fix
-from ..events import MeshBuilt
-from ..values import DevVal
+from ..analysis.events import MeshBuilt
+from ..analysis.values import DevVal
 from .base import Grounding, Invalid, Outcome, Rule, Valid
 
 _HEAD = """\

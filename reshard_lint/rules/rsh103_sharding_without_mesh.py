@@ -6,10 +6,10 @@ from typing import Iterable
 
 import libcst as cst
 
-from ..context import FileContext
+from ..analysis.context import FileContext
 from ..diagnostic import Diagnostic, Edit, Fix
-from ..events import ShardingBuilt
-from ..values import DevVal, SeqVal
+from ..analysis.events import ShardingBuilt
+from ..analysis.values import DevVal, SeqVal
 from .base import Grounding, Invalid, Outcome, Rule, Valid
 
 _HEAD = """\

@@ -6,7 +6,7 @@ from typing import Iterable
 
 from ..crossing import PUT_KINDS, array_label, cross_host_path, fix_hint, pairs, rebuild_on_own_mesh, report, sides
 from ..diagnostic import Diagnostic
-from ..events import Transfer
+from ..analysis.events import Transfer
 from .base import Grounding, Invalid, Outcome, Rule, Valid
 
 _HEAD = """\

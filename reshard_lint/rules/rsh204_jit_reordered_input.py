@@ -6,7 +6,7 @@ from typing import Iterable
 
 from ..crossing import array_label, pairs, report, sides
 from ..diagnostic import Diagnostic
-from ..events import Transfer
+from ..analysis.events import Transfer
 from .base import Grounding, Invalid, Outcome, Rule, Valid
 
 _HEAD = """\

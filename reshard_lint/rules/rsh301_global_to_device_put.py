@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..context import describe_mesh
+from ..analysis.context import describe_mesh
 from ..crossing import PUT_KINDS, array_label, is_device, pairs, report
 from ..diagnostic import Diagnostic
-from ..events import Transfer
+from ..analysis.events import Transfer
 from .base import Grounding, Invalid, Outcome, Rule, RuleOption, Valid
 
 _HEAD = """\

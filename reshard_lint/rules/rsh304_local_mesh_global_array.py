@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..context import describe_mesh
+from ..analysis.context import describe_mesh
 from ..diagnostic import Diagnostic
-from ..events import Transfer
-from ..values import ShardingVal
+from ..analysis.events import Transfer
+from ..analysis.values import ShardingVal
 from .base import Grounding, Invalid, Outcome, Rule, Valid
 
 _HEAD = """\

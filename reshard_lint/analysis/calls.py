@@ -1,0 +1,283 @@
+"""Calls: methods of modelled values, jitted functions, helpers of the module, JAX APIs."""
+
+from __future__ import annotations
+
+from typing import Callable, Optional, Sequence
+
+import libcst as cst
+
+from . import devices as dv
+from .arguments import Call
+from .events import Transfer, TransferKind
+from .models import HANDLERS
+from .scope import Scope, block, count_bindings
+from .valueops import const_int, label, literal_sizes, ordered, shape_fns, squeeze
+from .values import (
+    UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, IntVal, JitVal, PartialVal,
+    MeshVal, QualVal, RngVal, SeqVal, ShardingVal, Shuffle, Value, join, undecidable,
+)
+from ..qualnames import canonical
+
+_MAX_INLINE_DEPTH = 3
+
+
+class Calls:
+    """Call evaluation for the interpreter."""
+
+    def eval_Call(self, node: cst.Call, scope: Scope) -> Value:
+        func_node = node.func
+        # Methods on values the analysis models (devs.reshape(...), x.to_device(s) ...)
+        if isinstance(func_node, cst.Attribute):
+            recv = self.eval(func_node.value, scope)
+            args = self._args(node, scope)
+            method = func_node.attr.value
+            if isinstance(recv, QualVal):
+                return self.call_qual(f"{recv.qual}.{method}", args, node, scope)
+            return self.call_method(recv, method, args, node, scope)
+        func = self.eval(func_node, scope)
+        args = self._args(node, scope)
+        if isinstance(func, QualVal):
+            return self.call_qual(func.qual, args, node, scope)
+        if isinstance(func, FuncVal):
+            return self.inline(func, args, node)
+        if isinstance(func, JitVal):
+            return self.call_jit(func, args, node)
+        if isinstance(func, PartialVal):
+            if isinstance(func.func, QualVal) and canonical(func.func.qual) == "jax.jit":
+                return JitVal(node, func.kwargs.get("in_shardings", UNKNOWN),
+                              func.kwargs.get("out_shardings", UNKNOWN))
+            return UNKNOWN
+        if isinstance(func, ClassVal):
+            return InstanceVal(func)
+        return UNKNOWN
+
+    def _args(self, node: cst.Call, scope: Scope) -> Call:
+        out: list[tuple[Optional[str], Value, cst.Arg]] = []
+        for a in node.args:
+            v = self.eval(a.value, scope)
+            out.append((a.keyword.value if a.keyword is not None else None, v, a))
+        return Call(node, out)
+
+    def call_method(self, recv: Value, method: str, call: Call, node: cst.Call, scope: Scope) -> Value:
+        if ordered(recv):
+            return self.device_method(recv, method, call, node)
+        if isinstance(recv, ArrayVal):
+            if method == "to_device":
+                target = call.arg(0, "device")
+                self.transfer("to_device", node, recv, target, call.arg_node(-1),
+                              call.arg_node(0, "device"), f"{self.ctx.code(node.func, 40)}")
+                if isinstance(target, ShardingVal):
+                    return ArrayVal(target, node)
+                return UNKNOWN
+            if method in ("block_until_ready", "astype", "copy"):
+                return recv
+            if method == "devices":
+                src = recv.sharding.mesh.devices if recv.sharding.mesh is not None else recv.sharding.device
+                if src is not None:
+                    return DevVal(fn=src.fn, desc=f"{label(recv)}.devices()", node=node, fresh=False,
+                                  from_mesh=recv.sharding.mesh, sizes=src.sizes, is_set=True)
+            return UNKNOWN
+        if isinstance(recv, RngVal):
+            target = call.arg(0, "x")
+            if method in ("permutation", "shuffle", "choice", "sample") and isinstance(target, DevVal) \
+                    and not target.single:
+                if method == "choice" and not self.is_full_sample(call, target, 1, "size"):
+                    return UNKNOWN
+                if method == "sample" and not self.is_full_sample(call, target, 1, "k"):
+                    return UNKNOWN
+                shuffled = self.shuffled(target, node, recv.agreed, self.ctx.code(node, 50))
+                if method == "shuffle":
+                    self.rebind_in_place(call.arg_node(0, "x"), shuffled, scope)
+                    return ConstVal(None)
+                return shuffled
+            return UNKNOWN
+        if isinstance(recv, SeqVal) and method in ("values",) and recv.kind == "dict":
+            return SeqVal(recv.items, "tuple")
+        if isinstance(recv, MeshVal) and method in ("__enter__",):
+            return recv
+        return UNKNOWN
+
+    def device_method(self, recv: DevVal, method: str, call: Call, node: cst.Call) -> Value:
+        f = recv.fn
+        if method in ("reshape",):
+            shape_v = call.positional[0][0] if len(call.positional) == 1 else SeqVal(
+                tuple(v for v, _ in call.positional))
+            fns = shape_fns(shape_v)
+            if fns is None:
+                return recv.derive(undecidable, recv.desc)
+            sizes = recv.sizes + literal_sizes(shape_v)
+            return recv.derive(lambda m: f(m).reshape([g(m) for g in fns]), recv.desc, sizes=sizes)
+        if method in ("flatten", "ravel", "tolist", "copy", "squeeze"):
+            if method == "squeeze":
+                return recv.derive(lambda m: squeeze(f(m)), recv.desc)
+            return recv.derive(lambda m: f(m).ravel() if method != "copy" else f(m), recv.desc)
+        if method == "transpose":
+            axes = [const_int(v) for v, _ in call.positional]
+            if len(axes) == 1 and isinstance(call.positional[0][0], SeqVal):
+                axes = [const_int(v) for v in call.positional[0][0].items]  # type: ignore[union-attr]
+            if any(a is None for a in axes):
+                return recv.derive(undecidable, recv.desc)
+            ax = axes or None
+            return recv.derive(lambda m: f(m).transpose(ax), f"{recv.desc}.transpose()",
+                               reorder=".transpose()")
+        if method in ("swapaxes",):
+            a, b = const_int(call.arg(0)), const_int(call.arg(1))
+            if a is None or b is None:
+                return recv.derive(undecidable, recv.desc)
+            return recv.derive(lambda m: f(m).swapaxes(a, b), f"{recv.desc}.swapaxes({a}, {b})",
+                               reorder=".swapaxes()")
+        return UNKNOWN
+
+    def call_jit(self, jit: JitVal, call: Call, node: cst.Call) -> Value:
+        ins = jit.in_shardings
+        for i, (v, arg) in enumerate(call.positional):
+            if not isinstance(v, ArrayVal):
+                continue
+            target = ins
+            if isinstance(ins, SeqVal):
+                target = ins.items[i] if i < len(ins.items) else UNKNOWN
+            if isinstance(target, ShardingVal):
+                self.emit(Transfer(node=node, ctx=self.ctx, kind="jit_in", value=v, target=target,
+                                   value_node=arg.value, target_node=None,
+                                   func=self.ctx.code(node.func, 40)))
+        outs = jit.out_shardings
+        if isinstance(outs, ShardingVal):
+            for v, arg in call.positional:
+                if isinstance(v, ArrayVal):
+                    self.emit(Transfer(node=node, ctx=self.ctx, kind="jit_out", value=v, target=outs,
+                                       value_node=arg.value, target_node=None,
+                                       func=self.ctx.code(node.func, 40)))
+                    break
+            return ArrayVal(outs, node)
+        if isinstance(outs, SeqVal) and all(isinstance(o, ShardingVal) for o in outs.items):
+            return SeqVal(tuple(ArrayVal(o, node) for o in outs.items))  # type: ignore[arg-type]
+        return UNKNOWN
+
+    def inline(self, func: FuncVal, call: Call, node: cst.Call) -> Value:
+        """A same-module helper's return value for these arguments, quietly."""
+        if call.has_star or len(self.inline_stack) >= _MAX_INLINE_DEPTH:
+            return UNKNOWN
+
+        def bind(scope: Scope, plain: list[str], names: list[str]) -> None:
+            for i, (v, _) in enumerate(call.positional):
+                if i < len(plain):
+                    scope.vars[plain[i]] = v
+            for k, (v, _) in call.keywords.items():
+                if k in names:
+                    scope.vars[k] = v
+
+        return self._run_callable(func, bind, quiet=True)
+
+    def call_with_leaf(self, func: FuncVal, leaf: Value) -> Value:
+        """Evaluate a tree.map callback on one leaf, with its events (not quiet)."""
+
+        def bind(scope: Scope, plain: list[str], names: list[str]) -> None:
+            if plain:
+                scope.vars[plain[0]] = leaf
+
+        return self._run_callable(func, bind, quiet=False)
+
+    def _run_callable(self, func: FuncVal, bind: Callable[[Scope, list[str], list[str]], None],
+                      quiet: bool) -> Value:
+        fn = func.node
+        if fn in self.inline_stack:
+            return UNKNOWN
+        parent: Scope = func.scope  # type: ignore[assignment]
+        if isinstance(fn, cst.Lambda):
+            body_stmts: Sequence[cst.CSTNode] = []
+            bindings: dict[str, int] = {}
+        else:
+            body_stmts = block(fn.body)
+            bindings = count_bindings(body_stmts)
+        scope = Scope(parent if parent.kind != "class" else parent.parent, "function",
+                      self._param_bindings(fn.params, bindings))
+        names = self._param_names(fn.params)
+        plain = [p.name.value for p in list(fn.params.posonly_params) + list(fn.params.params)]
+        for n in names:
+            scope.vars[n] = UNKNOWN
+        bind(scope, plain, names)
+        self.inline_stack.append(fn)
+        self.quiet += quiet
+        saved_pending = len(self.pending)
+        try:
+            if isinstance(fn, cst.Lambda):
+                return self.eval(fn.body, scope)
+            self.returns.append([])
+            self.exec_block(body_stmts, scope)
+            rets = self.returns.pop()
+        finally:
+            self.quiet -= quiet
+            self.inline_stack.pop()
+            del self.pending[saved_pending:]  # nested defs are analysed on their own
+        if not rets:
+            return UNKNOWN
+        v = rets[0]
+        for other in rets[1:]:
+            v = join(v, other)
+        return v
+
+    # -- calls to known functions ----------------------------------------------------
+    def call_qual(self, qual: str, call: Call, node: cst.Call, scope: Scope) -> Value:
+        name = canonical(qual)
+        if name is None:
+            return UNKNOWN
+        handler = HANDLERS.get(name)
+        if handler is not None:
+            self.current_name = name
+            return handler(self, call, node, scope)
+        if name.startswith("jnp."):
+            return self.call_jnp(name, call, node)
+        return UNKNOWN
+
+    def call_jnp(self, name: str, call: Call, node: cst.Call) -> Value:
+        target = call.arg(-1, "device")
+        if not call.given(-1, "device"):
+            return UNKNOWN
+        first = call.arg(0)
+        if name in ("jnp.asarray", "jnp.array") and isinstance(first, ArrayVal):
+            self.transfer("asarray", node, first, target, call.arg_node(0),
+                          call.arg_node(-1, "device"), self.ctx.code(node.func, 40))
+        if isinstance(target, ShardingVal):
+            return ArrayVal(target, node)
+        return UNKNOWN
+
+    def transfer(self, kind: TransferKind, node: cst.Call, value: Value, target: Value,
+                 value_node: Optional[cst.CSTNode], target_node: Optional[cst.CSTNode],
+                 func: str, **kw: bool) -> None:
+        self.emit(Transfer(node=node, ctx=self.ctx, kind=kind, value=value, target=target,
+                           value_node=value_node, target_node=target_node, func=func, **kw))
+
+    def shuffled(self, devs: DevVal, node: cst.CSTNode, agreed: bool, how: str) -> DevVal:
+        token = self.new_token(node)
+        f = devs.fn
+        out = devs.derive(lambda m: f(m).permuted(token), how, reorder=how)
+        out.shuffle = Shuffle(node, how, agreed) if not agreed or devs.shuffle is None else devs.shuffle
+        return out
+
+    def rebind_in_place(self, target: Optional[cst.CSTNode], value: Value, scope: Scope) -> None:
+        if isinstance(target, cst.Name):
+            # Mutating a list that may be shared: only follow a plain local name.
+            scope.vars[target.value] = value
+
+    def is_full_sample(self, call: Call, devs: DevVal, index: int, kw: str) -> bool:
+        k = call.arg(index, kw)
+        node = call.arg_node(index, kw)
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len":
+            return True
+        if isinstance(k, IntVal):
+            f, g = devs.fn, k.fn
+            # Sampling every device is a permutation; sampling fewer is a subset.
+            for model in dv.models_for(devs.sizes):
+                arr = self.ctx.devices.run(f, model)
+                if arr is None:
+                    continue
+                try:
+                    if g(model) != len(arr.rows()):
+                        return False
+                except Exception:  # noqa: BLE001
+                    return False
+            return True
+        return False
+
+    def rng_agreed(self, which: str) -> bool:
+        return bool(self.rng_seeded.get(which))

@@ -1,0 +1,330 @@
+"""Expression evaluation: names, literals, attributes, subscripts, operators, comprehensions."""
+
+from __future__ import annotations
+
+from typing import Callable, Optional, Sequence
+
+import libcst as cst
+
+from . import devices as dv
+from .events import Transfer
+from .scope import Scope, names_in_target
+from .valueops import (
+    NO_KEY, ascending, const_int, int_arith, int_fn, label, mesh_label, ordered, row_or_device,
+)
+from .values import (
+    UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, IntVal, MeshVal, QualVal, SeqVal,
+    ShardingVal, Value, join, undecidable,
+)
+
+
+class Expressions:
+    """The ``eval_*`` methods of the interpreter, one per libcst expression node."""
+
+    def eval(self, node: Optional[cst.BaseExpression], scope: Scope) -> Value:
+        if node is None:
+            return UNKNOWN
+        method = getattr(self, "eval_" + type(node).__name__, None)
+        if method is None:
+            return UNKNOWN
+        return method(node, scope)
+
+    def eval_Comparison(self, node: cst.Comparison, scope: Scope) -> Value:
+        self.eval(node.left, scope)
+        for c in node.comparisons:
+            self.eval(c.comparator, scope)
+        return UNKNOWN
+
+    def eval_BooleanOperation(self, node: cst.BooleanOperation, scope: Scope) -> Value:
+        self.eval(node.left, scope)
+        self.eval(node.right, scope)
+        return UNKNOWN
+
+    def eval_Await(self, node: cst.Await, scope: Scope) -> Value:
+        self.eval(node.expression, scope)
+        return UNKNOWN
+
+    def eval_FormattedString(self, node: cst.FormattedString, scope: Scope) -> Value:
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringExpression):
+                self.eval(part.expression, scope)
+        return UNKNOWN
+
+    def eval_Name(self, node: cst.Name, scope: Scope) -> Value:
+        if node.value in ("True", "False", "None"):
+            return ConstVal({"True": True, "False": False, "None": None}[node.value])
+        return scope.lookup(node.value)
+
+    def eval_Integer(self, node: cst.Integer, scope: Scope) -> Value:
+        v = int(node.evaluated_value)
+        return IntVal(lambda _m, v=v: v, literal=v)
+
+    def eval_SimpleString(self, node: cst.SimpleString, scope: Scope) -> Value:
+        try:
+            return ConstVal(node.evaluated_value)
+        except Exception:  # noqa: BLE001 - odd literals are just unknown
+            return UNKNOWN
+
+    def eval_UnaryOperation(self, node: cst.UnaryOperation, scope: Scope) -> Value:
+        v = self.eval(node.expression, scope)
+        if isinstance(node.operator, cst.Minus) and isinstance(v, IntVal):
+            f = v.fn
+            return IntVal(lambda m: -f(m), literal=-v.literal if v.literal is not None else None)
+        return UNKNOWN
+
+    def eval_Tuple(self, node: cst.Tuple, scope: Scope) -> Value:
+        return self._seq(node.elements, scope, "tuple")
+
+    def eval_List(self, node: cst.List, scope: Scope) -> Value:
+        return self._seq(node.elements, scope, "list")
+
+    def _seq(self, elements: Sequence[cst.BaseElement], scope: Scope, kind: str) -> Value:
+        items: list[Value] = []
+        starred = False
+        for el in elements:
+            v = self.eval(el.value, scope)
+            if isinstance(el, cst.StarredElement):
+                starred = True
+            items.append(v)
+        return UNKNOWN if starred else SeqVal(tuple(items), kind)
+
+    def eval_Dict(self, node: cst.Dict, scope: Scope) -> Value:
+        items: list[Value] = []
+        keys: list[object] = []
+        for el in node.elements:
+            if isinstance(el, cst.DictElement):
+                key = self.eval(el.key, scope)
+                keys.append(key.value if isinstance(key, ConstVal) else NO_KEY)
+                items.append(self.eval(el.value, scope))
+            else:
+                self.eval(el.value, scope)
+                return UNKNOWN
+        return SeqVal(tuple(items), "dict", tuple(keys))
+
+    def eval_IfExp(self, node: cst.IfExp, scope: Scope) -> Value:
+        self.eval(node.test, scope)
+        return join(self.eval(node.body, scope), self.eval(node.orelse, scope))
+
+    def eval_NamedExpr(self, node: cst.NamedExpr, scope: Scope) -> Value:
+        v = self.eval(node.value, scope)
+        self.bind(node.target, v, scope)
+        return v
+
+    def eval_Lambda(self, node: cst.Lambda, scope: Scope) -> Value:
+        return FuncVal(node, scope)
+
+    def eval_Attribute(self, node: cst.Attribute, scope: Scope) -> Value:
+        base = self.eval(node.value, scope)
+        attr = node.attr.value
+        if isinstance(base, QualVal):
+            return QualVal(f"{base.qual}.{attr}")
+        if isinstance(base, MeshVal):
+            if attr == "devices":
+                d = base.devices
+                return DevVal(fn=d.fn, desc=f"{mesh_label(base)}.devices", node=node,
+                              reorders=(), fresh=False, from_mesh=base, sizes=d.sizes)
+            return UNKNOWN
+        if isinstance(base, ShardingVal):
+            if attr == "mesh" and base.mesh is not None:
+                return base.mesh
+            if attr == "spec" and base.spec is not None:
+                return base.spec
+            if attr == "device_set":
+                src = base.mesh.devices if base.mesh is not None else base.device
+                if src is not None:
+                    return DevVal(fn=src.fn, desc=f"{label(base)}.device_set", node=node,
+                                  fresh=False, from_mesh=base.mesh, sizes=src.sizes, is_set=True)
+            return UNKNOWN
+        if isinstance(base, ArrayVal):
+            if attr == "sharding":
+                return base.sharding
+            if attr in ("T", "mT"):
+                return base
+            return UNKNOWN
+        if ordered(base):
+            if attr == "T":
+                return base.derive(lambda m, f=base.fn: f(m).transpose(), f"{base.desc}.T",
+                                   reorder=".T", step=(node, node.value))
+            if attr == "flat":
+                return base.derive(lambda m, f=base.fn: f(m).ravel(), base.desc)
+            if attr == "size":
+                return IntVal(lambda m, f=base.fn: len(f(m).flat))
+            return UNKNOWN
+        if isinstance(base, InstanceVal):
+            return base.cls.attrs.get(attr, UNKNOWN) if attr != "__sites__" else UNKNOWN
+        if isinstance(base, ClassVal):
+            return base.attrs.get(attr, UNKNOWN) if attr != "__sites__" else UNKNOWN
+        return UNKNOWN
+
+    def eval_Subscript(self, node: cst.Subscript, scope: Scope) -> Value:
+        base = self.eval(node.value, scope)
+        elems = node.slice
+        parts: list[object] = []
+        for el in elems:
+            s = el.slice
+            if isinstance(s, cst.Index):
+                parts.append(self.eval(s.value, scope))
+            else:
+                parts.append((self.eval(s.lower, scope) if s.lower else None,
+                              self.eval(s.upper, scope) if s.upper else None,
+                              self.eval(s.step, scope) if s.step else None))
+        if isinstance(base, SeqVal) and base.kind == "dict" and len(parts) == 1 \
+                and isinstance(parts[0], ConstVal) and NO_KEY not in base.keys:
+            key = parts[0].value
+            hits = [i for i, k in enumerate(base.keys) if k == key]
+            return base.items[hits[-1]] if hits else UNKNOWN
+        if isinstance(base, SeqVal) and base.kind != "dict" and len(parts) == 1 \
+                and isinstance(parts[0], IntVal):
+            i = const_int(parts[0])
+            if i is not None and -len(base.items) <= i < len(base.items):
+                return base.items[i]
+            return UNKNOWN
+        if ordered(base):
+            return self._index_devices(base, parts, node)
+        return UNKNOWN
+
+    def _index_devices(self, base: DevVal, parts: list[object], node: cst.Subscript) -> Value:
+        text = self.ctx.code(node.slice[0].slice, 30) if len(parts) == 1 else ""
+        if len(parts) != 1:
+            # Multi-axis indexing of a device grid: only all-slice steps are modelled.
+            return UNKNOWN
+        part = parts[0]
+        if isinstance(part, tuple):
+            lo, hi, st = part
+            fns = []
+            for p in (lo, hi, st):
+                if p is None:
+                    fns.append(None)
+                elif isinstance(p, IntVal):
+                    fns.append(p.fn)
+                else:
+                    return DevVal(fn=undecidable, desc=f"{base.desc}[{text}]", node=node,
+                                  fresh=base.fresh, from_mesh=base.from_mesh)
+            f = base.fn
+
+            def sliced(m: dv.Model) -> dv.DevArr:
+                a = f(m)
+                vals = [fn(m) if fn is not None else None for fn in fns]
+                return a.slice0(vals[0], vals[1], vals[2])
+
+            step = const_int(st) if st is not None else 1
+            reorder = f"[{text}]" if (step is not None and step < 0) else None
+            if st is not None and step is None:
+                reorder = f"[{text}]"
+            sizes = base.sizes
+            return base.derive(sliced, f"{base.desc}[{text}]", reorder=reorder, sizes=sizes,
+                               step=(node, node.value) if reorder else None)
+        if isinstance(part, IntVal):
+            f, g = base.fn, part.fn
+            single = DevVal(fn=lambda m: f(m).index0(g(m)), desc=f"{base.desc}[{text}]", node=node,
+                            fresh=base.fresh, from_mesh=base.from_mesh, sizes=base.sizes)
+            # Indexing a 2-D grid gives a row, a 1-D list gives one device.
+            single.single = True
+            return row_or_device(single, base)
+        return UNKNOWN
+
+    def eval_BinaryOperation(self, node: cst.BinaryOperation, scope: Scope) -> Value:
+        left = self.eval(node.left, scope)
+        right = self.eval(node.right, scope)
+        return self.binop(node, left, right, node.operator, node.left, node.right)
+
+    def binop(self, node: cst.CSTNode, left: Value, right: Value, op: cst.CSTNode,
+              lnode: cst.CSTNode, rnode: cst.CSTNode) -> Value:
+        if isinstance(left, IntVal) and isinstance(right, IntVal):
+            return int_arith(op, left, right)
+        if isinstance(op, (cst.Add, cst.AddAssign)) and ordered(left) and ordered(right):
+            f, g = left.fn, right.fn
+            joined = left.derive(lambda m: f(m).as_list().concat(g(m).as_list()),
+                                 f"{left.desc} + {right.desc}")
+            # d[k:] + d[:k] is a rotation: same devices, other order.
+            joined.reorders = left.reorders + right.reorders + ("rotation",)
+            joined.shuffle = left.shuffle or right.shuffle
+            joined.sizes = left.sizes + right.sizes
+            joined.platforms = left.platforms | right.platforms
+            return joined
+        if isinstance(left, ArrayVal) and isinstance(right, ArrayVal):
+            self.emit(Transfer(node=node, ctx=self.ctx, kind="binop", value=left,
+                               target=right.sharding, value_node=lnode, target_node=rnode,
+                               func=self.ctx.code(node, 40)))
+            if left.mesh is not None and right.mesh is not None and \
+                    self.ctx.compare(left.mesh, right.mesh) == "same":
+                return left
+            return UNKNOWN
+        if isinstance(left, ArrayVal) and isinstance(right, (IntVal, ConstVal)):
+            return left
+        if isinstance(right, ArrayVal) and isinstance(left, (IntVal, ConstVal)):
+            return right
+        return UNKNOWN
+
+    def _comprehension(self, node: cst.ListComp | cst.GeneratorExp | cst.SetComp, scope: Scope) -> Value:
+        comp = node.for_in
+        it = self.eval(comp.iter, scope)
+        inner = Scope(scope, "function", {n: 2 for n in names_in_target(comp.target)})
+        element: Value = UNKNOWN
+        if isinstance(it, SeqVal) and it.items and all(i is it.items[0] for i in it.items):
+            element = it.items[0]
+        if isinstance(comp.target, cst.Name):
+            inner.vars[comp.target.value] = element
+        for cond in comp.ifs:
+            self.eval(cond.test, inner)
+        if comp.inner_for_in is None:
+            self.eval(node.elt, inner)
+        picked = self._picked_devices(node, comp, it, scope)
+        if picked is not None:
+            return picked
+        if ordered(it) and comp.inner_for_in is None \
+                and isinstance(comp.target, cst.Name) and isinstance(node.elt, cst.Name) \
+                and node.elt.value == comp.target.value and not isinstance(node, cst.SetComp):
+            if comp.ifs:
+                # A filter keeps an unknown subset.
+                return DevVal(fn=undecidable, desc=self.ctx.code(node, 60), node=node,
+                              fresh=it.fresh, from_mesh=it.from_mesh)
+            return it.derive(lambda m, f=it.fn: f(m).ravel().as_list(), it.desc)
+        return UNKNOWN
+
+    def _picked_devices(self, node: cst.CSTNode, comp: cst.CompFor, it: Value,
+                        scope: Scope) -> Optional[Value]:
+        """``[devs[i] for i in (0, 1, 4, 5)]`` or ``... for i in range(a, b)``: devices by index."""
+        elt = getattr(node, "elt", None)
+        if comp.ifs or comp.inner_for_in is not None or not isinstance(comp.target, cst.Name) \
+                or not isinstance(elt, cst.Subscript) or len(elt.slice) != 1 \
+                or not isinstance(elt.slice[0].slice, cst.Index):
+            return None
+        index = elt.slice[0].slice.value
+        if not (isinstance(index, cst.Name) and index.value == comp.target.value):
+            return None
+        base = self.eval(elt.value, scope)
+        if not (ordered(base)):
+            return None
+        fns: Optional[list[Callable[[dv.Model], int]]] = None
+        if isinstance(it, SeqVal):
+            fns = [int_fn(v) for v in it.items]  # type: ignore[misc]
+        elif isinstance(comp.iter, cst.Call) and isinstance(comp.iter.func, cst.Name) \
+                and comp.iter.func.value == "range" and scope.lookup("range") is UNKNOWN \
+                and 1 <= len(comp.iter.args) <= 2:
+            bounds = [self.eval(a.value, scope) for a in comp.iter.args]
+            if all(isinstance(b, IntVal) for b in bounds):
+                lo = bounds[0].fn if len(bounds) == 2 else (lambda _m: 0)  # type: ignore[union-attr]
+                hi = bounds[-1].fn  # type: ignore[union-attr]
+
+                def take_range(m: dv.Model, f=base.fn, lo=lo, hi=hi) -> dv.DevArr:
+                    arr = f(m)
+                    return dv.DevArr.of([arr.index0(i).flat[0] for i in range(lo(m), hi(m))])
+                return base.derive(take_range, self.ctx.code(node, 60))
+        if fns is None or any(f is None for f in fns):
+            return None
+        f = base.fn
+
+        def take(m: dv.Model) -> dv.DevArr:
+            arr = f(m)
+            ids = [arr.index0(g(m)).flat for g in fns]  # type: ignore[misc]
+            if any(len(i) != 1 for i in ids):
+                raise dv.ModelError("picking rows of a grid")
+            return dv.DevArr.of([i[0] for i in ids])
+        out = base.derive(take, self.ctx.code(node, 60))
+        out.reorders = base.reorders + (("picked by index",) if not ascending(fns) else ())
+        return out
+
+    eval_ListComp = _comprehension
+    eval_GeneratorExp = _comprehension
+    eval_SetComp = _comprehension

@@ -1,0 +1,441 @@
+"""The abstract interpreter: statements, scopes and the order functions run in.
+
+It walks statements in program order, binding names to the values of values.py, and
+reports semantic events (events.py) to a sink. Expressions are evaluated by
+expressions.py, calls by calls.py, and known JAX, NumPy and Python functions by the
+models in models/. Precision rules:
+
+* where two paths disagree (branches, loops, handlers) a name becomes UNKNOWN;
+* a function's parameters take the values its call sites pass (see calls.py), and are
+  UNKNOWN where no call site is known or call sites disagree;
+* a module-level name is visible inside functions only when it is bound once.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Optional, Sequence
+
+import libcst as cst
+
+from .calls import Calls
+from .context import FileContext
+from .events import Event
+from .expressions import Expressions
+from .scope import Scope, block, count_bindings, names_in_target
+from .valueops import dotted, expects_error, ordered
+from .values import (
+    UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, JitVal, MeshContextVal, MeshVal,
+    PartialVal, QualVal, SeqVal, ShardingVal, Value, join, undecidable,
+)
+from ..qualnames import canonical
+
+Sink = Callable[[Event], None]
+
+
+class Analyzer(Expressions, Calls):
+    def __init__(self, ctx: FileContext, sink: Sink) -> None:
+        self.ctx = ctx
+        self.sink = sink
+        self.quiet = 0  # > 0 while evaluating a helper for its return value
+        self.inline_stack: list[cst.CSTNode] = []
+        self.context_mesh: Value = UNKNOWN
+        self.global_context: Value = UNKNOWN
+        self.pending: list[tuple[cst.FunctionDef | cst.Lambda, Scope, Optional[InstanceVal]]] = []
+        self.returns: list[list[Value]] = []
+        self.rng_seeded: dict[str, Optional[bool]] = {"random": None, "numpy": None}
+        self.token = 0
+        self.current_name = ""  # canonical name of the function a handler is running for
+        self.naming: tuple[cst.CSTNode, str] | None = None
+
+    def name_for(self, node: cst.CSTNode) -> Optional[str]:
+        if self.naming is not None and self.naming[0] is node:
+            return self.naming[1]
+        return None
+
+    # -- driver ----------------------------------------------------------------------
+    def run(self) -> None:
+        module = self.ctx.module
+        scope = Scope(None, "module", count_bindings(module.body))
+        self.exec_block(module.body, scope)
+        self.global_context = self.context_mesh
+        # Functions run after the module body, with module names at their final values.
+        done = 0
+        while done < len(self.pending):
+            fn, parent, self_val = self.pending[done]
+            done += 1
+            self.context_mesh = self.global_context
+            if isinstance(fn, cst.FunctionDef):
+                self.run_function(fn, parent, self_val)
+
+    def emit(self, event: Event) -> None:
+        if not self.quiet:
+            self.sink(event)
+
+    def new_token(self, node: cst.CSTNode) -> str:
+        self.token += 1
+        return f"{self.token}"
+
+    # -- statements ------------------------------------------------------------------
+    def exec_block(self, stmts: Sequence[cst.CSTNode], scope: Scope) -> None:
+        for stmt in stmts:
+            self.exec_stmt(stmt, scope)
+
+    def exec_stmt(self, stmt: cst.CSTNode, scope: Scope) -> None:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                self.exec_small(small, scope)
+        elif isinstance(stmt, cst.If):
+            self.eval(stmt.test, scope)
+            self.exec_branches(scope, [block(stmt.body), self._else_block(stmt.orelse)])
+        elif isinstance(stmt, (cst.For, cst.While)):
+            self.exec_loop(stmt, scope)
+        elif isinstance(stmt, (cst.Try, cst.TryStar)):
+            self.exec_try(stmt, scope)
+        elif isinstance(stmt, cst.With):
+            self.exec_with(stmt, scope)
+        elif isinstance(stmt, cst.FunctionDef):
+            self.exec_def(stmt, scope)
+        elif isinstance(stmt, cst.ClassDef):
+            self.exec_class(stmt, scope)
+        elif isinstance(stmt, cst.Match):
+            self.eval(stmt.subject, scope)
+            blocks = [block(c.body) for c in stmt.cases] + [[]]
+            self.exec_branches(scope, blocks)
+
+    def _else_block(self, orelse: object) -> Sequence[cst.CSTNode]:
+        if isinstance(orelse, cst.If):
+            return [orelse]
+        if isinstance(orelse, cst.Else):
+            return block(orelse.body)
+        return []
+
+    def exec_branches(self, scope: Scope, blocks: Sequence[Sequence[cst.CSTNode]]) -> None:
+        before = dict(scope.vars)
+        ctx_before = self.context_mesh
+        results: list[dict[str, Value]] = []
+        ctxs: list[Value] = []
+        for stmts in blocks:
+            scope.vars = dict(before)
+            self.context_mesh = ctx_before
+            self.exec_block(stmts, scope)
+            results.append(scope.vars)
+            ctxs.append(self.context_mesh)
+        merged: dict[str, Value] = {}
+        keys = set().union(*results) if results else set()
+        for k in keys:
+            vals = [r.get(k, UNKNOWN) for r in results]
+            v = vals[0]
+            for other in vals[1:]:
+                v = join(v, other)
+            merged[k] = v
+        scope.vars = merged
+        c = ctxs[0] if ctxs else ctx_before
+        for other in ctxs[1:]:
+            c = join(c, other)
+        self.context_mesh = c
+
+    def exec_loop(self, stmt: cst.For | cst.While, scope: Scope) -> None:
+        assigned = count_bindings(block(stmt.body))
+        if stmt.orelse is not None:
+            count_bindings(block(stmt.orelse.body), assigned)
+        for name in assigned:
+            scope.vars[name] = UNKNOWN
+        if isinstance(stmt, cst.For):
+            it = self.eval(stmt.iter, scope)
+            element: Value = UNKNOWN
+            if ordered(it):
+                element = DevVal(fn=undecidable, desc=f"an element of {it.desc}", node=stmt.iter,
+                                 single=True, any_device=True)
+            elif isinstance(it, SeqVal) and it.items and all(i is it.items[0] for i in it.items):
+                element = it.items[0]
+            for n in names_in_target(stmt.target):
+                scope.vars[n] = UNKNOWN
+            if isinstance(stmt.target, cst.Name):
+                scope.vars[stmt.target.value] = element
+        else:
+            self.eval(stmt.test, scope)
+        ctx_before = self.context_mesh
+        self.exec_block(block(stmt.body), scope)
+        if stmt.orelse is not None:
+            self.exec_block(block(stmt.orelse.body), scope)
+        for name in assigned:
+            scope.vars[name] = UNKNOWN
+        if isinstance(stmt, cst.For):
+            for n in names_in_target(stmt.target):
+                scope.vars[n] = UNKNOWN
+        self.context_mesh = join(ctx_before, self.context_mesh)
+
+    def exec_try(self, stmt: cst.Try | cst.TryStar, scope: Scope) -> None:
+        assigned = count_bindings(block(stmt.body))
+        before = dict(scope.vars)
+        self.exec_block(block(stmt.body), scope)
+        if stmt.orelse is not None:
+            self.exec_block(block(stmt.orelse.body), scope)
+        after_body = scope.vars
+        results = [after_body]
+        for handler in stmt.handlers:
+            scope.vars = dict(before)
+            for name in assigned:
+                scope.vars[name] = UNKNOWN
+            if handler.type is not None:
+                self.eval(handler.type, scope)
+            if handler.name is not None:
+                for n in names_in_target(handler.name.name):  # type: ignore[arg-type]
+                    scope.vars[n] = UNKNOWN
+            self.exec_block(block(handler.body), scope)
+            results.append(scope.vars)
+        merged: dict[str, Value] = {}
+        for k in set().union(*results):
+            vals = [r.get(k, UNKNOWN) for r in results]
+            v = vals[0]
+            for other in vals[1:]:
+                v = join(v, other)
+            merged[k] = v
+        scope.vars = merged
+        if stmt.finalbody is not None:
+            self.exec_block(block(stmt.finalbody.body), scope)
+
+    def exec_with(self, stmt: cst.With, scope: Scope) -> None:
+        ctx_before = self.context_mesh
+        # Code inside `with pytest.raises(...)` / `self.assertRaises(...)` is meant to fail.
+        raising = any(expects_error(item.item) for item in stmt.items)
+        if raising:
+            self.quiet += 1
+        try:
+            self._exec_with(stmt, scope)
+        finally:
+            if raising:
+                self.quiet -= 1
+            self.context_mesh = ctx_before
+
+    def _exec_with(self, stmt: cst.With, scope: Scope) -> None:
+        for item in stmt.items:
+            val = self.eval(item.item, scope)
+            if isinstance(val, MeshVal):
+                self.context_mesh = val
+            elif isinstance(val, MeshContextVal):
+                self.context_mesh = val.mesh
+            if item.asname is not None:
+                bound = val.mesh if isinstance(val, MeshContextVal) else val
+                self.bind(item.asname.name, bound, scope)  # type: ignore[arg-type]
+        self.exec_block(block(stmt.body), scope)
+
+    def exec_def(self, stmt: cst.FunctionDef, scope: Scope, self_val: InstanceVal | None = None) -> None:
+        func: Value = FuncVal(stmt, scope)
+        for dec in reversed(stmt.decorators):
+            d = self.eval(dec.decorator, scope)
+            func = self.apply_decorator(d, func, dec.decorator)
+        scope.vars[stmt.name.value] = func
+        self.pending.append((stmt, scope, self_val))
+
+    def apply_decorator(self, dec: Value, func: Value, node: cst.CSTNode) -> Value:
+        if isinstance(dec, QualVal) and canonical(dec.qual) == "jax.jit":
+            return JitVal(node)
+        if isinstance(dec, PartialVal) and isinstance(dec.func, QualVal) \
+                and canonical(dec.func.qual) == "jax.jit":
+            return JitVal(node, dec.kwargs.get("in_shardings", UNKNOWN),
+                          dec.kwargs.get("out_shardings", UNKNOWN))
+        if isinstance(dec, JitVal):  # jax.jit(out_shardings=...) used as a decorator factory
+            return dec
+        return UNKNOWN
+
+    def exec_class(self, stmt: cst.ClassDef, scope: Scope) -> None:
+        for dec in stmt.decorators:
+            self.eval(dec.decorator, scope)
+        cls = ClassVal(stmt)
+        body = block(stmt.body)
+        cscope = Scope(scope, "class", count_bindings(body))
+        instance = InstanceVal(cls)
+        # Methods see `self.attr` only when the attribute is assigned in one place.
+        attr_sites = self._attribute_sites(stmt)
+        first_method = len(self.pending)
+        for s in body:
+            if isinstance(s, cst.FunctionDef):
+                self.exec_def(s, cscope, instance)
+            else:
+                self.exec_stmt(s, cscope)
+        for name, val in cscope.vars.items():
+            if cscope.bindings.get(name) == 1 and attr_sites.get(name, 0) == 0:
+                cls.attrs[name] = val
+        cls.attrs["__sites__"] = ConstVal(attr_sites)
+        scope.vars[stmt.name.value] = cls
+        # __init__ first, so other methods see what it assigns.
+        mine = self.pending[first_method:]
+        mine.sort(key=lambda p: not (p[2] is instance and p[0].name.value == "__init__"))
+        self.pending[first_method:] = mine
+
+    def _attribute_sites(self, cls: cst.ClassDef) -> dict[str, int]:
+        """How many statements assign each ``self.attr`` in the class's methods.
+
+        A statement walk, not a libcst visitor: visitors rebuild nodes and cost as much
+        as the parse.
+        """
+        sites: dict[str, int] = {}
+
+        def count(t: cst.BaseExpression, n: int = 1) -> None:
+            if isinstance(t, (cst.Tuple, cst.List)):
+                for el in t.elements:
+                    count(el.value, n)
+            elif isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
+                sites[t.attr.value] = sites.get(t.attr.value, 0) + n
+
+        def walk(stmts: Sequence[cst.CSTNode]) -> None:
+            for stmt in stmts:
+                if isinstance(stmt, cst.SimpleStatementLine):
+                    for small in stmt.body:
+                        if isinstance(small, cst.Assign):
+                            for t in small.targets:
+                                count(t.target)
+                        elif isinstance(small, cst.AugAssign):
+                            count(small.target, 2)
+                        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                            count(small.target)
+                    continue
+                if isinstance(stmt, cst.ClassDef):
+                    continue  # a nested class's `self` is another object
+                body = getattr(stmt, "body", None)
+                if isinstance(body, cst.BaseSuite):
+                    walk(block(body))
+                for attr in ("orelse", "finalbody"):
+                    sub = getattr(stmt, attr, None)
+                    if isinstance(sub, cst.If):
+                        walk([sub])
+                    elif sub is not None and isinstance(getattr(sub, "body", None), cst.BaseSuite):
+                        walk(block(sub.body))
+                for h in getattr(stmt, "handlers", ()):
+                    walk(block(h.body))
+                for c in getattr(stmt, "cases", ()):
+                    walk(block(c.body))
+
+        walk(block(cls.body))
+        return sites
+
+    def run_function(self, fn: cst.FunctionDef, parent: Scope, self_val: Optional[InstanceVal]) -> None:
+        body = block(fn.body)
+        scope = Scope(parent if parent.kind != "class" else parent.parent, "function",
+                      self._param_bindings(fn.params, count_bindings(body)))
+        params = self._param_names(fn.params)
+        for p in params:
+            scope.vars[p] = UNKNOWN
+        is_method = self_val is not None and params and not any(
+            isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+            for d in fn.decorators)
+        if is_method:
+            scope.vars[params[0]] = self_val  # type: ignore[assignment]
+        self.returns.append([])
+        self.exec_block(body, scope)
+        self.returns.pop()
+
+    def _param_names(self, params: cst.Parameters) -> list[str]:
+        out = [p.name.value for p in params.posonly_params]
+        out += [p.name.value for p in params.params]
+        if isinstance(params.star_arg, cst.Param):
+            out.append(params.star_arg.name.value)
+        out += [p.name.value for p in params.kwonly_params]
+        if params.star_kwarg is not None:
+            out.append(params.star_kwarg.name.value)
+        return out
+
+    def _param_bindings(self, params: cst.Parameters, bindings: dict[str, int]) -> dict[str, int]:
+        for name in self._param_names(params):
+            bindings[name] = bindings.get(name, 0) + 2  # parameters are never stable
+        return bindings
+
+    def exec_small(self, small: cst.CSTNode, scope: Scope) -> None:
+        if isinstance(small, cst.Assign):
+            if len(small.targets) == 1 and isinstance(small.targets[0].target, (cst.Name, cst.Attribute)):
+                # Meshes are reported as they are built, before the assignment names them.
+                target = small.targets[0].target
+                self.naming = (small.value, target.value if isinstance(target, cst.Name)
+                               else self.ctx.code(target, 40))
+            value = self.eval(small.value, scope)
+            for t in small.targets:
+                self.bind(t.target, value, scope)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                self.bind(small.target, self.eval(small.value, scope), scope)
+        elif isinstance(small, cst.AugAssign):
+            left = self.eval(small.target, scope)
+            right = self.eval(small.value, scope)
+            result = self.binop(small, left, right, small.operator, small.target, small.value)
+            self.bind(small.target, result, scope)
+        elif isinstance(small, cst.Expr):
+            self.eval(small.value, scope)
+        elif isinstance(small, cst.Return):
+            val = self.eval(small.value, scope) if small.value is not None else ConstVal(None)
+            if self.returns:
+                self.returns[-1].append(val)
+        elif isinstance(small, cst.Import):
+            for alias in small.names:
+                qual = dotted(alias.name)
+                if qual is None:
+                    continue
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    self._bind_import(alias.asname.name.value, qual, scope)
+                else:
+                    top = qual.split(".")[0]
+                    self._bind_import(top, top, scope)
+        elif isinstance(small, cst.ImportFrom):
+            if small.relative or small.module is None:
+                return
+            mod = dotted(small.module)
+            if mod is None or isinstance(small.names, cst.ImportStar):
+                return
+            for alias in small.names:
+                name = dotted(alias.name)
+                if name is None:
+                    continue
+                local = alias.asname.name.value if (
+                    alias.asname is not None and isinstance(alias.asname.name, cst.Name)) else name
+                self._bind_import(local, f"{mod}.{name}", scope)
+        elif isinstance(small, cst.Del):
+            for n in names_in_target(small.target):
+                scope.vars[n] = UNKNOWN
+        elif isinstance(small, (cst.Raise, cst.Assert)):
+            for child in small.children:
+                if isinstance(child, cst.BaseExpression):
+                    self.eval(child, scope)
+
+    def _bind_import(self, local: str, qual: str, scope: Scope) -> None:
+        scope.vars[local] = QualVal(qual)
+        if scope.kind == "module":
+            self.ctx.spellings.setdefault(qual, local)
+            # `import jax` lets the file spell every jax.* name.
+            self.ctx.spellings.setdefault("module:" + qual, local)
+
+    def bind(self, target: cst.BaseExpression, value: Value, scope: Scope) -> None:
+        if isinstance(target, cst.Name):
+            name = target.value
+            if isinstance(value, (MeshVal, ShardingVal, ArrayVal)) and value.name is None:
+                value.name = name
+            scope.vars[name] = value
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elements = target.elements
+            if isinstance(value, SeqVal) and len(value.items) == len(elements) and not any(
+                    isinstance(e, cst.StarredElement) for e in elements):
+                for el, item in zip(elements, value.items):
+                    self.bind(el.value, item, scope)
+            else:
+                for el in elements:
+                    self.bind(el.value, UNKNOWN, scope)
+        elif isinstance(target, cst.StarredElement):
+            self.bind(target.value, UNKNOWN, scope)
+        elif isinstance(target, cst.Attribute):
+            obj = self.eval(target.value, scope)
+            if isinstance(obj, InstanceVal):
+                sites = obj.cls.attrs.get("__sites__")
+                count = sites.value.get(target.attr.value, 0) if isinstance(sites, ConstVal) else 0
+                if count == 1:
+                    if isinstance(value, (MeshVal, ShardingVal, ArrayVal)) and value.name is None:
+                        value.name = f"self.{target.attr.value}"
+                    obj.cls.attrs[target.attr.value] = value
+        elif isinstance(target, cst.Subscript):
+            self.eval(target.value, scope)
+
+    # -- expressions -----------------------------------------------------------------
+
+
+def iter_events(ctx: FileContext) -> Iterable[Event]:
+    out: list[Event] = []
+    Analyzer(ctx, out.append).run()
+    return out

@@ -1,0 +1,129 @@
+"""Python builtins on device lists: len, list, tuple, set, reversed, sorted; np.array."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from . import handles
+from ..arguments import Call
+from ..scope import Scope
+from ..valueops import ordered
+from ..values import ConstVal, DevVal, IntVal, SeqVal, UNKNOWN, Value, undecidable
+
+if TYPE_CHECKING:
+    from ..interpreter import Analyzer
+
+# sorted() keys that order devices physically: their order is platform-dependent,
+# so the linter does not know it, and does not call it a reordering.
+_PHYSICAL_KEYS = ("coords", "core_on_chip", "slice_index", "process_index", "host_id", "task_id")
+
+
+@handles("len")
+def _len(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    v = call.arg(0)
+    if ordered(v):
+        f = v.fn
+        return IntVal(lambda m: len(f(m).rows()))
+    if isinstance(v, SeqVal):
+        n = len(v.items)
+        return IntVal(lambda _m: n, literal=n)
+    return UNKNOWN
+
+
+@handles("int")
+def _int(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    v = call.arg(0)
+    return v if isinstance(v, IntVal) else UNKNOWN
+
+
+@handles("np.array", "list", "tuple")
+def _neutral(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    v = call.arg(0, "object")
+    if len(call.positional) > 1 or (set(call.keywords) - {"object", "dtype"}):
+        return UNKNOWN
+    name = an.current_name
+    if isinstance(v, DevVal) and not v.single:
+        f = v.fn
+        if v.is_set:
+            if name == "np.array":
+                return UNKNOWN  # an array of a set is an object array of one element
+            how = f"list({v.desc})"
+            token = an.new_token(node)
+            # A set has no order: listing it gives an order that is not the mesh's.
+            return v.derive(lambda m: f(m).ravel().as_list().permuted("set" + token), how,
+                            reorder=how, fresh=False)
+        if name == "np.array":
+            return v.derive(lambda m: f(m).as_array(), v.desc)
+        return v.derive(lambda m: f(m).as_list(), v.desc)
+    if isinstance(v, SeqVal) and name in ("list", "tuple"):
+        return SeqVal(v.items, name)
+    return UNKNOWN
+
+
+@handles("set")
+def _set(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    v = call.arg(0)
+    if isinstance(v, DevVal) and not v.single:
+        return DevVal(fn=v.fn, desc=f"set({v.desc})", node=node, fresh=v.fresh, from_mesh=v.from_mesh,
+                      sizes=v.sizes, is_set=True, reorders=v.reorders, shuffle=v.shuffle)
+    return UNKNOWN
+
+
+@handles("reversed")
+def _reversed(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    v = call.arg(0)
+    if ordered(v):
+        f = v.fn
+        how = f"reversed({v.desc})"
+        return v.derive(lambda m: f(m).flip(0) if f(m).ndim else f(m), how, reorder="reversed()",
+                        step=(node, call.arg_node(0)))
+    return UNKNOWN
+
+
+@handles("sorted")
+def _sorted(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    v = call.arg(0)
+    if not (isinstance(v, DevVal) and not v.single):
+        return UNKNOWN
+    f = v.fn
+    reverse = call.arg(-1, "reverse")
+    rev = isinstance(reverse, ConstVal) and reverse.value is True
+    if call.given(-1, "reverse") and not isinstance(reverse, ConstVal):
+        return v.derive(undecidable, v.desc)
+    key_node = call.arg_node(-1, "key")
+    key_text = an.ctx.code(key_node, 60) if key_node is not None else ""
+    by_id = key_node is None or _is_id_key(key_node)
+    if key_node is not None and any(k in key_text for k in _PHYSICAL_KEYS):
+        # Physical order is the platform's to decide; not a reordering the linter can see.
+        return v.derive(undecidable, f"sorted({v.desc}, key={key_text})", is_set=False)
+    if by_id and key_node is None and v.is_set:
+        by_id = True  # a sorted set of devices sorts by id (Device defines ordering by id)
+    if by_id:
+        how = f"sorted({v.desc}, reverse=True)" if rev else v.desc
+        # Sorting by id restores the natural order whatever happened before.
+        out = v.derive(lambda m: f(m).sorted_by_id(rev), how, fresh=v.fresh, is_set=False)
+        out.reorders = ("reverse=True",) if rev else ()
+        out.steps = ()
+        out.shuffle = None
+        return out
+    token = an.new_token(node)
+    how = f"sorted({v.desc}, key={key_text})"
+    return v.derive(lambda m: f(m).ravel().as_list().permuted("sort" + token), how, reorder=how,
+                    is_set=False)
+
+
+def _is_id_key(key: cst.CSTNode) -> bool:
+    if isinstance(key, cst.Lambda) and len(key.params.params) == 1:
+        p = key.params.params[0].name.value
+        body = key.body
+        return isinstance(body, cst.Attribute) and isinstance(body.value, cst.Name) \
+            and body.value.value == p and body.attr.value == "id"
+    if isinstance(key, cst.Call):  # operator.attrgetter('id')
+        f = key.func
+        fname = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
+        return fname == "attrgetter" and len(key.args) == 1 \
+            and isinstance(key.args[0].value, cst.SimpleString) \
+            and key.args[0].value.evaluated_value == "id"
+    return False

@@ -1,0 +1,147 @@
+"""Meshes, shardings and the context mesh: Mesh, make_mesh, mesh_utils, NamedSharding, set_mesh."""
+
+from __future__ import annotations
+
+import math
+
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from . import handles
+from .. import devices as dv
+from ..arguments import Call
+from ..events import MeshBuilt, ShardingBuilt
+from ..scope import Scope
+from ..valueops import literal_sizes, ordered, shape_fns
+from ..values import (
+    DevVal, MeshContextVal, MeshVal, SeqVal, ShardingVal, SpecVal, UNKNOWN, Value, undecidable,
+)
+
+if TYPE_CHECKING:
+    from ..interpreter import Analyzer
+
+
+@handles("jax.sharding.Mesh")
+def _mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    devs = call.arg(0, "devices")
+    if ordered(devs):
+        f = devs.fn
+        d = devs.derive(lambda m: f(m).as_array(), devs.desc)
+        d.reorders, d.shuffle, d.from_mesh, d.fresh = devs.reorders, devs.shuffle, devs.from_mesh, devs.fresh
+    else:
+        d = DevVal(fn=undecidable, desc=an.ctx.code(call.arg_node(0, "devices") or node, 40), node=node)
+        d.fresh = False
+    mesh = MeshVal(devices=d, node=node, ctor="Mesh", sizes=d.sizes, name=an.name_for(node))
+    an.ctx.mesh_roots.add(id(d.fn))
+    an.emit(MeshBuilt(node=node, ctx=an.ctx, mesh=mesh))
+    return mesh
+
+
+def _physical(an: Analyzer, call: Call, node: cst.Call, shape_v: Value, devs: Value,
+              given: bool, exact: bool = False) -> DevVal:
+    """The device array of make_mesh/create_device_mesh: natural order unless given devices.
+
+    With explicit devices the order is the platform's (TPU: physical coordinates, GPU:
+    sorted by id, CPU: as given), so a reordered input gives an order the linter does
+    not know.
+    """
+    fns = shape_fns(shape_v)
+    sizes = literal_sizes(shape_v)
+    if fns is None:
+        return DevVal(fn=undecidable, desc=an.ctx.code(node, 60), node=node)
+    if given:
+        if not (ordered(devs)):
+            return DevVal(fn=undecidable, desc=an.ctx.code(node, 60), node=node, fresh=False)
+        src = devs.fn
+        sizes += devs.sizes
+    else:
+        src = dv.natural
+
+    def build(m: dv.Model) -> dv.DevArr:
+        shape = [g(m) for g in fns]
+        arr = src(m).ravel()
+        total = math.prod(shape)
+        if total > len(arr.flat) or (exact and total != len(arr.flat)):
+            # make_mesh takes the first prod(shape) devices; create_device_mesh needs all.
+            raise dv.ModelError("the mesh shape does not fit the devices")
+        ids = arr.flat[:total]
+        if given and list(ids) != sorted(ids):
+            raise dv.ModelError("platform-dependent device order")
+        return dv.DevArr(ids, tuple(shape), False)
+
+    desc = an.ctx.code(node, 60)
+    fresh = devs.fresh if isinstance(devs, DevVal) else True
+    platforms = devs.platforms if isinstance(devs, DevVal) else frozenset({"default"})
+    return DevVal(fn=build, desc=desc, node=node, fresh=fresh, sizes=sizes, platforms=platforms)
+
+
+@handles("jax.make_mesh")
+def _make_mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    shape_v = call.arg(0, "axis_shapes")
+    given = call.given(-1, "devices")
+    d = _physical(an, call, node, shape_v, call.arg(-1, "devices"), given)
+    mesh = MeshVal(devices=d, node=node, ctor="jax.make_mesh", sizes=d.sizes, name=an.name_for(node))
+    an.ctx.mesh_roots.add(id(d.fn))
+    an.emit(MeshBuilt(node=node, ctx=an.ctx, mesh=mesh))
+    return mesh
+
+
+@handles("create_device_mesh")
+def _create_device_mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    shape_v = call.arg(0, "mesh_shape")
+    given = call.given(1, "devices")
+    if call.given(2, "contiguous_submeshes"):
+        return DevVal(fn=undecidable, desc=an.ctx.code(node, 60), node=node)
+    return _physical(an, call, node, shape_v, call.arg(1, "devices"), given, exact=True)
+
+
+@handles("create_hybrid_device_mesh")
+def _create_hybrid(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    return DevVal(fn=undecidable, desc=an.ctx.code(node, 60), node=node)
+
+
+@handles("jax.sharding.PartitionSpec")
+def _pspec(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    return SpecVal(node, an.ctx.code(node, 60))
+
+
+@handles("jax.sharding.NamedSharding")
+def _named_sharding(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    first = call.arg(0, "mesh")
+    first_node = call.arg_node(0, "mesh")
+    spec = call.arg(1, "spec")
+    if first_node is not None:
+        an.emit(ShardingBuilt(node=node, ctx=an.ctx, first=first, first_node=first_node,
+                              spec_node=call.arg_node(1, "spec")))
+    if isinstance(first, MeshVal):
+        return ShardingVal(node, mesh=first, spec=spec if isinstance(spec, SpecVal) else None)
+    return UNKNOWN
+
+
+@handles("jax.sharding.SingleDeviceSharding")
+def _single_sharding(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    d = call.arg(0, "device")
+    if isinstance(d, DevVal) and d.single:
+        return ShardingVal(node, device=d)
+    return UNKNOWN
+
+
+@handles("jax.set_mesh")
+def _set_mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    m = call.arg(0, "mesh")
+    if not isinstance(m, MeshVal):
+        an.context_mesh = UNKNOWN
+        return UNKNOWN
+    # As a statement, set_mesh sets the mesh for what follows; `with` narrows it again.
+    an.context_mesh = m
+    return MeshContextVal(m)
+
+
+def as_target(an: Analyzer, v: Value, node: Optional[cst.CSTNode]) -> Value:
+    """A device_put target: a bare PartitionSpec means the context mesh."""
+    if isinstance(v, SpecVal) and isinstance(an.context_mesh, MeshVal):
+        return ShardingVal(node, mesh=an.context_mesh, spec=v, from_context=True)
+    if isinstance(v, SeqVal):
+        return SeqVal(tuple(as_target(an, i, node) for i in v.items), v.kind)
+    return v

@@ -1,0 +1,120 @@
+"""NumPy functions on device arrays: flips, rolls, transposes, reshapes, concatenation."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from . import handles
+from ..arguments import Call
+from ..scope import Scope
+from ..valueops import const_int, literal_sizes, ordered, shape_fns
+from ..values import DevVal, IntVal, SeqVal, UNKNOWN, Value, undecidable
+
+if TYPE_CHECKING:
+    from ..interpreter import Analyzer
+
+
+@handles("np.flip", "np.fliplr", "np.flipud")
+def _flip(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    v = call.arg(0, "m")
+    if not (ordered(v)):
+        return UNKNOWN
+    name = an.current_name
+    f = v.fn
+    if name == "np.fliplr":
+        axis: Optional[int] = 1
+    elif name == "np.flipud":
+        axis = 0
+    else:
+        if call.given(1, "axis"):
+            axis = const_int(call.arg(1, "axis"))
+            if axis is None:
+                return v.derive(undecidable, v.desc)
+        else:
+            axis = None
+    how = f"np.flip({v.desc})"
+    return v.derive(lambda m: f(m).flip(axis), how, reorder="np.flip()", step=(node, call.arg_node(0, "m")))
+
+
+@handles("np.roll")
+def _roll(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    v = call.arg(0, "a")
+    shift = call.arg(1, "shift")
+    if not (ordered(v)) or not isinstance(shift, IntVal):
+        return UNKNOWN
+    axis = None
+    if call.given(2, "axis"):
+        axis = const_int(call.arg(2, "axis"))
+        if axis is None:
+            return v.derive(undecidable, v.desc)
+    f, g = v.fn, shift.fn
+    how = f"np.roll({v.desc}, {an.ctx.code(call.arg_node(1, 'shift'), 20)})"  # type: ignore[arg-type]
+    return v.derive(lambda m: f(m).roll(g(m), axis), how, reorder="np.roll()",
+                    step=(node, call.arg_node(0, "a")))
+
+
+@handles("np.transpose", "np.swapaxes", "np.moveaxis")
+def _transpose_fn(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    v = call.arg(0, "a")
+    if not (ordered(v)):
+        return UNKNOWN
+    name = an.current_name
+    f = v.fn
+    if name == "np.transpose":
+        axes_v = call.arg(1, "axes")
+        if call.given(1, "axes"):
+            if not isinstance(axes_v, SeqVal):
+                return v.derive(undecidable, v.desc)
+            axes = [const_int(i) for i in axes_v.items]
+            if any(a is None for a in axes):
+                return v.derive(undecidable, v.desc)
+            return v.derive(lambda m: f(m).transpose(axes),  # type: ignore[arg-type]
+                            f"np.transpose({v.desc})",
+                            reorder="np.transpose()")
+        return v.derive(lambda m: f(m).transpose(), f"np.transpose({v.desc})", reorder="np.transpose()")
+    a, b = const_int(call.arg(1)), const_int(call.arg(2))
+    if a is None or b is None:
+        return v.derive(undecidable, v.desc)
+    if name == "np.swapaxes":
+        return v.derive(lambda m: f(m).swapaxes(a, b), f"np.swapaxes({v.desc}, {a}, {b})",
+                        reorder="np.swapaxes()")
+    return v.derive(lambda m: f(m).moveaxis(a, b), f"np.moveaxis({v.desc}, {a}, {b})",
+                    reorder="np.moveaxis()")
+
+
+@handles("np.reshape")
+def _np_reshape(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    v = call.arg(0, "a")
+    if not (ordered(v)):
+        return UNKNOWN
+    shape_v = call.arg(1, "newshape") if call.given(1, "newshape") else call.arg(1, "shape")
+    fns = shape_fns(shape_v)
+    if fns is None:
+        return v.derive(undecidable, v.desc)
+    f = v.fn
+    return v.derive(lambda m: f(m).reshape([g(m) for g in fns]), v.desc,
+                    sizes=v.sizes + literal_sizes(shape_v))
+
+
+@handles("np.ravel")
+def _np_ravel(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    v = call.arg(0, "a")
+    if ordered(v):
+        f = v.fn
+        return v.derive(lambda m: f(m).ravel(), v.desc)
+    return UNKNOWN
+
+
+@handles("np.concatenate")
+def _concat(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    seq = call.arg(0)
+    if isinstance(seq, SeqVal) and len(seq.items) == 2 and all(
+            ordered(i) for i in seq.items) \
+            and not call.given(1, "axis"):
+        a, b = seq.items  # type: ignore[misc]
+        out = an.binop(node, a, b, cst.Add(), node, node)
+        if isinstance(out, DevVal):
+            return out.derive(lambda m, f=out.fn: f(m).as_array(), out.desc)
+    return UNKNOWN

@@ -1,0 +1,78 @@
+"""Shuffles and permutations, and whether every process agrees on them (seeds)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from . import handles
+from ..arguments import Call
+from ..scope import Scope
+from ..valueops import PerProcess, ordered
+from ..values import ConstVal, DevVal, IntVal, RngVal, UNKNOWN, Value, undecidable
+
+if TYPE_CHECKING:
+    from ..interpreter import Analyzer
+
+
+@handles("random.shuffle", "np.random.shuffle")
+def _shuffle_global(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    v = call.arg(0, "x")
+    if ordered(v):
+        which = "random" if an.current_name == "random.shuffle" else "numpy"
+        shuffled = an.shuffled(v, node, an.rng_agreed(which), an.ctx.code(node, 50))
+        an.rebind_in_place(call.arg_node(0, "x"), shuffled, scope)
+    return ConstVal(None)
+
+
+@handles("np.random.permutation")
+def _permutation(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    v = call.arg(0, "x")
+    if ordered(v):
+        return an.shuffled(v, node, an.rng_agreed("numpy"), an.ctx.code(node, 50))
+    return UNKNOWN
+
+
+@handles("random.sample")
+def _sample(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    v = call.arg(0, "population")
+    if ordered(v):
+        if an.is_full_sample(call, v, 1, "k"):
+            return an.shuffled(v, node, an.rng_agreed("random"), an.ctx.code(node, 50))
+        return DevVal(fn=undecidable, desc=an.ctx.code(node, 50), node=node)
+    return UNKNOWN
+
+
+def _seed_agreed(v: Value, given: bool) -> bool:
+    if not given:
+        return False
+    if isinstance(v, PerProcess):
+        return False
+    return isinstance(v, (IntVal, ConstVal)) and not (isinstance(v, ConstVal) and v.value is None)
+
+
+@handles("random.seed", "np.random.seed")
+def _seed(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    which = "random" if an.current_name == "random.seed" else "numpy"
+    seed_v = call.arg(0, "a" if which == "random" else "seed")
+    agreed = _seed_agreed(seed_v, call.given(0, "a" if which == "random" else "seed"))
+    if isinstance(seed_v, Value) and seed_v is UNKNOWN:
+        an.rng_seeded[which] = None  # unknown seed: neither agreed nor proven per-process
+        return ConstVal(None)
+    an.rng_seeded[which] = agreed
+    return ConstVal(None)
+
+
+@handles("np.random.default_rng", "random.Random")
+def _rng(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    seed_v = call.arg(0, "seed" if "default_rng" in (an.current_name) else "x")
+    given = call.given(0, "seed") or call.given(0, "x")
+    if given and seed_v is UNKNOWN:
+        return UNKNOWN  # a seed we cannot see may be shared by all processes
+    return RngVal(agreed=_seed_agreed(seed_v, given), desc=an.ctx.code(node, 40))
+
+
+@handles("random.SystemRandom")
+def _sysrng(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    return RngVal(agreed=False, desc=an.ctx.code(node, 40))

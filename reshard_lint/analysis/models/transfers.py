@@ -1,0 +1,129 @@
+"""Where arrays get their mesh and cross meshes: device_put, array assembly, jit, constraints."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from . import handles
+from ..arguments import Call
+from ..events import TransferKind
+from .meshes import as_target
+from ..scope import Scope
+from ..valueops import leaves
+from ..values import (
+    ArrayVal, FuncVal, JitVal, MeshVal, PartialVal, SeqVal, ShardingVal, SpecVal, UNKNOWN, Value,
+)
+
+if TYPE_CHECKING:
+    from ..interpreter import Analyzer
+
+
+@handles("jax.device_put")
+def _device_put(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    x = call.arg(0, "x")
+    if not call.given(1, "device"):
+        return UNKNOWN  # uncommitted: no origin
+    target = as_target(an, call.arg(1, "device"), call.arg_node(1, "device"))
+    an.transfer("device_put", node, x, target, call.arg_node(0, "x"), call.arg_node(1, "device"),
+                an.ctx.code(node.func, 40))
+    return placed(x, target, node)
+
+
+def array_on(sharding: Value, node: cst.CSTNode) -> Value:
+    """The array a call makes on ``sharding``, when its mesh is known."""
+    if isinstance(sharding, ShardingVal) and sharding.mesh is not None:
+        return ArrayVal(sharding, node)
+    return UNKNOWN
+
+
+def placed(x: Value, target: Value, node: cst.Call) -> Value:
+    if isinstance(target, ShardingVal) and target.mesh is not None:
+        if isinstance(x, SeqVal):
+            return SeqVal(tuple(placed(i, target, node) for i in x.items), x.kind, x.keys)
+        return ArrayVal(target, node)
+    if isinstance(target, SeqVal) and isinstance(x, SeqVal) and len(x.items) == len(target.items):
+        return SeqVal(tuple(placed(i, t, node) for i, t in zip(x.items, target.items)), x.kind)
+    return UNKNOWN
+
+
+@handles("jax.make_array_from_callback", "jax.make_array_from_single_device_arrays")
+def _from_callback(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    s = as_target(an, call.arg(1, "sharding"), call.arg_node(1, "sharding"))
+    return array_on(s, node)
+
+
+@handles("jax.make_array_from_process_local_data")
+def _from_local(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    s = as_target(an, call.arg(0, "sharding"), call.arg_node(0, "sharding"))
+    has_global = call.given(2, "global_shape")
+    an.transfer("local_data", node, call.arg(1, "local_data"), s, call.arg_node(1, "local_data"),
+                call.arg_node(0, "sharding"), an.ctx.code(node.func, 50), has_global_shape=has_global)
+    return array_on(s, node)
+
+
+@handles("host_local_array_to_global_array")
+def _host_to_global(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    x = call.arg(0, "local_inputs")
+    mesh = call.arg(1, "global_mesh")
+    spec = call.arg(2, "pspecs")
+    an.transfer("host_to_global", node, x, mesh, call.arg_node(0, "local_inputs"),
+                call.arg_node(1, "global_mesh"), an.ctx.code(node.func, 50))
+    if isinstance(mesh, MeshVal):
+        sharding = ShardingVal(node, mesh=mesh, spec=spec if isinstance(spec, SpecVal) else None)
+        if isinstance(x, SeqVal):
+            return SeqVal(tuple(ArrayVal(sharding, node) for _ in x.items), x.kind)
+        return ArrayVal(sharding, node)
+    return UNKNOWN
+
+
+@handles("jax.jit")
+def _jit(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    ins = as_target(an, call.arg(-1, "in_shardings"), call.arg_node(-1, "in_shardings"))
+    outs = as_target(an, call.arg(-1, "out_shardings"), call.arg_node(-1, "out_shardings"))
+    return JitVal(node, ins, outs)
+
+
+@handles("functools.partial")
+def _partial(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    if not call.positional:
+        return UNKNOWN
+    func = call.positional[0][0]
+    kwargs = {k: as_target(an, v, a.value) for k, (v, a) in call.keywords.items()}
+    return PartialVal(func, tuple(v for v, _ in call.positional[1:]), kwargs)
+
+
+@handles("jax.lax.with_sharding_constraint", "jax.sharding.reshard")
+def _constraint(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    x = call.arg(0, "x")
+    target = as_target(an, call.arg(1, "shardings"), call.arg_node(1, "shardings"))
+    if not call.given(1, "shardings"):
+        target = as_target(an, call.arg(1, "out_shardings"), call.arg_node(1, "out_shardings"))
+    kind: TransferKind = "reshard" if an.current_name == "jax.sharding.reshard" \
+        else "constraint"
+    an.transfer(kind, node, x, target, call.arg_node(0, "x"), call.arg_node(1, "shardings"),
+                an.ctx.code(node.func, 50))
+    return array_on(target, node)
+
+
+@handles("jax.tree.map")
+def _tree_map(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    f = call.arg(0, "f")
+    tree = call.arg(1, "tree")
+    if not isinstance(f, FuncVal) or len(call.positional) > 2:
+        return UNKNOWN
+    ls = leaves(tree)
+    if not ls or not all(isinstance(leaf, ArrayVal) for leaf in ls):
+        return UNKNOWN
+    first = ls[0]
+    assert isinstance(first, ArrayVal)
+    if first.mesh is None or not all(
+            leaf.mesh is not None  # type: ignore[union-attr]
+            and an.ctx.compare(leaf.mesh, first.mesh) == "same"  # type: ignore[union-attr]
+            for leaf in ls):
+        return UNKNOWN
+    result = an.call_with_leaf(f, first)
+    if isinstance(tree, SeqVal):
+        return SeqVal(tuple(result for _ in tree.items), tree.kind, tree.keys)
+    return result

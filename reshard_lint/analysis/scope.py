@@ -1,0 +1,128 @@
+"""Scopes and binding counts: which names a block binds, and how often.
+
+A name bound at more than one site (or by a loop, a handler, ``global``) is never
+stable, so a nested function reading it sees ``UNKNOWN``.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional, Sequence
+
+import libcst as cst
+
+from .values import UNKNOWN, QualVal, Value
+from ..qualnames import BUILTINS
+
+
+class Scope:
+    def __init__(self, parent: Optional["Scope"], kind: str, bindings: dict[str, int]) -> None:
+        self.parent = parent
+        self.kind = kind  # 'module' | 'function' | 'class'
+        self.vars: dict[str, Value] = {}
+        self.bindings = bindings  # name -> number of binding sites in this scope
+
+    def lookup(self, name: str) -> Value:
+        if name in self.vars:
+            return self.vars[name]
+        if self.kind != "module" and name in self.bindings:
+            return UNKNOWN  # local but not (yet, or not surely) bound
+        scope = self.parent
+        while scope is not None:
+            if scope.kind != "class" and name in scope.bindings:
+                if scope.bindings[name] == 1 and name in scope.vars:
+                    return scope.vars[name]
+                return UNKNOWN
+            scope = scope.parent
+        if name in BUILTINS:
+            return QualVal("builtins." + name)
+        return UNKNOWN
+
+
+def names_in_target(node: cst.BaseExpression) -> Iterator[str]:
+    if isinstance(node, cst.Name):
+        yield node.value
+    elif isinstance(node, (cst.Tuple, cst.List)):
+        for el in node.elements:
+            yield from names_in_target(el.value)
+    elif isinstance(node, cst.StarredElement):
+        yield from names_in_target(node.value)
+
+
+def block(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
+    return body.body  # IndentedBlock and SimpleStatementSuite both have .body
+
+
+def count_bindings(stmts: Sequence[cst.CSTNode], out: dict[str, int] | None = None) -> dict[str, int]:
+    """Binding sites per name in a block, not looking into nested scopes."""
+    out = {} if out is None else out
+
+    def add(name: str, n: int = 1) -> None:
+        out[name] = out.get(name, 0) + n
+
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign):
+                    for t in small.targets:
+                        for n in names_in_target(t.target):
+                            add(n)
+                elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                    if isinstance(small.target, cst.Name) and (
+                        not isinstance(small, cst.AnnAssign) or small.value is not None
+                    ):
+                        add(small.target.value)
+                elif isinstance(small, (cst.Import, cst.ImportFrom)):
+                    names = small.names
+                    if isinstance(names, cst.ImportStar):
+                        continue
+                    for alias in names:
+                        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                            add(alias.asname.name.value)
+                        else:
+                            top = alias.name
+                            while isinstance(top, cst.Attribute):
+                                top = top.value
+                            if isinstance(top, cst.Name):
+                                add(top.value)
+                elif isinstance(small, (cst.Global, cst.Nonlocal)):
+                    for n in small.names:
+                        add(n.name.value, 2)  # never stable
+                elif isinstance(small, cst.Del):
+                    for n in names_in_target(small.target):
+                        add(n, 2)
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            add(stmt.name.value)
+        elif isinstance(stmt, cst.If):
+            count_bindings(block(stmt.body), out)
+            orelse = stmt.orelse
+            if isinstance(orelse, cst.If):
+                count_bindings([orelse], out)
+            elif isinstance(orelse, cst.Else):
+                count_bindings(block(orelse.body), out)
+        elif isinstance(stmt, (cst.For, cst.While)):
+            if isinstance(stmt, cst.For):
+                for n in names_in_target(stmt.target):
+                    add(n, 2)
+            count_bindings(block(stmt.body), out)
+            if stmt.orelse is not None:
+                count_bindings(block(stmt.orelse.body), out)
+        elif isinstance(stmt, (cst.Try, cst.TryStar)):
+            count_bindings(block(stmt.body), out)
+            for h in stmt.handlers:
+                if h.name is not None and isinstance(h.name.name, cst.Name):
+                    add(h.name.name.value, 2)
+                count_bindings(block(h.body), out)
+            if stmt.orelse is not None:
+                count_bindings(block(stmt.orelse.body), out)
+            if stmt.finalbody is not None:
+                count_bindings(block(stmt.finalbody.body), out)
+        elif isinstance(stmt, cst.With):
+            for item in stmt.items:
+                if item.asname is not None:
+                    for n in names_in_target(item.asname.name):  # type: ignore[arg-type]
+                        add(n)
+            count_bindings(block(stmt.body), out)
+        elif isinstance(stmt, cst.Match):
+            for case in stmt.cases:
+                count_bindings(block(case.body), out)
+    return out

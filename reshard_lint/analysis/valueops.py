@@ -1,0 +1,151 @@
+"""Small operations on abstract values shared by the interpreter and the JAX models."""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Optional, Sequence, TypeGuard
+
+import libcst as cst
+
+from . import devices as dv
+from .values import UNKNOWN, ArrayVal, DevVal, IntVal, MeshVal, SeqVal, ShardingVal, Value, undecidable
+NO_KEY = object()  # a dict key that is not a constant
+
+
+def const_int(v: Value) -> Optional[int]:
+    if isinstance(v, IntVal) and v.literal is not None:
+        return v.literal
+    return None
+
+
+def int_fn(v: Value) -> Optional[Callable[[dv.Model], int]]:
+    if isinstance(v, IntVal):
+        return v.fn
+    return None
+
+
+def shape_fns(v: Value) -> Optional[list[Callable[[dv.Model], int]]]:
+    if isinstance(v, IntVal):
+        return [v.fn]
+    if isinstance(v, SeqVal):
+        fns = [int_fn(i) for i in v.items]
+        if all(f is not None for f in fns):
+            return fns  # type: ignore[return-value]
+    return None
+
+
+def literal_sizes(v: Value) -> tuple[int, ...]:
+    """The device count a fully literal shape spells out, e.g. (2, 4) -> (8,)."""
+    items = [v] if isinstance(v, IntVal) else list(v.items) if isinstance(v, SeqVal) else []
+    lits = [const_int(i) for i in items]
+    if items and all(x is not None for x in lits):
+        return (math.prod(lits),)  # type: ignore[arg-type]
+    return ()
+
+
+def leaves(v: Value) -> list[Value]:
+    if isinstance(v, SeqVal):
+        out: list[Value] = []
+        for item in v.items:
+            out.extend(leaves(item))
+        return out
+    return [v]
+
+
+def ordered(v: Value) -> TypeGuard[DevVal]:
+    """A device list or array with an order: not a single device, not a set of devices."""
+    return isinstance(v, DevVal) and not v.single and not v.is_set
+
+
+class PerProcess(IntVal):
+    """An integer that differs between processes (a seed made from it is per-process)."""
+
+    def __init__(self, fn: Callable[[dv.Model], int]) -> None:
+        super().__init__(fn, None)
+
+
+def dotted(node: cst.CSTNode) -> Optional[str]:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        head = dotted(node.value)
+        return f"{head}.{node.attr.value}" if head else None
+    return None
+
+
+def ascending(fns: Sequence[Optional[Callable[[dv.Model], int]]]) -> bool:
+    """Constant indices in increasing order (a subset in natural order)."""
+    try:
+        vals = [f(dv.Model(64, 4, 0)) for f in fns]  # type: ignore[misc]
+    except Exception:  # noqa: BLE001
+        return False
+    return vals == sorted(vals)
+
+
+def expects_error(expr: cst.BaseExpression) -> bool:
+    if not isinstance(expr, cst.Call):
+        return False
+    f = expr.func
+    name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
+    return name in ("raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp", "assertWarns",
+                    "assertWarnsRegex", "expectedFailure")
+
+
+def int_arith(op: cst.CSTNode, a: IntVal, b: IntVal) -> Value:
+    f, g = a.fn, b.fn
+    la, lb = a.literal, b.literal
+    table: dict[type, Callable[[int, int], int]] = {
+        cst.Add: lambda x, y: x + y, cst.AddAssign: lambda x, y: x + y,
+        cst.Subtract: lambda x, y: x - y, cst.SubtractAssign: lambda x, y: x - y,
+        cst.Multiply: lambda x, y: x * y, cst.MultiplyAssign: lambda x, y: x * y,
+        cst.FloorDivide: lambda x, y: x // y, cst.FloorDivideAssign: lambda x, y: x // y,
+        cst.Modulo: lambda x, y: x % y,
+    }
+    fn = table.get(type(op))
+    if fn is None:
+        return UNKNOWN
+    lit = None
+    if la is not None and lb is not None:
+        try:
+            lit = fn(la, lb)
+        except ZeroDivisionError:
+            return UNKNOWN
+    per_process = isinstance(a, PerProcess) or isinstance(b, PerProcess)
+    if per_process:
+        return PerProcess(lambda m: fn(f(m), g(m)))
+    return IntVal(lambda m: fn(f(m), g(m)), literal=lit)
+
+
+def squeeze(a: dv.DevArr) -> dv.DevArr:
+    shape = tuple(d for d in a.shape if d != 1) or (1,)
+    return dv.DevArr(a.flat, shape, False)
+
+
+def row_or_device(single: DevVal, base: DevVal) -> DevVal:
+    """``grid[0]`` is a row of a 2-D grid but a device of a 1-D list."""
+    f = base.fn
+    g = single.fn
+
+    def probe() -> Optional[bool]:
+        seen: set[bool] = set()
+        for m in dv.models_for(base.sizes):
+            try:
+                seen.add(f(m).ndim == 1)
+            except Exception:  # noqa: BLE001
+                continue
+        return seen.pop() if len(seen) == 1 else None
+
+    one_d = probe()
+    if one_d is False:
+        return base.derive(g, single.desc)
+    if one_d is None:
+        single.fn = undecidable
+    return single
+
+
+def mesh_label(mesh: MeshVal) -> str:
+    return mesh.name or "mesh"
+
+
+def label(v: ShardingVal | ArrayVal) -> str:
+    return v.name or "x"
