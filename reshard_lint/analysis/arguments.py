@@ -18,6 +18,16 @@ class Call:
         self.keywords = {k: (v, a) for k, v, a in args if k is not None}
         self.has_star = any(a.star for _, _, a in args)
 
+    @classmethod
+    def of_values(cls, node: cst.CSTNode, values: list[Value]) -> "Call":
+        """A call the program makes without spelling it (a tree.map callback on a leaf)."""
+        call = cls.__new__(cls)
+        call.node = node  # type: ignore[assignment]
+        call.positional = [(v, cst.Arg(cst.Name("_"))) for v in values]
+        call.keywords = {}
+        call.has_star = False
+        return call
+
     def arg(self, index: int, name: str | None = None) -> Value:
         if name is not None and name in self.keywords:
             return self.keywords[name][0]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence
+from typing import Optional
 
 import libcst as cst
 
@@ -10,11 +10,11 @@ from . import devices as dv
 from .arguments import Call
 from .events import Transfer, TransferKind
 from .models import HANDLERS
-from .scope import Scope, block, count_bindings
+from .scope import Scope
 from .valueops import const_int, label, literal_sizes, ordered, shape_fns, squeeze
 from .values import (
     UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, IntVal, JitVal, PartialVal,
-    MeshVal, QualVal, RngVal, SeqVal, ShardingVal, Shuffle, Value, join, undecidable,
+    MeshVal, QualVal, RngVal, SeqVal, ShardingVal, Shuffle, Value, undecidable,
 )
 from ..qualnames import canonical
 
@@ -38,17 +38,23 @@ class Calls:
         args = self._args(node, scope)
         if isinstance(func, QualVal):
             return self.call_qual(func.qual, args, node, scope)
+        return self.call_value(func, args, node)
+
+    def call_value(self, func: Value, args: Call, node: cst.Call, bound: Optional[Value] = None) -> Value:
+        """Call a value the module defines: a function, a jitted function, a partial, a class."""
         if isinstance(func, FuncVal):
-            return self.inline(func, args, node)
+            return self.call_function(func, args, node, bound=bound)
         if isinstance(func, JitVal):
-            return self.call_jit(func, args, node)
-        if isinstance(func, PartialVal):
+            return self.call_jit(func, args, node, bound=bound)
+        if isinstance(func, PartialVal) and bound is None:
             if isinstance(func.func, QualVal) and canonical(func.func.qual) == "jax.jit":
                 return JitVal(node, func.kwargs.get("in_shardings", UNKNOWN),
-                              func.kwargs.get("out_shardings", UNKNOWN))
+                              func.kwargs.get("out_shardings", UNKNOWN), func=args.arg(0))
+            if isinstance(func.func, FuncVal):
+                return self.call_function(func.func, args, node, prefix=func.args, extra_kwargs=func.kwargs)
             return UNKNOWN
-        if isinstance(func, ClassVal):
-            return InstanceVal(func)
+        if isinstance(func, ClassVal) and bound is None:
+            return self.construct(func, args, node)
         return UNKNOWN
 
     def _args(self, node: cst.Call, scope: Scope) -> Call:
@@ -59,6 +65,10 @@ class Calls:
         return Call(node, out)
 
     def call_method(self, recv: Value, method: str, call: Call, node: cst.Call, scope: Scope) -> Value:
+        if isinstance(recv, InstanceVal):
+            return self.call_value(recv.cls.attrs.get(method, UNKNOWN), call, node, bound=recv)
+        if isinstance(recv, ClassVal):
+            return self.call_value(recv.attrs.get(method, UNKNOWN), call, node)
         if ordered(recv):
             return self.device_method(recv, method, call, node)
         if isinstance(recv, ArrayVal):
@@ -128,7 +138,10 @@ class Calls:
                                reorder=".swapaxes()")
         return UNKNOWN
 
-    def call_jit(self, jit: JitVal, call: Call, node: cst.Call) -> Value:
+    def call_jit(self, jit: JitVal, call: Call, node: cst.Call, bound: Optional[Value] = None) -> Value:
+        if isinstance(jit.func, FuncVal):
+            # The compiled body sees the arguments' shardings: it runs with them.
+            self.observe_call(jit.func, call, node, bound=bound)
         ins = jit.in_shardings
         for i, (v, arg) in enumerate(call.positional):
             if not isinstance(v, ArrayVal):
@@ -152,69 +165,6 @@ class Calls:
         if isinstance(outs, SeqVal) and all(isinstance(o, ShardingVal) for o in outs.items):
             return SeqVal(tuple(ArrayVal(o, node) for o in outs.items))  # type: ignore[arg-type]
         return UNKNOWN
-
-    def inline(self, func: FuncVal, call: Call, node: cst.Call) -> Value:
-        """A same-module helper's return value for these arguments, quietly."""
-        if call.has_star or len(self.inline_stack) >= _MAX_INLINE_DEPTH:
-            return UNKNOWN
-
-        def bind(scope: Scope, plain: list[str], names: list[str]) -> None:
-            for i, (v, _) in enumerate(call.positional):
-                if i < len(plain):
-                    scope.vars[plain[i]] = v
-            for k, (v, _) in call.keywords.items():
-                if k in names:
-                    scope.vars[k] = v
-
-        return self._run_callable(func, bind, quiet=True)
-
-    def call_with_leaf(self, func: FuncVal, leaf: Value) -> Value:
-        """Evaluate a tree.map callback on one leaf, with its events (not quiet)."""
-
-        def bind(scope: Scope, plain: list[str], names: list[str]) -> None:
-            if plain:
-                scope.vars[plain[0]] = leaf
-
-        return self._run_callable(func, bind, quiet=False)
-
-    def _run_callable(self, func: FuncVal, bind: Callable[[Scope, list[str], list[str]], None],
-                      quiet: bool) -> Value:
-        fn = func.node
-        if fn in self.inline_stack:
-            return UNKNOWN
-        parent: Scope = func.scope  # type: ignore[assignment]
-        if isinstance(fn, cst.Lambda):
-            body_stmts: Sequence[cst.CSTNode] = []
-            bindings: dict[str, int] = {}
-        else:
-            body_stmts = block(fn.body)
-            bindings = count_bindings(body_stmts)
-        scope = Scope(parent if parent.kind != "class" else parent.parent, "function",
-                      self._param_bindings(fn.params, bindings))
-        names = self._param_names(fn.params)
-        plain = [p.name.value for p in list(fn.params.posonly_params) + list(fn.params.params)]
-        for n in names:
-            scope.vars[n] = UNKNOWN
-        bind(scope, plain, names)
-        self.inline_stack.append(fn)
-        self.quiet += quiet
-        saved_pending = len(self.pending)
-        try:
-            if isinstance(fn, cst.Lambda):
-                return self.eval(fn.body, scope)
-            self.returns.append([])
-            self.exec_block(body_stmts, scope)
-            rets = self.returns.pop()
-        finally:
-            self.quiet -= quiet
-            self.inline_stack.pop()
-            del self.pending[saved_pending:]  # nested defs are analysed on their own
-        if not rets:
-            return UNKNOWN
-        v = rets[0]
-        for other in rets[1:]:
-            v = join(v, other)
-        return v
 
     # -- calls to known functions ----------------------------------------------------
     def call_qual(self, qual: str, call: Call, node: cst.Call, scope: Scope) -> Value:

@@ -14,7 +14,7 @@ from .valueops import (
 )
 from .values import (
     UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, IntVal, MeshVal, QualVal, SeqVal,
-    ShardingVal, Value, join, undecidable,
+    ShardingVal, Value, is_unknown, join, undecidable,
 )
 
 
@@ -300,7 +300,7 @@ class Expressions:
         if isinstance(it, SeqVal):
             fns = [int_fn(v) for v in it.items]  # type: ignore[misc]
         elif isinstance(comp.iter, cst.Call) and isinstance(comp.iter.func, cst.Name) \
-                and comp.iter.func.value == "range" and scope.lookup("range") is UNKNOWN \
+                and comp.iter.func.value == "range" and is_unknown(scope.lookup("range")) \
                 and 1 <= len(comp.iter.args) <= 2:
             bounds = [self.eval(a.value, scope) for a in comp.iter.args]
             if all(isinstance(b, IntVal) for b in bounds):

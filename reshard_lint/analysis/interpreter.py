@@ -18,21 +18,23 @@ from typing import Callable, Iterable, Optional, Sequence
 import libcst as cst
 
 from .calls import Calls
+from .callsites import NO_CALL_SITE, CallSites
 from .context import FileContext
 from .events import Event
 from .expressions import Expressions
+from .functions import Functions
 from .scope import Scope, block, count_bindings, names_in_target
 from .valueops import dotted, expects_error, ordered
 from .values import (
     UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, JitVal, MeshContextVal, MeshVal,
-    PartialVal, QualVal, SeqVal, ShardingVal, Value, join, undecidable,
+    PartialVal, QualVal, SeqVal, ShardingVal, Value, join, undecidable, unknown,
 )
 from ..qualnames import canonical
 
 Sink = Callable[[Event], None]
 
 
-class Analyzer(Expressions, Calls):
+class Analyzer(Expressions, Calls, Functions):
     def __init__(self, ctx: FileContext, sink: Sink) -> None:
         self.ctx = ctx
         self.sink = sink
@@ -40,7 +42,11 @@ class Analyzer(Expressions, Calls):
         self.inline_stack: list[cst.CSTNode] = []
         self.context_mesh: Value = UNKNOWN
         self.global_context: Value = UNKNOWN
-        self.pending: list[tuple[cst.FunctionDef | cst.Lambda, Scope, Optional[InstanceVal]]] = []
+        self.pending: list[tuple[FuncVal, Scope, Optional[InstanceVal]]] = []
+        self.callsites = CallSites(ctx.module.code if ctx.line_map is not None else ctx.source)
+        self.memo: dict[cst.CSTNode, dict[tuple[tuple[str, int], ...], tuple[dict[str, Value], Value]]] = {}
+        self.inits: dict[int, FuncVal] = {}  # id(class) -> its __init__
+        self.ran: set[int] = set()  # ids of the functions whose own run is done
         self.returns: list[list[Value]] = []
         self.rng_seeded: dict[str, Optional[bool]] = {"random": None, "numpy": None}
         self.token = 0
@@ -58,14 +64,29 @@ class Analyzer(Expressions, Calls):
         scope = Scope(None, "module", count_bindings(module.body))
         self.exec_block(module.body, scope)
         self.global_context = self.context_mesh
-        # Functions run after the module body, with module names at their final values.
-        done = 0
-        while done < len(self.pending):
-            fn, parent, self_val = self.pending[done]
-            done += 1
+        # Functions run after the module body, with module names at their final values,
+        # each once every call of it has been seen (callers first), so its parameters
+        # take what the callers pass. Where that order cannot be had (recursion, calls
+        # the analysis does not follow), the first waiting function runs, and its
+        # unseen callers make those parameters unknown.
+        while self.pending:
+            i = next((k for k, p in enumerate(self.pending) if self._ready(p[0])), None)
+            if i is None:
+                i = next((k for k, p in enumerate(self.pending) if self._after_init(p[0])), 0)
+            func, parent, self_val = self.pending.pop(i)
             self.context_mesh = self.global_context
-            if isinstance(fn, cst.FunctionDef):
-                self.run_function(fn, parent, self_val)
+            self.run_function(func, parent, self_val)
+            self.ran.add(id(func))
+
+    def _ready(self, func: FuncVal) -> bool:
+        return self._after_init(func) and self.callsites.ready(func)
+
+    def _after_init(self, func: FuncVal) -> bool:
+        """Methods run after __init__, so they see what it assigns."""
+        if func.owner is None:
+            return True
+        init = self.inits.get(id(func.owner))
+        return init is None or init is func or id(init) in self.ran
 
     def emit(self, event: Event) -> None:
         if not self.quiet:
@@ -221,22 +242,32 @@ class Analyzer(Expressions, Calls):
         self.exec_block(block(stmt.body), scope)
 
     def exec_def(self, stmt: cst.FunctionDef, scope: Scope, self_val: InstanceVal | None = None) -> None:
-        func: Value = FuncVal(stmt, scope)
+        owner = self_val.cls if self_val is not None else None
+        fn = FuncVal(stmt, scope, self.defaults(stmt.params, scope), owner)
+        func: Value = fn
         for dec in reversed(stmt.decorators):
             d = self.eval(dec.decorator, scope)
             func = self.apply_decorator(d, func, dec.decorator)
         scope.vars[stmt.name.value] = func
-        self.pending.append((stmt, scope, self_val))
+        self.pending.append((fn, scope, self_val))
+
+    def defaults(self, params: cst.Parameters, scope: Scope) -> dict[str, Value]:
+        """Default values, evaluated where the function is defined, as Python does."""
+        out: dict[str, Value] = {}
+        for p in list(params.posonly_params) + list(params.params) + list(params.kwonly_params):
+            if p.default is not None:
+                out[p.name.value] = self.eval(p.default, scope)
+        return out
 
     def apply_decorator(self, dec: Value, func: Value, node: cst.CSTNode) -> Value:
         if isinstance(dec, QualVal) and canonical(dec.qual) == "jax.jit":
-            return JitVal(node)
+            return JitVal(node, func=func)
         if isinstance(dec, PartialVal) and isinstance(dec.func, QualVal) \
                 and canonical(dec.func.qual) == "jax.jit":
             return JitVal(node, dec.kwargs.get("in_shardings", UNKNOWN),
-                          dec.kwargs.get("out_shardings", UNKNOWN))
+                          dec.kwargs.get("out_shardings", UNKNOWN), func=func)
         if isinstance(dec, JitVal):  # jax.jit(out_shardings=...) used as a decorator factory
-            return dec
+            return JitVal(dec.node, dec.in_shardings, dec.out_shardings, func=func)
         return UNKNOWN
 
     def exec_class(self, stmt: cst.ClassDef, scope: Scope) -> None:
@@ -245,7 +276,7 @@ class Analyzer(Expressions, Calls):
         cls = ClassVal(stmt)
         body = block(stmt.body)
         cscope = Scope(scope, "class", count_bindings(body))
-        instance = InstanceVal(cls)
+        instance = cls.instance = InstanceVal(cls)
         # Methods see `self.attr` only when the attribute is assigned in one place.
         attr_sites = self._attribute_sites(stmt)
         first_method = len(self.pending)
@@ -259,10 +290,9 @@ class Analyzer(Expressions, Calls):
                 cls.attrs[name] = val
         cls.attrs["__sites__"] = ConstVal(attr_sites)
         scope.vars[stmt.name.value] = cls
-        # __init__ first, so other methods see what it assigns.
-        mine = self.pending[first_method:]
-        mine.sort(key=lambda p: not (p[2] is instance and p[0].name.value == "__init__"))
-        self.pending[first_method:] = mine
+        for fn, _, _ in self.pending[first_method:]:
+            if fn.node.name.value == "__init__":  # type: ignore[union-attr]
+                self.inits[id(cls)] = fn
 
     def _attribute_sites(self, cls: cst.ClassDef) -> dict[str, int]:
         """How many statements assign each ``self.attr`` in the class's methods.
@@ -310,18 +340,23 @@ class Analyzer(Expressions, Calls):
         walk(block(cls.body))
         return sites
 
-    def run_function(self, fn: cst.FunctionDef, parent: Scope, self_val: Optional[InstanceVal]) -> None:
+    def run_function(self, func: FuncVal, parent: Scope, self_val: Optional[InstanceVal]) -> None:
+        fn = func.node
+        assert isinstance(fn, cst.FunctionDef)
         body = block(fn.body)
         scope = Scope(parent if parent.kind != "class" else parent.parent, "function",
                       self._param_bindings(fn.params, count_bindings(body)))
         params = self._param_names(fn.params)
-        for p in params:
-            scope.vars[p] = UNKNOWN
+        scope.vars.update(self.callsites.parameters(func, params))
         is_method = self_val is not None and params and not any(
-            isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+            isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod")
             for d in fn.decorators)
         if is_method:
             scope.vars[params[0]] = self_val  # type: ignore[assignment]
+        elif self_val is not None:
+            # A static or class method: its call sites bind the parameters differently.
+            for p in params:
+                scope.vars[p] = unknown(NO_CALL_SITE)
         self.returns.append([])
         self.exec_block(body, scope)
         self.returns.pop()
@@ -338,7 +373,8 @@ class Analyzer(Expressions, Calls):
 
     def _param_bindings(self, params: cst.Parameters, bindings: dict[str, int]) -> dict[str, int]:
         for name in self._param_names(params):
-            bindings[name] = bindings.get(name, 0) + 2  # parameters are never stable
+            # A parameter is one binding: stable for closures unless the body rebinds it.
+            bindings[name] = bindings.get(name, 0) + 1
         return bindings
 
     def exec_small(self, small: cst.CSTNode, scope: Scope) -> None:
@@ -408,6 +444,9 @@ class Analyzer(Expressions, Calls):
             name = target.value
             if isinstance(value, (MeshVal, ShardingVal, ArrayVal)) and value.name is None:
                 value.name = name
+            wrapped = value.func if isinstance(value, (JitVal, PartialVal)) else None
+            if isinstance(wrapped, FuncVal):
+                self.callsites.alias(wrapped, name)  # calls of `name` are calls of the function
             scope.vars[name] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = target.elements
@@ -422,7 +461,9 @@ class Analyzer(Expressions, Calls):
             self.bind(target.value, UNKNOWN, scope)
         elif isinstance(target, cst.Attribute):
             obj = self.eval(target.value, scope)
-            if isinstance(obj, InstanceVal):
+            # Only a function's own run assigns attributes: a quiet evaluation for one
+            # caller's return value would leave that caller's values on the class.
+            if isinstance(obj, InstanceVal) and not self.quiet:
                 sites = obj.cls.attrs.get("__sites__")
                 count = sites.value.get(target.attr.value, 0) if isinstance(sites, ConstVal) else 0
                 if count == 1:

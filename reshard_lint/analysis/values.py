@@ -17,14 +17,31 @@ class Value:
     __slots__ = ()
 
 
-class _Unknown(Value):
-    __slots__ = ()
+class Unknown(Value):
+    """A value the analysis cannot pin down, with why (for ``reshard-lint coverage``).
+
+    Each unknown binding gets its own object, so ``x.sharding`` of an unknown ``x`` can
+    still be recognised as the sharding of that very ``x``.
+    """
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str = "") -> None:
+        self.reason = reason
 
     def __repr__(self) -> str:
-        return "UNKNOWN"
+        return f"UNKNOWN({self.reason})" if self.reason else "UNKNOWN"
 
 
-UNKNOWN: Value = _Unknown()
+UNKNOWN: Value = Unknown()
+
+
+def unknown(reason: str) -> Unknown:
+    return Unknown(reason)
+
+
+def is_unknown(v: object) -> bool:
+    return isinstance(v, Unknown)
 
 
 @dataclass(eq=False)
@@ -147,6 +164,7 @@ class JitVal(Value):
     node: cst.CSTNode
     in_shardings: Value = UNKNOWN
     out_shardings: Value = UNKNOWN
+    func: Value = UNKNOWN  # the function it compiles, when known: its body sees the arguments
 
 
 @dataclass(eq=False)
@@ -160,12 +178,15 @@ class PartialVal(Value):
 class FuncVal(Value):
     node: cst.CSTNode  # FunctionDef or Lambda
     scope: object  # the Scope it closes over
+    defaults: dict[str, Value] = field(default_factory=dict)  # evaluated where defined
+    owner: Optional["ClassVal"] = None  # the class whose body defines it (a method)
 
 
 @dataclass(eq=False)
 class ClassVal(Value):
     node: cst.ClassDef
     attrs: dict[str, Value] = field(default_factory=dict)
+    instance: Optional["InstanceVal"] = None  # one abstract instance: attributes live on the class
 
 
 @dataclass(eq=False)

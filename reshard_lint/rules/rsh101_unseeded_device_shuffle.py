@@ -132,7 +132,7 @@ print(mesh.shape)
 def build(seed):
     """random.shuffle(devs) would give every process its own mesh; we take a seed."""
     rng = np.random.default_rng(seed)
-    return Mesh(rng.permutation(jax.devices()), ('x',))
+    return Mesh(rng.permutation(jax.devices()), ('x',))  # RSH102:12
 
 mesh = build(7)
 print(mesh.shape)

@@ -10,7 +10,7 @@ from . import handles
 from ..arguments import Call
 from ..scope import Scope
 from ..valueops import PerProcess, ordered
-from ..values import ConstVal, DevVal, IntVal, RngVal, UNKNOWN, Value, undecidable
+from ..values import ConstVal, DevVal, IntVal, RngVal, UNKNOWN, Value, is_unknown, undecidable
 
 if TYPE_CHECKING:
     from ..interpreter import Analyzer
@@ -57,7 +57,7 @@ def _seed(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     which = "random" if an.current_name == "random.seed" else "numpy"
     seed_v = call.arg(0, "a" if which == "random" else "seed")
     agreed = _seed_agreed(seed_v, call.given(0, "a" if which == "random" else "seed"))
-    if isinstance(seed_v, Value) and seed_v is UNKNOWN:
+    if isinstance(seed_v, Value) and is_unknown(seed_v):
         an.rng_seeded[which] = None  # unknown seed: neither agreed nor proven per-process
         return ConstVal(None)
     an.rng_seeded[which] = agreed
@@ -68,7 +68,7 @@ def _seed(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
 def _rng(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     seed_v = call.arg(0, "seed" if "default_rng" in (an.current_name) else "x")
     given = call.given(0, "seed") or call.given(0, "x")
-    if given and seed_v is UNKNOWN:
+    if given and is_unknown(seed_v):
         return UNKNOWN  # a seed we cannot see may be shared by all processes
     return RngVal(agreed=_seed_agreed(seed_v, given), desc=an.ctx.code(node, 40))
 

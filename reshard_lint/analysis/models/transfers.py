@@ -82,7 +82,7 @@ def _host_to_global(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> V
 def _jit(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     ins = as_target(an, call.arg(-1, "in_shardings"), call.arg_node(-1, "in_shardings"))
     outs = as_target(an, call.arg(-1, "out_shardings"), call.arg_node(-1, "out_shardings"))
-    return JitVal(node, ins, outs)
+    return JitVal(node, ins, outs, func=call.arg(0, "fun"))
 
 
 @handles("functools.partial")
@@ -123,7 +123,7 @@ def _tree_map(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
             and an.ctx.compare(leaf.mesh, first.mesh) == "same"  # type: ignore[union-attr]
             for leaf in ls):
         return UNKNOWN
-    result = an.call_with_leaf(f, first)
+    result = an.call_with_leaf(f, first, node)
     if isinstance(tree, SeqVal):
         return SeqVal(tuple(result for _ in tree.items), tree.kind, tree.keys)
     return result

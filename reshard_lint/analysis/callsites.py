@@ -1,0 +1,223 @@
+"""Call sites: which values a function's parameters take, and when that is known.
+
+A function's parameters take the values its call sites in the module pass (or its
+defaults). That is only sound when every call of the function was seen, so the
+interpreter's observations are checked against a syntactic count of the module:
+
+* every call spelled ``f(...)`` (or ``obj.m(...)`` for a method, ``Cls(...)`` for
+  ``__init__``) must have been evaluated with a known callee;
+* the function must not escape: a reference that is not a call (a callback handed to
+  an unknown function, a stored function, ``self.m`` passed on) means calls the
+  analysis cannot see, and its parameters stay unknown;
+* where call sites pass different values (identity: one binding, one value) the
+  parameter is unknown. Precision first.
+
+Names are counted module-wide whatever their scope, so two functions sharing a name
+make both counts disagree with what was observed: unknown, never a guess.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Optional
+
+import libcst as cst
+
+from .arguments import Call
+from .values import UNKNOWN, FuncVal, Value, join, unknown
+
+# Callees whose first argument is a function they wrap (not an escape): calls of the
+# wrapper are calls of the function. A tree map calls it on each leaf.
+_WRAPPERS = frozenset({"jit", "partial"})
+_TREE_MAPS = frozenset({"tree_map", "map"})
+
+NO_CALL_SITE = "a parameter no call site feeds"
+ESCAPES = "a parameter of a function passed where the analysis cannot follow its calls"
+UNSEEN_CALLS = "a parameter of a function called where the analysis did not follow the call"
+DISAGREE = "a parameter whose call sites pass different values"
+RECURSIVE = "a parameter of a recursive function"
+STAR = "a parameter fed by *args or **kwargs"
+
+
+@dataclass
+class SyntaxCounts:
+    """How often each name and attribute is called, and referenced at all."""
+
+    calls: dict[str, int] = field(default_factory=dict)
+    refs: dict[str, int] = field(default_factory=dict)
+    attr_calls: dict[str, int] = field(default_factory=dict)
+    attr_refs: dict[str, int] = field(default_factory=dict)
+    wrapped: dict[str, int] = field(default_factory=dict)  # jit(f) / partial(f) positions
+
+    @classmethod
+    def of(cls, source: str) -> "SyntaxCounts":
+        out = cls()
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return out
+        annotations: set[int] = set()
+        for node in ast.walk(tree):
+            # Type annotations name classes without calling them: not an escape.
+            if isinstance(node, ast.arg) and node.annotation is not None:
+                annotations.update(id(n) for n in ast.walk(node.annotation))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
+                annotations.update(id(n) for n in ast.walk(node.returns))
+            elif isinstance(node, ast.AnnAssign):
+                annotations.update(id(n) for n in ast.walk(node.annotation))
+        for node in ast.walk(tree):
+            if id(node) in annotations:
+                continue
+            if isinstance(node, ast.Call):
+                f = node.func
+                if isinstance(f, ast.Name):
+                    _add(out.calls, f.id)
+                elif isinstance(f, ast.Attribute):
+                    _add(out.attr_calls, f.attr)
+                tail = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+                first = node.args[0] if node.args else None
+                if isinstance(first, ast.Name) and tail in _WRAPPERS:
+                    _add(out.wrapped, first.id)
+                elif isinstance(first, ast.Name) and tail in _TREE_MAPS:
+                    _add(out.calls, first.id)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                _add(out.refs, node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                _add(out.attr_refs, node.attr)
+        return out
+
+    def name_escapes(self, name: str) -> bool:
+        return self.refs.get(name, 0) > self.calls.get(name, 0) + self.wrapped.get(name, 0)
+
+    def attr_escapes(self, name: str) -> bool:
+        return self.attr_refs.get(name, 0) > self.attr_calls.get(name, 0)
+
+
+def _add(d: dict[str, int], key: str) -> None:
+    d[key] = d.get(key, 0) + 1
+
+
+@dataclass
+class Site:
+    node: cst.CSTNode
+    params: Optional[dict[str, Value]]  # None: the arguments could not be matched
+
+
+class CallSites:
+    """Observed calls of the module's functions, checked against the syntactic counts."""
+
+    def __init__(self, source: str) -> None:
+        self._source = source
+        self._counts: Optional[SyntaxCounts] = None
+        self.sites: dict[cst.CSTNode, dict[int, Site]] = {}
+        self.aliases: dict[cst.CSTNode, set[str]] = {}  # names a wrapper of the function is bound to
+
+    @property
+    def counts(self) -> SyntaxCounts:
+        if self._counts is None:
+            self._counts = SyntaxCounts.of(self._source)
+        return self._counts
+
+    def observe(self, func: FuncVal, node: cst.CSTNode, params: Optional[dict[str, Value]]) -> None:
+        fn_sites = self.sites.setdefault(func.node, {})
+        old = fn_sites.get(id(node))
+        if old is not None and old.params is not None and params is not None:
+            # The same call evaluated again (a tree-map callback, a loop): join.
+            merged = {k: join(v, params.get(k, UNKNOWN)) for k, v in old.params.items()}
+            params = merged
+        elif old is not None:
+            params = None
+        fn_sites[id(node)] = Site(node, params)
+
+    def alias(self, func: FuncVal, name: str) -> None:
+        self.aliases.setdefault(func.node, set()).add(name)
+
+    def expected(self, func: FuncVal) -> Optional[int]:
+        """How many call sites the module spells for ``func``; None: it escapes."""
+        fn = func.node
+        if not isinstance(fn, cst.FunctionDef):
+            return None
+        c = self.counts
+        name = fn.name.value
+        if func.owner is not None:
+            if c.attr_escapes(name):
+                return None
+            n = c.attr_calls.get(name, 0)
+            if name == "__init__":
+                cls_name = func.owner.node.name.value
+                if c.name_escapes(cls_name) or c.wrapped.get(cls_name, 0):
+                    return None
+                n += c.calls.get(cls_name, 0)
+            return n
+        names = {name} | self.aliases.get(fn, set())
+        if any(c.name_escapes(n) for n in names):
+            return None
+        return sum(c.calls.get(n, 0) for n in names)
+
+    def ready(self, func: FuncVal) -> bool:
+        """Every call the module spells for ``func`` has been seen (it can run now)."""
+        want = self.expected(func)
+        return want is None or len(self.sites.get(func.node, {})) >= want
+
+    def parameters(self, func: FuncVal, names: list[str]) -> dict[str, Value]:
+        """The value of each parameter: one value all call sites agree on, or unknown."""
+        want = self.expected(func)
+        seen = self.sites.get(func.node, {})
+        if want is None:
+            return {n: unknown(ESCAPES) for n in names}
+        if not seen and want == 0:
+            return {n: unknown(NO_CALL_SITE) for n in names}
+        if len(seen) != want or any(s.params is None for s in seen.values()):
+            return {n: unknown(UNSEEN_CALLS) for n in names}
+        out: dict[str, Value] = {}
+        for n in names:
+            vals = [s.params.get(n, UNKNOWN) for s in seen.values()]  # type: ignore[union-attr]
+            v = vals[0]
+            for other in vals[1:]:
+                v = join(v, other)
+            if v is UNKNOWN and len(vals) > 1 and not all(x is UNKNOWN for x in vals):
+                v = unknown(DISAGREE)
+            out[n] = v
+        return out
+
+
+def bind_arguments(fn: cst.FunctionDef | cst.Lambda, call: Call, defaults: dict[str, Value],
+                   bound: Optional[Value] = None, prefix: tuple[Value, ...] = (),
+                   extra_kwargs: Optional[dict[str, Value]] = None) -> Optional[dict[str, Value]]:
+    """Parameter -> value for one call, as Python binds them; None where it cannot tell.
+
+    ``bound`` is the receiver of a method call (the first parameter), ``prefix`` the
+    positional arguments a ``partial`` already holds.
+    """
+    if call.has_star:
+        return None
+    params = fn.params
+    plain = [p.name.value for p in list(params.posonly_params) + list(params.params)]
+    kwonly = [p.name.value for p in params.kwonly_params]
+    positional = ([bound] if bound is not None else []) + list(prefix) + [v for v, _ in call.positional]
+    out: dict[str, Value] = {}
+    if len(positional) > len(plain):
+        if not isinstance(params.star_arg, cst.Param):
+            return None
+        out[params.star_arg.name.value] = unknown(STAR)
+    for name, v in zip(plain, positional):
+        out[name] = v
+    keywords = dict(extra_kwargs or {})
+    keywords.update({k: v for k, (v, _) in call.keywords.items()})
+    for k, v in keywords.items():
+        if k in out or (k not in plain and k not in kwonly):
+            if params.star_kwarg is None or k in out:
+                return None
+            continue
+        out[k] = v
+    if isinstance(params.star_arg, cst.Param):
+        out.setdefault(params.star_arg.name.value, unknown(STAR))
+    if params.star_kwarg is not None:
+        out[params.star_kwarg.name.value] = unknown(STAR)
+    for name in plain + kwonly:
+        if name not in out:
+            if name not in defaults:
+                return None  # Python raises TypeError: not a call that runs
+            out[name] = defaults[name]
+    return out

@@ -1,0 +1,112 @@
+"""Calls of the module's own functions, methods and classes.
+
+Two things happen at a call: the call site is recorded (callsites.py), so that the
+function's own run sees the values its callers pass; and the function is evaluated
+quietly for its return value in this call's argument context, memoized per context
+and bounded in depth and in contexts per function, so cost stays linear in practice.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import libcst as cst
+
+from .arguments import Call
+from .callsites import bind_arguments
+from .scope import Scope, block, count_bindings
+from .values import UNKNOWN, ClassVal, FuncVal, InstanceVal, Value, join, unknown
+
+_MAX_INLINE_DEPTH = 3
+_MAX_CONTEXTS = 8  # distinct argument contexts evaluated per function
+
+TOO_DEEP = "a result of helpers nested deeper than the analysis follows"
+UNMATCHED = "a result of a call whose arguments do not match the function"
+NO_RETURN = "a result of a helper that returns nothing the analysis knows"
+
+
+class Functions:
+    """The interpreter's calls into functions defined in the file."""
+
+    def observe_call(self, func: FuncVal, call: Call, node: cst.CSTNode, *, bound: Optional[Value] = None,
+                     prefix: Sequence[Value] = (), extra_kwargs: Optional[dict[str, Value]] = None
+                     ) -> Optional[dict[str, Value]]:
+        params = bind_arguments(func.node, call, func.defaults, bound, tuple(prefix), extra_kwargs)
+        # Only the analysis proper records call sites: a quiet evaluation for a return
+        # value runs the same calls again in one caller's context.
+        if not self.quiet and isinstance(func.node, cst.FunctionDef):
+            self.callsites.observe(func, node, params)
+        return params
+
+    def call_function(self, func: FuncVal, call: Call, node: cst.CSTNode, *, bound: Optional[Value] = None,
+                      prefix: Sequence[Value] = (), extra_kwargs: Optional[dict[str, Value]] = None) -> Value:
+        params = self.observe_call(func, call, node, bound=bound, prefix=prefix, extra_kwargs=extra_kwargs)
+        if params is None:
+            return unknown(UNMATCHED)
+        return self.inline(func, params)
+
+    def construct(self, cls: ClassVal, call: Call, node: cst.CSTNode) -> Value:
+        """``Cls(...)``: its ``__init__`` sees the arguments; the one abstract instance."""
+        if cls.instance is None:
+            cls.instance = InstanceVal(cls)
+        init = cls.attrs.get("__init__")
+        if isinstance(init, FuncVal):
+            self.observe_call(init, call, node, bound=cls.instance)
+        return cls.instance
+
+    def inline(self, func: FuncVal, params: dict[str, Value]) -> Value:
+        """The function's return value for these arguments, evaluated quietly, memoized."""
+        fn = func.node
+        if len(self.inline_stack) >= _MAX_INLINE_DEPTH or fn in self.inline_stack:
+            return unknown(TOO_DEEP)
+        key = tuple(sorted((k, id(v)) for k, v in params.items()))
+        memo = self.memo.setdefault(fn, {})
+        if key in memo:
+            return memo[key][1]
+        if len(memo) >= _MAX_CONTEXTS:
+            return unknown(TOO_DEEP)
+        result = self.run_callable(func, params, quiet=True)
+        memo[key] = (params, result)  # params kept alive: the key holds their ids
+        return result
+
+    def call_with_leaf(self, func: FuncVal, leaf: Value, node: cst.CSTNode) -> Value:
+        """A tree.map callback on one leaf, with its events (not quiet)."""
+        params = self.observe_call(func, Call.of_values(node, [leaf]), node)
+        if params is None:
+            return unknown(UNMATCHED)
+        return self.run_callable(func, params, quiet=False)
+
+    def run_callable(self, func: FuncVal, params: dict[str, Value], quiet: bool) -> Value:
+        fn = func.node
+        if fn in self.inline_stack:
+            return unknown(TOO_DEEP)
+        parent: Scope = func.scope  # type: ignore[assignment]
+        if isinstance(fn, cst.Lambda):
+            body_stmts: Sequence[cst.CSTNode] = []
+            bindings: dict[str, int] = {}
+        else:
+            body_stmts = block(fn.body)
+            bindings = count_bindings(body_stmts)
+        scope = Scope(parent if parent.kind != "class" else parent.parent, "function",
+                      self._param_bindings(fn.params, bindings))
+        for n in self._param_names(fn.params):
+            scope.vars[n] = params.get(n, UNKNOWN)
+        self.inline_stack.append(fn)
+        self.quiet += quiet
+        saved_pending = len(self.pending)
+        try:
+            if isinstance(fn, cst.Lambda):
+                return self.eval(fn.body, scope)
+            self.returns.append([])
+            self.exec_block(body_stmts, scope)
+            rets = self.returns.pop()
+        finally:
+            self.quiet -= quiet
+            self.inline_stack.pop()
+            del self.pending[saved_pending:]  # nested defs are analysed on their own
+        if not rets:
+            return unknown(NO_RETURN)
+        v = rets[0]
+        for other in rets[1:]:
+            v = join(v, other)
+        return v
