@@ -466,6 +466,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="result cache (default: .reshard-lint-cache at the root)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
 
+    from .coverage import add_parser as add_coverage
+
+    add_coverage(sub)
+
     r = sub.add_parser("rule", help="print a rule's documentation, or --all for the list")
     r.add_argument("code", nargs="?")
     r.add_argument("--all", action="store_true", help="a table of every rule")
@@ -501,6 +505,10 @@ def _run(argv: Sequence[str] | None) -> int:
     try:
         if args.command == "check":
             return cmd_check(args, stdout)
+        if args.command == "coverage":
+            from .coverage import cmd_coverage
+
+            return cmd_coverage(args, stdout)
         return cmd_rule(args, stdout)
     except (UsageError, ConfigError) as exc:
         _err(str(exc))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from .diagnostic import Diagnostic
 from .gate import may_have_findings, prefilter
@@ -22,6 +22,9 @@ from .rules import Rule, all_rules
 
 if TYPE_CHECKING:
     import libcst as cst
+
+# (file context, transfer events in program order, anchor node id -> its diagnostic)
+Observer = Callable[[Any, list[Any], dict[int, Diagnostic]], None]
 
 PARSE_ERROR = "RSH001"
 INTERNAL_ERROR = "RSH002"
@@ -157,7 +160,9 @@ class Engine:
         return slice_source(source, tree)  # type: ignore[arg-type]
 
     def analyse(self, module: "cst.Module", source: str, path: str,
-                line_map: list[int] | None = None) -> list[Diagnostic]:
+                line_map: list[int] | None = None, observer: Observer | None = None) -> list[Diagnostic]:
+        """Diagnostics for a parsed module; ``observer`` also sees every transfer event and
+        the diagnostic anchored at each call (``reshard-lint coverage``)."""
         from .analysis import Analyzer
         from .analysis.context import FileContext
 
@@ -168,7 +173,11 @@ class Engine:
         best: dict[int, tuple[int, Diagnostic]] = {}
         finishers: list[Rule] = []
 
+        transfers: list[object] = []
+
         def sink(event: object) -> None:
+            if observer is not None and type(event).__name__ == "Transfer":
+                transfers.append(event)
             for rule in self.by_event.get(type(event), ()):
                 for diag in rule.check(event):  # type: ignore[arg-type]
                     key = id(event.node)  # type: ignore[attr-defined]
@@ -185,6 +194,8 @@ class Engine:
                 key = id(node)
                 if key not in best or rule.priority > best[key][0]:
                     best[key] = (rule.priority, diag)
+        if observer is not None:
+            observer(ctx, transfers, {k: d for k, (_, d) in best.items()})
         diags = [d for _, d in best.values()]
         return sorted(set(diags), key=lambda d: d.sort_key)
 

@@ -108,4 +108,8 @@ def canonical(qual: str) -> str | None:
         return hit
     if qual.startswith(JNP_PREFIX):
         return "jnp." + qual[len(JNP_PREFIX):]
+    if qual.startswith("numpy."):
+        return "np." + qual[len("numpy."):]
+    if qual.startswith("jax.random."):
+        return qual
     return None

@@ -9,12 +9,14 @@ import libcst as cst
 from . import devices as dv
 from .arguments import Call
 from .events import Transfer, TransferKind
-from .models import HANDLERS
+from .models import HANDLERS, host
+from .reasons import IMPORTED, UNMODELLED_JAX, outside_reason
 from .scope import Scope
 from .valueops import const_int, label, literal_sizes, ordered, shape_fns, squeeze
 from .values import (
     UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, IntVal, JitVal, PartialVal,
-    MeshVal, QualVal, RngVal, SeqVal, ShardingVal, Shuffle, Value, undecidable,
+    HostVal, MeshVal, OwnShardingVal, QualVal, RngVal, SeqVal, ShardingVal, Shuffle, Unknown, Value,
+    is_unknown, undecidable, unknown,
 )
 from ..qualnames import canonical
 
@@ -65,6 +67,10 @@ class Calls:
         return Call(node, out)
 
     def call_method(self, recv: Value, method: str, call: Call, node: cst.Call, scope: Scope) -> Value:
+        if isinstance(recv, HostVal):
+            return HostVal(recv.desc, recv.node, recv.uncommitted)  # a host array's methods stay on the host
+        if isinstance(recv, OwnShardingVal) and method == "with_memory_kind":
+            return recv  # the same devices in another memory
         if isinstance(recv, InstanceVal):
             return self.call_value(recv.cls.attrs.get(method, UNKNOWN), call, node, bound=recv)
         if isinstance(recv, ClassVal):
@@ -170,19 +176,28 @@ class Calls:
     def call_qual(self, qual: str, call: Call, node: cst.Call, scope: Scope) -> Value:
         name = canonical(qual)
         if name is None:
-            return UNKNOWN
+            return unknown(outside_reason(qual))
         handler = HANDLERS.get(name)
         if handler is not None:
             self.current_name = name
-            return handler(self, call, node, scope)
+            result = handler(self, call, node, scope)
+            if result is UNKNOWN:
+                result = _why(call, result)
+            if not (is_unknown(result) and name.startswith("np.")):
+                return result
         if name.startswith("jnp."):
             return self.call_jnp(name, call, node)
-        return UNKNOWN
+        if name.startswith("np."):
+            # NumPy computes on the host: whatever it is given, the result is host data.
+            return HostVal(self.ctx.code(node, 40), node)
+        if name.startswith("jax.random."):
+            return host.random_result(self, name, call, node)
+        return unknown(UNMODELLED_JAX)
 
     def call_jnp(self, name: str, call: Call, node: cst.Call) -> Value:
-        target = call.arg(-1, "device")
         if not call.given(-1, "device"):
-            return UNKNOWN
+            return host.jnp_result(self, name, call, node)
+        target = call.arg(-1, "device")
         first = call.arg(0)
         if name in ("jnp.asarray", "jnp.array") and isinstance(first, ArrayVal):
             self.transfer("asarray", node, first, target, call.arg_node(0),
@@ -231,3 +246,16 @@ class Calls:
 
     def rng_agreed(self, which: str) -> bool:
         return bool(self.rng_seeded.get(which))
+
+
+def _why(call: Call, result: Value) -> Value:
+    """A model's unknown result carries the reason of the first unknown argument."""
+    for v, _ in call.positional:
+        if isinstance(v, Unknown) and v.reason:
+            return unknown(v.reason)
+    for v, _ in call.keywords.values():
+        if isinstance(v, Unknown) and v.reason:
+            return unknown(v.reason)
+    if call.positional and isinstance(call.positional[0][0], QualVal):
+        return unknown(IMPORTED if call.positional[0][0].qual.split(".")[0] != "jax" else UNMODELLED_JAX)
+    return result

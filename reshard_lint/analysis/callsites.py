@@ -25,7 +25,7 @@ from typing import Optional
 import libcst as cst
 
 from .arguments import Call
-from .values import UNKNOWN, FuncVal, Value, join, unknown
+from .values import UNKNOWN, FuncVal, Value, is_unknown, join, unknown
 
 # Callees whose first argument is a function they wrap (not an escape): calls of the
 # wrapper are calls of the function. A tree map calls it on each leaf.
@@ -176,7 +176,7 @@ class CallSites:
             v = vals[0]
             for other in vals[1:]:
                 v = join(v, other)
-            if v is UNKNOWN and len(vals) > 1 and not all(x is UNKNOWN for x in vals):
+            if is_unknown(v) and not all(is_unknown(x) for x in vals):
                 v = unknown(DISAGREE)
             out[n] = v
         return out

@@ -70,3 +70,4 @@ class Transfer(Event):
     target_node: Optional[cst.CSTNode]
     func: str
     has_global_shape: bool = False
+    untargeted: bool = False  # device_put(x) with no target: uncommitted, crosses nothing

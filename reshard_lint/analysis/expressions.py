@@ -14,8 +14,9 @@ from .valueops import (
 )
 from .values import (
     UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, IntVal, MeshVal, QualVal, SeqVal,
-    ShardingVal, Value, is_unknown, join, undecidable,
+    HostVal, OwnShardingVal, ShardingVal, Value, is_unknown, join, undecidable, unknown,
 )
+from .reasons import ATTRIBUTE, UNKNOWN_OBJECT
 
 
 class Expressions:
@@ -54,6 +55,12 @@ class Expressions:
         if node.value in ("True", "False", "None"):
             return ConstVal({"True": True, "False": False, "None": None}[node.value])
         return scope.lookup(node.value)
+
+    def eval_Float(self, node: cst.Float, scope: Scope) -> Value:
+        return ConstVal(float(node.evaluated_value))
+
+    def eval_Imaginary(self, node: cst.Imaginary, scope: Scope) -> Value:
+        return ConstVal(node.evaluated_value)
 
     def eval_Integer(self, node: cst.Integer, scope: Scope) -> Value:
         v = int(node.evaluated_value)
@@ -151,9 +158,19 @@ class Expressions:
                 return IntVal(lambda m, f=base.fn: len(f(m).flat))
             return UNKNOWN
         if isinstance(base, InstanceVal):
-            return base.cls.attrs.get(attr, UNKNOWN) if attr != "__sites__" else UNKNOWN
+            return base.cls.attrs.get(attr, unknown(ATTRIBUTE)) if attr != "__sites__" else UNKNOWN
         if isinstance(base, ClassVal):
             return base.attrs.get(attr, UNKNOWN) if attr != "__sites__" else UNKNOWN
+        if isinstance(base, HostVal):
+            return HostVal(base.desc, base.node, base.uncommitted) if attr in ("T", "mT", "real", "imag") \
+                else UNKNOWN
+        if isinstance(base, OwnShardingVal):
+            return OwnShardingVal(base.of, mesh=True) if attr == "mesh" and not base.mesh else UNKNOWN
+        if is_unknown(base) and base is not UNKNOWN and attr == "sharding":
+            # The sharding of this very value (one binding): same devices, whatever they are.
+            return OwnShardingVal(base)
+        if is_unknown(base):
+            return unknown(UNKNOWN_OBJECT)
         return UNKNOWN
 
     def eval_Subscript(self, node: cst.Subscript, scope: Scope) -> Value:

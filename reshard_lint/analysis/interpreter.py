@@ -41,6 +41,8 @@ class Analyzer(Expressions, Calls, Functions):
         self.quiet = 0  # > 0 while evaluating a helper for its return value
         self.inline_stack: list[cst.CSTNode] = []
         self.context_mesh: Value = UNKNOWN
+        # Some mesh context (known or not) may be in force: results follow it, not uncommitted.
+        self.mesh_context = False
         self.global_context: Value = UNKNOWN
         self.pending: list[tuple[FuncVal, Scope, Optional[InstanceVal]]] = []
         self.callsites = CallSites(ctx.module.code if ctx.line_map is not None else ctx.source)
@@ -64,6 +66,7 @@ class Analyzer(Expressions, Calls, Functions):
         scope = Scope(None, "module", count_bindings(module.body))
         self.exec_block(module.body, scope)
         self.global_context = self.context_mesh
+        global_mesh_context = self.mesh_context
         # Functions run after the module body, with module names at their final values,
         # each once every call of it has been seen (callers first), so its parameters
         # take what the callers pass. Where that order cannot be had (recursion, calls
@@ -75,6 +78,7 @@ class Analyzer(Expressions, Calls, Functions):
                 i = next((k for k, p in enumerate(self.pending) if self._after_init(p[0])), 0)
             func, parent, self_val = self.pending.pop(i)
             self.context_mesh = self.global_context
+            self.mesh_context = global_mesh_context
             self.run_function(func, parent, self_val)
             self.ran.add(id(func))
 
@@ -218,6 +222,7 @@ class Analyzer(Expressions, Calls, Functions):
 
     def exec_with(self, stmt: cst.With, scope: Scope) -> None:
         ctx_before = self.context_mesh
+        in_context = self.mesh_context
         # Code inside `with pytest.raises(...)` / `self.assertRaises(...)` is meant to fail.
         raising = any(expects_error(item.item) for item in stmt.items)
         if raising:
@@ -228,6 +233,7 @@ class Analyzer(Expressions, Calls, Functions):
             if raising:
                 self.quiet -= 1
             self.context_mesh = ctx_before
+            self.mesh_context = in_context
 
     def _exec_with(self, stmt: cst.With, scope: Scope) -> None:
         for item in stmt.items:
@@ -236,6 +242,8 @@ class Analyzer(Expressions, Calls, Functions):
                 self.context_mesh = val
             elif isinstance(val, MeshContextVal):
                 self.context_mesh = val.mesh
+            if isinstance(val, (MeshVal, MeshContextVal)) or _maybe_mesh_context(item.item, val):
+                self.mesh_context = True
             if item.asname is not None:
                 bound = val.mesh if isinstance(val, MeshContextVal) else val
                 self.bind(item.asname.name, bound, scope)  # type: ignore[arg-type]
@@ -474,6 +482,17 @@ class Analyzer(Expressions, Calls, Functions):
             self.eval(target.value, scope)
 
     # -- expressions -----------------------------------------------------------------
+
+
+def _maybe_mesh_context(expr: cst.BaseExpression, val: Value) -> bool:
+    """``with mesh:`` / ``with self.mesh:`` / ``with jax.set_mesh(...)`` the analysis cannot see into."""
+    if isinstance(expr, (cst.Name, cst.Attribute)):
+        return not isinstance(val, (QualVal, ConstVal))
+    if isinstance(expr, cst.Call):
+        f = expr.func
+        name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
+        return "mesh" in name.lower() or "shard" in name.lower()
+    return False
 
 
 def iter_events(ctx: FileContext) -> Iterable[Event]:

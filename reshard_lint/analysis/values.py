@@ -145,6 +145,27 @@ class ArrayVal(Value):
 
 
 @dataclass(eq=False)
+class HostVal(Value):
+    """Data that cannot be on a mesh: a NumPy array, a literal, or an uncommitted jax.Array.
+
+    ``uncommitted`` marks a jnp or jax.random result computed without a device or
+    sharding: JAX places it wherever it is first used, so it crosses no mesh.
+    """
+
+    desc: str  # for coverage evidence: 'np.arange(8.0)'
+    node: Optional[cst.CSTNode] = None
+    uncommitted: bool = False
+
+
+@dataclass(eq=False)
+class OwnShardingVal(Value):
+    """``x.sharding`` (or its mesh) of a value the analysis does not know: same devices as ``of``."""
+
+    of: Value
+    mesh: bool = False  # x.sharding.mesh rather than x.sharding
+
+
+@dataclass(eq=False)
 class SeqVal(Value):
     """A tuple, list or dict literal (dict: its values), e.g. a pytree of arrays."""
 
@@ -201,6 +222,9 @@ class MeshContextVal(Value):
     mesh: MeshVal
 
 
+PATHS = "a name bound differently on different paths (branches, loops, handlers)"
+
+
 def join(a: Value, b: Value) -> Value:
     """The value after two paths meet: the same value, or unknown."""
     if a is b:
@@ -209,7 +233,10 @@ def join(a: Value, b: Value) -> Value:
         return a
     if isinstance(a, QualVal) and isinstance(b, QualVal) and a.qual == b.qual:
         return a
-    return UNKNOWN
+    for v in (a, b):
+        if isinstance(v, Unknown) and v.reason:
+            return v
+    return Unknown(PATHS)
 
 
 def undecidable(_: Model) -> object:

@@ -31,4 +31,4 @@ def handles(*names: str) -> Callable[[Handler], Handler]:
     return deco
 
 
-from . import builtins, devices, meshes, numpy, randomness, transfers  # noqa: E402,F401  (they register)
+from . import builtins, devices, host, meshes, numpy, randomness, transfers  # noqa: E402,F401 (register)

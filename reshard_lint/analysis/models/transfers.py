@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 def _device_put(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     x = call.arg(0, "x")
     if not call.given(1, "device"):
+        an.transfer("device_put", node, x, UNKNOWN, call.arg_node(0, "x"), None, an.ctx.code(node.func, 40),
+                    untargeted=True)
         return UNKNOWN  # uncommitted: no origin
     target = as_target(an, call.arg(1, "device"), call.arg_node(1, "device"))
     an.transfer("device_put", node, x, target, call.arg_node(0, "x"), call.arg_node(1, "device"),

@@ -1,0 +1,73 @@
+"""Host data and uncommitted arrays: jax.numpy and jax.random results made without a device.
+
+JAX places an uncommitted array wherever it is first used, so it crosses no mesh.
+A result is uncommitted only when every array it is computed from is host data or
+uncommitted, no ``device``/``sharding``/``out_sharding`` is given, and no mesh
+context is in force (under ``jax.set_mesh`` results follow the context mesh).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from ..arguments import Call
+from ..reasons import COMMITTED_OPERAND, MESH_CONTEXT, UNMODELLED_JAX
+from ..values import ConstVal, HostVal, IntVal, SeqVal, Value, is_unknown, unknown
+
+if TYPE_CHECKING:
+    from ..interpreter import Analyzer
+
+# Creation functions: their arguments are shapes, dtypes and scalars, never arrays.
+_CREATION = frozenset({"zeros", "ones", "empty", "arange", "eye", "identity", "linspace", "tri"})
+# jax.random functions whose only array argument is the key.
+_KEY_ONLY = frozenset({
+    "split", "normal", "uniform", "truncated_normal", "bits", "gumbel", "laplace", "logistic", "cauchy",
+    "exponential", "orthogonal", "rademacher", "key_data", "fold_in",
+})
+_SEEDS = frozenset({"PRNGKey", "key"})
+_PLACEMENT = ("device", "sharding", "out_sharding")
+
+
+def is_host(v: Value) -> bool:
+    """Host data or an uncommitted array: a value that crosses no mesh."""
+    if isinstance(v, (HostVal, ConstVal, IntVal)):
+        return True
+    if isinstance(v, SeqVal):
+        return all(is_host(i) for i in v.items)
+    return False
+
+
+def _uncommitted(an: "Analyzer", node: cst.Call, what: str) -> Value:
+    if an.mesh_context:
+        return unknown(MESH_CONTEXT)
+    return HostVal(f"{an.ctx.code(node, 40)} ({what})", node, uncommitted=True)
+
+
+def jnp_result(an: "Analyzer", name: str, call: Call, node: cst.Call) -> Value:
+    if any(k in call.keywords for k in _PLACEMENT) or call.has_star:
+        return unknown(UNMODELLED_JAX)
+    short = name[len("jnp."):]
+    if short in _CREATION:
+        return _uncommitted(an, node, "uncommitted")
+    args = [v for v, _ in call.positional] + [v for k, (v, _) in call.keywords.items() if k != "dtype"]
+    if args and all(is_host(v) for v in args):
+        return _uncommitted(an, node, "uncommitted")
+    if any(is_unknown(v) for v in args):
+        return unknown(COMMITTED_OPERAND)
+    return unknown(UNMODELLED_JAX)
+
+
+def random_result(an: "Analyzer", name: str, call: Call, node: cst.Call) -> Value:
+    short = name[len("jax.random."):]
+    if any(k in call.keywords for k in _PLACEMENT) or call.has_star:
+        return unknown(UNMODELLED_JAX)
+    if short in _SEEDS:
+        return _uncommitted(an, node, "an uncommitted key")
+    key = call.arg(0, "key")
+    if short in _KEY_ONLY and is_host(key):
+        return _uncommitted(an, node, "uncommitted")
+    if is_unknown(key):
+        return unknown(COMMITTED_OPERAND)
+    return unknown(UNMODELLED_JAX)

@@ -1,0 +1,40 @@
+"""Why a value is unknown, in the words ``reshard-lint coverage`` shows users.
+
+Unknown values carry one of these (values.Unknown); the coverage report counts
+unresolved transfer sites by them, so a user sees what the analysis could not see.
+"""
+
+from __future__ import annotations
+
+from .callsites import DISAGREE, ESCAPES, NO_CALL_SITE, RECURSIVE, STAR, UNSEEN_CALLS
+from .values import PATHS
+
+IMPORTED = "a name imported from another module"
+PACKAGE_CALL = "a result of a function from another module or package"
+UNMODELLED_JAX = "a result of a JAX API the analysis does not model"
+UNKNOWN_OBJECT = "an attribute or method of an object the analysis does not know"
+ATTRIBUTE = "an attribute assigned in more than one place"
+CONFIG = "a value read from configuration or the command line"
+COMMITTED_OPERAND = "a computation on an array whose placement the analysis does not know"
+MESH_CONTEXT = "an array made under a mesh context"
+NOT_REACHED = "a call the analysis did not run (a callback it does not follow, an expected-error block)"
+NOT_COMPARABLE = "two meshes whose comparison is not certain on every topology"
+OTHER = "a value the analysis does not model"
+
+__all__ = [
+    "ATTRIBUTE", "CONFIG", "COMMITTED_OPERAND", "DISAGREE", "ESCAPES", "IMPORTED",
+    "MESH_CONTEXT",
+    "NOT_COMPARABLE", "NOT_REACHED", "NO_CALL_SITE", "OTHER", "PACKAGE_CALL", "PATHS", "RECURSIVE", "STAR",
+    "UNKNOWN_OBJECT", "UNMODELLED_JAX", "UNSEEN_CALLS", "outside_reason",
+]
+
+_CONFIG_ROOTS = ("os.environ", "os.getenv", "sys.argv", "argparse", "absl.flags", "flags.", "config", "cfg")
+
+
+def outside_reason(qual: str) -> str:
+    """Why the result of calling ``qual`` (a qualified name the models do not know) is unknown."""
+    if qual.startswith("jax.") or qual == "jax":
+        return UNMODELLED_JAX
+    if any(qual.startswith(r) for r in _CONFIG_ROOTS):
+        return CONFIG
+    return PACKAGE_CALL

@@ -1,0 +1,91 @@
+"""What the analysis knows of one transfer site: a crossing, same devices, host data, or why not.
+
+A resolved verdict is a claim like a diagnostic, so it is made only on evidence:
+``same_devices`` where both sides provably hold the same devices in the same order (one
+mesh, or a target built from the array's own sharding), ``host_data`` where the value
+cannot be on a mesh (NumPy data, literals, uncommitted arrays). Anything less is
+unresolved, with the reason the value is unknown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from .context import FileContext, describe_mesh
+from .events import Transfer
+from .models.host import is_host
+from .reasons import IMPORTED, NOT_COMPARABLE, OTHER, UNMODELLED_JAX
+from .values import (
+    ArrayVal, DevVal, HostVal, MeshVal, OwnShardingVal, QualVal, SeqVal, ShardingVal, Unknown, Value,
+)
+
+VERDICTS = ("crossing", "same_devices", "host_data", "unresolved")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str  # one of VERDICTS
+    detail: str  # evidence for a resolved site, the reason for an unresolved one
+
+
+def reason_of(v: Value) -> str:
+    if isinstance(v, Unknown):
+        return v.reason or OTHER
+    if isinstance(v, QualVal):
+        return UNMODELLED_JAX if v.qual.split(".")[0] == "jax" else IMPORTED
+    if isinstance(v, SeqVal):
+        for item in v.items:
+            if not isinstance(item, (ArrayVal, HostVal)):
+                return reason_of(item)
+    return OTHER
+
+
+def _leaves(v: Value) -> list[Value]:
+    if isinstance(v, SeqVal):
+        return [x for i in v.items for x in _leaves(i)]
+    return [v]
+
+
+def _target_mesh(t: Value) -> Optional[MeshVal]:
+    if isinstance(t, ShardingVal):
+        return t.mesh
+    if isinstance(t, MeshVal):
+        return t
+    return None
+
+
+def classify(ctx: FileContext, event: Transfer, code: Optional[str]) -> Verdict:
+    """The verdict on one transfer event; ``code`` is the diagnostic anchored at its call."""
+    if code is not None:
+        return Verdict("crossing", f"{code} fires")
+    value, target = event.value, event.target
+    x = ctx.code(event.value_node, 30) if event.value_node is not None else "the value"
+    if is_host(value):
+        made = next((leaf for leaf in _leaves(value) if isinstance(leaf, HostVal)), None)
+        where = f"{made.desc} (line {ctx.line(made.node)})" if made is not None and made.node is not None \
+            else "a literal"
+        return Verdict("host_data", f"'{x}' is host data or uncommitted: {where}")
+    if event.untargeted:
+        return Verdict("same_devices", f"no target: device_put leaves '{x}' on the devices it is on")
+    if isinstance(target, OwnShardingVal) and target.of is value:
+        return Verdict("same_devices", f"the target is built from '{x}'s own sharding")
+    arrays = _leaves(value)
+    if not all(isinstance(a, ArrayVal) for a in arrays):
+        return Verdict("unresolved", reason_of(value))
+    targets = _leaves(target) if isinstance(target, SeqVal) else [target] * len(arrays)
+    if len(targets) != len(arrays):
+        return Verdict("unresolved", OTHER)
+    evidence = ""
+    for a, t in zip(arrays, targets):
+        assert isinstance(a, ArrayVal)
+        dst = _target_mesh(t)
+        if dst is None:
+            if isinstance(t, (ShardingVal, DevVal)):
+                return Verdict("unresolved", NOT_COMPARABLE)
+            return Verdict("unresolved", reason_of(t))
+        if a.mesh is None or ctx.compare(a.mesh, dst) != "same":
+            return Verdict("unresolved", NOT_COMPARABLE)
+        evidence = f"'{x}' is on mesh {describe_mesh(ctx, a.mesh)} and the target on " \
+                   f"{describe_mesh(ctx, dst)}: the same devices in the same order"
+    return Verdict("same_devices", evidence)

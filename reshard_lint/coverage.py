@@ -1,0 +1,288 @@
+"""``reshard-lint coverage``: every transfer site, and what the analysis knows of it.
+
+A site is a call of the transfer family (device_put, to_device, jitted calls with
+shardings, constraints, reshard, asarray(device=), global-array assembly, eager
+operations between two arrays of known meshes). Sites the analysis ran get a verdict
+from analysis/verdicts.py; sites spelled in the file that it never ran (inside a
+callback it does not follow, an expected-error block) are unresolved, with that reason.
+The command reports; it does not judge: it exits 0.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping, Sequence, TextIO
+
+# The final names of the transfer calls, as spelled through any jax import.
+TRANSFER_NAMES = frozenset({
+    "device_put", "with_sharding_constraint", "reshard", "make_array_from_process_local_data",
+    "host_local_array_to_global_array",
+})
+_TEXT_HINTS = tuple(TRANSFER_NAMES) + ("to_device", "in_shardings", "out_shardings", "device=")
+
+
+@dataclass
+class Site:
+    path: str
+    line: int
+    col: int  # 1-based, as flake8 prints it
+    kind: str
+    verdict: str
+    detail: str  # evidence (resolved) or reason (unresolved)
+
+
+@dataclass
+class FileCoverage:
+    path: str
+    sites: list[Site] = field(default_factory=list)
+    error: str | None = None
+
+
+def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileCoverage:
+    out = FileCoverage(path)
+    if not any(h in text for h in _TEXT_HINTS):
+        return out
+    import libcst as cst
+
+    from .analysis.reasons import NOT_REACHED
+    from .analysis.verdicts import Verdict, classify
+    from .engine import engine_for
+
+    try:
+        module = cst.parse_module(text)
+    except Exception as exc:  # noqa: BLE001 - a file libcst cannot parse has no sites we can see
+        out.error = f"could not parse the file: {type(exc).__name__}"
+        return out
+    found: dict[int, tuple[Any, str, list[Verdict]]] = {}
+    spellings: dict[str, str] = {}
+    ctx_box: list[Any] = []
+
+    def observe(ctx: Any, transfers: list[Any], anchored: Mapping[int, Any]) -> None:
+        ctx_box.append(ctx)
+        spellings.update(ctx.spellings)
+        for ev in transfers:
+            diag = anchored.get(id(ev.node))
+            v = Verdict("crossing", f"{diag.code} {diag.message}") if diag is not None \
+                else classify(ctx, ev, None)
+            found.setdefault(id(ev.node), (ev.node, ev.kind, []))[2].append(v)
+
+    engine_for(settings).analyse(module, text, path, observer=observe)
+    if not ctx_box:
+        return out
+    ctx = ctx_box[0]
+    reached: set[tuple[int, int]] = set()
+    for node, kind, verdicts in found.values():
+        line, col, _, _ = ctx.span(node)
+        reached.add((line, col))
+        out.sites.append(Site(path, line, col + 1, kind, *_merge(verdicts)))
+    for line, col, name in _spelled_sites(text, spellings):
+        if (line, col) not in reached:
+            out.sites.append(Site(path, line, col + 1, name, "unresolved", NOT_REACHED))
+    out.sites.sort(key=lambda s: (s.line, s.col))
+    return out
+
+
+def _merge(verdicts: list[Any]) -> tuple[str, str]:
+    """One verdict for a call the analysis ran in several contexts: they must agree."""
+    from .analysis.reasons import OTHER
+
+    first = verdicts[0]
+    if any(v.verdict == "crossing" for v in verdicts):
+        hit = next(v for v in verdicts if v.verdict == "crossing")
+        return hit.verdict, hit.detail
+    if all(v.verdict == first.verdict for v in verdicts):
+        return first.verdict, first.detail
+    unresolved = next((v for v in verdicts if v.verdict == "unresolved"), None)
+    return "unresolved", unresolved.detail if unresolved is not None else OTHER
+
+
+def _spelled_sites(text: str, spellings: Mapping[str, str]) -> list[tuple[int, int, str]]:
+    """(line, 0-based column, name) of each transfer call spelled through a jax import."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    local_to_qual = {local: qual.split(":", 1)[-1] for qual, local in spellings.items()}
+    lines = text.splitlines()
+    out: list[tuple[int, int, str]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        parts: list[str] = []
+        while isinstance(f, ast.Attribute):
+            parts.append(f.attr)
+            f = f.value
+        if not isinstance(f, ast.Name):
+            continue
+        parts.append(f.id)
+        name = parts[0]
+        root = local_to_qual.get(f.id, "")
+        if name not in TRANSFER_NAMES or not (root == "jax" or root.startswith("jax.")):
+            continue
+        if len(parts) == 1 and not root.endswith("." + name):
+            continue
+        raw = lines[node.lineno - 1].encode("utf-8") if node.lineno <= len(lines) else b""
+        col = len(raw[:node.col_offset].decode("utf-8", errors="replace"))
+        out.append((node.lineno, col, name))
+    return out
+
+
+# ---------------------------------------------------------------------------- report
+
+
+@dataclass
+class Report:
+    files: int = 0
+    sites: list[Site] = field(default_factory=list)
+    errors: list[tuple[str, str]] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        from .analysis.verdicts import VERDICTS
+
+        c = Counter(s.verdict for s in self.sites)
+        return {v: c.get(v, 0) for v in VERDICTS}
+
+    def reasons(self) -> dict[str, int]:
+        c = Counter(s.detail for s in self.sites if s.verdict == "unresolved")
+        return dict(sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    def summary(self, with_sites: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "files": self.files,
+            "sites": len(self.sites),
+            "verdicts": self.counts(),
+            "unresolved_reasons": self.reasons(),
+        }
+        if with_sites:
+            out["site_list"] = [asdict(s) for s in self.sites]
+        return out
+
+
+def collect(paths: Sequence[str], settings: Mapping[str, object], jobs: int) -> Report:
+    from .runner import _parallel, _read
+    from .sources import SourceError, decode
+
+    report = Report(files=len(paths))
+    items: list[tuple[int, str, str]] = []
+    for i, p in enumerate(paths):
+        try:
+            items.append((i, decode(_read(p), p).text, p))
+        except SourceError as exc:
+            report.errors.append((p, exc.reason))
+    results: dict[int, FileCoverage] = {}
+
+    def take(index: int, out: FileCoverage) -> None:
+        results[index] = out
+
+    global _SETTINGS
+    _SETTINGS = dict(settings)
+    items.sort(key=lambda it: -len(it[1]))
+    left = {i for i, _, _ in items}
+    if jobs > 1 and len(items) > 1:
+        left = _parallel(_work, None, items, jobs, take)
+    for i, text, p in items:
+        if i in left:
+            take(*_work((i, text, p)))
+    for i in sorted(results):
+        fc = results[i]
+        report.sites.extend(fc.sites)
+        if fc.error:
+            report.errors.append((fc.path, fc.error))
+    report.sites.sort(key=lambda s: (s.path, s.line, s.col))
+    return report
+
+
+_SETTINGS: dict[str, object] = {}
+
+
+def _work(item: tuple[int, str, str]) -> tuple[int, FileCoverage]:
+    index, text, path = item
+    try:
+        return index, file_coverage(text, path, _SETTINGS)
+    except Exception as exc:  # noqa: BLE001 - one file's failure must not lose the others
+        return index, FileCoverage(path, error=f"internal error: {type(exc).__name__}: {exc}")
+
+
+def render_text(report: Report, out: TextIO, with_sites: bool = False, top: int = 10) -> None:
+    total = len(report.sites)
+    counts = report.counts()
+
+    def pct(n: int) -> str:
+        return f"{100 * n / total:5.1f}%" if total else "    -"
+
+    if with_sites:
+        for s in report.sites:
+            out.write(f"{s.path}:{s.line}:{s.col}: {s.kind}: {s.verdict}: {s.detail}\n")
+        out.write("\n")
+    out.write(f"{total} transfer sites in {report.files} files\n")
+    for v, n in counts.items():
+        out.write(f"  {v:<13} {n:>7}  {pct(n)}\n")
+    resolved = total - counts["unresolved"]
+    out.write(f"  {'resolved':<13} {resolved:>7}  {pct(resolved)}\n")
+    reasons = report.reasons()
+    if reasons:
+        out.write("\nunresolved, by reason:\n")
+        for r, n in list(reasons.items())[:top]:
+            out.write(f"  {n:>7}  {r}\n")
+    per_file = Counter(s.path for s in report.sites if s.verdict == "unresolved")
+    if per_file:
+        out.write("\nfiles with the most unresolved sites:\n")
+        for p, n in sorted(per_file.items(), key=lambda kv: (-kv[1], kv[0]))[:top]:
+            out.write(f"  {n:>7}  {p}\n")
+    for p, why in report.errors:
+        out.write(f"not analysed: {p}: {why}\n")
+
+
+def render_json(report: Report, out: TextIO, with_sites: bool = False) -> None:
+    json.dump(report.summary(with_sites), out, indent=2)
+    out.write("\n")
+
+
+# ---------------------------------------------------------------------------- command
+
+
+def add_parser(sub: Any) -> None:
+    c = sub.add_parser("coverage", help="what the analysis knows of every transfer site",
+                       description="Count every transfer site (device_put, constraints, jit shardings, "
+                                   "global-array assembly ...) by what the analysis knows of it: a "
+                                   "crossing, same devices, host data, or unresolved with the reason. "
+                                   "Exit status 0: it reports, it does not judge.")
+    c.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .)")
+    c.add_argument("--format", choices=("text", "json"), default="text")
+    c.add_argument("--sites", action="store_true",
+                   help="list every site with its verdict and evidence, or its reason")
+    c.add_argument("--config", metavar="FILE", help="read settings from this pyproject.toml")
+    c.add_argument("--isolated", action="store_true", help="ignore configuration files")
+    c.add_argument("--extend-exclude", metavar="GLOBS", help="more paths or names to skip (comma-separated)")
+    c.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
+                   help="worker processes (default: all cores)")
+
+
+def cmd_coverage(args: Any, stdout: TextIO) -> int:
+    import os
+
+    from .cli import _config_for, _cpu_count, _err, _settings
+    from .runner import discover
+
+    args.no_cache, args.cache_dir, args.stdin_filename = True, None, None
+    paths = args.paths or ["."]
+    args.paths = paths
+    cfg, rules, _ = _config_for(args)
+    settings = _settings(rules, cfg, args)
+    excludes = cfg.excludes + [p for p in (args.extend_exclude or "").split(",") if p]
+    files, missing = discover(paths, excludes, cfg.root)
+    for m in missing:
+        _err(f"{m}: no such file or directory")
+    report = collect(files, settings, args.jobs if args.jobs and args.jobs > 0 else _cpu_count())
+    for s in report.sites:
+        rel = os.path.relpath(s.path) if os.path.isabs(s.path) else s.path
+        s.path = s.path if rel.startswith("..") else rel
+    if args.format == "json":
+        render_json(report, stdout, args.sites)
+    else:
+        render_text(report, stdout, args.sites)
+    return 0

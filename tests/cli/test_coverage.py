@@ -1,0 +1,112 @@
+"""reshard-lint coverage: every transfer site and what the analysis knows of it, as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .conftest import CROSS, run, write
+
+VERDICTS = ("crossing", "same_devices", "host_data", "unresolved")
+
+# Every verdict, and two reasons; the tests name the sites by line.
+MIXED = """\
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+from mypkg.meshes import OTHER_MESH
+
+mesh = Mesh(np.array(jax.devices()), ('x',))
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+y = jax.device_put(x, NamedSharding(half, P('x')))
+z = jax.device_put(x, NamedSharding(mesh, P()))
+k = jax.device_put(jnp.zeros(8), NamedSharding(mesh, P('x')))
+
+
+def keep(a):
+    return jax.device_put(a, a.sharding)
+
+
+def feed(a):
+    return jax.device_put(a, NamedSharding(mesh, P()))
+
+
+w = jax.device_put(OTHER_MESH, NamedSharding(mesh, P()))
+"""
+
+
+def _json(*args: str, cwd: Path) -> dict:
+    r = run("coverage", "--format", "json", *args, cwd=cwd)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_json_has_exactly_the_documented_keys_and_counts_add_up(project: Path) -> None:
+    write(project, "train.py", MIXED)
+    out = _json(cwd=project)
+    assert list(out) == ["files", "sites", "verdicts", "unresolved_reasons"]
+    assert out["files"] == 1
+    assert list(out["verdicts"]) == list(VERDICTS)
+    assert sum(out["verdicts"].values()) == out["sites"] == 7
+    assert out["verdicts"] == {"crossing": 1, "same_devices": 2, "host_data": 2, "unresolved": 2}
+    assert sum(out["unresolved_reasons"].values()) == out["verdicts"]["unresolved"]
+    assert out["unresolved_reasons"] == {
+        "a name imported from another module": 1,
+        "a parameter no call site feeds": 1,
+    }
+
+
+def test_sites_list_each_site_with_evidence_or_reason(project: Path) -> None:
+    write(project, "train.py", MIXED)
+    out = _json("--sites", cwd=project)
+    assert [s["line"] for s in out["site_list"]] == [9, 10, 11, 12, 16, 20, 23]
+    by_line = {s["line"]: (s["verdict"], s["detail"]) for s in out["site_list"]}
+    assert by_line[9][0] == "host_data" and "np.arange(8.0) (line 9)" in by_line[9][1]
+    assert by_line[10][0] == "crossing" and by_line[10][1].startswith("RSH201 ")
+    same = "'x' is on mesh 'mesh' (line 7, jax.devices()) and the target on 'mesh' (line 7, jax.devices()): " \
+        "the same devices in the same order"
+    assert by_line[11] == ("same_devices", same)
+    assert by_line[12][0] == "host_data" and "uncommitted" in by_line[12][1]
+    assert by_line[16] == ("same_devices", "the target is built from 'a's own sharding")
+    assert by_line[20] == ("unresolved", "a parameter no call site feeds")
+    assert by_line[23] == ("unresolved", "a name imported from another module")
+    assert all(s["path"] == "train.py" for s in out["site_list"])
+
+
+def test_text_report_and_exit_status_zero_even_with_crossings(project: Path) -> None:
+    write(project, "train.py", MIXED)
+    r = run("coverage", cwd=project)
+    assert r.returncode == 0, r.stderr
+    assert "7 transfer sites in 1 files" in r.stdout
+    assert "  crossing            1   14.3%" in r.stdout
+    assert "  resolved            5   71.4%" in r.stdout
+    assert "unresolved, by reason:" in r.stdout
+    assert "      2  train.py" in r.stdout
+
+
+def test_honours_excludes_from_configuration(project: Path) -> None:
+    write(project, "train.py", MIXED)
+    write(project, "vendored/copy.py", CROSS)
+    assert _json(cwd=project)["files"] == 2
+    (project / "pyproject.toml").write_text(
+        "[project]\nname = 'demo'\nversion = '0'\n\n[tool.reshard-lint]\nextend-exclude = ['vendored']\n")
+    out = _json(cwd=project)
+    assert out["files"] == 1 and out["sites"] == 7
+    assert _json("--extend-exclude", "train.py", cwd=project)["files"] == 0
+
+
+def test_a_call_the_analysis_never_runs_is_unresolved_with_that_reason(project: Path) -> None:
+    write(project, "cb.py", """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+mesh = Mesh(np.array(jax.devices()), ('x',))
+later = lambda a: jax.device_put(a, NamedSharding(mesh, P()))
+""")
+    out = _json(cwd=project)
+    assert out["sites"] == 1
+    assert out["unresolved_reasons"] == {
+        "a call the analysis did not run (a callback it does not follow, an expected-error block)": 1}
