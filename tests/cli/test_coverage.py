@@ -66,7 +66,7 @@ def test_sites_list_each_site_with_evidence_or_reason(project: Path) -> None:
     assert by_line[9][0] == "host_data" and "np.arange(8.0) (line 9)" in by_line[9][1]
     assert by_line[10][0] == "crossing" and by_line[10][1].startswith("RSH201 ")
     same = ("'x' is on mesh 'mesh' (line 7, jax.devices()) and the target on 'mesh' (line 7, jax.devices()): "
-        "the same devices in the same order")
+            "the same devices in the same order")
     assert by_line[11] == ("same_devices", same)
     assert by_line[12][0] == "host_data" and "uncommitted" in by_line[12][1]
     assert by_line[16] == ("same_devices", "the target is built from 'a's own sharding")
