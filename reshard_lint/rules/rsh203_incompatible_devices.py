@@ -146,6 +146,28 @@ half = Mesh(np.array(jax.devices()[:4]), ('x',))
 small = jax.device_put(np.ones(4), NamedSharding(half, P('x')))
 print(small.sharding, x.sharding)
 """),
+        Invalid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+
+
+@jax.jit
+def step(a):
+    return jax.lax.with_sharding_constraint(a, NamedSharding(half, P('x')))  # RSH203:12
+
+
+print(step(x))
+""", note="the jitted body sees the argument it is called with"),
+        Valid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+
+
+@jax.jit
+def step(a):
+    return jax.lax.with_sharding_constraint(a, NamedSharding(half, P('x')))
+
+
+print(step(jax.device_put(np.arange(4.0), NamedSharding(half, P('x')))))
+""", note="every call passes an array on the constraint's mesh"),
     )
 
     grounding = Grounding(
