@@ -82,7 +82,10 @@ def count_bindings(stmts: Sequence[cst.CSTNode], out: dict[str, int] | None = No
                             top = alias.name
                             while isinstance(top, cst.Attribute):
                                 top = top.value
-                            if isinstance(top, cst.Name):
+                            # `import jax` and `import jax.numpy` bind `jax` to one module:
+                            # one binding, however many submodules are imported.
+                            if isinstance(top, cst.Name) and "\0import " + top.value not in out:
+                                out["\0import " + top.value] = 1
                                 add(top.value)
                 elif isinstance(small, (cst.Global, cst.Nonlocal)):
                     for n in small.names:
