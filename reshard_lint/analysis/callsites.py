@@ -25,7 +25,7 @@ from typing import Optional
 import libcst as cst
 
 from .arguments import Call
-from .values import UNKNOWN, FuncVal, Value, is_unknown, join, unknown
+from .values import UNKNOWN, ClassVal, FuncVal, Value, is_unknown, join, unknown
 
 # Callees whose first argument is a function they wrap (not an escape): calls of the
 # wrapper are calls of the function. A tree map calls it on each leaf.
@@ -130,6 +130,24 @@ class CallSites:
             params = None
         fn_sites[id(node)] = Site(node, params)
 
+    def observe_fields(self, cls: ClassVal, node: cst.CSTNode, params: Optional[dict[str, Value]]) -> None:
+        """A dataclass constructor call: its fields are the parameters."""
+        self.sites.setdefault(cls.node, {})[id(node)] = Site(node, params)
+
+    def fields_ready(self, cls: ClassVal) -> bool:
+        want = self._class_calls(cls)
+        return want is None or len(self.sites.get(cls.node, {})) >= want
+
+    def fields(self, cls: ClassVal, names: list[str]) -> dict[str, Value]:
+        return self._agreed(self._class_calls(cls), self.sites.get(cls.node, {}), names)
+
+    def _class_calls(self, cls: ClassVal) -> Optional[int]:
+        name = cls.node.name.value
+        c = self.counts
+        if c.name_escapes(name) or c.wrapped.get(name, 0):
+            return None
+        return c.calls.get(name, 0)
+
     def alias(self, func: FuncVal, name: str) -> None:
         self.aliases.setdefault(func.node, set()).add(name)
 
@@ -162,8 +180,9 @@ class CallSites:
 
     def parameters(self, func: FuncVal, names: list[str]) -> dict[str, Value]:
         """The value of each parameter: one value all call sites agree on, or unknown."""
-        want = self.expected(func)
-        seen = self.sites.get(func.node, {})
+        return self._agreed(self.expected(func), self.sites.get(func.node, {}), names)
+
+    def _agreed(self, want: Optional[int], seen: dict[int, Site], names: list[str]) -> dict[str, Value]:
         if want is None:
             return {n: unknown(ESCAPES) for n in names}
         if not seen and want == 0:

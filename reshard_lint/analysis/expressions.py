@@ -16,7 +16,7 @@ from .values import (
     UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, IntVal, MeshVal, QualVal, SeqVal,
     HostVal, OwnShardingVal, ShardingVal, Value, is_unknown, join, undecidable, unknown,
 )
-from .reasons import ATTRIBUTE, UNKNOWN_OBJECT
+from .reasons import ATTRIBUTE, COMMITTED_OPERAND, UNKNOWN_OBJECT
 
 
 class Expressions:
@@ -158,6 +158,9 @@ class Expressions:
                 return IntVal(lambda m, f=base.fn: len(f(m).flat))
             return UNKNOWN
         if isinstance(base, InstanceVal):
+            fields = base.cls.fields
+            if fields is not None and attr in fields.names:  # type: ignore[attr-defined]
+                return self.field_value(base.cls, attr)
             return base.cls.attrs.get(attr, unknown(ATTRIBUTE)) if attr != "__sites__" else UNKNOWN
         if isinstance(base, ClassVal):
             return base.attrs.get(attr, UNKNOWN) if attr != "__sites__" else UNKNOWN
@@ -271,6 +274,13 @@ class Expressions:
             return left
         if isinstance(right, ArrayVal) and isinstance(left, (IntVal, ConstVal)):
             return right
+        host = [v for v in (left, right) if isinstance(v, HostVal)]
+        if host and all(isinstance(v, (HostVal, IntVal, ConstVal)) for v in (left, right)):
+            # Host data with host data stays on the host; an uncommitted operand keeps
+            # the result uncommitted.
+            return HostVal(self.ctx.code(node, 40), node, any(h.uncommitted for h in host))
+        if host:
+            return unknown(COMMITTED_OPERAND)
         return UNKNOWN
 
     def _comprehension(self, node: cst.ListComp | cst.GeneratorExp | cst.SetComp, scope: Scope) -> Value:

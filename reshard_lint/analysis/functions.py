@@ -15,7 +15,7 @@ import libcst as cst
 from .arguments import Call
 from .callsites import bind_arguments
 from .scope import Scope, block, count_bindings
-from .values import UNKNOWN, ClassVal, FuncVal, InstanceVal, Value, join, unknown
+from .values import UNKNOWN, FuncVal, Value, join, unknown
 
 _MAX_INLINE_DEPTH = 3
 _MAX_CONTEXTS = 8  # distinct argument contexts evaluated per function
@@ -44,15 +44,6 @@ class Functions:
         if params is None:
             return unknown(UNMATCHED)
         return self.inline(func, params)
-
-    def construct(self, cls: ClassVal, call: Call, node: cst.CSTNode) -> Value:
-        """``Cls(...)``: its ``__init__`` sees the arguments; the one abstract instance."""
-        if cls.instance is None:
-            cls.instance = InstanceVal(cls)
-        init = cls.attrs.get("__init__")
-        if isinstance(init, FuncVal):
-            self.observe_call(init, call, node, bound=cls.instance)
-        return cls.instance
 
     def inline(self, func: FuncVal, params: dict[str, Value]) -> Value:
         """The function's return value for these arguments, evaluated quietly, memoized."""

@@ -18,6 +18,7 @@ from typing import Callable, Iterable, Optional, Sequence
 import libcst as cst
 
 from .calls import Calls
+from .classes import Classes
 from .callsites import NO_CALL_SITE, CallSites
 from .context import FileContext
 from .events import Event
@@ -26,7 +27,7 @@ from .functions import Functions
 from .scope import Scope, block, count_bindings, names_in_target
 from .valueops import dotted, expects_error, ordered
 from .values import (
-    UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, JitVal, MeshContextVal, MeshVal,
+    UNKNOWN, ArrayVal, ConstVal, DevVal, FuncVal, InstanceVal, JitVal, MeshContextVal, MeshVal,
     PartialVal, QualVal, SeqVal, ShardingVal, Value, join, undecidable, unknown,
 )
 from ..qualnames import canonical
@@ -34,7 +35,7 @@ from ..qualnames import canonical
 Sink = Callable[[Event], None]
 
 
-class Analyzer(Expressions, Calls, Functions):
+class Analyzer(Expressions, Calls, Functions, Classes):
     def __init__(self, ctx: FileContext, sink: Sink) -> None:
         self.ctx = ctx
         self.sink = sink
@@ -89,6 +90,8 @@ class Analyzer(Expressions, Calls, Functions):
         """Methods run after __init__, so they see what it assigns."""
         if func.owner is None:
             return True
+        if func.owner.fields is not None and not self.callsites.fields_ready(func.owner):
+            return False
         init = self.inits.get(id(func.owner))
         return init is None or init is func or id(init) in self.ran
 
@@ -277,76 +280,6 @@ class Analyzer(Expressions, Calls, Functions):
         if isinstance(dec, JitVal):  # jax.jit(out_shardings=...) used as a decorator factory
             return JitVal(dec.node, dec.in_shardings, dec.out_shardings, func=func)
         return UNKNOWN
-
-    def exec_class(self, stmt: cst.ClassDef, scope: Scope) -> None:
-        for dec in stmt.decorators:
-            self.eval(dec.decorator, scope)
-        cls = ClassVal(stmt)
-        body = block(stmt.body)
-        cscope = Scope(scope, "class", count_bindings(body))
-        instance = cls.instance = InstanceVal(cls)
-        # Methods see `self.attr` only when the attribute is assigned in one place.
-        attr_sites = self._attribute_sites(stmt)
-        first_method = len(self.pending)
-        for s in body:
-            if isinstance(s, cst.FunctionDef):
-                self.exec_def(s, cscope, instance)
-            else:
-                self.exec_stmt(s, cscope)
-        for name, val in cscope.vars.items():
-            if cscope.bindings.get(name) == 1 and attr_sites.get(name, 0) == 0:
-                cls.attrs[name] = val
-        cls.attrs["__sites__"] = ConstVal(attr_sites)
-        scope.vars[stmt.name.value] = cls
-        for fn, _, _ in self.pending[first_method:]:
-            if fn.node.name.value == "__init__":  # type: ignore[union-attr]
-                self.inits[id(cls)] = fn
-
-    def _attribute_sites(self, cls: cst.ClassDef) -> dict[str, int]:
-        """How many statements assign each ``self.attr`` in the class's methods.
-
-        A statement walk, not a libcst visitor: visitors rebuild nodes and cost as much
-        as the parse.
-        """
-        sites: dict[str, int] = {}
-
-        def count(t: cst.BaseExpression, n: int = 1) -> None:
-            if isinstance(t, (cst.Tuple, cst.List)):
-                for el in t.elements:
-                    count(el.value, n)
-            elif isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
-                sites[t.attr.value] = sites.get(t.attr.value, 0) + n
-
-        def walk(stmts: Sequence[cst.CSTNode]) -> None:
-            for stmt in stmts:
-                if isinstance(stmt, cst.SimpleStatementLine):
-                    for small in stmt.body:
-                        if isinstance(small, cst.Assign):
-                            for t in small.targets:
-                                count(t.target)
-                        elif isinstance(small, cst.AugAssign):
-                            count(small.target, 2)
-                        elif isinstance(small, cst.AnnAssign) and small.value is not None:
-                            count(small.target)
-                    continue
-                if isinstance(stmt, cst.ClassDef):
-                    continue  # a nested class's `self` is another object
-                body = getattr(stmt, "body", None)
-                if isinstance(body, cst.BaseSuite):
-                    walk(block(body))
-                for attr in ("orelse", "finalbody"):
-                    sub = getattr(stmt, attr, None)
-                    if isinstance(sub, cst.If):
-                        walk([sub])
-                    elif sub is not None and isinstance(getattr(sub, "body", None), cst.BaseSuite):
-                        walk(block(sub.body))
-                for h in getattr(stmt, "handlers", ()):
-                    walk(block(h.body))
-                for c in getattr(stmt, "cases", ()):
-                    walk(block(c.body))
-
-        walk(block(cls.body))
-        return sites
 
     def run_function(self, func: FuncVal, parent: Scope, self_val: Optional[InstanceVal]) -> None:
         fn = func.node

@@ -208,6 +208,7 @@ class ClassVal(Value):
     node: cst.ClassDef
     attrs: dict[str, Value] = field(default_factory=dict)
     instance: Optional["InstanceVal"] = None  # one abstract instance: attributes live on the class
+    fields: Optional[object] = None  # classes.Fields of a dataclass
 
 
 @dataclass(eq=False)

@@ -1,0 +1,167 @@
+"""Classes: class bodies, the one abstract instance, ``__init__`` and dataclass fields.
+
+Attributes live on the class (one abstract instance): ``self.attr`` is known in methods
+when one statement assigns it, and ``__init__`` runs with what the constructor calls
+pass. A dataclass (``@dataclasses.dataclass``, ``@flax.struct.dataclass``, subclasses
+of ``flax.struct.PyTreeNode`` or ``flax.linen.Module``) has no ``__init__`` to run:
+its fields take what every constructor call passes, or their defaults, with the same
+rules as parameters (callsites.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import libcst as cst
+
+from .arguments import Call
+from .callsites import UNSEEN_CALLS
+from .scope import Scope, block, count_bindings
+from .values import UNKNOWN, ClassVal, ConstVal, FuncVal, InstanceVal, QualVal, Value, unknown
+
+_DATACLASS_DECORATORS = ("dataclasses.dataclass", "flax.struct.dataclass", "chex.dataclass")
+_DATACLASS_BASES = ("flax.struct.PyTreeNode", "flax.linen.Module", "flax.linen.module.Module")
+
+
+@dataclass
+class Fields:
+    names: list[str]  # in declaration order: the constructor's positional order
+    defaults: dict[str, Value]
+
+
+class Classes:
+    """The interpreter's classes."""
+
+    def exec_class(self, stmt: cst.ClassDef, scope: Scope) -> None:
+        decorators = [self.eval(dec.decorator, scope) for dec in stmt.decorators]
+        bases = [self.eval(arg.value, scope) for arg in stmt.bases]
+        cls = ClassVal(stmt)
+        body = block(stmt.body)
+        cscope = Scope(scope, "class", count_bindings(body))
+        instance = cls.instance = InstanceVal(cls)
+        # Methods see `self.attr` only when the attribute is assigned in one place.
+        attr_sites = self._attribute_sites(stmt)
+        first_method = len(self.pending)
+        for s in body:
+            if isinstance(s, cst.FunctionDef):
+                self.exec_def(s, cscope, instance)
+            else:
+                self.exec_stmt(s, cscope)
+        for name, val in cscope.vars.items():
+            if cscope.bindings.get(name) == 1 and attr_sites.get(name, 0) == 0:
+                cls.attrs[name] = val
+        cls.attrs["__sites__"] = ConstVal(attr_sites)
+        if _is_dataclass(decorators, bases) and "__init__" not in cscope.vars:
+            cls.fields = _fields(body, cscope, attr_sites)
+            for name in cls.fields.names:
+                cls.attrs.pop(name, None)  # read from the constructor calls, not the default
+        scope.vars[stmt.name.value] = cls
+        for fn, _, _ in self.pending[first_method:]:
+            if fn.node.name.value == "__init__":  # type: ignore[union-attr]
+                self.inits[id(cls)] = fn
+
+    def _attribute_sites(self, cls: cst.ClassDef) -> dict[str, int]:
+        """How many statements assign each ``self.attr`` in the class's methods.
+
+        A statement walk, not a libcst visitor: visitors rebuild nodes and cost as much
+        as the parse.
+        """
+        sites: dict[str, int] = {}
+
+        def count(t: cst.BaseExpression, n: int = 1) -> None:
+            if isinstance(t, (cst.Tuple, cst.List)):
+                for el in t.elements:
+                    count(el.value, n)
+            elif isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
+                sites[t.attr.value] = sites.get(t.attr.value, 0) + n
+
+        def walk(stmts: Sequence[cst.CSTNode]) -> None:
+            for stmt in stmts:
+                if isinstance(stmt, cst.SimpleStatementLine):
+                    for small in stmt.body:
+                        if isinstance(small, cst.Assign):
+                            for t in small.targets:
+                                count(t.target)
+                        elif isinstance(small, cst.AugAssign):
+                            count(small.target, 2)
+                        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                            count(small.target)
+                    continue
+                if isinstance(stmt, cst.ClassDef):
+                    continue  # a nested class's `self` is another object
+                body = getattr(stmt, "body", None)
+                if isinstance(body, cst.BaseSuite):
+                    walk(block(body))
+                for attr in ("orelse", "finalbody"):
+                    sub = getattr(stmt, attr, None)
+                    if isinstance(sub, cst.If):
+                        walk([sub])
+                    elif sub is not None and isinstance(getattr(sub, "body", None), cst.BaseSuite):
+                        walk(block(sub.body))
+                for h in getattr(stmt, "handlers", ()):
+                    walk(block(h.body))
+                for c in getattr(stmt, "cases", ()):
+                    walk(block(c.body))
+
+        walk(block(cls.body))
+        return sites
+
+    def construct(self, cls: ClassVal, call: Call, node: cst.CSTNode) -> Value:
+        """``Cls(...)``: its ``__init__`` sees the arguments; the one abstract instance."""
+        if cls.instance is None:
+            cls.instance = InstanceVal(cls)
+        init = cls.attrs.get("__init__")
+        if isinstance(init, FuncVal):
+            self.observe_call(init, call, node, bound=cls.instance)
+        elif cls.fields is not None and not self.quiet:
+            self.callsites.observe_fields(cls, node, _bind_fields(cls.fields, call))
+        return cls.instance
+
+    def field_value(self, cls: ClassVal, name: str) -> Value:
+        """A dataclass field: what every constructor call passes, once all were seen."""
+        assert cls.fields is not None
+        return self.callsites.fields(cls, cls.fields.names).get(name, unknown(UNSEEN_CALLS))
+
+
+def _is_dataclass(decorators: Sequence[Value], bases: Sequence[Value]) -> bool:
+    for d in decorators:
+        if isinstance(d, QualVal) and d.qual in _DATACLASS_DECORATORS:
+            return True
+    return any(isinstance(b, QualVal) and b.qual in _DATACLASS_BASES for b in bases)
+
+
+def _fields(body: Sequence[cst.CSTNode], cscope: Scope, attr_sites: dict[str, int]) -> Fields:
+    names: list[str] = []
+    defaults: dict[str, Value] = {}
+    for stmt in body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                ann = small.annotation.annotation
+                text = ann.value if isinstance(ann, cst.Name) else ann.attr.value if isinstance(
+                    ann, cst.Attribute) else ""
+                if text == "ClassVar" or (isinstance(ann, cst.Subscript) and "ClassVar" in str(ann.value)):
+                    continue
+                name = small.target.value
+                names.append(name)
+                if small.value is not None:
+                    v = cscope.vars.get(name, UNKNOWN)
+                    # `field(default_factory=...)` and the like: a default the analysis does not know.
+                    defaults[name] = v if not isinstance(small.value, cst.Call) else UNKNOWN
+    return Fields(names, defaults)
+
+
+def _bind_fields(fields: Fields, call: Call) -> Optional[dict[str, Value]]:
+    if call.has_star or len(call.positional) > len(fields.names):
+        return None
+    out = {n: v for n, (v, _) in zip(fields.names, call.positional)}
+    for k, (v, _) in call.keywords.items():
+        if k not in fields.names or k in out:
+            return None
+        out[k] = v
+    for n in fields.names:
+        if n not in out:
+            out[n] = fields.defaults.get(n, UNKNOWN)
+    return out
