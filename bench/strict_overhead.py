@@ -1,4 +1,4 @@
-"""How much reshard-lint's strict mode adds to a jax.device_put.
+"""How much reshard-lint's strict mode adds to a jax.device_put and to a jitted call.
 
 Run: python bench/strict_overhead.py [--devices 8] [--samples 21]
 
@@ -9,6 +9,9 @@ equally, and prints medians and the ratio strict/off. Cases:
             the clean call strict mode sees most in a test suite)
   no-op     device_put(x, x.sharding) (JAX's cheapest path: the worst case for the ratio)
   host      numpy data to a sharding (host-to-device; strict mode only looks at its type)
+  jit       a warm call of jax.jit(f, in_shardings=s) on an array committed to s (strict
+            mode's verdict for the argument shardings is cached: a dict look-up per call)
+  jit-tree  the same with a pytree argument ({'w': x, 'b': x}: the flatten path)
 Transfers on a shared CPU are noisy, so the table also shows the check alone ("check"):
 the time strict mode's wrapper spends before calling JAX, measured in a tight loop, and
 its share of the plain call ("check/off"), which is the overhead without the noise.
@@ -51,6 +54,7 @@ def main() -> None:
              f"{'ratio':>7} {'overhead':>9} {'check (us)':>10} {'check/off':>10}"
     print(header)
     print("-" * len(header))
+    jit_rows: list[tuple[str, str, int, float, float, float]] = []
     for label, nbytes in sizes:
         cols = 8 * n
         rows = max(n, nbytes // 4 // cols)
@@ -71,6 +75,49 @@ def main() -> None:
             print(f"{name:<8} {label:>6} {calls:>11} {off * 1e6:>10.1f} {on * 1e6:>12.1f} "
                   f"{ratio:>7.3f} {100 * (ratio - 1):>+8.1f}% {check * 1e6:>10.2f} "
                   f"{100 * check / off:>9.2f}%")
+        jit_rows.extend(jit_cases(label, x, rows_sharded, calls, args.samples, strict))
+    for name, label, calls, off, on, check in jit_rows:
+        ratio = on / off
+        print(f"{name:<8} {label:>6} {calls:>11} {off * 1e6:>10.1f} {on * 1e6:>12.1f} "
+              f"{ratio:>7.3f} {100 * (ratio - 1):>+8.1f}% {check * 1e6:>10.2f} "
+              f"{100 * check / off:>9.2f}%")
+
+
+def jit_cases(label: str, x: Any, sharding: Any, calls: int, samples: int,
+              strict: Callable[..., Any]) -> list[tuple[str, str, int, float, float, float]]:
+    """Warm jitted calls with in_shardings: (case, size, calls, off, strict, check) in seconds."""
+    import jax
+
+    calls = min(calls, 500)
+    # Made under strict mode (jax.jit is checked only while it is on), so the same object
+    # is timed both ways: off, its wrapper passes the call straight through.
+    with strict():
+        f = jax.jit(lambda a: a * 2, in_shardings=sharding)
+        g = jax.jit(lambda t: t["w"] + t["b"], in_shardings=sharding)
+    tree = {"w": x, "b": x}
+    rows = []
+    for name, fn, arg in (("jit", f, x), ("jit-tree", g, tree)):
+        off, on = measure(lambda: fn(arg).block_until_ready(), calls, samples, strict)
+        rows.append((name, label, calls, off, on, jit_check_cost(fn, arg)))
+    return rows
+
+
+def jit_check_cost(fn: Any, arg: Any, repeats: int = 20000, samples: int = 7) -> float:
+    """Median seconds for strict mode's check of one warm jitted call, without the call."""
+    from reshard_lint.runtime import StrictConfig
+    from reshard_lint.runtime._checks import check_jit_call
+
+    config = StrictConfig()
+    signature = fn._rsh_signature
+    args = (arg,)
+
+    def cost() -> float:
+        start = time.perf_counter()
+        for _ in range(repeats):
+            check_jit_call(config, signature, args)
+        return (time.perf_counter() - start) / repeats
+
+    return statistics.median(cost() for _ in range(samples))
 
 
 def measure(call: Callable[[], Any], calls: int, samples: int,

@@ -4,8 +4,10 @@ The static rules stop where a mesh comes from a config file, another module or a
 parameter, and JAX raises its cross-host reshard errors only with several processes. While
 strict mode is on, ``jax.device_put`` (and its pytree form, ``Array.to_device``),
 ``jax.make_array_from_process_local_data`` and
-``multihost_utils.host_local_array_to_global_array`` are checked before JAX runs them, and
-fail with the same rule codes the linter uses::
+``multihost_utils.host_local_array_to_global_array`` are checked before JAX runs them, as
+are calls of functions made by ``jax.jit(f, in_shardings=...)`` while strict mode is on
+(RSH203, RSH204: an argument on another device set or order, which crashes the process on
+the second call), and fail with the same rule codes the linter uses::
 
     from reshard_lint.runtime import strict
 

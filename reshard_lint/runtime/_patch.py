@@ -2,12 +2,15 @@
 
 The wrappers are thin: one read of ``_state.current``, and when strict mode is off they call
 straight through. That keeps a wrapper that escaped removal (``from jax import device_put``
-run while strict mode was on) harmless afterwards.
+run while strict mode was on) harmless afterwards. ``jax.jit`` is wrapped so that the
+functions it makes while strict mode is on check their arguments against ``in_shardings``
+(``StrictJitted``); the others stay JAX's own objects.
 """
 
 from __future__ import annotations
 
 import functools
+import types
 from typing import Any, Callable
 
 import jax
@@ -69,9 +72,75 @@ def _wrap_host_local(original: Callable[..., Any]) -> Callable[..., Any]:
     return host_local_array_to_global_array
 
 
+class StrictJitted:
+    """``jax.jit(f, in_shardings=...)`` under strict mode: checks each call, then runs JAX's.
+
+    Made only for jitted functions whose ``in_shardings`` hold a concrete ``Sharding``; the
+    rest stay JAX's own objects. Everything but the call (``lower``, ``trace``,
+    ``eval_shape``, ``clear_cache``, ``_fun`` ...) is the jitted function's. Once strict mode
+    is off the call goes straight through.
+    """
+
+    def __init__(self, jitted: Any, signature: _checks.JitSignature) -> None:
+        functools.update_wrapper(self, jitted)  # __name__, __doc__, __wrapped__ = jitted ...
+        self._rsh_jitted = jitted
+        self._rsh_signature = signature
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True  # pytest: show the user's line, not this frame
+        config = _state.current
+        if config is not None:
+            _checks.check_jit_call(config, self._rsh_signature, args)
+        return self._rsh_jitted(*args, **kwargs)
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        # A jitted method: JAX's PjitFunction binds like a function, so does this.
+        return self if obj is None else types.MethodType(self, obj)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_rsh_"):  # not set yet (copy, pickle): no recursion
+            raise AttributeError(name)
+        return getattr(self._rsh_jitted, name)
+
+    def __repr__(self) -> str:
+        return repr(self._rsh_jitted)
+
+
+def _checked_jit(jitted: Any) -> Any:
+    """Wrap a jitted function when its in_shardings give strict mode something to check."""
+    info = getattr(jitted, "_jit_info", None)
+    if info is None or not getattr(info, "user_specified_in_shardings", False):
+        return jitted
+    leaves = tuple(getattr(info, "in_shardings_leaves", ()))
+    if not any(isinstance(leaf, jax.sharding.Sharding) for leaf in leaves):
+        return jitted  # None / PartitionSpec entries only: JAX resolves and judges them
+    try:
+        in_shardings = jax.tree_util.tree_unflatten(info.in_shardings_treedef, leaves)
+        static = tuple(int(i) for i in info.static_argnums)
+    except Exception:  # a jax whose PjitInfo reads differently: leave the call to JAX
+        return jitted
+    name = getattr(jitted, "__name__", None) or "fun"
+    return StrictJitted(jitted, _checks.JitSignature(name, static, in_shardings))
+
+
+_NO_FUN = object()
+
+
+def _wrap_jit(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def jit(fun: Any = _NO_FUN, /, **kwargs: Any) -> Any:
+        if fun is _NO_FUN:  # jax.jit(in_shardings=...) as a decorator factory
+            make = original(**kwargs)
+            return lambda f: _checked_jit(make(f))
+        return _checked_jit(original(fun, **kwargs))
+
+    return jit
+
+
 def _targets() -> list[tuple[Any, str, Callable[[Callable[..., Any]], Callable[..., Any]]]]:
     return [
         (jax, "device_put", _wrap_device_put),
+        (jax, "jit", _wrap_jit),
         (ArrayImpl, "to_device", _wrap_to_device),
         (jax, "make_array_from_process_local_data", _wrap_process_local),
         (_multihost_utils, "host_local_array_to_global_array", _wrap_host_local),

@@ -22,7 +22,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("reshard-lint", "reshard-lint runtime strict mode")
     group.addoption("--reshard-strict", action="store_true", default=None, dest="reshard_strict",
                     help="check every jax.device_put for cross-host reshard bugs (RSH201/202, "
-                         "RSH301-304) and fail the test where a multi-host job would fail")
+                         "RSH301-304) and every call of a function jitted with in_shardings "
+                         "(RSH203/204), and fail the test where a multi-host job would fail")
     group.addoption("--no-reshard-strict", action="store_false", dest="reshard_strict",
                     help="turn strict mode off even when the ini file turns it on")
     group.addoption("--reshard-strict-processes", default=None, dest="reshard_strict_processes",

@@ -31,6 +31,7 @@ ORIGINALS = {
     "make_array_from_process_local_data": jax.make_array_from_process_local_data,
     "host_local_array_to_global_array": multihost_utils.host_local_array_to_global_array,
     "to_device": type(jax.numpy.zeros(1)).__dict__["to_device"],
+    "jit": jax.jit,
 }
 
 
@@ -40,6 +41,7 @@ def restored() -> bool:
         "make_array_from_process_local_data": jax.make_array_from_process_local_data,
         "host_local_array_to_global_array": multihost_utils.host_local_array_to_global_array,
         "to_device": type(jax.numpy.zeros(1)).__dict__["to_device"],
+        "jit": jax.jit,
     }
     return all(now[k] is v for k, v in ORIGINALS.items())
 

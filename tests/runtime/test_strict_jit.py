@@ -1,0 +1,331 @@
+"""Strict mode for ``jax.jit(f, in_shardings=...)`` (RSH203, RSH204), under real JAX.
+
+What JAX 0.10.2 does with a committed argument whose sharding's device order is not the
+in_sharding's (1 process x 8 CPU devices; RUNTIME-FACTS.md has the 2-process rows):
+JAX compares only the HLO shardings. Where they differ it raises its own ValueError. Where
+they are equal and both sides span the same number of devices, the first call copies the
+argument and the second call of the same jitted function crashes the process (SIGSEGV).
+The grounding test below runs that program for real, once plain and once under strict mode.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+
+TIMEOUT = 120
+
+# The program RSH204's page describes: jit with in_shardings on the reversed device order,
+# called twice on an array committed to the natural order.
+CRASH_PROGRAM = textwrap.dedent("""\
+    import sys
+    import jax
+    import numpy as np
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+    STRICT = sys.argv[1] == "strict"
+    if STRICT:
+        from reshard_lint.runtime import enable
+        enable()
+
+    assert len(jax.devices()) == 8, jax.devices()
+    mesh = Mesh(np.array(jax.devices()), ("x",))
+    x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P("x")))
+    rev = Mesh(np.array(jax.devices()[::-1]), ("x",))
+    f = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(rev, P("x")))
+    try:
+        y = f(x)
+    except Exception:
+        # Nothing was traced, compiled or run: JAX's cache for f is still empty.
+        print("executables after the failed call:", f._cache_size(), flush=True)
+        raise
+    print("first call:", float(y.sum()), flush=True)
+    y = f(x)
+    print("second call:", float(y.sum()), flush=True)
+""")
+
+
+def _env_xla_flags() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("JAX_NUM_CPU_DEVICES", None)
+    env.pop("PYTEST_ADDOPTS", None)
+    env["JAX_PLATFORMS"] = "cpu"
+    env["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+    return env
+
+
+def _run_crash_program(mode: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    script = tmp_path / "jit_reversed_twice.py"
+    script.write_text(CRASH_PROGRAM)
+    return subprocess.run([sys.executable, str(script), mode], capture_output=True, text=True,
+                          env=_env_xla_flags(), timeout=TIMEOUT, cwd=tmp_path)
+
+
+def test_plain_jax_copies_on_the_first_call_and_crashes_on_the_second(tmp_path: Path) -> None:
+    """Grounds RSH204's "one process: the first call copies, the second crashes (SIGSEGV)"."""
+    proc = _run_crash_program("plain", tmp_path)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode < 0, f"expected death by a signal, got exit code {proc.returncode}:\n{out}"
+    assert proc.returncode == -signal.SIGSEGV, out
+    assert "first call: 56.0" in proc.stdout, out  # the first call worked (a silent copy)
+    assert "second call" not in proc.stdout, out
+    assert "Buffer passed to Execute()" in proc.stderr and "replica is assigned to device" in proc.stderr, out
+
+
+def test_strict_mode_raises_rsh204_at_the_first_call_instead(tmp_path: Path) -> None:
+    proc = _run_crash_program("strict", tmp_path)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, f"expected an exception (exit code 1), got {proc.returncode}:\n{out}"
+    assert "reshard_lint.runtime.errors.ReshardError: RSH204 jit(<lambda>) takes argument 0 on devices " \
+           "[0, 1, 2, 3, 4, 5, 6, 7] through in_shardings on [7, 6, 5, 4, 3, 2, 1, 0], the same " \
+           "devices in another order" in proc.stderr, out
+    assert "SIGSEGV" in proc.stderr  # the message says what JAX would have done
+    assert "first call" not in proc.stdout, out
+    assert "executables after the failed call: 0" in proc.stdout, out  # raised before JAX ran
+
+
+# --------------------------------------------------------------------------- the matrix
+
+JIT_PRELUDE = textwrap.dedent("""\
+    import jax
+    import numpy as np
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+    devs = jax.devices()
+    mesh = Mesh(np.array(devs), ("x",))
+    x = jax.device_put(np.arange(64.0).reshape(8, 8), NamedSharding(mesh, P("x")))
+    from jax.sharding import SingleDeviceSharding
+    rev = Mesh(np.array(devs[::-1]), ("x",))
+    lo = Mesh(np.array(devs[:4]), ("x",))
+    hi = Mesh(np.array(devs[4:]), ("x",))
+    data = np.arange(64.0).reshape(8, 8)
+""")
+
+# (name, program, plain JAX, strict(processes=1), strict(processes=2)).
+# plain: "ok" or "error:<exception type>"; strict: "ok", "error:RSHnnn", "warn:RSHnnn".
+# Every program calls its jitted function once: twice would crash plain JAX (see above).
+JIT_CASES: tuple[tuple[str, str, str, str, str], ...] = (
+    # --- RSH204: same devices, other order ---
+    ("reversed", """
+        f = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(rev, P("x")))
+        out = f(x)
+        """, "ok", "error:RSH204", "error:RSH204"),
+    ("reversed_replicated", """
+        r = jax.device_put(data, NamedSharding(mesh, P()))
+        out = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(rev, P()))(r)
+        """, "ok", "error:RSH204", "error:RSH204"),
+    ("transposed_grid_same_placement", """
+        grid = Mesh(np.array(devs).reshape(2, 4), ("a", "b"))
+        g = jax.device_put(data, NamedSharding(grid, P(("a", "b"))))
+        t = Mesh(grid.devices.T, ("b", "a"))
+        out = jax.jit(lambda a: a + 1, in_shardings=NamedSharding(t, P(("b", "a"))))(g)
+        """, "ok", "error:RSH204", "error:RSH204"),
+    ("reversed_other_spec", """
+        out = jax.jit(lambda a: a + 1, in_shardings=NamedSharding(rev, P()))(x)
+        """, "error:ValueError", "error:RSH204", "error:RSH204"),
+    ("decorator_static_pytree", """
+        from functools import partial
+
+        @partial(jax.jit, static_argnums=0, in_shardings=NamedSharding(rev, P("x")))
+        def step(n, batch):
+            return batch["w"] * n
+
+        out = step(3, {"w": x})
+        """, "ok", "error:RSH204", "error:RSH204"),
+    ("decorator_factory_method", """
+        class Model:
+            @jax.jit(static_argnums=0, in_shardings=(NamedSharding(rev, P("x")),))
+            def apply(self, a):
+                return a + 1
+
+        out = Model().apply(x)
+        """, "ok", "error:RSH204", "error:RSH204"),
+    # --- RSH203: another device set ---
+    ("subset", """
+        out = jax.jit(lambda a: a + 1, in_shardings=NamedSharding(lo, P("x")))(x)
+        """, "error:ValueError", "error:RSH203", "error:RSH203"),
+    ("disjoint_halves", """
+        a = jax.device_put(data, NamedSharding(lo, P("x")))
+        out = jax.jit(lambda v: v + 1, in_shardings=NamedSharding(hi, P("x")))(a)
+        """, "ok", "error:RSH203", "error:RSH203"),
+    ("other_devices_of_one_process", """
+        a = jax.device_put(data, NamedSharding(Mesh(np.array(devs[:2]), ("x",)), P("x")))
+        other = NamedSharding(Mesh(np.array(devs[2:4]), ("x",)), P("x"))
+        out = jax.jit(lambda v: v + 1, in_shardings=other)(a)
+        """, "ok", "error:RSH203", "error:RSH203"),
+    ("one_device_to_a_device_of_another_process", """
+        a = jax.device_put(data, devs[0])
+        out = jax.jit(lambda v: v + 1, in_shardings=SingleDeviceSharding(devs[5]))(a)
+        """, "ok", "ok", "error:RSH203"),
+    ("half_replicated_to_all_replicated", """
+        a = jax.device_put(data, NamedSharding(lo, P()))
+        out = jax.jit(lambda v: v + 1, in_shardings=NamedSharding(mesh, P()))(a)
+        """, "ok", "ok", "error:RSH203"),
+    # --- clean ---
+    ("same_mesh", """
+        out = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(mesh, P("x")))(x)
+        """, "ok", "ok", "ok"),
+    ("same_order_reshaped_mesh", """
+        grid = Mesh(mesh.devices.reshape(2, 4), ("a", "b"))
+        out = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(grid, P(("a", "b"))))(x)
+        """, "ok", "ok", "ok"),
+    ("host_and_uncommitted_data", """
+        f = jax.jit(lambda a, b, c: a + b + c, in_shardings=NamedSharding(rev, P("x")))
+        out = f(data, jax.numpy.ones((8, 8)), 1.0 + np.zeros((8, 8)))
+        """, "ok", "ok", "ok"),
+    ("put_on_the_jit_sharding_first", """
+        s = NamedSharding(rev, P("x"))
+        x = jax.device_put(x, s)
+        out = jax.jit(lambda a: a * 2, in_shardings=s)(x)
+        """, "ok", "warn:RSH202", "warn:RSH202"),
+    ("one_device_to_another_of_one_process", """
+        a = jax.device_put(data, devs[0])
+        out = jax.jit(lambda v: v + 1, in_shardings=SingleDeviceSharding(devs[3]))(a)
+        """, "ok", "ok", "ok"),
+    ("one_device_to_replicated_on_its_process", """
+        a = jax.device_put(data, devs[0])
+        out = jax.jit(lambda v: v + 1, in_shardings=NamedSharding(lo, P()))(a)
+        """, "ok", "ok", "ok"),
+    ("no_in_shardings_or_none", """
+        f = jax.jit(lambda a, b: a + b, in_shardings=None)
+        out = (jax.jit(lambda a: a * 2)(x), f(x, x))
+        """, "ok", "ok", "ok"),
+    ("called_inside_another_jit", """
+        inner = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(rev, P("x")))
+        out = jax.jit(lambda a: inner(a) + 1)(x)  # a tracer: JAX judges it (INCOMPAT)
+        """, "error:ValueError", "error:ValueError", "error:ValueError"),
+)
+
+
+@pytest.fixture(scope="module")
+def jit_results(tmp_path_factory: pytest.TempPathFactory,
+                driver: Callable[[list[dict[str, Any]], Path], dict[str, Any]]) -> dict[str, Any]:
+    cases = [{"name": name, "code": JIT_PRELUDE + textwrap.dedent(body)}
+             for name, body, *_ in JIT_CASES]
+    return driver(cases, tmp_path_factory.mktemp("jit"))
+
+
+def _outcome(result: dict[str, Any], plain: bool = False) -> str:
+    if result["status"] == "error":
+        return f"error:{result['exc_type']}" if plain or result["code"] is None else f"error:{result['code']}"
+    codes = [w["code"] for w in result["warnings"]]
+    return f"warn:{codes[0]}" if codes else "ok"
+
+
+@pytest.mark.parametrize("case", JIT_CASES, ids=[c[0] for c in JIT_CASES])
+def test_jit_verdicts(jit_results: dict[str, Any], case: tuple[str, str, str, str, str]) -> None:
+    name, _, plain, p1, p2 = case
+    assert _outcome(jit_results["plain"][name], plain=True) == plain, jit_results["plain"][name]
+    assert _outcome(jit_results["off"][name], plain=True) == plain, jit_results["off"][name]
+    for mode, expected in (("p1", p1), ("p2", p2), ("auto", p2)):
+        got = jit_results[mode][name]
+        assert _outcome(got) == expected, (mode, got)
+        if expected.startswith("error:RSH"):
+            assert got["exc_type"] == "ReshardError", got
+            assert got["message"].startswith(expected[6:] + " jit("), got
+        assert jit_results["restored_after"][f"{mode}:{name}"], "jax.jit (or another) not restored"
+    if plain == "ok":  # strict mode off afterwards: same values as plain JAX
+        assert jit_results["off"][name]["out"] == jit_results["plain"][name]["out"]
+
+
+def test_messages_say_what_jax_does(jit_results: dict[str, Any]) -> None:
+    crash = jit_results["p2"]["reversed"]["message"]
+    assert "the second call of the same jitted function crashes the process (SIGSEGV" in crash
+    assert "build in_shardings on the argument's mesh" in crash
+    mismatch = jit_results["p2"]["subset"]["message"]
+    assert "Sharding passed to jit does not match the sharding on the respective arg" in mismatch
+    assert "[0, 1, 2, 3, 4, 5, 6, 7] through in_shardings on [0, 1, 2, 3], a different device set" in mismatch
+    spans = jit_results["p2"]["half_replicated_to_all_replicated"]["message"]
+    assert "Cannot reshard an input that is not fully addressable" in spans
+    assert "simulated processes [0, 1]" in spans
+    leaf = jit_results["p2"]["decorator_static_pytree"]
+    assert "takes argument 1 leaf ['w'] on devices" in leaf["message"], leaf
+    assert leaf["source"] == list(range(8)) and leaf["target"] == list(range(7, -1, -1))
+
+
+# --------------------------------------------------------------------------- the wrapper
+
+def test_wrapper_caches_verdicts_and_passes_through_when_off(python8: Callable[..., Any]) -> None:
+    proc = python8(JIT_PRELUDE + textwrap.dedent("""
+        import inspect
+        from reshard_lint.runtime import ReshardError, strict
+        from reshard_lint.runtime._patch import StrictJitted
+
+        original = jax.jit
+        plain = jax.jit(lambda a: a + 1)
+        with strict():
+            assert jax.jit is not original
+            f = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(mesh, P("x")))
+            assert isinstance(f, StrictJitted)
+            assert type(jax.jit(lambda a: a)) is type(plain)  # no in_shardings: JAX's own object
+            for _ in range(3):
+                f(x)
+            assert len(f._rsh_signature.verdicts) == 1, f._rsh_signature.verdicts
+            f(data)  # host data: nothing to judge, nothing cached
+            assert len(f._rsh_signature.verdicts) == 1
+            f(jax.device_put(np.arange(64.0), NamedSharding(mesh, P("x"))))  # another rank
+            assert len(f._rsh_signature.verdicts) == 2
+            assert f.lower(x).compile() is not None and f._cache_size() == 3  # JAX's own attributes
+            assert f.__name__ == "<lambda>" and inspect.signature(f) is not None
+            r = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(rev, P("x")))
+            try:
+                r(x)
+            except ReshardError as e:
+                assert e.code == "RSH204" and e.call == "jit", e
+            else:
+                raise AssertionError("no RSH204")
+        assert jax.jit is original
+        s = NamedSharding(rev, P("x"))
+        y = r(jax.device_put(x, s))  # strict mode off: the wrapper passes calls through
+        assert float(y.sum()) == 2 * float(x.sum())
+        print("OK")
+    """))
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("OK"), proc.stdout + proc.stderr
+
+
+def test_pytest_flag_fails_the_test_instead_of_crashing(tmp_path: Path,
+                                                        jax_subprocess_env: dict[str, str]) -> None:
+    (tmp_path / "test_user.py").write_text(textwrap.dedent("""\
+        from functools import partial
+
+        import jax
+        import numpy as np
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+        REV = NamedSharding(Mesh(np.array(jax.devices()[::-1]), ("x",)), P("x"))
+
+
+        @partial(jax.jit, in_shardings=REV)  # made at import: the plugin is on by then
+        def step(a):
+            return a * 2
+
+
+        def test_step_twice():
+            mesh = Mesh(np.array(jax.devices()), ("x",))
+            x = jax.device_put(np.arange(16.0), NamedSharding(mesh, P("x")))
+            step(x)
+            step(x)
+
+
+        def test_step_on_its_sharding():
+            step(jax.device_put(np.arange(16.0), REV))
+    """))
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA",
+                           "--reshard-strict", str(tmp_path / "test_user.py")],
+                          cwd=tmp_path, capture_output=True, text=True, env=jax_subprocess_env,
+                          timeout=TIMEOUT)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out  # failed tests, not a dead process
+    assert "FAILED test_user.py::test_step_twice" in out
+    assert "PASSED test_user.py::test_step_on_its_sharding" in out
+    assert "ReshardError: RSH204 jit(step) takes argument 0 on devices [0, 1, 2, 3, 4, 5, 6, 7]" in out
+    assert "rule:    RSH204 (in jit)" in out
