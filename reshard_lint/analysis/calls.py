@@ -14,7 +14,8 @@ from .reasons import IMPORTED, UNMODELLED_JAX, outside_reason
 from .scope import Scope
 from .valueops import const_int, label, literal_sizes, ordered, shape_fns, squeeze
 from .values import (
-    UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, IntVal, JitVal, PartialVal,
+    UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, IndexPermutation, InstanceVal, IntVal, JitVal,
+    PartialVal,
     HostVal, MeshVal, OwnShardingVal, QualVal, RngVal, SeqVal, ShardingVal, Shuffle, Unknown, Value,
     is_unknown, undecidable, unknown,
 )
@@ -95,6 +96,9 @@ class Calls:
             return UNKNOWN
         if isinstance(recv, RngVal):
             target = call.arg(0, "x")
+            if method == "permutation" and isinstance(target, IntVal):
+                # rng.permutation(n): a shuffled range(n), for indexing a device array.
+                return IndexPermutation(target, recv.agreed, self.ctx.code(node, 50), node)
             if method in ("permutation", "shuffle", "choice", "sample") and isinstance(target, DevVal) \
                     and not target.single:
                 if method == "choice" and not self.is_full_sample(call, target, 1, "size"):

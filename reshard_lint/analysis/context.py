@@ -33,6 +33,15 @@ class FileContext:
         self.spellings: dict[str, str] = {}
         self.mesh_roots: set[int] = set()  # distinct device arrays meshes were built on
         self.multicontroller_signs = bool(_MULTI_SIGNS.search(source))
+        setting = str(self.settings.get("runtime", "auto"))
+        # runtime = "auto": a file that imports or initialises pathwaysutils runs on
+        # Pathways (single-controller); every other file is multi-controller.
+        single = setting == "single-controller" or (setting == "auto" and "pathwaysutils" in source)
+        self.runtime = "single-controller" if single else "multi-controller"
+        self.runtime_explicit = setting != "auto"
+        # JAX's experimental cross-host transfer path (TFRT TPU, or this flag) moves some
+        # arrays between device sets: the different-set error is then not certain.
+        self.cross_host_transfers = "jax_cross_host_transfer_socket_address" in source
 
     # -- positions -------------------------------------------------------------------
     def _ranges(self) -> Mapping[cst.CSTNode, CodeRange]:

@@ -192,6 +192,41 @@ class DevArr:
             raise ModelError("index out of range")
         return rows[i]
 
+    def getitem(self, key: Sequence[int | slice]) -> "DevArr":
+        """NumPy basic indexing with one int or slice per leading axis (``grid[:, 0]``).
+
+        An int drops its axis, a slice keeps it; axes past the key are kept whole. Every
+        axis indexed by an int gives a single device (shape ``()``).
+        """
+        if len(key) > self.ndim:
+            raise ModelError("too many indices for the device array")
+        picks: list[list[int]] = []
+        shape: list[int] = []
+        for k, d in zip(key, self.shape):
+            if isinstance(k, slice):
+                if k.step == 0:
+                    raise ModelError("slice step 0")
+                r = list(range(d))[k]
+                picks.append(r)
+                shape.append(len(r))
+            else:
+                if not -d <= k < d:
+                    raise ModelError("index out of range")
+                picks.append([k % d])
+        for d in self.shape[len(key):]:
+            picks.append(list(range(d)))
+            shape.append(d)
+
+        def walk(axis: int, prefix: tuple[int, ...]) -> Iterable[tuple[int, ...]]:
+            if axis == len(picks):
+                yield prefix
+                return
+            for i in picks[axis]:
+                yield from walk(axis + 1, prefix + (i,))
+
+        flat = tuple(self._nested_index(idx) for idx in walk(0, ()))
+        return DevArr(flat, tuple(shape), self.is_list and len(shape) == 1)
+
     def ravel(self) -> "DevArr":
         return DevArr(self.flat, (len(self.flat),), False)
 
@@ -220,6 +255,22 @@ class DevArr:
 
     def sorted_by_id(self, reverse: bool = False) -> "DevArr":
         return DevArr(tuple(sorted(self.flat, reverse=reverse)), (len(self.flat),), True)
+
+
+def builder_order(ids: Sequence[int], shape: Sequence[int], model: Model) -> DevArr:
+    """What ``mesh_utils.create_device_mesh(shape, devices=ids)`` returns: a platform's order.
+
+    jax/_src/mesh_utils.py (0.10.2) ``create_device_mesh``: TPU builds a physical mesh
+    from each device's ``coords`` (``_get_physical_tpu_mesh``), GPU returns
+    ``sorted(devices, key=lambda d: d.id)``, CPU ``np.asarray(devices).reshape(shape)``.
+    So the *set* is the given one on every platform but the order of a list that is not
+    in id order is the platform's. Half of the model topologies take the CPU order and
+    half the id order (GPU), so a verdict that depends on which one holds (reordered
+    against one, same against the other) comes out unknown; the set is always decided.
+    """
+    if list(ids) != sorted(ids) and model.proc != 0:
+        ids = sorted(ids)
+    return DevArr(tuple(ids), tuple(shape), False)
 
 
 def natural(model: Model, platform: str | None = None) -> DevArr:
@@ -280,22 +331,22 @@ class Evaluator:
         return found.pop() if len(found) == 1 else "unknown"  # type: ignore[return-value]
 
     def same_layout_other_processes(self, a: DevFn, b: DevFn, sizes: Iterable[int] = ()) -> bool:
-        """Same mesh shape on disjoint sets of processes, on every topology that runs both.
+        """Same mesh shape on disjoint sets of processes, on some topology that runs both.
 
-        JAX's experimental cross-host transfer moves such arrays (backend support or the
-        transfer socket flag), so the different-device-set error is not certain.
+        JAX's experimental cross-host transfer takes such arrays (and moves them where the
+        backend supports it or the transfer socket flag is set), so on that topology the
+        different-device-set error is not what happens: the rule claims nothing.
+        ``devs[:4]`` and ``devs[4:]`` are such a pair on two hosts of four devices.
         """
-        seen = False
         for model in models_for(sizes):
             x, y = self.run(a, model), self.run(b, model)
             if x is None or y is None:
                 continue
             px = {model.process_of(i) for i in x.flat}
             py = {model.process_of(i) for i in y.flat}
-            if x.shape != y.shape or px & py:
-                return False
-            seen = True
-        return seen
+            if x.shape == y.shape and not px & py:
+                return True
+        return False
 
     def is_reordered(self, fn: DevFn, sizes: Iterable[int] = ()) -> bool:
         """True when, on every topology that runs it, the flattened order is not by id."""

@@ -12,8 +12,11 @@ from .scope import Scope, names_in_target
 from .valueops import (
     NO_KEY, ascending, const_int, int_arith, int_fn, label, mesh_label, ordered, row_or_device,
 )
+from .models.numpy import index_grid
+from .models.randomness import permute_rows
 from .values import (
-    UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, IntVal, MeshVal, QualVal, SeqVal,
+    UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, IndexPermutation, InstanceVal, IntVal, MeshVal,
+    QualVal, SeqVal,
     HostVal, OwnShardingVal, ShardingVal, Value, is_unknown, join, undecidable, unknown,
 )
 from .reasons import ATTRIBUTE, COMMITTED_OPERAND, UNKNOWN_OBJECT
@@ -204,11 +207,13 @@ class Expressions:
         return UNKNOWN
 
     def _index_devices(self, base: DevVal, parts: list[object], node: cst.Subscript) -> Value:
-        text = self.ctx.code(node.slice[0].slice, 30) if len(parts) == 1 else ""
+        text = ", ".join(self.ctx.code(el.slice, 30) for el in node.slice)
+        f = base.fn
         if len(parts) != 1:
-            # Multi-axis indexing of a device grid: only all-slice steps are modelled.
-            return UNKNOWN
+            return index_grid(self, base, parts, node, text)
         part = parts[0]
+        if isinstance(part, IndexPermutation):
+            return permute_rows(self, base, part, node)
         if isinstance(part, tuple):
             lo, hi, st = part
             fns = []
@@ -220,7 +225,6 @@ class Expressions:
                 else:
                     return DevVal(fn=undecidable, desc=f"{base.desc}[{text}]", node=node,
                                   fresh=base.fresh, from_mesh=base.from_mesh)
-            f = base.fn
 
             def sliced(m: dv.Model) -> dv.DevArr:
                 a = f(m)
@@ -235,7 +239,7 @@ class Expressions:
             return base.derive(sliced, f"{base.desc}[{text}]", reorder=reorder, sizes=sizes,
                                step=(node, node.value) if reorder else None)
         if isinstance(part, IntVal):
-            f, g = base.fn, part.fn
+            g = part.fn
             single = DevVal(fn=lambda m: f(m).index0(g(m)), desc=f"{base.desc}[{text}]", node=node,
                             fresh=base.fresh, from_mesh=base.from_mesh, sizes=base.sizes)
             # Indexing a 2-D grid gives a row, a 1-D list gives one device.

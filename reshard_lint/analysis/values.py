@@ -175,6 +175,20 @@ class SeqVal(Value):
 
 
 @dataclass(eq=False)
+class IndexPermutation(Value):
+    """``np.random.permutation(n)`` or ``rng.permutation(n)``: a shuffled ``range(n)``.
+
+    Indexing a device array with it (``np.array(devs)[perm]``) shuffles the devices
+    exactly as ``rng.permutation(devs)`` does.
+    """
+
+    n: IntVal
+    agreed: bool  # seeded with the same constant on every process
+    how: str
+    node: cst.CSTNode
+
+
+@dataclass(eq=False)
 class RngVal(Value):
     agreed: bool  # seeded with the same constant on every process
     desc: str

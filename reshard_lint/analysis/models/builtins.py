@@ -9,8 +9,12 @@ import libcst as cst
 from . import handles
 from ..arguments import Call
 from ..scope import Scope
-from ..valueops import ordered
-from ..values import ConstVal, DevVal, IntVal, SeqVal, UNKNOWN, Value, undecidable
+from .. import devices as dv
+from ..valueops import dotted, ordered
+from ..values import (
+    UNKNOWN, ArrayVal, ConstVal, DevVal, IntVal, OwnShardingVal, SeqVal, ShardingVal, Shuffle, Value,
+    is_unknown, undecidable,
+)
 
 if TYPE_CHECKING:
     from ..interpreter import Analyzer
@@ -44,22 +48,70 @@ def _neutral(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     if len(call.positional) > 1 or (set(call.keywords) - {"object", "dtype"}):
         return UNKNOWN
     name = an.current_name
+    if name != "np.array" and _unmodelled_set(an, call, v, scope):
+        # list(x.devices()) of an array the analysis does not follow: which devices is
+        # unknown, but a set's order is, whatever x is (below).
+        how = an.ctx.code(node, 50)
+        return DevVal(fn=undecidable, desc=how, node=node, reorders=(how,), fresh=False,
+                      shuffle=Shuffle(node, how, agreed=False))
     if isinstance(v, DevVal) and not v.single:
         f = v.fn
         if v.is_set:
             if name == "np.array":
                 return UNKNOWN  # an array of a set is an object array of one element
-            how = f"list({v.desc})"
+            how = f"{name}({v.desc})"
             token = an.new_token(node)
-            # A set has no order: listing it gives an order that is not the mesh's.
-            return v.derive(lambda m: f(m).ravel().as_list().permuted("set" + token), how,
-                            reorder=how, fresh=False)
+            # A set has no order: listing it gives its iteration order, which follows the
+            # devices' hashes (object addresses). Observed with 2 processes x 4 CPU devices:
+            # each process lists the same set in its own order, so a mesh built from it
+            # differs between processes (the first collective times out), as after an
+            # unseeded shuffle. A one-device set has one order.
+            out = v.derive(lambda m: f(m).ravel().as_list().permuted("set" + token), how,
+                           reorder=how, fresh=False)
+            if _always_several(an, f, v.sizes):
+                out.shuffle = Shuffle(node, how, agreed=False)
+            return out
         if name == "np.array":
             return v.derive(lambda m: f(m).as_array(), v.desc)
         return v.derive(lambda m: f(m).as_list(), v.desc)
     if isinstance(v, SeqVal) and name in ("list", "tuple"):
         return SeqVal(v.items, name)
     return UNKNOWN
+
+
+def _unmodelled_set(an: Analyzer, call: Call, v: Value, scope: Scope) -> bool:
+    """``x.devices()`` or ``s.device_set`` of an array or sharding the analysis does not know."""
+    if not is_unknown(v) or len(call.positional) != 1:
+        return False
+    arg = call.arg_node(0, "object")
+    if isinstance(arg, cst.Call) and isinstance(arg.func, cst.Attribute) \
+            and arg.func.attr.value == "devices" and not arg.args:
+        recv = arg.func.value
+    elif isinstance(arg, cst.Attribute) and arg.attr.value == "device_set":
+        recv = arg.value
+    else:
+        return False
+    text = dotted(recv)
+    # A backend or client's devices() is a list in enumeration order, not a set.
+    if text is None:
+        return False
+    parts = text.lower().split(".")
+    if parts[0] in ("self", "cls") or any("backend" in p or "client" in p for p in parts):
+        return False
+    r = an.eval(recv, scope)  # a name or attribute chain: no side effects
+    return is_unknown(r) or isinstance(r, (ArrayVal, ShardingVal, OwnShardingVal))
+
+
+def _always_several(an: Analyzer, f: object, sizes: tuple[int, ...]) -> bool:
+    seen = False
+    for model in dv.models_for(sizes):
+        arr = an.ctx.devices.run(f, model)  # type: ignore[arg-type]
+        if arr is None:
+            continue
+        if len(arr.flat) < 2:
+            return False
+        seen = True
+    return seen
 
 
 @handles("set")

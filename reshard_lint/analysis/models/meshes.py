@@ -43,11 +43,15 @@ def _physical(an: Analyzer, call: Call, node: cst.Call, shape_v: Value, devs: Va
     """The device array of make_mesh/create_device_mesh: natural order unless given devices.
 
     With explicit devices the order is the platform's (TPU: physical coordinates, GPU:
-    sorted by id, CPU: as given), so a reordered input gives an order the linter does
-    not know.
+    sorted by id, CPU: as given; ``dv.builder_order``), so a reordered input gives a
+    known set in an order the linter does not know. ``jax.make_mesh`` first takes
+    ``devices[:prod(shape)]`` (jax/_src/sharding_impls.py ``make_mesh``: ``elif
+    axis_size < len(devices): devices = devices[:axis_size]``) on every platform, so which
+    devices a shorter mesh holds follows the given order everywhere.
     """
     fns = shape_fns(shape_v)
     sizes = literal_sizes(shape_v)
+    opaque = False
     if fns is None:
         return DevVal(fn=undecidable, desc=an.ctx.code(node, 60), node=node)
     if given:
@@ -55,6 +59,10 @@ def _physical(an: Analyzer, call: Call, node: cst.Call, shape_v: Value, devs: Va
             return DevVal(fn=undecidable, desc=an.ctx.code(node, 60), node=node, fresh=False)
         src = devs.fn
         sizes += devs.sizes
+        # A shuffle, a sort by another key or a set's order is a stand-in permutation:
+        # the first devices of it are not a set the linter knows.
+        opaque = devs.shuffle is not None or any(
+            "sorted(" in r or r.startswith(("list(", "tuple(")) for r in devs.reorders)
     else:
         src = dv.natural
 
@@ -66,8 +74,10 @@ def _physical(an: Analyzer, call: Call, node: cst.Call, shape_v: Value, devs: Va
             # make_mesh takes the first prod(shape) devices; create_device_mesh needs all.
             raise dv.ModelError("the mesh shape does not fit the devices")
         ids = arr.flat[:total]
-        if given and list(ids) != sorted(ids):
-            raise dv.ModelError("platform-dependent device order")
+        if given and opaque and total < len(arr.flat):
+            raise dv.ModelError("the first devices of an unknown permutation")
+        if given:
+            return dv.builder_order(ids, shape, m)
         return dv.DevArr(ids, tuple(shape), False)
 
     desc = an.ctx.code(node, 60)
@@ -130,6 +140,7 @@ def _single_sharding(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> 
 @handles("jax.set_mesh")
 def _set_mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     m = call.arg(0, "mesh")
+    an.mesh_context = True
     if not isinstance(m, MeshVal):
         an.context_mesh = UNKNOWN
         return UNKNOWN

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from . import handles
+from .. import devices as dv
 from ..arguments import Call
 from ..scope import Scope
 from ..valueops import const_int, literal_sizes, ordered, shape_fns
@@ -118,3 +119,47 @@ def _concat(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
         if isinstance(out, DevVal):
             return out.derive(lambda m, f=out.fn: f(m).as_array(), out.desc)
     return UNKNOWN
+
+
+def index_grid(an: Analyzer, base: DevVal, parts: list[object], node: cst.Subscript, text: str) -> Value:
+    """``grid[:, 0]``, ``grid[0, :]``, ``grid[1, 2]``: one int or slice per axis (NumPy basic indexing).
+
+    ``parts`` holds the evaluated index of each axis: an ``IntVal`` or a ``(lower,
+    upper, step)`` tuple for a slice. A column or row is a smaller set of devices.
+    """
+    f = base.fn
+    desc = f"{base.desc}[{text}]"
+    keys: list[object] = []
+    reorder = None
+    for p in parts:
+        if isinstance(p, IntVal):
+            keys.append(p.fn)
+        elif isinstance(p, tuple) and all(q is None or isinstance(q, IntVal) for q in p):
+            keys.append(tuple(q.fn if q is not None else None for q in p))
+            step = const_int(p[2]) if p[2] is not None else 1
+            if step is None or step < 0:
+                reorder = f"[{text}]"
+        else:  # Ellipsis, None (a new axis), index arrays: not modelled
+            return DevVal(fn=undecidable, desc=desc, node=node, fresh=base.fresh, from_mesh=base.from_mesh)
+
+    def pick(m: dv.Model) -> dv.DevArr:
+        key = [k(m) if callable(k)
+               else slice(*(g(m) if g is not None else None for g in k))  # type: ignore[union-attr]
+               for k in keys]
+        return f(m).getitem(key)
+
+    if all(isinstance(p, IntVal) for p in parts):
+        # As many ints as the grid has axes pick one device; fewer pick a sub-grid.
+        ndims: set[int] = set()
+        for m in dv.models_for(base.sizes):
+            try:
+                ndims.add(f(m).ndim)
+            except Exception:  # noqa: BLE001 - a topology this list cannot run on
+                continue
+        if ndims == {len(parts)}:
+            return DevVal(fn=pick, desc=desc, node=node, fresh=base.fresh, from_mesh=base.from_mesh,
+                          sizes=base.sizes, single=True)
+        if not ndims or min(ndims) <= len(parts):
+            return DevVal(fn=undecidable, desc=desc, node=node, fresh=base.fresh, from_mesh=base.from_mesh)
+    # No fix step: undoing the reversal of one axis is not the expression without it.
+    return base.derive(pick, desc, reorder=reorder)

@@ -7,10 +7,13 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from . import handles
+from .. import devices as dv
 from ..arguments import Call
 from ..scope import Scope
 from ..valueops import PerProcess, ordered
-from ..values import ConstVal, DevVal, IntVal, RngVal, UNKNOWN, Value, is_unknown, undecidable
+from ..values import (
+    UNKNOWN, ConstVal, DevVal, IndexPermutation, IntVal, RngVal, Shuffle, Value, is_unknown, undecidable,
+)
 
 if TYPE_CHECKING:
     from ..interpreter import Analyzer
@@ -31,6 +34,8 @@ def _permutation(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Valu
     v = call.arg(0, "x")
     if ordered(v):
         return an.shuffled(v, node, an.rng_agreed("numpy"), an.ctx.code(node, 50))
+    if isinstance(v, IntVal):
+        return IndexPermutation(v, an.rng_agreed("numpy"), an.ctx.code(node, 50), node)
     return UNKNOWN
 
 
@@ -76,3 +81,31 @@ def _rng(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
 @handles("random.SystemRandom")
 def _sysrng(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     return RngVal(agreed=False, desc=an.ctx.code(node, 40))
+
+
+def permute_rows(an: Analyzer, base: DevVal, perm: IndexPermutation, node: cst.Subscript) -> Value:
+    """``devs[perm]``: the first ``n`` rows of ``devs`` in a random order."""
+    f, n = base.fn, perm.n.fn
+    desc = f"{base.desc}[{perm.how}]"
+    kinds: set[bool] = set()
+    for m in dv.models_for(base.sizes):
+        try:
+            kinds.add(f(m).is_list)
+        except Exception:  # noqa: BLE001 - a topology this list cannot run on
+            continue
+    if kinds != {False}:
+        # A Python list indexed by an integer array raises TypeError: no claim about devices.
+        return DevVal(fn=undecidable, desc=desc, node=node, fresh=base.fresh, from_mesh=base.from_mesh)
+    token = an.new_token(node)
+
+    def permuted(m: dv.Model) -> dv.DevArr:
+        a = f(m)
+        k = n(m)
+        if not 0 <= k <= len(a.rows()):
+            raise dv.ModelError("permutation indices out of range")
+        return a.slice0(0, k, 1).permuted(token)
+
+    out = base.derive(permuted, desc, reorder=perm.how, step=(node, node.value))
+    if not perm.agreed or base.shuffle is None:
+        out.shuffle = Shuffle(node, desc, perm.agreed)
+    return out
