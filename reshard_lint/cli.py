@@ -1,9 +1,11 @@
 """The standalone command: ``reshard-lint check PATHS``, ``reshard-lint rule CODE``.
 
-Exit status: 0 nothing found; 1 findings (or, with --diff, changes to make); 2 a usage
-or configuration error, a file that could not be read, parsed (RSH001) or analysed
-(RSH002), or a fix that could not be written. Status 2 wins over 1, and every other
-file is still checked and reported: one broken file never hides the rest.
+Exit status, as flake8 and ruff have it: 0 nothing found; 1 findings (or, with --diff,
+changes to make), among them a file that could not be parsed (RSH001) or read or decoded
+(RSH003, like flake8's E902), which --exit-zero turns into 0; 2 a usage or configuration
+error, an internal error (RSH002), or a fix that could not be written. Status 2 wins
+over 1, and every other file is still checked and reported: one broken file never hides
+the rest.
 
 Imports stay lazy: a warm run over an unchanged tree must not import libcst.
 """
@@ -17,10 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence, TextIO
 
 from . import __version__
-from .config import Config, ConfigError, check_codes, find_project, load, split_codes
+from .config import RUNTIMES, Config, ConfigError, check_codes, find_project, load, split_codes
 from .diagnostic import Diagnostic
-from .runner import (ERROR_CODES, FileReport, discover, lint_files, lint_text, noqa_unknown, per_file_ignored,
-                     rule_table)
+from .runner import (BUILTIN_CODES, ERROR_CODES, INTERNAL_ERROR, IO_ERROR, PARSE_ERROR, FileReport,
+                     decode_error, discover, io_error_diagnostic, lint_files, lint_text, noqa_unknown,
+                     per_file_ignored, read_error, rule_table)
 from .sources import SourceError
 
 MAX_FIX_ROUNDS = 10
@@ -48,14 +51,22 @@ class Selection:
     ignore: list[str]
 
     def enabled(self, code: str, per_file_ignore: Sequence[str] = ()) -> bool:
-        """The most specific of select/ignore decides (a tie: ignore); per-file ignores always win."""
-        if code in ERROR_CODES:
+        """The most specific of select/ignore decides (a tie: ignore); per-file ignores always win.
+
+        RSH001 and RSH003 are selected like a rule's code; RSH002, a bug, is always shown.
+        """
+        if code == INTERNAL_ERROR:
             return True
         if any(code.startswith(s) for s in per_file_ignore):
             return False
         best_sel = max((len(s) for s in self.select if code.startswith(s)), default=-1)
         best_ign = max((len(s) for s in self.ignore if code.startswith(s)), default=-1)
         return best_sel >= 0 and best_sel > best_ign
+
+    def named_off(self, code: str, per_file_ignore: Sequence[str] = ()) -> bool:
+        """Whether an ignore entry (or a per-file ignore) names ``code``, rather than a
+        narrower selection leaving it out."""
+        return any(code.startswith(s) for s in [*self.ignore, *per_file_ignore])
 
 
 # ---------------------------------------------------------------------------- results
@@ -78,8 +89,9 @@ def _settings(rules: list[dict[str, Any]], cfg: Config, args: argparse.Namespace
         for o in r.get("options", ()):
             settings[o["name"]] = o["default"]
     settings.update(cfg.options)
-    if getattr(args, "multicontroller", None):
-        settings["multicontroller"] = args.multicontroller
+    settings.setdefault("runtime", "auto")
+    if getattr(args, "runtime", None):
+        settings["runtime"] = args.runtime
     return settings
 
 
@@ -107,15 +119,16 @@ def _post(report: FileReport, text: str | None, diags: Sequence[Diagnostic], sel
 
 
 def _missing_reason(path: str) -> str:
-    """Why a path given on the command line cannot be linted, as sources.read_bytes says it."""
+    """The RSH003 message for a path given on the command line that does not exist (as
+    flake8's E902 and ruff's), in sources.read_bytes's words for a broken link."""
     from .sources import SourceError, read_bytes
 
     if os.path.islink(path):
         try:
             read_bytes(path)
         except SourceError as exc:
-            return exc.reason
-    return "no such file or directory"
+            return read_error(exc.reason)
+    return read_error("no such file or directory")
 
 
 def _fix_file(out: FileOutcome, sel: Selection, extra_ignore: Sequence[str], settings: dict[str, object],
@@ -189,7 +202,8 @@ def _config_for(args: argparse.Namespace) -> tuple[Config, list[dict[str, Any]],
         cache_dir = args.cache_dir or os.environ.get("RESHARD_LINT_CACHE_DIR") or \
             os.path.join(root, ".reshard-lint-cache")
     rules = rule_table(cache_dir)
-    cfg = load(path, rules, root)
+    # RSH001-RSH003 may be named in select, ignore and per-file-ignores like a rule's code.
+    cfg = load(path, [*BUILTIN_CODES.values(), *rules], root)
     return cfg, rules, cache_dir
 
 
@@ -205,6 +219,7 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
         raise UsageError("--diff shows the fixes without applying them; use --fix or --diff, not both")
     cfg, rules, cache_dir = _config_for(args)
     codes = [r["code"] for r in rules]
+    selectable = [*BUILTIN_CODES, *codes]
     try:
         cli_select = split_codes(args.select) if args.select is not None else None
         cli_ignore = split_codes(args.ignore) if args.ignore is not None else None
@@ -212,7 +227,7 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
         cli_extend_ignore = split_codes(args.extend_ignore or "")
         for flag, items in (("--select", cli_select), ("--ignore", cli_ignore),
                             ("--extend-select", cli_extend), ("--extend-ignore", cli_extend_ignore)):
-            check_codes(items or [], codes, flag)
+            check_codes(items or [], selectable, flag)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     select = (cli_select if cli_select is not None else (cfg.select if cfg.select is not None else ["RSH"]))
@@ -236,19 +251,18 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
             rep.diagnostics = lint_text(rep.source.text, name, settings)
             rep.noqa_unknown = noqa_unknown(rep.source.text, codes)
         except SourceError as exc:
-            rep.error = exc.reason
+            rep.error = decode_error(exc.reason)
         reports = [rep]
         cache = None
     else:
         excludes = cfg.excludes + [p for p in (args.extend_exclude or "").split(",") if p]
         files, missing = discover(paths, excludes, cfg.root)
-        for m in missing:
-            _err(f"{m}: {_missing_reason(m)}")
-            status_error = True
         cache = Cache(cache_dir, settings)
         show = sys.stderr.isatty() and len(files) >= PROGRESS_MIN_FILES and not args.quiet
         reports = lint_files(files, settings, cache, args.jobs or _cpu_count(), codes,
                              _progress if show else None)
+        # A path that does not exist is an RSH003 finding, as flake8 and ruff report it.
+        reports += [FileReport(m, error=_missing_reason(m)) for m in missing]
 
     # -- filter, noqa, fix
     outcomes: list[FileOutcome] = []
@@ -256,13 +270,19 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
     total_fixed = 0
     diffs: list[str] = []
     for rep in sorted(reports, key=lambda r: r.path):
-        if rep.error is not None:
-            _err(f"{rep.path}: {rep.error}")
-            status_error = True
-            continue
         out = FileOutcome(rep)
         extra = per_file_ignored(rep.path, cfg.root, cfg.per_file_ignores)
+        if rep.error is not None:
+            # RSH003: there is no text, so no noqa and no fix; selection decides alone.
+            out.kept = _filter([io_error_diagnostic(rep.error)], sel, extra)
+            if not out.kept and not sel.named_off(IO_ERROR, extra):
+                warnings.append(f"{rep.path}: {rep.error} (RSH003 is not selected)")
+            outcomes.append(out)
+            continue
         out.kept, out.silenced, out.lines = _post(rep, None, rep.diagnostics, sel, extra)
+        for d in rep.diagnostics:
+            if d.code == PARSE_ERROR and d not in out.kept and not sel.named_off(d.code, extra):
+                warnings.append(f"{rep.path}:{d.line}: {d.message} (RSH001 is not selected)")
         for line, code in rep.noqa_unknown:
             warnings.append(f"{rep.path}:{line}: unknown code {code} in a noqa comment; "
                             f"known codes: {', '.join(codes)}")
@@ -294,9 +314,8 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
                         status_error = True
                         out.new_text = None  # the file keeps its findings: report those
                         out.kept, out.silenced, out.lines = _post(rep, None, rep.diagnostics, sel, extra)
-        if args.diff and out.new_text is not None:
-            # --diff changes nothing: report what the file holds now.
-            out.kept, out.silenced, out.lines = _post(rep, None, rep.diagnostics, sel, extra)
+        # With --diff, out.kept holds what would remain after the fixes shown, as --fix
+        # would leave the file; only the summary counts them (the diff is the output).
         outcomes.append(out)
     if cache is not None:
         cache.save()
@@ -308,16 +327,19 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
                       key=lambda f: f.sort_key)
     silenced = sorted((Finding(o.report.path, d, o.lines) for o in outcomes for d in o.silenced),
                       key=lambda f: f.sort_key)
-    if any(f.diag.code in ERROR_CODES for f in findings):
+    if any(f.diag.code == INTERNAL_ERROR for f in findings):
         status_error = True
     if use_stdin and fix:
         o = outcomes[0] if outcomes else None
         if o is not None:
             from .sources import encode
 
-            text = o.new_text if o.new_text is not None else o.report.source.text
             stdout.flush()
-            sys.stdout.buffer.write(encode(o.report.source, text))
+            if o.report.error is not None:
+                sys.stdout.buffer.write(o.report.raw or b"")  # not text: handed back unchanged
+            else:
+                text = o.new_text if o.new_text is not None else o.report.source.text
+                sys.stdout.buffer.write(encode(o.report.source, text))
             sys.stdout.buffer.flush()
             # The fixed source owns standard output; the remaining findings go to stderr.
             stdout = sys.stderr
@@ -339,30 +361,38 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
     stdout.flush()
 
     # -- summary and status
-    n = len([f for f in findings if f.diag.code not in ERROR_CODES])
-    unchecked = sorted({f.path for f in findings if f.diag.code in ERROR_CODES}
-                       | {r.path for r in reports if r.error is not None})
+    # Every finding printed counts, RSH001 and RSH003 included (RSH002 also sets status 2).
+    n = len(findings)
+    unchecked = sorted({f.path for f in findings if f.diag.code in ERROR_CODES})
+    not_checked = {r.path for r in reports if r.error is not None
+                   or any(d.code in ERROR_CODES for d in r.diagnostics)}
     if not args.quiet:
         if fix:
             _summary(f"Fixed {total_fixed}, {n} remaining.")
         elif args.diff:
+            # n counts what the files would hold after the fixes shown: what --fix leaves.
             changed = len(diffs)
-            _summary(f"Would fix {sum(o.fixed for o in outcomes)} in {changed} file{'s' * (changed != 1)}; "
-                     f"{n} would remain." if changed else "No fixes to apply.")
+            if changed:
+                would = sum(o.fixed for o in outcomes)
+                _summary(f"Would fix {would} in {changed} file{'s' * (changed != 1)}; {n} would remain.")
+            else:
+                _summary(f"No fixes to apply; {n} finding{'s' * (n != 1)} remain{'s' * (n == 1)}."
+                         if n else "No fixes to apply.")
         elif args.format in ("text", "concise"):
             safe = sum(1 for f in findings if f.diag.fix is not None and f.diag.fix.safe)
             uns = sum(1 for f in findings if f.diag.fix is not None and not f.diag.fix.safe)
-            files = len({f.path for f in findings if f.diag.code not in ERROR_CODES})
+            files = len({f.path for f in findings})
             extra_s = []
             if safe:
                 extra_s.append(f"{safe} fixable with --fix")
             if uns:
                 extra_s.append(f"{uns} with --unsafe-fixes")
             tail = f" ({', '.join(extra_s)})" if extra_s else ""
-            checked = len(reports) - len(unchecked)
+            checked = len(reports) - len(not_checked)
+            of = f" of {len(reports)}" if checked != len(reports) else ""
             if n:
                 _summary(f"Found {n} finding{'s' * (n != 1)} in {files} file{'s' * (files != 1)} "
-                         f"({checked} checked){tail}.")
+                         f"({checked}{of} checked){tail}.")
             else:
                 _summary(f"No findings in {checked} file{'s' * (checked != 1)}.")
             if silenced and not args.show_noqa:
@@ -443,8 +473,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="codes or prefixes not to report (replaces the config's)")
     g.add_argument("--extend-ignore", metavar="CODES", help="codes or prefixes to add to ignore")
     g.add_argument("--show-noqa", action="store_true", help="also list findings silenced by # noqa")
-    g.add_argument("--multicontroller", choices=("auto", "always"),
-                   help="RSH301 only in files with multi-controller signs (auto) or everywhere (always)")
+    g.add_argument("--runtime", choices=RUNTIMES,
+                   help="where the programs run: auto (default: per file, pathwaysutils means "
+                        "single-controller), multi-controller, single-controller (docs/runtimes.md)")
     f = c.add_argument_group("fixes")
     f.add_argument("--fix", action="store_true", help="apply safe fixes")
     f.add_argument("--unsafe-fixes", action="store_true",

@@ -21,6 +21,8 @@ DEFAULT_EXCLUDE: tuple[str, ...] = (
 )
 
 LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
+# Where the project's programs run (docs/runtimes.md); "auto" decides per file.
+RUNTIMES = ("auto", "multi-controller", "single-controller")
 
 
 class ConfigError(Exception):
@@ -37,7 +39,7 @@ class Config:
     exclude: list[str] | None = None
     extend_exclude: list[str] = field(default_factory=list)
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
-    options: dict[str, object] = field(default_factory=dict)  # rule options, e.g. multicontroller
+    options: dict[str, object] = field(default_factory=dict)  # runtime, and rule options
 
     @property
     def excludes(self) -> list[str]:
@@ -97,7 +99,7 @@ def load(path: str | None, rules: Sequence[Mapping[str, Any]], root: str | None 
         raise ConfigError(f"{path}: [{SECTION}] must be a table")
     codes = [r["code"] for r in rules]
     options = {o["name"]: o for r in rules for o in r.get("options", ())}
-    allowed = list(LIST_KEYS) + ["per-file-ignores"] + sorted(options)
+    allowed = list(LIST_KEYS) + ["per-file-ignores", "runtime"] + sorted(options)
     for key, value in table.items():
         where = f"{path}: [{SECTION}] {key}"
         if key in LIST_KEYS:
@@ -113,6 +115,12 @@ def load(path: str | None, rules: Sequence[Mapping[str, Any]], root: str | None 
                 items = _str_list(sel, f"{where} {glob!r}")
                 check_codes(items, codes, f"{where} {glob!r}")
                 cfg.per_file_ignores[glob] = items
+        elif key == "runtime":
+            cfg.options["runtime"] = check_runtime(value, where)
+        elif key == "multicontroller":
+            raise ConfigError(f"{where}: replaced by runtime = \"multi-controller\" (every file is "
+                              "multi-controller, was \"always\") or \"auto\" (the default); "
+                              "see docs/runtimes.md")
         elif key in options:
             opt = options[key]
             choices = list(opt.get("choices") or ())
@@ -125,6 +133,12 @@ def load(path: str | None, rules: Sequence[Mapping[str, Any]], root: str | None 
         else:
             raise ConfigError(f"{path}: [{SECTION}] unknown key {key!r}; allowed: {', '.join(allowed)}")
     return cfg
+
+
+def check_runtime(value: object, where: str) -> str:
+    if value not in RUNTIMES:
+        raise ConfigError(f"{where} = {value!r}: must be one of {', '.join(repr(r) for r in RUNTIMES)}")
+    return str(value)
 
 
 def _str_list(value: object, where: str) -> list[str]:

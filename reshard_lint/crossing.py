@@ -137,7 +137,11 @@ def spec_code(ctx: FileContext, target: Value) -> Optional[str]:
 
 
 def rebuild_on_own_mesh(ctx: FileContext, event: Transfer, pair: Pair) -> Optional[Fix]:
-    """``device_put(x, s)`` -> ``device_put(x, NamedSharding(x.sharding.mesh, spec))``."""
+    """``device_put(x, s)`` -> ``device_put(x, NamedSharding(x.sharding.mesh, spec))``.
+
+    Unsafe, as ruff defines it: the result then stays on the array's devices, where the
+    user may have meant to move it to the target's (weights to the rollout devices).
+    """
     if not pair.single_leaf or event.target_node is None or event.value_node is None:
         return None
     if not isinstance(event.value_node, (cst.Name, cst.Attribute)):
@@ -152,7 +156,7 @@ def rebuild_on_own_mesh(ctx: FileContext, event: Transfer, pair: Pair) -> Option
     line, col, end_line, end_col = ctx.span(event.target_node)
     text = f"{ns}({x}.sharding.mesh, {spec})"
     return Fix(title=f"Build the target on the array's own mesh: {text}",
-               edits=(Edit(line, col, end_line, end_col, text),), safe=True)
+               edits=(Edit(line, col, end_line, end_col, text),), safe=False)
 
 
 def fix_hint(ctx: FileContext, event: Transfer, pair: Pair) -> str:

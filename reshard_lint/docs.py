@@ -67,6 +67,16 @@ def rule_doc(rule: type[Rule]) -> str:
             out.append(f"- `{opt.name}` (default {opt.default!r}){choices}: {opt.help}")
     else:
         out.append("None.")
+    out += ["", "## Runtimes", ""]
+    if rule.runtimes == ("multi-controller",):
+        out.append("Multi-controller only (one Python process per host: `jax.distributed`, TPU pods, "
+                   "multi-node GPU). A single-controller runtime (Pathways) moves arrays between any "
+                   "device sets, so the rule is silent in files analysed as single-controller: "
+                   "`runtime = \"single-controller\"`, or `\"auto\"` (the default) in a file that "
+                   "imports `pathwaysutils`. See [runtimes](../runtimes.md).")
+    else:
+        out.append("Every runtime: multi-controller and single-controller (Pathways) alike. "
+                   "See [runtimes](../runtimes.md).")
     out += ["", "## What JAX does", ""]
     g = rule.grounding
     if g is None or g.not_grounded:

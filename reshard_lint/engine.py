@@ -28,6 +28,9 @@ Observer = Callable[[Any, list[Any], dict[int, Diagnostic]], None]
 
 PARSE_ERROR = "RSH001"
 INTERNAL_ERROR = "RSH002"
+# A file that could not be read or decoded: reported by the front ends (runner.py), which
+# read the files; the engine only ever sees text.
+IO_ERROR = "RSH003"
 _ANALYSIS_RECURSION_LIMIT = 12000
 
 
@@ -179,6 +182,8 @@ class Engine:
             if observer is not None and type(event).__name__ == "Transfer":
                 transfers.append(event)
             for rule in self.by_event.get(type(event), ()):
+                if ctx.runtime not in rule.runtimes:
+                    continue
                 for diag in rule.check(event):  # type: ignore[arg-type]
                     key = id(event.node)  # type: ignore[attr-defined]
                     prio = rule.priority
@@ -190,6 +195,8 @@ class Engine:
             finishers.append(rule)
         Analyzer(ctx, sink).run()
         for rule in finishers:
+            if ctx.runtime not in rule.runtimes:
+                continue
             for node, diag in rule.finish(ctx):
                 key = id(node)
                 if key not in best or rule.priority > best[key][0]:

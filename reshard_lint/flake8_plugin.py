@@ -12,7 +12,6 @@ from . import __version__
 class ReshardChecker:
     name = "reshard-lint"
     version = __version__
-    _settings: dict[str, object] = {}
     _gc_frozen = False
 
     def __init__(self, tree: ast.AST, filename: str = "(none)", lines: list[str] | None = None) -> None:
@@ -20,25 +19,28 @@ class ReshardChecker:
         self.filename = filename
         self.lines = lines
 
+    _runtime: str | None = None  # from flake8's options; None: the project's pyproject.toml
+
     @classmethod
     def add_options(cls, parser: Any) -> None:
         parser.add_option(
-            "--reshard-multicontroller", default="auto", parse_from_config=True,
-            choices=["auto", "always"],
-            help="RSH301 everywhere (always) or only in files with multi-controller signs (auto)",
+            "--reshard-runtime", default=None, parse_from_config=True,
+            choices=["auto", "multi-controller", "single-controller"],
+            help="where the programs run (docs/runtimes.md); default: runtime in the project's "
+                 "[tool.reshard-lint], else auto",
         )
 
     @classmethod
     def parse_options(cls, options: Any) -> None:
-        value = getattr(options, "reshard_multicontroller", "auto")
-        if value not in ("auto", "always"):
+        value = getattr(options, "reshard_runtime", None)
+        if value is not None and value not in ("auto", "multi-controller", "single-controller"):
             # flake8 checks `choices` on the command line only, not in setup.cfg/tox.ini/.flake8;
             # a typo there must not silently turn the option off.
             from flake8.exceptions import ExecutionError
 
-            raise ExecutionError(f"reshard-lint: reshard-multicontroller = {value!r} in the [flake8] "
-                                 "configuration must be one of 'auto', 'always'")
-        cls._settings = {"multicontroller": value}
+            raise ExecutionError(f"reshard-lint: reshard-runtime = {value!r} in the [flake8] configuration "
+                                 "must be one of 'auto', 'multi-controller', 'single-controller'")
+        cls._runtime = value
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         try:
@@ -51,7 +53,7 @@ class ReshardChecker:
                 return
             from .engine import engine_for
 
-            engine = engine_for(self._settings)
+            engine = engine_for({"runtime": self._runtime or _project_runtime(self.filename)})
             # Collections while libcst builds its tree would only rescan it: the tree has
             # no cycles and is freed when the call returns, and whatever cycles the
             # analysis leaves are found by the next collection after it.
@@ -85,6 +87,31 @@ def _freeze_long_lived() -> None:
     """
     gc.collect()
     gc.freeze()
+
+
+_PROJECT_RUNTIMES: dict[str, str] = {}
+
+
+def _project_runtime(filename: str) -> str:
+    """``runtime`` of the file's [tool.reshard-lint], as ``reshard-lint check`` reads it.
+
+    A broken configuration is the command's to report; here it means the default.
+    """
+    import os
+
+    from .config import ConfigError, find_project, load
+    from .runner import rule_table
+
+    directory = os.path.dirname(os.path.abspath(filename))
+    hit = _PROJECT_RUNTIMES.get(directory)
+    if hit is None:
+        path, root = find_project(directory)
+        try:
+            hit = str(load(path, rule_table(None), root).options.get("runtime", "auto")) if path else "auto"
+        except ConfigError:
+            hit = "auto"
+        _PROJECT_RUNTIMES[directory] = hit
+    return hit
 
 
 def _read(filename: str) -> str:

@@ -17,7 +17,8 @@ Their quick fixes are withheld until the buffer parses again (the edits could be
 Settings (``initializationOptions`` or ``workspace/didChangeConfiguration`` with a
 ``reshard-lint`` section; both flat keys and the section are accepted)::
 
-    {"multicontroller": "auto" | "always", "select": ["RSH"], "ignore": [], "debounce": 0.3}
+    {"runtime": "auto" | "multi-controller" | "single-controller", "select": ["RSH"], "ignore": [],
+     "debounce": 0.3}
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ else:
     _MISSING = None
 
 from . import __version__, noqa
+from .config import RUNTIMES
 from .diagnostic import Diagnostic, Edit
 from .engine import INTERNAL_ERROR, PARSE_ERROR, engine_for
 from .fixes import apply, split_lines
@@ -130,7 +132,7 @@ class Positions:
 
 @dataclass(frozen=True)
 class Settings:
-    multicontroller: str = "auto"
+    runtime: str = "auto"
     select: tuple[str, ...] = ("RSH",)
     ignore: tuple[str, ...] = ()
     debounce: float = DEFAULT_DEBOUNCE
@@ -147,9 +149,9 @@ class Settings:
         section = options.get("reshard-lint", options.get("reshard_lint", options))
         if not isinstance(section, Mapping):
             return base
-        mc = section.get("multicontroller", base.multicontroller)
-        if mc not in ("auto", "always"):
-            mc = base.multicontroller
+        mc = section.get("runtime", base.runtime)
+        if mc not in RUNTIMES:
+            mc = base.runtime
 
         def codes(key: str, default: tuple[str, ...]) -> tuple[str, ...]:
             value = section.get(key)
@@ -162,7 +164,7 @@ class Settings:
         debounce = section.get("debounce", base.debounce)
         if not isinstance(debounce, (int, float)) or debounce < 0:
             debounce = base.debounce
-        explicit = base.explicit | {k for k in ("select", "ignore", "multicontroller") if k in section}
+        explicit = base.explicit | {k for k in ("select", "ignore", "runtime") if k in section}
         return cls(str(mc), codes("select", base.select), codes("ignore", base.ignore), float(debounce),
                    frozenset(explicit))
 
@@ -203,8 +205,8 @@ def project_settings(path: str, settings: Settings) -> tuple[Settings, list[str]
     select = settings.select if "select" in settings.explicit else \
         tuple(cfg.select if cfg.select is not None else ["RSH"]) + tuple(cfg.extend_select)
     ignore = settings.ignore if "ignore" in settings.explicit else tuple(cfg.ignore)
-    mc = settings.multicontroller if "multicontroller" in settings.explicit else \
-        str(cfg.options.get("multicontroller", settings.multicontroller))
+    mc = settings.runtime if "runtime" in settings.explicit else \
+        str(cfg.options.get("runtime", settings.runtime))
     merged = Settings(mc, tuple(select), tuple(ignore), settings.debounce, settings.explicit)
     return merged, per_file_ignored(path, cfg.root, cfg.per_file_ignores)
 
@@ -215,7 +217,7 @@ _CONFIGS: dict[tuple[str, int], Any] = {}
 def analyse(source: str, path: str, settings: Settings) -> Analysis:
     asked = settings
     settings, per_file = project_settings(path, settings)
-    engine = engine_for({"multicontroller": settings.multicontroller})
+    engine = engine_for({"runtime": settings.runtime})
     lines = split_lines(source)
     result = engine.lint_source(source, path)
     if result.error is not None and any(d.code == PARSE_ERROR for d in result.diagnostics):

@@ -19,7 +19,20 @@ from .sources import Source, SourceError
 
 PARSE_ERROR = "RSH001"
 INTERNAL_ERROR = "RSH002"
-ERROR_CODES = (PARSE_ERROR, INTERNAL_ERROR)
+IO_ERROR = "RSH003"
+# Codes about a whole file rather than a rule (as engine.py defines them): `# noqa`
+# never applies to them. RSH001 and RSH003 are findings (exit 1, selectable and
+# ignorable like a rule, as flake8's E999 and E902); RSH002 is a bug: always shown, exit 2.
+ERROR_CODES = (PARSE_ERROR, INTERNAL_ERROR, IO_ERROR)
+BUILTIN_CODES: dict[str, dict[str, Any]] = {
+    PARSE_ERROR: {"code": PARSE_ERROR, "name": "parse-error", "severity": "error", "fix_safety": "none",
+                  "options": [], "summary": "The file could not be parsed, so it was not checked."},
+    INTERNAL_ERROR: {"code": INTERNAL_ERROR, "name": "internal-error", "severity": "error",
+                     "fix_safety": "none", "options": [],
+                     "summary": "reshard-lint failed while analysing the file; please report it."},
+    IO_ERROR: {"code": IO_ERROR, "name": "io-error", "severity": "error", "fix_safety": "none", "options": [],
+               "summary": "The file could not be read or decoded, so it was not checked."},
+}
 # Below this many files to analyse, starting worker processes costs more than it saves.
 MIN_PARALLEL = 12  # fewer files than this are analysed in this process (see lint_files)
 MIN_PARALLEL_GATE = 64
@@ -33,7 +46,7 @@ class FileReport:
     digest: str = ""
     diagnostics: list[Diagnostic] = field(default_factory=list)  # engine output, unfiltered
     noqa_unknown: list[tuple[int, str]] = field(default_factory=list)  # (line, code) in noqa comments
-    error: str | None = None  # why the file could not be read (SourceError)
+    error: str | None = None  # why the file could not be read or decoded: an RSH003 message
     _source: Source | None = None
 
     def release(self) -> None:
@@ -54,6 +67,26 @@ class FileReport:
             assert self.raw is not None
             self._source = decode(self.raw, self.path)
         return self._source
+
+
+def read_error(reason: str) -> str:
+    """The RSH003 message for a file that could not be read (SourceError.reason of read_bytes)."""
+    reason = reason.removeprefix("cannot be read: ").removesuffix("; not read")
+    if reason.startswith(("is ", "does ")):
+        reason = "it " + reason
+    return f"could not read the file: {reason}"
+
+
+def decode_error(reason: str) -> str:
+    """The RSH003 message for a file whose bytes are not text (SourceError.reason of decode)."""
+    if reason.startswith("contains "):
+        reason = "it " + reason
+    return f"could not decode the file: {reason}"
+
+
+def io_error_diagnostic(message: str) -> Diagnostic:
+    """RSH003 at line 1, column 1 (0-based 0): there is no text to point into."""
+    return Diagnostic(IO_ERROR, 1, 0, message)
 
 
 _NOQA = re.compile(r"noqa", re.IGNORECASE)
@@ -251,7 +284,7 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
         try:
             rep.raw = _read(path)
         except SourceError as exc:
-            rep.error = exc.reason
+            rep.error = read_error(exc.reason)
             continue
         rep.digest = content_hash(rep.raw)
         cached = cache.get(rep.digest)
@@ -263,7 +296,7 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
         try:
             text = rep.source.text
         except SourceError as exc:
-            rep.error = exc.reason
+            rep.error = decode_error(exc.reason)
             continue
         rep.noqa_unknown = noqa_unknown(text, known)
         if not prefilter(text):

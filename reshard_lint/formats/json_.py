@@ -13,6 +13,10 @@ from ..diagnostic import Diagnostic
 from . import Finding, RuleTable, rule_url
 
 
+# Codes that are not rules (no page): a file that could not be parsed, analysed, read.
+BUILTIN_NAMES = {"RSH001": "parse-error", "RSH002": "internal-error", "RSH003": "io-error"}
+
+
 def _loc(line: int, col: int) -> dict[str, int]:
     return {"row": line, "column": col + 1}
 
@@ -30,8 +34,7 @@ def finding_dict(f: Finding, rules: RuleTable) -> dict[str, Any]:
         }
     return {
         "code": d.code,
-        "name": meta.get("name", "parse-error" if d.code == "RSH001" else "internal-error"
-                         if d.code == "RSH002" else ""),
+        "name": meta.get("name", BUILTIN_NAMES.get(d.code, "")),
         "message": d.message,
         "filename": f.path,
         "location": _loc(d.line, d.col),
@@ -39,7 +42,7 @@ def finding_dict(f: Finding, rules: RuleTable) -> dict[str, Any]:
         "severity": meta.get("severity", "error"),
         "fix": fix,
         "related": [{"location": _loc(r.line, r.col), "message": r.message} for r in d.related],
-        "url": rule_url(d.code) if d.code in rules else None,
+        "url": rule_url(d.code) if d.code in rules and d.code not in BUILTIN_NAMES else None,
     }
 
 

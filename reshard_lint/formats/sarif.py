@@ -15,10 +15,11 @@ from .. import __version__
 from . import Finding, RuleTable, rule_url
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-# Findings that are not rules: a file the engine could not parse or analyse.
+# Findings that are not rules: a file that could not be parsed, analysed, or read.
 PSEUDO_RULES = {
     "RSH001": ("parse-error", "The file could not be parsed, so it was not checked."),
     "RSH002": ("internal-error", "reshard-lint failed while analysing the file; please report it."),
+    "RSH003": ("io-error", "The file could not be read or decoded, so it was not checked."),
 }
 
 

@@ -123,6 +123,10 @@ class Rule:
     references: ClassVar[tuple[str, ...]] = ()
     # Events (see reshard_lint.events) this rule looks at; the engine dispatches only these.
     events: ClassVar[tuple[type, ...]] = ()
+    # Where the failure it names happens (docs/runtimes.md): a single-controller runtime
+    # (Pathways) moves arrays between any device sets, so multi-controller rules are
+    # silent in files analysed as single-controller.
+    runtimes: ClassVar[tuple[str, ...]] = ("multi-controller", "single-controller")
 
     def __init__(self, settings: dict[str, object] | None = None) -> None:
         self.settings = dict(settings or {})

@@ -24,10 +24,11 @@ class UnseededDeviceShuffle(Rule):
     priority = 20
     fix_safety = "unsafe"
     events = (MeshBuilt,)
-    what = 'Flags a `Mesh` or `jax.make_mesh` built from a device list that was shuffled or permuted by a random generator that is unseeded (`random.shuffle`, `np.random.permutation` without `np.random.seed(const)`, `np.random.default_rng()`) or seeded per process (`default_rng(jax.process_index())`).'
+    runtimes = ("multi-controller",)
+    what = 'Flags a `Mesh` built from a device list that was shuffled or permuted by a random generator that is unseeded (`random.shuffle`, `np.random.permutation` without `np.random.seed(const)`, `np.random.default_rng()`) or seeded per process (`default_rng(jax.process_index())`), also as indices (`np.array(devs)[np.random.permutation(n)]`); and a list made from a set of devices (`list(x.devices())`, `list(s.device_set)`, whatever `x` is), whose order follows the hashes of the devices: with 2 processes of 4 CPU devices each process listed the same set in its own order. Devices handed to `jax.make_mesh(..., devices=...)` or `mesh_utils.create_device_mesh` are not flagged: GPU and TPU reorder them by id or physical coordinates.'
     why = 'In multi-controller JAX every process runs the same program and must build the same mesh. A shuffle that is not seeded identically everywhere gives each process its own device order, so the processes disagree on which device holds which shard. Nothing fails at construction; the first collective then waits for peers that never join and ends in a deadline error (gloo `DEADLINE_EXCEEDED` on CPU) after tens of seconds, or hangs a TPU job.'
     fix_text = 'Unsafe. The fix removes the shuffle (an in-place `random.shuffle(devs)` statement is deleted, a permutation call is replaced by its input), which changes which device holds which shard. Review it when the shuffle was meant to spread load; a fixed seed shared by all processes is the alternative.'
-    references = ('RUNTIME-FACTS.md: unseeded `random.shuffle(devs)` before building the mesh',)
+    references = ('RUNTIME-FACTS.md: unseeded `random.shuffle(devs)` before building the mesh', 'Observed with jax 0.10.2, 2 processes x 4 CPU devices: `list(x.devices())` is `[0, 2051, 2050, 2, ...]` on process 0 and `[2, 2050, 2048, 2051, ...]` on process 1; a mesh built from it fails its first collective with gloo `DEADLINE_EXCEEDED`')
 
     def check(self, event: MeshBuilt) -> Iterable[Diagnostic]:  # type: ignore[override]
         ctx, mesh = event.ctx, event.mesh
@@ -35,6 +36,16 @@ class UnseededDeviceShuffle(Rule):
         if shuffle is None or shuffle.agreed:
             return
         line, col, end_line, end_col = ctx.span(event.node)
+        if _lists_a_set(shuffle.node):
+            msg = (
+                f"mesh {describe_mesh(ctx, mesh)} is built from {shuffle.how} (line "
+                f"{ctx.line(shuffle.node)}), a set listed in its iteration order, which follows the "
+                "devices' hashes and differs between processes: every process builds a different mesh "
+                "and the first collective hangs until a deadline error; list the devices in a fixed "
+                "order, e.g. x.sharding.mesh.devices or sorted(..., key=lambda d: d.id)"
+            )
+            yield Diagnostic(self.code, line, col, msg, end_line, end_col)
+            return
         msg = (
             f"mesh {describe_mesh(ctx, mesh)} is built from devices shuffled by "
             f"{shuffle.how} (line {ctx.line(shuffle.node)}) with no seed shared by all processes: "
@@ -77,6 +88,52 @@ print(jax.jit(lambda a: a.sum())(x))
 order = jax.devices()
 mesh = Mesh(order, ('x',))  # RSH101:8
 x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+print(jax.jit(lambda a: a.sum())(x))
+"""),
+        Invalid(_HEAD + """
+devs = np.array(jax.devices())
+mesh = Mesh(devs[np.random.permutation(jax.device_count())], ('x',))  # RSH101:8
+x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+print(jax.jit(lambda a: a.sum())(x))
+""", fixed=_HEAD + """
+devs = np.array(jax.devices())
+mesh = Mesh(devs, ('x',))  # RSH101:8
+x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+print(jax.jit(lambda a: a.sum())(x))
+"""),
+        Invalid(_HEAD + """
+# x comes out of a jitted call the linter does not follow; list() of its device set
+# gives each process its own (hash) order: observed [0, 2051, 2050, 2, ...] on
+# process 0 and [2, 2050, 2048, 2051, ...] on process 1.
+base = Mesh(np.array(jax.devices()), ('x',))
+x = jax.jit(lambda a: a + 1)(jax.device_put(np.arange(8.0), NamedSharding(base, P('x'))))
+mesh = Mesh(np.array(list(x.devices())), ('x',))  # RSH101:8
+y = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+print(jax.jit(lambda a: a.sum())(y))
+"""),
+        Invalid(_HEAD + """
+def mesh_of(arr):
+    return Mesh(np.array(list(arr.sharding.device_set)), ('x',))  # RSH101:12
+
+base = Mesh(np.array(jax.devices()), ('x',))
+x = jax.device_put(np.arange(8.0), NamedSharding(base, P('x')))
+y = jax.device_put(np.arange(8.0), NamedSharding(mesh_of(x), P('x')))
+print(jax.jit(lambda a: a.sum())(y))
+"""),
+        Valid(_HEAD + """
+# A set sorted by device id has one order on every process.
+base = Mesh(np.array(jax.devices()), ('x',))
+x = jax.jit(lambda a: a + 1)(jax.device_put(np.arange(8.0), NamedSharding(base, P('x'))))
+mesh = Mesh(np.array(sorted(x.devices(), key=lambda d: d.id)), ('x',))
+y = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+print(jax.jit(lambda a: a.sum())(y), len(list(x.devices())))
+"""),
+        Valid(_HEAD + """
+# A permutation of the data (seeded: the same data on every process), not of the devices.
+np.random.seed(0)
+mesh = Mesh(np.array(jax.devices()), ('x',))
+order = np.random.permutation(8)
+x = jax.device_put(np.arange(8.0)[order], NamedSharding(mesh, P('x')))
 print(jax.jit(lambda a: a.sum())(x))
 """),
         Valid(_HEAD + """
@@ -160,12 +217,23 @@ print(mesh.shape, steps.shape)
     )
 
 
+def _lists_a_set(node: object) -> bool:
+    """``list(x.devices())`` / ``tuple(s.device_set)``: the order of a set, not a shuffle call."""
+    import libcst as cst
+
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("list", "tuple")
+
+
 def _drop_shuffle(ctx, node) -> Fix | None:  # type: ignore[no-untyped-def]
     """Undo the shuffle: drop an in-place shuffle statement, or keep a permutation's input."""
     import libcst as cst
 
     line, col, end_line, end_col = ctx.span(node)
     lines = ctx.source.splitlines(keepends=True)
+    if isinstance(node, cst.Subscript):  # devs[np.random.permutation(n)]
+        base_text = ctx.module.code_for_node(node.value)
+        return Fix(f"Use {base_text} in its own order", (Edit(line, col, end_line, end_col, base_text),),
+                   safe=False)
     if not isinstance(node, cst.Call) or not node.args:
         return None
     call_text = ctx.module.code_for_node(node)

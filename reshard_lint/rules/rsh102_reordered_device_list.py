@@ -30,7 +30,7 @@ class ReorderedDeviceList(Rule):
     priority = 10
     fix_safety = "unsafe"
     events = (MeshBuilt,)
-    what = "Flags a mesh built from a reordered device list: `jax.devices()` reversed (`[::-1]`, `reversed()`, `np.flip`), rotated (`d[k:] + d[:k]`), rolled (`np.roll`), permuted with a shared seed, sorted by a key other than the device id, listed from a set (`list(sharding.device_set)`), or another mesh's devices transposed or reordered (`mesh.devices.T`). A topology builder that reshapes and transposes a fresh `jax.devices()` grid for the program's only mesh stays silent, and so do lists sorted by physical coordinates and devices handed to `jax.make_mesh(devices=...)`, whose order the platform decides."
+    what = "Flags a mesh built from a reordered device list: `jax.devices()` reversed (`[::-1]`, `reversed()`, `np.flip`), rotated (`d[k:] + d[:k]`, `np.concatenate([d[k:], d[:k]])`), rolled (`np.roll`), permuted with a shared seed (`rng.permutation(devs)`, `devs[rng.permutation(len(devs))]`), sorted by a key other than the device id, an axis of a grid reversed (`grid[:, ::-1]`), or another mesh's devices transposed or reordered (`mesh.devices.T`). A list made from a set (`list(x.devices())`) is RSH101: its order differs between processes. A topology builder that reshapes and transposes a fresh `jax.devices()` grid for the program's only mesh stays silent, and so do lists sorted by physical coordinates and devices handed to `jax.make_mesh(..., devices=...)` or `mesh_utils.create_device_mesh(shape, devices=...)`: JAX keeps their order on CPU, but sorts them by device id on GPU and lays them out by physical coordinates on TPU (`create_device_mesh` in jax/_src/mesh_utils.py), so a reversed list handed to them is a reordering on CPU only. Which devices such a mesh holds is the same on every platform and is checked (RSH201)."
     why = 'JAX treats meshes with the same devices in another order as different device assignments. Arrays on a reordered mesh cannot meet arrays on natural-order meshes (`jax.make_mesh`, library code) inside `jit`: JAX raises `ValueError: Received incompatible devices for jitted computation`. Every `device_put` between the two orders moves every shard; reversing `jax.devices()` on a real cluster sends every shard to another host.'
     fix_text = 'Unsafe. When the reordering is written inside the mesh construction (for example `Mesh(np.array(jax.devices()[::-1]), ...)`), the fix removes that one step. This changes which device holds which shard, so it is applied only with `--unsafe-fixes`.'
     references = ('jax-ml/jax#15903 (ops between meshes with transposed device order fail)', 'AI-Hypercomputer/maxtext#2863 (set_mesh changed device order, then incompatible devices)')
@@ -118,6 +118,48 @@ natural = Mesh(np.array(jax.devices()), ('x',))
 a = jax.device_put(np.arange(8.0), NamedSharding(shifted, P('x')))
 b = jax.device_put(np.arange(8.0), NamedSharding(natural, P('x')))
 print(a - b)  # RSH203:7
+"""),
+        Invalid(_HEAD + """
+devs = np.array(jax.devices())
+rng = np.random.default_rng(0)
+mesh = Mesh(devs[rng.permutation(len(devs))], ('x',))  # RSH102:8
+natural = Mesh(devs, ('x',))
+a = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+b = jax.device_put(np.arange(8.0), NamedSharding(natural, P('x')))
+print(a + b)  # RSH203:7
+""", fixed=_HEAD + """
+devs = np.array(jax.devices())
+rng = np.random.default_rng(0)
+mesh = Mesh(devs, ('x',))  # RSH102:8
+natural = Mesh(devs, ('x',))
+a = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+b = jax.device_put(np.arange(8.0), NamedSharding(natural, P('x')))
+print(a + b)  # RSH203:7
+"""),
+        Invalid(_HEAD + """
+devs = np.array(jax.devices())
+ring = Mesh(np.concatenate([devs[2:], devs[:2]]), ('x',))  # RSH102:8
+natural = Mesh(devs, ('x',))
+a = jax.device_put(np.arange(8.0), NamedSharding(ring, P('x')))
+b = jax.device_put(np.arange(8.0), NamedSharding(natural, P('x')))
+print(a * b)  # RSH203:7
+"""),
+        Valid(_HEAD + """
+# Devices handed to jax.make_mesh / create_device_mesh are ordered by the platform
+# (TPU: physical coordinates, GPU: device id, CPU: as given), so a reversed list is
+# not a reordering the linter can claim everywhere.
+from jax.experimental import mesh_utils
+mesh = jax.make_mesh((8,), ('x',), devices=jax.devices()[::-1])
+grid = Mesh(mesh_utils.create_device_mesh((2, 4), devices=jax.devices()[::-1]), ('a', 'b'))
+print(mesh.shape, grid.shape)
+"""),
+        Valid(_HEAD + """
+devs = np.array(jax.devices())
+rng = np.random.default_rng(0)
+batch = np.arange(8.0)[rng.permutation(8)]
+mesh = Mesh(devs, ('x',))
+x = jax.device_put(batch, NamedSharding(mesh, P('x')))
+print(x.sum())
 """),
         Valid(_HEAD + """
 mesh = Mesh(np.array(sorted(jax.devices(), key=lambda d: d.id)), ('x',))

@@ -24,11 +24,11 @@ class ShardingWithoutMesh(Rule):
     name = "sharding-without-mesh"
     summary = "NamedSharding built on a device list or array instead of a Mesh"
     priority = 10
-    fix_safety = "unsafe"
+    fix_safety = "safe"
     events = (ShardingBuilt,)
     what = 'Flags `NamedSharding(first, spec)` when `first` is a device list, a device array or a single device instead of a `Mesh`.'
     why = "`NamedSharding` needs a `Mesh`; given a list it fails at once with `AttributeError: 'list' object has no attribute ...` (on one host and on many). The code usually meant to build a mesh over those devices."
-    fix_text = "Unsafe. For a one-axis `PartitionSpec('x')` the fix wraps the devices in a 1-D mesh, `Mesh(np.array(devs), ('x',))`, when the file already imports `Mesh` (or `jax`) and numpy. The mesh shape is a guess for multi-axis intent, so the fix is applied only with `--unsafe-fixes`."
+    fix_text = "Safe when the devices are a flat list: for a one-axis `PartitionSpec('x')` the fix wraps them in the 1-D mesh the spec names, `Mesh(np.array(devs), ('x',))`, when the file already imports `Mesh` (or `jax`) and numpy. The devices and their order stay as written, and the sharding the code asked for is the only one that spec can mean. Where the analysis cannot tell that the devices are a flat list, the same fix is unsafe (a multi-axis layout would be a guess) and applied only with `--unsafe-fixes`."
     references = ("RUNTIME-FACTS.md: `NamedSharding(jax.devices()[::-1], P('x'))`",)
 
     def check(self, event: ShardingBuilt) -> Iterable[Diagnostic]:  # type: ignore[override]
@@ -160,4 +160,16 @@ def _wrap(ctx: FileContext, event: ShardingBuilt) -> Fix | None:
     text = f"{mesh}({np_name}.array({first}), ({axis!r},))"
     line, col, end_line, end_col = ctx.span(event.first_node)
     return Fix(f"Wrap the devices in a 1-D mesh: {text}", (Edit(line, col, end_line, end_col, text),),
-               safe=False)
+               safe=_flat(ctx, event.first))
+
+
+def _flat(ctx: FileContext, first: object) -> bool:
+    """A flat device list on every topology the model runs: the 1-D mesh keeps it as written."""
+    if isinstance(first, SeqVal):
+        return True
+    if not isinstance(first, DevVal):
+        return False
+    from ..analysis.devices import models_for
+
+    shapes = {arr.ndim for m in models_for(first.sizes) if (arr := ctx.devices.run(first.fn, m)) is not None}
+    return shapes == {1}

@@ -24,17 +24,18 @@ class CrossDeviceSetPut(Rule):
     name = "cross-device-set-put"
     summary = "device_put of an array to a sharding on a different set of devices"
     priority = 10
-    fix_safety = "safe"
+    fix_safety = "unsafe"
     events = (Transfer,)
-    what = 'Flags `jax.device_put(x, s)`, its pytree form, `x.to_device(s)` and `device_put(x, P(...))` under `jax.set_mesh`, when the array `x` was made on one mesh and `s` is on a mesh with a **different set of devices** (a subset, a superset, other devices, another platform).'
+    runtimes = ("multi-controller",)
+    what = 'Flags `jax.device_put(x, s)`, its pytree form, `x.to_device(s)` and `device_put(x, P(...))` under `jax.set_mesh`, when the array `x` was made on one mesh and `s` is on a mesh with a **different set of devices** (a subset, a superset, other devices, another platform), including a row or column of a device grid (`grid[1]`, `grid[:, 0]`) and the first `prod(shape)` devices that `jax.make_mesh(shape, names, devices=...)` keeps from the list it is given (on every platform; the platform decides only their order).'
     why = 'On one host this works, so tests never see it. In multi-controller JAX the move crosses hosts and JAX raises `ValueError: For a cross-host reshard in multi-controller JAX, input and target sharding should have the same set of devices` (some processes raise `NotImplementedError: Cannot reshard an input that is not fully addressable` instead), when the expensive multi-host job starts.'
-    fix_text = "Safe. When the target is a `NamedSharding` whose `PartitionSpec` can be written at the call, the fix rebuilds the target on the array's own mesh: `jax.device_put(x, NamedSharding(x.sharding.mesh, P('x')))`. Moving data between device groups on purpose needs a host transfer or `jax.make_array_from_process_local_data`, which the fix does not attempt."
+    fix_text = "Unsafe. When the target is a `NamedSharding` whose `PartitionSpec` can be written at the call, the fix rebuilds the target on the array's own mesh: `jax.device_put(x, NamedSharding(x.sharding.mesh, P('x')))`. That changes which devices hold the result: where the code meant to move the data to the target's devices (weights to the rollout devices), the fixed code keeps them where they are. So it is applied only with `--unsafe-fixes`, and offered as unsafe in the editor. Moving data between device groups on purpose needs a host transfer or `jax.make_array_from_process_local_data`, which the fix does not attempt."
     references = ('jax-ml/jax#26645', 'jax-ml/jax#34264', 'sgl-project/sglang-jax#470', 'google/tunix#843')
 
     def check(self, event: Transfer) -> Iterable[Diagnostic]:  # type: ignore[override]
-        if event.kind not in PUT_KINDS:
-            return
         ctx = event.ctx
+        if event.kind not in PUT_KINDS or ctx.cross_host_transfers:
+            return
         for pair in pairs(event):
             if pair.src is None or pair.dst is None or ctx.compare(pair.src, pair.dst) != "different":
                 continue
@@ -87,8 +88,37 @@ out = jax.device_put(tree, NamedSharding(half, P('x')))  # RSH201:7
 half = Mesh(np.array(jax.devices()[:4]), ('x',))
 y = x.to_device(NamedSharding(half, P('x')))  # RSH201:5
 """),
+        Invalid(_HEAD + """
+# make_mesh takes the first prod(shape) devices of the list it is given, on every
+# platform (only their order is the platform's): here the last half of jax.devices().
+flipped = jax.make_mesh((jax.device_count() // 2,), ('x',), devices=jax.devices()[::-1])
+y = jax.device_put(x, NamedSharding(flipped, P('x')))  # RSH201:5
+"""),
+        Invalid(_HEAD + """
+grid = mesh.devices.reshape(2, 4)
+column = Mesh(grid[:, 0], ('x',))
+y = jax.device_put(x, NamedSharding(column, P('x')))  # RSH201:5
+"""),
+        Invalid(_HEAD + """
+grid = np.array(jax.devices()).reshape(2, 4)
+row = Mesh(grid[1], ('x',))
+y = jax.device_put(x, NamedSharding(row, P('x')))  # RSH201:5
+"""),
         Valid(_HEAD + """
 y = jax.device_put(x, NamedSharding(mesh, P()))
+print(y.sharding)
+"""),
+        Valid(_HEAD + """
+grid = mesh.devices.reshape(2, 4)
+whole = Mesh(grid[:, :], ('a', 'b'))
+first = grid[0, 0]
+y = jax.device_put(x, NamedSharding(whole, P(('a', 'b'))))
+print(y.sharding, first)
+"""),
+        Valid(_HEAD + """
+# The same devices in the platform's order: a reordering on CPU only, never a new set.
+flipped = jax.make_mesh((jax.device_count(),), ('x',), devices=jax.devices()[::-1])
+y = jax.device_put(x, NamedSharding(flipped, P('x')))
 print(y.sharding)
 """),
         Valid(_HEAD + """
@@ -164,6 +194,55 @@ print(a.sharding, dst.shape)
 if False:
     b = jax.device_put(a, NamedSharding(dst, P()))
 """, note="the cross-host path needs backend support, so the move itself is not run on CPU"),
+        Invalid(_HEAD + """
+def split_meshes():
+    devs = jax.devices()
+    return Mesh(np.array(devs[:6]), ('x',)), Mesh(np.array(devs[6:]), ('x',))
+
+
+def sync(weights, target):
+    return jax.device_put(weights, NamedSharding(target, P('x')))  # RSH201:12
+
+
+trainer, rollout = split_meshes()
+params = jax.device_put(np.arange(12.0), NamedSharding(trainer, P('x')))
+print(sync(params, rollout))
+""", note="a tuple of meshes from a helper, and an array and a mesh through parameters"),
+        Invalid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+
+
+class Evaluator:
+    def __init__(self, mesh):
+        self.eval_mesh = mesh
+
+    def evaluate(self, params):
+        return jax.device_put(params, NamedSharding(self.eval_mesh, P('x')))  # RSH201:16
+
+
+print(Evaluator(half).evaluate(x))
+""", note="a mesh held by an instance, set from a constructor argument"),
+        Valid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+
+
+def move(a, target):
+    # Called with two different meshes: the parameter is unknown, nothing fires.
+    return jax.device_put(a, NamedSharding(target, P('x')))
+
+
+print(move(x, mesh).sharding)
+print(move(jax.device_put(np.arange(4.0), NamedSharding(half, P('x'))), half).sharding)
+"""),
+        Valid(_HEAD + """
+def build(devs=jax.devices()[:4]):
+    return Mesh(np.array(devs), ('x',))
+
+
+full = build(jax.devices())
+y = jax.device_put(x, NamedSharding(full, P('x')))
+print(y.sharding)
+""", note="the default would be a subset, but the only call passes every device"),
     )
 
     grounding = Grounding(

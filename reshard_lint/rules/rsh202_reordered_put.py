@@ -24,12 +24,12 @@ class ReorderedPut(Rule):
     name = "reordered-put"
     summary = "device_put of an array to a mesh with the same devices in another order"
     priority = 10
-    fix_safety = "safe"
+    fix_safety = "unsafe"
     severity = "warning"
     events = (Transfer,)
     what = 'Flags the same calls as RSH201 when the two meshes hold the **same devices in a different order** (for example a target mesh on `jax.devices()[::-1]`, a transposed device grid or a seeded permutation).'
     why = 'JAX accepts the move but takes its different-device-order reshard: every shard is permuted, about a full copy of the array, over the network when the devices are on several hosts (on 8 CPU devices a reversed 256 MB `device_put` took ~205 ms against ~140 ms, plus ~200 ms of compile). It is almost always an accident of how the second mesh was built.'
-    fix_text = "Safe. Same as RSH201: the target is rebuilt on the array's own mesh when its spec can be written at the call."
+    fix_text = "Unsafe. Same as RSH201: the target is rebuilt on the array's own mesh when its spec can be written at the call, so the result keeps the array's device order instead of the order the code asked for. Applied only with `--unsafe-fixes`."
     references = ('RUNTIME-FACTS.md: device_put with the same devices in another order',)
 
     def check(self, event: Transfer) -> Iterable[Diagnostic]:  # type: ignore[override]
@@ -69,6 +69,26 @@ print(float(w.sum()))
 rng = np.random.default_rng(0)
 shuffled = Mesh(rng.permutation(jax.devices()), ('x',))  # RSH102:12
 y = jax.device_put(x, NamedSharding(shuffled, P('x')))  # RSH202:5
+print(float(y.sum()))
+"""),
+        Invalid(_HEAD + """
+grid = mesh.devices.reshape(2, 4)
+mirrored = Mesh(grid[:, ::-1], ('a', 'b'))  # RSH102:12
+y = jax.device_put(x, NamedSharding(mirrored, P(('a', 'b'))))  # RSH202:5
+print(float(y.sum()))
+"""),
+        Invalid(_HEAD + """
+devs = jax.devices()
+ring = Mesh(np.concatenate([np.array(devs[2:]), np.array(devs[:2])]), ('x',))  # RSH102:8
+y = jax.device_put(x, NamedSharding(ring, P('x')))  # RSH202:5
+print(float(y.sum()))
+"""),
+        Valid(_HEAD + """
+# create_device_mesh / make_mesh order the devices they are given by platform (TPU:
+# physical coordinates, GPU: device id, CPU: as given): only on CPU is this a reorder.
+from jax.experimental import mesh_utils
+rev = Mesh(mesh_utils.create_device_mesh((jax.device_count(),), devices=jax.devices()[::-1]), ('x',))
+y = jax.device_put(x, NamedSharding(rev, P('x')))
 print(float(y.sum()))
 """),
         Valid(_HEAD + """

@@ -26,7 +26,7 @@ class JitReorderedInput(Rule):
     priority = 20
     events = (Transfer,)
     what = 'Flags `jax.jit(f, in_shardings=s)(x)` (call and decorator forms) when `x` is committed to a mesh and `s` is on the same devices in another order.'
-    why = 'On one host JAX silently copies the argument into the new order. In multi-controller JAX the processes crash: XLA reports `INVALID_ARGUMENT: Buffer passed to Execute() ... is on device cpu:0, but replica is assigned to device cpu:3` and the processes die with SIGSEGV.'
+    why = 'On one process the first call works: JAX silently copies the argument into the new order. The second call of the same jitted function crashes the process: XLA logs `INVALID_ARGUMENT: Buffer passed to Execute() as argument 0 to replica 0 is on device cpu:0, but replica is assigned to device cpu:7` and the process dies with SIGSEGV (observed with jax 0.10.2, 1 process x 8 CPU devices, `in_shardings` on the reversed device order; tests/runtime/test_strict_jit.py runs that program). In multi-controller JAX the processes crash the same way (`... is on device cpu:0, but replica is assigned to device cpu:3`). Runtime strict mode (`reshard_lint.runtime.strict()`, `pytest --reshard-strict`) raises `ReshardError` RSH204 at the first call instead, before JAX runs anything.'
     fix_text = "No automatic fix. Put the argument on the jit's sharding first (`x = jax.device_put(x, s)`, which RSH202 then reports as a reshuffle), or build `in_shardings` on the argument's mesh."
     references = ('RUNTIME-FACTS.md: jit with in_shardings on a reversed mesh',)
 
@@ -40,8 +40,9 @@ class JitReorderedInput(Rule):
             x = array_label(ctx, event, pair)
             msg = (
                 f"{event.func} gets '{x}' {sides(ctx, pair)} through in_shardings, the same devices in "
-                "another order: one host silently copies it, multi-controller JAX crashes the processes "
-                "(SIGSEGV after XLA INVALID_ARGUMENT \"Buffer passed to Execute() ... is on device\"); "
+                "another order: on one host the first call copies it and the second call crashes the "
+                "process, multi-controller JAX crashes at once (SIGSEGV after XLA INVALID_ARGUMENT "
+                "\"Buffer passed to Execute() ... is on device\"); "
                 f"jax.device_put('{x}' onto in_shardings) before the call, or build in_shardings on "
                 "the argument's mesh"
             )

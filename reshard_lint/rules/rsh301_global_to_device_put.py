@@ -8,7 +8,7 @@ from ..analysis.context import describe_mesh
 from ..crossing import PUT_KINDS, array_label, is_device, pairs, report
 from ..diagnostic import Diagnostic
 from ..analysis.events import Transfer
-from .base import Grounding, Invalid, Outcome, Rule, RuleOption, Valid
+from .base import Grounding, Invalid, Outcome, Rule, Valid
 
 _HEAD = """\
 import jax
@@ -22,9 +22,9 @@ x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
 
 
 def multicontroller(event: Transfer) -> bool:
-    """Single-host code moves arrays to one device all the time; flag only multi-host code."""
-    mode = event.ctx.option("multicontroller", "auto")
-    return mode == "always" or (mode == "auto" and event.ctx.multicontroller_signs)
+    """Single-host code moves arrays to one device all the time: with ``runtime = "auto"``
+    flag only files that show multi-host signs; ``"multi-controller"`` says every file is."""
+    return event.ctx.runtime_explicit or event.ctx.multicontroller_signs
 
 
 class GlobalToDevicePut(Rule):
@@ -33,14 +33,11 @@ class GlobalToDevicePut(Rule):
     summary = "device_put of an array spanning several processes to a single Device"
     priority = 30
     events = (Transfer,)
-    what = 'Flags `jax.device_put(x, device)` where `device` is a single `Device` (`jax.devices()[0]`, `jax.local_devices()[i]`) and `x` is a global array spanning several processes. Fires only in files with multi-controller signs (`jax.distributed`, `jax.process_index()`, `multihost_utils`, `jax.local_devices()` ...), unless the option `multicontroller = "always"` is set.'
+    what = 'Flags `jax.device_put(x, device)` where `device` is a single `Device` (`jax.devices()[0]`, `jax.local_devices()[i]`) and `x` is a global array spanning several processes. Fires only in files with multi-controller signs (`jax.distributed`, `jax.process_index()`, `multihost_utils`, `jax.local_devices()` ...), unless the project sets `runtime = "multi-controller"`.'
     why = 'A process can only copy what it holds. Multi-controller JAX raises `ValueError: When the second argument to device_put is a Device, the first argument must be a fully addressable array`.'
     fix_text = "No automatic fix. Gather the whole array with `multihost_utils.process_allgather(x, tiled=True)`, or take this process's shard with `x.addressable_data(i)`."
     references = ('RUNTIME-FACTS.md: `device_put(global_array, jax.devices()[0])`',)
-    options = (RuleOption("multicontroller", "auto",
-                          "auto: RSH301 fires only in files that show multi-controller signs "
-                          "(jax.distributed, process_index, multihost_utils ...); always: everywhere",
-                          ("auto", "always")),)
+    runtimes = ("multi-controller",)
 
     def check(self, event: Transfer) -> Iterable[Diagnostic]:  # type: ignore[override]
         if event.kind not in PUT_KINDS or not multicontroller(event):

@@ -26,6 +26,7 @@ class LocalToGlobalPut(Rule):
     summary = "device_put of an array on jax.local_devices() to a sharding over all processes"
     priority = 30
     events = (Transfer,)
+    runtimes = ("multi-controller",)
     what = 'Flags `jax.device_put(x, s)` where `x` lives on a mesh built from `jax.local_devices()` and `s` spans all processes.'
     why = "`device_put` of a committed array cannot reach devices the process does not own: multi-controller JAX raises `ValueError: device_put's second argument must be a Device or a Sharding which represents addressable devices`."
     fix_text = 'No automatic fix. Assemble the global array from per-process data with `multihost_utils.host_local_array_to_global_array(x, mesh, spec)` or `jax.make_array_from_process_local_data(sharding, local_data)`.'

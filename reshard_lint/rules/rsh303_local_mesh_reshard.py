@@ -26,6 +26,7 @@ class LocalMeshReshard(Rule):
     summary = "device_put of an array spanning all processes onto a jax.local_devices() mesh"
     priority = 30
     events = (Transfer,)
+    runtimes = ("multi-controller",)
     what = 'Flags `jax.device_put(x, s)` where `x` is a global array (spanning several processes) and `s` is built on `jax.local_devices()`.'
     why = 'JAX cannot reshard an array it does not fully hold: multi-controller JAX raises `NotImplementedError: Cannot reshard an input that is not fully addressable`.'
     fix_text = "No automatic fix. Take this process's part with `multihost_utils.global_array_to_host_local_array(x, mesh, spec)`."

@@ -28,6 +28,7 @@ class LocalMeshGlobalArray(Rule):
     summary = "make_array_from_process_local_data with a global shape on a jax.local_devices() mesh"
     priority = 30
     events = (Transfer,)
+    runtimes = ("multi-controller",)
     what = 'Flags `jax.make_array_from_process_local_data(s, data, global_shape)` when the sharding `s` is built on a mesh of `jax.local_devices()`. (`multihost_utils.host_local_array_to_global_array(x, mesh, spec)` on such a mesh does not raise: it returns a process-local array, so it is not flagged here.)'
     why = "These build one global array from every process's data; on a mesh that holds only this process's devices the shapes cannot agree, and multi-controller JAX raises `ValueError: Invalid host data, each dimension should match either global or process shape`."
     fix_text = "No automatic fix. Build the mesh from `jax.devices()` (all processes' devices)."

@@ -48,7 +48,7 @@ def test_parse_error_is_reported_and_others_still_checked(project: Path) -> None
     write(project, "a_broken.py", "import jax\nfrom jax.sharding import Mesh\nmesh = Mesh(jax.devices(,\n")
     write(project, "b_bad.py", CROSS)
     r = run("check", "--format", "concise", cwd=project)
-    assert r.returncode == 2
+    assert r.returncode == 1  # a finding, as flake8's E999
     found = codes(r.stdout)
     assert ("b_bad.py", 8, 5, "RSH201") in found
     assert any(c[0] == "a_broken.py" and c[3] == "RSH001" for c in found), r.stdout
@@ -56,26 +56,28 @@ def test_parse_error_is_reported_and_others_still_checked(project: Path) -> None
     assert "1 file could not be checked (see above): a_broken.py" in r.stderr
 
 
-def test_undecodable_file_goes_to_stderr_with_reason_exit_2(project: Path) -> None:
+def test_undecodable_file_is_an_rsh003_finding_with_the_reason(project: Path) -> None:
     (project / "a_latin.py").write_bytes(b"x = 1\ny = 2\nname = '\xe9'\n")
     write(project, "b_bad.py", CROSS)
     r = run("check", "--format", "concise", cwd=project)
-    assert r.returncode == 2
-    assert codes(r.stdout) == [("b_bad.py", 8, 5, "RSH201")]
-    assert "a_latin.py" in r.stderr and "not valid utf-8" in r.stderr.lower()
+    assert r.returncode == 1
+    assert codes(r.stdout) == [("a_latin.py", 1, 1, "RSH003"), ("b_bad.py", 8, 5, "RSH201")]
+    assert "a_latin.py:1:1: RSH003 could not decode the file: not valid utf-8 at byte 20" in r.stdout
 
 
-def test_missing_path_exit_2_others_reported(project: Path) -> None:
+def test_missing_path_is_an_rsh003_finding_others_reported(project: Path) -> None:
+    # As flake8 (E902) and ruff report a path that does not exist.
     write(project, "bad.py", CROSS)
     r = run("check", "nope.py", "bad.py", "--format", "concise", cwd=project)
-    assert r.returncode == 2
-    assert "nope.py: no such file" in r.stderr
-    assert codes(r.stdout) == [("bad.py", 8, 5, "RSH201")]
+    assert r.returncode == 1
+    assert "nope.py:1:1: RSH003 could not read the file: no such file or directory" in r.stdout
+    assert codes(r.stdout) == [("bad.py", 8, 5, "RSH201"), ("nope.py", 1, 1, "RSH003")]
 
 
-def test_exit_zero_does_not_hide_errors(project: Path) -> None:
+def test_exit_zero_covers_parse_errors(project: Path) -> None:
     write(project, "broken.py", "from jax.sharding import Mesh\nm = Mesh(jax.devices(\n")
-    assert run("check", "--exit-zero", cwd=project).returncode == 2
+    assert run("check", cwd=project).returncode == 1
+    assert run("check", "--exit-zero", cwd=project).returncode == 0
 
 
 def test_usage_errors_exit_2(project: Path) -> None:
@@ -129,8 +131,11 @@ def test_stdin_with_filename(project: Path) -> None:
     assert codes(r.stdout) == [("pkg/model.py", 8, 5, "RSH201")]
     r = run("check", "-", cwd=project, input=CLEAN)
     assert r.returncode == 0
-    r = run("check", "-", "--stdin-filename", "x.py", cwd=project, input=b"\xff\xfe bad")
-    assert r.returncode == 2 and "x.py" in r.stderr
+    r = run("check", "-", "--stdin-filename", "x.py", "--format", "concise", cwd=project,
+            input=b"\xff\xfe bad")
+    assert r.returncode == 1, r.stderr
+    assert codes(r.stdout) == [("x.py", 1, 1, "RSH003")]
+    assert "could not decode the file: not valid UTF-8 in its first lines" in r.stdout
 
 
 def test_output_is_sorted_and_the_same_with_parallel_jobs(project: Path) -> None:
@@ -211,7 +216,8 @@ def test_fifo_and_dangling_link_are_reported_not_waited_on(project: Path) -> Non
     (project / "dangling.py").symlink_to(project / "nowhere.py")
     write(project, "bad.py", CROSS)
     r = run("check", "--format", "concise", cwd=project)
-    assert r.returncode == 2
-    assert codes(r.stdout) == [("bad.py", 8, 5, "RSH201")]
-    assert "pipe.py: is not a regular file" in r.stderr
-    assert "dangling.py: is a symbolic link" in r.stderr
+    assert r.returncode == 1
+    assert codes(r.stdout) == [("bad.py", 8, 5, "RSH201"), ("dangling.py", 1, 1, "RSH003"),
+                               ("pipe.py", 1, 1, "RSH003")]
+    assert "pipe.py:1:1: RSH003 could not read the file: it is not a regular file (a FIFO)" in r.stdout
+    assert "dangling.py:1:1: RSH003 could not read the file: it is a symbolic link" in r.stdout

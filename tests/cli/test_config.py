@@ -10,7 +10,7 @@ import pytest
 
 from .conftest import CROSS, REORDERED, run, write
 
-# RSH301 fires on this only with multicontroller = "always": no multi-controller signs.
+# RSH301 fires on this only with runtime = "multi-controller": no multi-controller signs.
 SINGLE_DEVICE_PUT = """\
 import jax
 import numpy as np
@@ -19,6 +19,16 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 mesh = Mesh(np.array(jax.devices()), ('x',))
 x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
 y = jax.device_put(x, jax.devices()[0])
+"""
+
+# The same devices in another order: RSH102 and RSH202, on every runtime.
+REORDERED_PUT = """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+mesh = Mesh(np.array(jax.devices()), ('x',))
+rev = Mesh(np.array(jax.devices()[::-1]), ('x',))
+y = jax.device_put(jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x'))), NamedSharding(rev, P('x')))
 """
 
 
@@ -88,17 +98,41 @@ def test_per_file_ignores_and_excludes(tmp_path: Path) -> None:
     assert "build/b.py" in run("check", "--format", "concise", cwd=tmp_path).stdout
 
 
-def test_multicontroller_option_from_pyproject_and_flag(tmp_path: Path) -> None:
+def test_runtime_setting_from_pyproject_and_flag(tmp_path: Path) -> None:
     write(tmp_path, "m.py", SINGLE_DEVICE_PUT)
     assert run("check", cwd=tmp_path).returncode == 0
-    pyproject(tmp_path, 'multicontroller = "always"\n')
+    pyproject(tmp_path, 'runtime = "multi-controller"\n')
     r = run("check", "--format", "concise", cwd=tmp_path)
     assert r.returncode == 1 and "m.py:7:5: RSH301 " in r.stdout
-    assert run("check", "--multicontroller", "auto", cwd=tmp_path).returncode == 0
+    assert run("check", "--runtime", "auto", cwd=tmp_path).returncode == 0
+    assert run("check", "--runtime", "single-controller", cwd=tmp_path).returncode == 0
+
+
+def test_single_controller_silences_the_multi_controller_rules_only(tmp_path: Path) -> None:
+    write(tmp_path, "cross.py", CROSS)
+    write(tmp_path, "rev.py", REORDERED_PUT)
+    r = run("check", "--format", "concise", cwd=tmp_path)
+    assert [line.split(" ")[0] for line in r.stdout.splitlines()] == [
+        "cross.py:8:5:", "rev.py:5:7:", "rev.py:6:5:"]
+    pyproject(tmp_path, 'runtime = "single-controller"\n')
+    r = run("check", "--format", "concise", cwd=tmp_path)
+    # RSH201 works on a single controller; the reorder (RSH102, RSH202) costs there too.
+    assert [line.split(" ")[:2] for line in r.stdout.splitlines()] == [
+        ["rev.py:5:7:", "RSH102"], ["rev.py:6:5:", "RSH202"]]
+
+
+def test_auto_runtime_reads_pathwaysutils_per_file(tmp_path: Path) -> None:
+    write(tmp_path, "plain.py", CROSS)
+    write(tmp_path, "pw.py", "import pathwaysutils\npathwaysutils.initialize()\n" + CROSS)
+    r = run("check", "--format", "concise", cwd=tmp_path)
+    assert [line.split(" ")[0] for line in r.stdout.splitlines()] == ["plain.py:8:5:"]
+    r = run("check", "--format", "concise", "--runtime", "multi-controller", cwd=tmp_path)
+    assert [line.split(" ")[0] for line in r.stdout.splitlines()] == ["plain.py:8:5:", "pw.py:10:5:"]
 
 
 @pytest.mark.parametrize("body, words", [
-    ('multicontroller = "sometimes"\n', ["multicontroller", "'auto', 'always'"]),
+    ('runtime = "sometimes"\n', ["runtime", "'auto', 'multi-controller', 'single-controller'"]),
+    ('multicontroller = "always"\n', ["multicontroller", 'replaced by runtime = "multi-controller"']),
     ('selec = ["RSH"]\n', ["unknown key 'selec'", "allowed: select"]),
     ('select = "RSH2"\n', ["select must be a list of strings"]),
     ('ignore = ["RSH9"]\n', ["ignore", "unknown code 'RSH9'"]),
@@ -124,9 +158,10 @@ def flake8(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("config, section", [
-    ("setup.cfg", "[flake8]\nreshard-multicontroller = always\n"),
-    ("tox.ini", "[flake8]\nreshard_multicontroller = always\n"),
-    (".flake8", "[flake8]\nreshard-multicontroller = always\n"),
+    ("setup.cfg", "[flake8]\nreshard-runtime = multi-controller\n"),
+    ("tox.ini", "[flake8]\nreshard_runtime = multi-controller\n"),
+    (".flake8", "[flake8]\nreshard-runtime = multi-controller\n"),
+    ("pyproject.toml", '[tool.reshard-lint]\nruntime = "multi-controller"\n'),
 ])
 def test_flake8_reads_the_same_option(tmp_path: Path, config: str, section: str) -> None:
     write(tmp_path, "m.py", SINGLE_DEVICE_PUT)
@@ -135,15 +170,24 @@ def test_flake8_reads_the_same_option(tmp_path: Path, config: str, section: str)
     p = flake8(tmp_path, "m.py")
     assert p.stdout.startswith("m.py:7:5: RSH301 "), p.stdout + p.stderr
     # And the standalone command reports the same thing with the same option in pyproject.
-    pyproject(tmp_path, 'multicontroller = "always"\n')
+    pyproject(tmp_path, 'runtime = "multi-controller"\n')
     assert run("check", "--format", "concise", "m.py", cwd=tmp_path).stdout.splitlines() == \
         p.stdout.splitlines()
 
 
 def test_flake8_rejects_a_bad_value_in_its_config(tmp_path: Path) -> None:
     write(tmp_path, "m.py", SINGLE_DEVICE_PUT)
-    (tmp_path / "setup.cfg").write_text("[flake8]\nreshard-multicontroller = sometimes\n")
+    (tmp_path / "setup.cfg").write_text("[flake8]\nreshard-runtime = sometimes\n")
     p = flake8(tmp_path, "m.py")
     assert p.returncode != 0
-    assert "reshard-multicontroller = 'sometimes'" in p.stdout + p.stderr
-    assert "'auto', 'always'" in p.stdout + p.stderr
+    assert "reshard-runtime = 'sometimes'" in p.stdout + p.stderr
+    assert "'auto', 'multi-controller', 'single-controller'" in p.stdout + p.stderr
+
+
+def test_flake8_single_controller_from_the_project(tmp_path: Path) -> None:
+    write(tmp_path, "m.py", CROSS)
+    assert flake8(tmp_path, "m.py").stdout.startswith("m.py:8:5: RSH201 ")
+    pyproject(tmp_path, 'runtime = "single-controller"\n')
+    assert flake8(tmp_path, "m.py").stdout == ""
+    p = flake8(tmp_path, "--reshard-runtime", "multi-controller", "m.py")
+    assert p.stdout.startswith("m.py:8:5: RSH201 ")

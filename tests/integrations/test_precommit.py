@@ -19,10 +19,11 @@ from reshard_lint.rules import rule_by_code
 
 from ..conftest import ROOT, tool
 
-_RULE = rule_by_code("RSH201")
+# RSH103 has a safe fix (it keeps the devices as written), which the fix hook applies.
+_RULE = rule_by_code("RSH103")
 assert _RULE is not None
-BUGGY = re.sub(r"  # RSH\d{3}:\d+$", "", _RULE.firing()[0].code, flags=re.MULTILINE)
-FIXED = re.sub(r"  # RSH\d{3}:\d+$", "", _RULE.firing()[0].fixed or "", flags=re.MULTILINE)
+BUGGY = re.sub(r"  # RSH\d{3}:\d+$", "", _RULE.firing()[1].code, flags=re.MULTILINE)
+FIXED = re.sub(r"  # RSH\d{3}:\d+$", "", _RULE.firing()[1].fixed or "", flags=re.MULTILINE)
 
 # Fixed dates make the snapshot's commit id depend on its content only.
 _GIT_DATES = {"GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
@@ -107,7 +108,7 @@ def test_try_repo_check_hook_fails_on_staged_bug(snapshot: Path,
     bad = _pre_commit("try-repo", str(snapshot), "reshard-lint", "--files", "train.py", cwd=proj, env=env)
     out = bad.stdout + bad.stderr
     assert bad.returncode == 1, out
-    assert "RSH201" in out and "train.py" in out, out
+    assert "RSH103" in out and "train.py" in out, out
     assert "Failed" in out, out
     good = _pre_commit("try-repo", str(snapshot), "reshard-lint", "--files", "clean.py", cwd=proj, env=env)
     assert good.returncode == 0, good.stdout + good.stderr
@@ -162,6 +163,6 @@ def test_flake8_route_with_reshard_lint_as_additional_dependency(
     bad = _pre_commit("run", "flake8", "--files", "train.py", cwd=proj, env=env)
     out = bad.stdout + bad.stderr
     assert bad.returncode == 1, out
-    assert re.search(r"train\.py:9:5: RSH201 ", out), out
+    assert re.search(r"train\.py:6:12: RSH103 ", out), out
     good = _pre_commit("run", "flake8", "--files", "clean.py", cwd=proj, env=env)
     assert good.returncode == 0, good.stdout + good.stderr

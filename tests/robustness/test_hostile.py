@@ -130,31 +130,43 @@ def test_newer_syntax_than_this_python(tmp_path: Path) -> None:
         assert "hostile.py:4:" in f8.stdout and "E999" in f8.stdout, f8.stdout
 
 
-# ---- files that cannot be linted: a message naming them, the rest still checked ---------
+# ---- files that cannot be linted: a finding naming them, the rest still checked -------
+# RSH001 (could not parse, like flake8's E999) and RSH003 (could not read or decode, like
+# flake8's E902) are findings: exit 1, 0 with --exit-zero, and --ignore turns them off.
+
+READ = "RSH003 could not read the file: "
+DECODE = "RSH003 could not decode the file: "
+
 
 def _cli_reports(tmp_path: Path, name: str, *needles: str, files: tuple[str, ...] | None = None) -> str:
     cli = _cli(tmp_path, *(files or ("good.py", name)))
     _sane(cli)
     assert GOOD_CLI in cli.stdout, cli.stdout + cli.stderr
-    text = cli.stdout + cli.stderr
     for n in needles:
-        assert n in text, text
-    assert cli.returncode == 2, text
-    return text
+        assert n in cli.stdout, cli.stdout + cli.stderr
+    assert cli.returncode == 1, cli.stdout + cli.stderr
+    code = needles[0].split(": ")[1].split()[0] if needles else "RSH003"
+    zero = _cli(tmp_path, "--exit-zero", *(files or ("good.py", name)))
+    assert zero.returncode == 0 and zero.stdout == cli.stdout, zero.stdout + zero.stderr
+    # Only the hostile file has the code: ignoring it leaves good.py's finding (exit 1).
+    ignored = _cli(tmp_path, "--ignore", code, *(files or ("good.py", name)))
+    assert f"{code} " not in ignored.stdout and GOOD_CLI in ignored.stdout, ignored.stdout
+    assert ignored.returncode == 1
+    return cli.stdout + cli.stderr
 
 
 def test_null_bytes(tmp_path: Path) -> None:
     _setup(tmp_path, HEADER + b"x = 1\x00\n")
-    _cli_reports(tmp_path, "hostile.py",
-                 "hostile.py: contains a null byte at offset 84; not a Python source file")
+    _cli_reports(tmp_path, "hostile.py", f"hostile.py:1:1: {DECODE}"
+                 "it contains a null byte at offset 84; not a Python source file")
     f8 = _flake8(tmp_path, "good.py", "hostile.py")
     _sane(f8)
     assert GOOD_CLI in f8.stdout and "hostile.py:1:1: E999" in f8.stdout, f8.stdout
 
 
 @pytest.mark.parametrize("content,message", [
-    (b"s = '\xff'\n" + HEADER, "hostile.py: not valid UTF-8 in its first lines"),
-    (HEADER + b"s = '\xff'\n", "hostile.py: not valid utf-8 at byte 84"),
+    (b"s = '\xff'\n" + HEADER, f"hostile.py:1:1: {DECODE}not valid UTF-8 in its first lines"),
+    (HEADER + b"s = '\xff'\n", f"hostile.py:1:1: {DECODE}not valid utf-8 at byte 84"),
 ], ids=["first-lines", "later"])
 def test_invalid_utf8(tmp_path: Path, content: bytes, message: str) -> None:
     _setup(tmp_path, content)
@@ -224,7 +236,8 @@ def test_symlink_loop(tmp_path: Path) -> None:
     (tmp_path / "good.py").write_bytes(GOOD)
     os.symlink("loopb.py", tmp_path / "loopa.py")
     os.symlink("loopa.py", tmp_path / "loopb.py")
-    _cli_reports(tmp_path, "loopa.py", "loopa.py: ", files=("good.py", "loopa.py"))
+    _cli_reports(tmp_path, "loopa.py", f"loopa.py:1:1: {READ}it is a symbolic link loop",
+                 files=("good.py", "loopa.py"))
     with pytest.raises(SourceError, match="is a symbolic link loop"):
         read_source(str(tmp_path / "loopa.py"))
     f8 = _flake8(tmp_path, "good.py", "loopa.py")
@@ -236,7 +249,8 @@ def test_file_that_cannot_be_opened(tmp_path: Path) -> None:
     # link is a path whose open() really fails, for root too.
     (tmp_path / "good.py").write_bytes(GOOD)
     os.symlink("nowhere.py", tmp_path / "dangling.py")
-    _cli_reports(tmp_path, "dangling.py", "dangling.py: ", files=("good.py", "dangling.py"))
+    _cli_reports(tmp_path, "dangling.py", f"dangling.py:1:1: {READ}"
+                 "it is a symbolic link to a file that does not exist", files=("good.py", "dangling.py"))
     with pytest.raises(SourceError, match="is a symbolic link to a file that does not exist"):
         read_source(str(tmp_path / "dangling.py"))
     f8 = _flake8(tmp_path, "good.py", "dangling.py")
@@ -250,9 +264,10 @@ def test_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match=r"is not a regular file \(a FIFO\); not read"):
         read_source(str(fifo))
     (tmp_path / "good.py").write_bytes(GOOD)
-    _cli_reports(tmp_path, "pipe.py", "pipe.py: is not a regular file (a FIFO); not read",
+    _cli_reports(tmp_path, "pipe.py", f"pipe.py:1:1: {READ}it is not a regular file (a FIFO)",
                  files=("good.py", "pipe.py"))
-    _cli_reports(tmp_path, "pipe.py", "pipe.py: is not a regular file (a FIFO); not read", files=(".",))
+    _cli_reports(tmp_path, "pipe.py", f"pipe.py:1:1: {READ}it is not a regular file (a FIFO)",
+                 files=(".",))
 
 
 def test_file_deleted_after_listing(tmp_path: Path) -> None:
@@ -263,7 +278,8 @@ def test_file_deleted_after_listing(tmp_path: Path) -> None:
         read_source(listed[0])
     # The same for the command: a path that is gone by the time it is read.
     (tmp_path / "good.py").write_bytes(GOOD)
-    _cli_reports(tmp_path, "gone.py", "gone.py: ", files=("good.py", "gone.py"))
+    _cli_reports(tmp_path, "gone.py", f"gone.py:1:1: {READ}no such file or directory",
+                 files=("good.py", "gone.py"))
 
 
 @pytest.mark.parametrize("toml,message", [
