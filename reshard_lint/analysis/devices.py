@@ -14,9 +14,10 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
-from typing import Callable, Iterable, Literal, Sequence
+from typing import Callable, Iterable, Literal, Sequence, TypeVar
 
 Verdict = Literal["same", "reordered", "different", "unknown"]
+T = TypeVar("T")
 
 # Device ids of an explicitly named platform live in their own range, so that
 # jax.devices('cpu') and jax.devices('gpu') are disjoint in every model.
@@ -308,6 +309,10 @@ class Evaluator:
     def run(self, fn: DevFn, model: Model) -> DevArr | None:
         self._alive.append(fn)
         return _eval(fn, model, self._cache)
+
+    def observe(self, fn: DevFn, sizes: Iterable[int], probe: Callable[[DevArr], T]) -> set[T]:
+        """``probe`` of the list on every topology that can run it."""
+        return {probe(arr) for m in models_for(sizes) if (arr := self.run(fn, m)) is not None}
 
     def verdicts(self, a: DevFn, b: DevFn, sizes: Iterable[int] = ()) -> set[str]:
         """The verdict on every topology that can run both lists."""

@@ -244,7 +244,7 @@ class Expressions:
                             fresh=base.fresh, from_mesh=base.from_mesh, sizes=base.sizes)
             # Indexing a 2-D grid gives a row, a 1-D list gives one device.
             single.single = True
-            return row_or_device(single, base)
+            return row_or_device(single, base, self.ctx.devices)
         return UNKNOWN
 
     def eval_BinaryOperation(self, node: cst.BinaryOperation, scope: Scope) -> Value:

@@ -148,15 +148,7 @@ class Analyzer(Expressions, Calls, Functions, Classes):
             self.exec_block(stmts, scope)
             results.append(scope.vars)
             ctxs.append(self.context_mesh)
-        merged: dict[str, Value] = {}
-        keys = set().union(*results) if results else set()
-        for k in keys:
-            vals = [r.get(k, UNKNOWN) for r in results]
-            v = vals[0]
-            for other in vals[1:]:
-                v = join(v, other)
-            merged[k] = v
-        scope.vars = merged
+        scope.vars = _merge(results)
         c = ctxs[0] if ctxs else ctx_before
         for other in ctxs[1:]:
             c = join(c, other)
@@ -212,14 +204,7 @@ class Analyzer(Expressions, Calls, Functions, Classes):
                     scope.vars[n] = UNKNOWN
             self.exec_block(block(handler.body), scope)
             results.append(scope.vars)
-        merged: dict[str, Value] = {}
-        for k in set().union(*results):
-            vals = [r.get(k, UNKNOWN) for r in results]
-            v = vals[0]
-            for other in vals[1:]:
-                v = join(v, other)
-            merged[k] = v
-        scope.vars = merged
+        scope.vars = _merge(results)
         if stmt.finalbody is not None:
             self.exec_block(block(stmt.finalbody.body), scope)
 
@@ -415,6 +400,18 @@ class Analyzer(Expressions, Calls, Functions, Classes):
             self.eval(target.value, scope)
 
     # -- expressions -----------------------------------------------------------------
+
+
+def _merge(paths: list[dict[str, Value]]) -> dict[str, Value]:
+    """The names after several paths meet: each joined over the paths (missing: unknown)."""
+    merged: dict[str, Value] = {}
+    for k in set().union(*paths) if paths else ():
+        vals = [r.get(k, UNKNOWN) for r in paths]
+        v = vals[0]
+        for other in vals[1:]:
+            v = join(v, other)
+        merged[k] = v
+    return merged
 
 
 def _maybe_mesh_context(expr: cst.BaseExpression, val: Value) -> bool:

@@ -121,21 +121,13 @@ def squeeze(a: dv.DevArr) -> dv.DevArr:
     return dv.DevArr(a.flat, shape, False)
 
 
-def row_or_device(single: DevVal, base: DevVal) -> DevVal:
+def row_or_device(single: DevVal, base: DevVal, devices: dv.Evaluator) -> DevVal:
     """``grid[0]`` is a row of a 2-D grid but a device of a 1-D list."""
     f = base.fn
     g = single.fn
 
-    def probe() -> Optional[bool]:
-        seen: set[bool] = set()
-        for m in dv.models_for(base.sizes):
-            try:
-                seen.add(f(m).ndim == 1)
-            except Exception:  # noqa: BLE001
-                continue
-        return seen.pop() if len(seen) == 1 else None
-
-    one_d = probe()
+    seen = devices.observe(f, base.sizes, lambda a: a.ndim == 1)
+    one_d = seen.pop() if len(seen) == 1 else None
     if one_d is False:
         return base.derive(g, single.desc)
     if one_d is None:

@@ -169,7 +169,4 @@ def _flat(ctx: FileContext, first: object) -> bool:
         return True
     if not isinstance(first, DevVal):
         return False
-    from ..analysis.devices import models_for
-
-    shapes = {arr.ndim for m in models_for(first.sizes) if (arr := ctx.devices.run(first.fn, m)) is not None}
-    return shapes == {1}
+    return ctx.devices.observe(first.fn, first.sizes, lambda a: a.ndim) == {1}

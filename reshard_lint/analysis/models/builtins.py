@@ -102,16 +102,8 @@ def _unmodelled_set(an: Analyzer, call: Call, v: Value, scope: Scope) -> bool:
     return is_unknown(r) or isinstance(r, (ArrayVal, ShardingVal, OwnShardingVal))
 
 
-def _always_several(an: Analyzer, f: object, sizes: tuple[int, ...]) -> bool:
-    seen = False
-    for model in dv.models_for(sizes):
-        arr = an.ctx.devices.run(f, model)  # type: ignore[arg-type]
-        if arr is None:
-            continue
-        if len(arr.flat) < 2:
-            return False
-        seen = True
-    return seen
+def _always_several(an: Analyzer, f: dv.DevFn, sizes: tuple[int, ...]) -> bool:
+    return an.ctx.devices.observe(f, sizes, lambda a: len(a.flat) >= 2) == {True}
 
 
 @handles("set")

@@ -150,12 +150,7 @@ def index_grid(an: Analyzer, base: DevVal, parts: list[object], node: cst.Subscr
 
     if all(isinstance(p, IntVal) for p in parts):
         # As many ints as the grid has axes pick one device; fewer pick a sub-grid.
-        ndims: set[int] = set()
-        for m in dv.models_for(base.sizes):
-            try:
-                ndims.add(f(m).ndim)
-            except Exception:  # noqa: BLE001 - a topology this list cannot run on
-                continue
+        ndims = an.ctx.devices.observe(f, base.sizes, lambda a: a.ndim)
         if ndims == {len(parts)}:
             return DevVal(fn=pick, desc=desc, node=node, fresh=base.fresh, from_mesh=base.from_mesh,
                           sizes=base.sizes, single=True)

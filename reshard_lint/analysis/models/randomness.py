@@ -87,13 +87,7 @@ def permute_rows(an: Analyzer, base: DevVal, perm: IndexPermutation, node: cst.S
     """``devs[perm]``: the first ``n`` rows of ``devs`` in a random order."""
     f, n = base.fn, perm.n.fn
     desc = f"{base.desc}[{perm.how}]"
-    kinds: set[bool] = set()
-    for m in dv.models_for(base.sizes):
-        try:
-            kinds.add(f(m).is_list)
-        except Exception:  # noqa: BLE001 - a topology this list cannot run on
-            continue
-    if kinds != {False}:
+    if an.ctx.devices.observe(f, base.sizes, lambda a: a.is_list) != {False}:
         # A Python list indexed by an integer array raises TypeError: no claim about devices.
         return DevVal(fn=undecidable, desc=desc, node=node, fresh=base.fresh, from_mesh=base.from_mesh)
     token = an.new_token(node)
