@@ -10,7 +10,7 @@ from . import devices as dv
 from .arguments import Call
 from .events import Transfer, TransferKind
 from .models import HANDLERS, host
-from .reasons import IMPORTED, UNMODELLED_JAX, outside_reason
+from .reasons import IMPORTED, UNFOLLOWED_CALL, UNKNOWN_OBJECT, UNMODELLED_JAX, outside_reason
 from .scope import Scope
 from .valueops import const_int, label, literal_sizes, ordered, shape_fns, squeeze
 from .values import (
@@ -58,7 +58,7 @@ class Calls:
             return UNKNOWN
         if isinstance(func, ClassVal) and bound is None:
             return self.construct(func, args, node)
-        return UNKNOWN
+        return unknown(func.reason if isinstance(func, Unknown) and func.reason else UNFOLLOWED_CALL)
 
     def _args(self, node: cst.Call, scope: Scope) -> Call:
         out: list[tuple[Optional[str], Value, cst.Arg]] = []
@@ -115,7 +115,7 @@ class Calls:
             return SeqVal(recv.items, "tuple")
         if isinstance(recv, MeshVal) and method in ("__enter__",):
             return recv
-        return UNKNOWN
+        return unknown(UNKNOWN_OBJECT) if is_unknown(recv) else UNKNOWN
 
     def device_method(self, recv: DevVal, method: str, call: Call, node: cst.Call) -> Value:
         f = recv.fn

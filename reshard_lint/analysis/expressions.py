@@ -19,7 +19,7 @@ from .values import (
     QualVal, SeqVal,
     HostVal, OwnShardingVal, ShardingVal, Value, is_unknown, join, undecidable, unknown,
 )
-from .reasons import ATTRIBUTE, COMMITTED_OPERAND, UNKNOWN_OBJECT
+from .reasons import ATTRIBUTE, COMMITTED_OPERAND, CONTAINER, UNKNOWN_OBJECT
 
 
 class Expressions:
@@ -204,7 +204,7 @@ class Expressions:
             return UNKNOWN
         if ordered(base):
             return self._index_devices(base, parts, node)
-        return UNKNOWN
+        return unknown(CONTAINER) if is_unknown(base) else UNKNOWN
 
     def _index_devices(self, base: DevVal, parts: list[object], node: cst.Subscript) -> Value:
         text = ", ".join(self.ctx.code(el.slice, 30) for el in node.slice)

@@ -28,7 +28,7 @@ from .scope import Scope, block, count_bindings, names_in_target
 from .valueops import dotted, expects_error, ordered
 from .values import (
     UNKNOWN, ArrayVal, ConstVal, DevVal, FuncVal, InstanceVal, JitVal, MeshContextVal, MeshVal,
-    PartialVal, QualVal, SeqVal, ShardingVal, Value, join, undecidable, unknown,
+    PATHS, PartialVal, QualVal, SeqVal, ShardingVal, Value, join, undecidable, unknown,
 )
 from ..qualnames import canonical
 
@@ -159,17 +159,17 @@ class Analyzer(Expressions, Calls, Functions, Classes):
         if stmt.orelse is not None:
             count_bindings(block(stmt.orelse.body), assigned)
         for name in assigned:
-            scope.vars[name] = UNKNOWN
+            scope.vars[name] = unknown(PATHS)
         if isinstance(stmt, cst.For):
             it = self.eval(stmt.iter, scope)
-            element: Value = UNKNOWN
+            element: Value = unknown(PATHS)
             if ordered(it):
                 element = DevVal(fn=undecidable, desc=f"an element of {it.desc}", node=stmt.iter,
                                  single=True, any_device=True)
             elif isinstance(it, SeqVal) and it.items and all(i is it.items[0] for i in it.items):
                 element = it.items[0]
             for n in names_in_target(stmt.target):
-                scope.vars[n] = UNKNOWN
+                scope.vars[n] = unknown(PATHS)
             if isinstance(stmt.target, cst.Name):
                 scope.vars[stmt.target.value] = element
         else:
@@ -179,10 +179,10 @@ class Analyzer(Expressions, Calls, Functions, Classes):
         if stmt.orelse is not None:
             self.exec_block(block(stmt.orelse.body), scope)
         for name in assigned:
-            scope.vars[name] = UNKNOWN
+            scope.vars[name] = unknown(PATHS)
         if isinstance(stmt, cst.For):
             for n in names_in_target(stmt.target):
-                scope.vars[n] = UNKNOWN
+                scope.vars[n] = unknown(PATHS)
         self.context_mesh = join(ctx_before, self.context_mesh)
 
     def exec_try(self, stmt: cst.Try | cst.TryStar, scope: Scope) -> None:
@@ -196,12 +196,12 @@ class Analyzer(Expressions, Calls, Functions, Classes):
         for handler in stmt.handlers:
             scope.vars = dict(before)
             for name in assigned:
-                scope.vars[name] = UNKNOWN
+                scope.vars[name] = unknown(PATHS)
             if handler.type is not None:
                 self.eval(handler.type, scope)
             if handler.name is not None:
                 for n in names_in_target(handler.name.name):  # type: ignore[arg-type]
-                    scope.vars[n] = UNKNOWN
+                    scope.vars[n] = unknown(PATHS)
             self.exec_block(block(handler.body), scope)
             results.append(scope.vars)
         scope.vars = _merge(results)

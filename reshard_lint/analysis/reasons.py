@@ -13,6 +13,8 @@ IMPORTED = "a name imported from another module"
 PACKAGE_CALL = "a result of a function from another module or package"
 UNMODELLED_JAX = "a result of a JAX API the analysis does not model"
 UNKNOWN_OBJECT = "an attribute or method of an object the analysis does not know"
+UNFOLLOWED_CALL = "a result of a call the analysis does not follow"
+CONTAINER = "an element of a container the analysis does not know"
 ATTRIBUTE = "an attribute assigned in more than one place"
 CONFIG = "a value read from configuration or the command line"
 COMMITTED_OPERAND = "a computation on an array whose placement the analysis does not know"
@@ -22,10 +24,10 @@ NOT_COMPARABLE = "two meshes whose comparison is not certain on every topology"
 OTHER = "a value the analysis does not model"
 
 __all__ = [
-    "ATTRIBUTE", "CONFIG", "COMMITTED_OPERAND", "DISAGREE", "ESCAPES", "IMPORTED",
+    "ATTRIBUTE", "CONFIG", "COMMITTED_OPERAND", "CONTAINER", "DISAGREE", "ESCAPES", "IMPORTED",
     "MESH_CONTEXT",
     "NOT_COMPARABLE", "NOT_REACHED", "NO_CALL_SITE", "OTHER", "PACKAGE_CALL", "PATHS", "RECURSIVE", "STAR",
-    "UNKNOWN_OBJECT", "UNMODELLED_JAX", "UNSEEN_CALLS", "outside_reason",
+    "UNFOLLOWED_CALL", "UNKNOWN_OBJECT", "UNMODELLED_JAX", "UNSEEN_CALLS", "outside_reason",
 ]
 
 _CONFIG_ROOTS = ("os.environ", "os.getenv", "sys.argv", "argparse", "absl.flags", "flags.", "config", "cfg")

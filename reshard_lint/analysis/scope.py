@@ -10,7 +10,7 @@ from typing import Iterator, Optional, Sequence
 
 import libcst as cst
 
-from .values import UNKNOWN, QualVal, Value
+from .values import PATHS, UNKNOWN, QualVal, Value, unknown
 from ..qualnames import BUILTINS
 
 
@@ -25,13 +25,13 @@ class Scope:
         if name in self.vars:
             return self.vars[name]
         if self.kind != "module" and name in self.bindings:
-            return UNKNOWN  # local but not (yet, or not surely) bound
+            return unknown(PATHS)  # local but not (yet, or not surely) bound
         scope = self.parent
         while scope is not None:
             if scope.kind != "class" and name in scope.bindings:
                 if scope.bindings[name] == 1 and name in scope.vars:
                     return scope.vars[name]
-                return UNKNOWN
+                return unknown(PATHS)
             scope = scope.parent
         if name in BUILTINS:
             return QualVal("builtins." + name)
