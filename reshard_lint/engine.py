@@ -92,7 +92,10 @@ class Engine:
 
         # The tree helps only while it is the tree of ``source``, i.e. the file was not sliced.
         deep = too_deep(source, tree if line_map is None and isinstance(tree, ast.Module) else None)
-        tree = None  # the ast is no longer needed; let it go before libcst builds its tree
+        # A tree already built (flake8 holds its own anyway) counts the file's calls for
+        # the analysis (callsites.py), which would otherwise parse the text a second time.
+        python_tree = tree if line_map is None and isinstance(tree, ast.Module) else None
+        tree = None
         if deep is not None:
             # Checked before libcst: its native parser overflows the C stack on such input.
             msg = f"could not parse the file: nesting too deep: {deep[1]}"
@@ -131,7 +134,7 @@ class Engine:
         old_limit = sys.getrecursionlimit()
         try:
             sys.setrecursionlimit(max(old_limit, _ANALYSIS_RECURSION_LIMIT))
-            result.diagnostics = self.analyse(module, original, path, line_map)
+            result.diagnostics = self.analyse(module, original, path, line_map, python_tree=python_tree)
         except RecursionError:
             msg = "could not analyse the file: expressions nested too deeply"
             result.error = msg
@@ -163,7 +166,8 @@ class Engine:
         return slice_source(source, tree)  # type: ignore[arg-type]
 
     def analyse(self, module: "cst.Module", source: str, path: str,
-                line_map: list[int] | None = None, observer: Observer | None = None) -> list[Diagnostic]:
+                line_map: list[int] | None = None, observer: Observer | None = None,
+                python_tree: ast.Module | None = None) -> list[Diagnostic]:
         """Diagnostics for a parsed module; ``observer`` also sees every transfer event and
         the diagnostic anchored at each call (``reshard-lint coverage``)."""
         from .analysis import Analyzer
@@ -172,6 +176,7 @@ class Engine:
         rules = self.rules
 
         ctx = FileContext(module, source, path, self.settings, line_map)
+        ctx.python_tree = python_tree
         # anchor node id -> (priority, diagnostic): one diagnostic per call, the most specific.
         best: dict[int, tuple[int, Diagnostic]] = {}
         finishers: list[Rule] = []

@@ -51,24 +51,24 @@ class SyntaxCounts:
     wrapped: dict[str, int] = field(default_factory=dict)  # jit(f) / partial(f) positions
 
     @classmethod
-    def of(cls, source: str) -> "SyntaxCounts":
+    def of(cls, source: str, tree: Optional[ast.Module] = None) -> "SyntaxCounts":
         out = cls()
         try:
-            tree = ast.parse(source)
+            tree = tree or ast.parse(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return out
-        annotations: set[int] = set()
-        for node in ast.walk(tree):
-            # Type annotations name classes without calling them: not an escape.
-            if isinstance(node, ast.arg) and node.annotation is not None:
-                annotations.update(id(n) for n in ast.walk(node.annotation))
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
-                annotations.update(id(n) for n in ast.walk(node.returns))
-            elif isinstance(node, ast.AnnAssign):
-                annotations.update(id(n) for n in ast.walk(node.annotation))
-        for node in ast.walk(tree):
-            if id(node) in annotations:
-                continue
+        # One walk by hand, not ast.walk: annotations are skipped whole (they name
+        # classes without calling them: not an escape), and the walk is most of the cost.
+        stack: list[ast.AST] = [tree]
+        while stack:
+            node = stack.pop()
+            for key, value in ast.iter_fields(node):
+                if key in ("annotation", "returns"):
+                    continue
+                if isinstance(value, list):
+                    stack.extend(v for v in value if isinstance(v, ast.AST))
+                elif isinstance(value, ast.AST):
+                    stack.append(value)
             if isinstance(node, ast.Call):
                 f = node.func
                 if isinstance(f, ast.Name):
@@ -107,16 +107,19 @@ class Site:
 class CallSites:
     """Observed calls of the module's functions, checked against the syntactic counts."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, tree: Optional[ast.Module] = None) -> None:
         self._source = source
+        self._tree = tree
         self._counts: Optional[SyntaxCounts] = None
         self.sites: dict[cst.CSTNode, dict[int, Site]] = {}
         self.aliases: dict[cst.CSTNode, set[str]] = {}  # names a wrapper of the function is bound to
+        # The scheduler asks for every waiting function after each run: count once.
+        self._expected: dict[cst.CSTNode, Optional[int]] = {}
 
     @property
     def counts(self) -> SyntaxCounts:
         if self._counts is None:
-            self._counts = SyntaxCounts.of(self._source)
+            self._counts = SyntaxCounts.of(self._source, self._tree)
         return self._counts
 
     def observe(self, func: FuncVal, node: cst.CSTNode, params: Optional[dict[str, Value]]) -> None:
@@ -150,9 +153,15 @@ class CallSites:
 
     def alias(self, func: FuncVal, name: str) -> None:
         self.aliases.setdefault(func.node, set()).add(name)
+        self._expected.pop(func.node, None)
 
     def expected(self, func: FuncVal) -> Optional[int]:
         """How many call sites the module spells for ``func``; None: it escapes."""
+        if func.node not in self._expected:
+            self._expected[func.node] = self._count(func)
+        return self._expected[func.node]
+
+    def _count(self, func: FuncVal) -> Optional[int]:
         fn = func.node
         if not isinstance(fn, cst.FunctionDef):
             return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Iterable, Mapping
 
@@ -22,6 +23,7 @@ class FileContext:
     def __init__(self, module: cst.Module, source: str, path: str,
                  settings: Mapping[str, object] | None = None, line_map: list[int] | None = None) -> None:
         self.module = module
+        self.python_tree: ast.Module | None = None  # Python's tree of the same text, when at hand
         # A sliced long file: module line i is line line_map[i - 1] of ``source``.
         self.line_map = line_map
         self.source = source

@@ -66,10 +66,18 @@ class Expressions:
         return ConstVal(node.evaluated_value)
 
     def eval_Integer(self, node: cst.Integer, scope: Scope) -> Value:
-        v = int(node.evaluated_value)
+        try:
+            v = int(node.value, 0)  # what Python reads; libcst's evaluated_value compiles it
+        except ValueError:  # "007" and the like
+            v = int(node.evaluated_value)
         return IntVal(lambda _m, v=v: v, literal=v)
 
     def eval_SimpleString(self, node: cst.SimpleString, scope: Scope) -> Value:
+        text = node.value
+        # A plain 'x' or "x" needs no literal_eval (which libcst's evaluated_value runs).
+        if len(text) >= 2 and text[0] in "'\"" and text[-1] == text[0] and "\\" not in text \
+                and not text.startswith(("'''", '"""')):
+            return ConstVal(text[1:-1])
         try:
             return ConstVal(node.evaluated_value)
         except Exception:  # noqa: BLE001 - odd literals are just unknown

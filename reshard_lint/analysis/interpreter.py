@@ -46,7 +46,8 @@ class Analyzer(Expressions, Calls, Functions, Classes):
         self.mesh_context = False
         self.global_context: Value = UNKNOWN
         self.pending: list[tuple[FuncVal, Scope, Optional[InstanceVal]]] = []
-        self.callsites = CallSites(ctx.module.code if ctx.line_map is not None else ctx.source)
+        self.callsites = CallSites(ctx.module.code if ctx.line_map is not None else ctx.source,
+                                   ctx.python_tree)
         self.memo: dict[cst.CSTNode, dict[tuple[tuple[str, int], ...], tuple[dict[str, Value], Value]]] = {}
         self.inits: dict[int, FuncVal] = {}  # id(class) -> its __init__
         self.ran: set[int] = set()  # ids of the functions whose own run is done
