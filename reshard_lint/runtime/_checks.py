@@ -13,7 +13,7 @@ import threading
 import warnings
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import jax
 import numpy as np
@@ -211,18 +211,22 @@ def _classify_uncached(src: Sharding, dst: Any, ndim: int, requested: int | None
     return None
 
 
-@lru_cache(maxsize=4096)
-def _classify_cached(src: Sharding, dst: Any, ndim: int, requested: int | None) -> Finding | None:
-    return _classify_uncached(src, dst, ndim, requested)
+def _memoized(fn: Callable[..., Finding | None]) -> Callable[..., Finding | None]:
+    """A warm call must cost next to nothing: shardings are hashable and few, so the
+    verdict for a (source, target) pair is computed once; an unhashable custom sharding
+    is judged every time."""
+    cached = lru_cache(maxsize=4096)(fn)
+
+    def verdict(*args: Any) -> Finding | None:
+        try:
+            return cached(*args)
+        except TypeError:
+            return fn(*args)
+
+    return verdict
 
 
-def classify(src: Sharding, dst: Any, ndim: int, requested: int | None) -> Finding | None:
-    # A warm device_put must cost next to nothing: shardings are hashable and few, so the
-    # verdict for a (source, target) pair is computed once.
-    try:
-        return _classify_cached(src, dst, ndim, requested)
-    except TypeError:  # an unhashable custom sharding
-        return _classify_uncached(src, dst, ndim, requested)
+classify = _memoized(_classify_uncached)
 
 
 # --------------------------------------------------------------------------- targets
@@ -465,17 +469,7 @@ def _classify_jit_uncached(src: Sharding, dst: Sharding, ndim: int,
                    f"{_JIT_FIX}")
 
 
-@lru_cache(maxsize=4096)
-def _classify_jit_cached(src: Sharding, dst: Sharding, ndim: int,
-                         requested: int | None) -> Finding | None:
-    return _classify_jit_uncached(src, dst, ndim, requested)
-
-
-def classify_jit(src: Sharding, dst: Sharding, ndim: int, requested: int | None) -> Finding | None:
-    try:
-        return _classify_jit_cached(src, dst, ndim, requested)
-    except TypeError:  # an unhashable custom sharding
-        return _classify_jit_uncached(src, dst, ndim, requested)
+classify_jit = _memoized(_classify_jit_uncached)
 
 
 class JitSignature:
