@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence, TextIO
 
 from . import __version__
-from .config import RUNTIMES, Config, ConfigError, check_codes, find_project, load, split_codes
+from .config import (PLATFORMS, RUNTIMES, Config, ConfigError, check_codes, check_platforms, find_project, load,
+                     split_codes)
 from .diagnostic import Diagnostic
 from .runner import (BUILTIN_CODES, ERROR_CODES, INTERNAL_ERROR, IO_ERROR, PARSE_ERROR, FileReport,
                      decode_error, discover, io_error_diagnostic, lint_files, lint_text, noqa_unknown,
@@ -92,6 +93,9 @@ def _settings(rules: list[dict[str, Any]], cfg: Config, args: argparse.Namespace
     settings.setdefault("runtime", "auto")
     if getattr(args, "runtime", None):
         settings["runtime"] = args.runtime
+    if getattr(args, "platforms", None):
+        settings["platforms"] = check_platforms(args.platforms.split(","), "--platforms")
+    settings.setdefault("platforms", PLATFORMS)
     return settings
 
 
@@ -476,6 +480,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--runtime", choices=RUNTIMES,
                    help="where the programs run: auto (default: per file, pathwaysutils means "
                         "single-controller), multi-controller, single-controller (docs/runtimes.md)")
+    g.add_argument("--platforms", metavar="LIST",
+                   help="where the programs may run, comma-separated: tpu,gpu,cpu (default: all "
+                        "three); device order differs by platform (docs/platforms.md)")
     f = c.add_argument_group("fixes")
     f.add_argument("--fix", action="store_true", help="apply safe fixes")
     f.add_argument("--unsafe-fixes", action="store_true",

@@ -23,6 +23,8 @@ DEFAULT_EXCLUDE: tuple[str, ...] = (
 LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
 # Where the project's programs run (docs/runtimes.md); "auto" decides per file.
 RUNTIMES = ("auto", "multi-controller", "single-controller")
+# Where the programs may run: device order differs by platform (docs/platforms.md).
+PLATFORMS = ("tpu", "gpu", "cpu")
 
 
 class ConfigError(Exception):
@@ -99,7 +101,7 @@ def load(path: str | None, rules: Sequence[Mapping[str, Any]], root: str | None 
         raise ConfigError(f"{path}: [{SECTION}] must be a table")
     codes = [r["code"] for r in rules]
     options = {o["name"]: o for r in rules for o in r.get("options", ())}
-    allowed = list(LIST_KEYS) + ["per-file-ignores", "runtime"] + sorted(options)
+    allowed = list(LIST_KEYS) + ["per-file-ignores", "platforms", "runtime"] + sorted(options)
     for key, value in table.items():
         where = f"{path}: [{SECTION}] {key}"
         if key in LIST_KEYS:
@@ -117,6 +119,8 @@ def load(path: str | None, rules: Sequence[Mapping[str, Any]], root: str | None 
                 cfg.per_file_ignores[glob] = items
         elif key == "runtime":
             cfg.options["runtime"] = check_runtime(value, where)
+        elif key == "platforms":
+            cfg.options["platforms"] = check_platforms(_str_list(value, where), where)
         elif key == "multicontroller":
             raise ConfigError(f"{where}: replaced by runtime = \"multi-controller\" (every file is "
                               "multi-controller, was \"always\") or \"auto\" (the default); "
@@ -139,6 +143,16 @@ def check_runtime(value: object, where: str) -> str:
     if value not in RUNTIMES:
         raise ConfigError(f"{where} = {value!r}: must be one of {', '.join(repr(r) for r in RUNTIMES)}")
     return str(value)
+
+
+def check_platforms(values: Iterable[str], where: str) -> tuple[str, ...]:
+    """A non-empty list of "tpu", "gpu", "cpu", in the canonical order."""
+    items = [v.strip().lower() for v in values if v.strip()]
+    bad = [v for v in items if v not in PLATFORMS]
+    if bad or not items:
+        raise ConfigError(f"{where} = {list(values)!r}: must be a non-empty list of "
+                          f"{', '.join(repr(p) for p in PLATFORMS)}")
+    return tuple(p for p in PLATFORMS if p in items)
 
 
 def _str_list(value: object, where: str) -> list[str]:

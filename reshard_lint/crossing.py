@@ -12,6 +12,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from .analysis.context import FileContext, describe_mesh
+from .analysis.devices import PLATFORMS
 from .diagnostic import Diagnostic, Edit, Fix, Related
 from .analysis.events import Transfer
 from .analysis.values import ArrayVal, DevVal, MeshVal, SeqVal, ShardingVal, Value
@@ -89,6 +90,37 @@ def array_label(ctx: FileContext, event: Transfer, pair: Pair) -> str:
 def sides(ctx: FileContext, pair: Pair) -> str:
     assert pair.src is not None and pair.dst is not None
     return f"from mesh {describe_mesh(ctx, pair.src)} to {describe_mesh(ctx, pair.dst)}"
+
+
+_PLATFORM_NAMES = {"tpu": "multi-host TPU", "gpu": "GPU", "cpu": "CPU"}
+
+
+def order_phrase(d: DevVal, platform: str) -> str:
+    """What orders the devices of ``d`` on ``platform`` (jax/_src/mesh_utils.py, docs/platforms.md)."""
+    if d.order_by == "builder":
+        shape = f"shape {d.builder_shape}" if d.builder_shape else "its shape"
+        return {"tpu": f"physical position for {shape}", "gpu": "device id"}.get(
+            platform, "enumeration")
+    if d.order_by == "id":
+        return "device id"
+    if d.order_by == "written":
+        return f"the reordering written in the code ({d.desc})"
+    return "enumeration (process by process)"
+
+
+def reorder_clause(ctx: FileContext, pair: Pair) -> str:
+    """' on TPU (mesh 'a' orders devices by ..., 'b' by ...)' when the orders differ on some
+    target platforms only; empty when they differ on every one (a reorder in the code)."""
+    assert pair.src is not None and pair.dst is not None
+    on = ctx.reordered_on(pair.src, pair.dst)
+    if not on or set(on) == set(PLATFORMS):
+        return ""  # a reordering written in the code: the same on every platform
+    where = " and ".join(_PLATFORM_NAMES[p] for p in on)
+    a, b = pair.src, pair.dst
+    label_a = f"'{a.name}'" if a.name else ctx.code(a.node, 40)
+    label_b = f"'{b.name}'" if b.name else ctx.code(b.node, 40)
+    return (f" on {where} ({label_a} orders devices by {order_phrase(a.devices, on[0])}, "
+            f"{label_b} by {order_phrase(b.devices, on[0])})")
 
 
 def related(ctx: FileContext, *meshes: Optional[MeshVal]) -> tuple[Related, ...]:

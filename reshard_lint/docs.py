@@ -13,7 +13,7 @@ from . import DOCS_URL  # noqa: F401 - re-exported for the docs tooling
 from .rules import Rule, all_rules
 
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "Options",
-            "What JAX does", "References")
+            "Runtimes", "Platforms", "What JAX does", "References")
 
 
 def _strip_markers(code: str) -> str:
@@ -77,7 +77,10 @@ def rule_doc(rule: type[Rule]) -> str:
     else:
         out.append("Every runtime: multi-controller and single-controller (Pathways) alike. "
                    "See [runtimes](../runtimes.md).")
-    out += ["", "## What JAX does", ""]
+    out += ["", "## Platforms", "", rule.platforms_text or (
+        "The same on every platform: what the rule checks does not depend on how TPU, GPU or "
+        "CPU order devices. See [platforms](../platforms.md)."), ""]
+    out += ["## What JAX does", ""]
     g = rule.grounding
     if g is None or g.not_grounded:
         out.append(f"Not grounded in a run: {g.not_grounded if g else 'no claim recorded'}.")

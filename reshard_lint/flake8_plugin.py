@@ -20,6 +20,7 @@ class ReshardChecker:
         self.lines = lines
 
     _runtime: str | None = None  # from flake8's options; None: the project's pyproject.toml
+    _platforms: tuple[str, ...] | None = None
 
     @classmethod
     def add_options(cls, parser: Any) -> None:
@@ -28,6 +29,11 @@ class ReshardChecker:
             choices=["auto", "multi-controller", "single-controller"],
             help="where the programs run (docs/runtimes.md); default: runtime in the project's "
                  "[tool.reshard-lint], else auto",
+        )
+        parser.add_option(
+            "--reshard-platforms", default=None, parse_from_config=True, comma_separated_list=True,
+            help="where the programs may run, comma-separated: tpu,gpu,cpu (docs/platforms.md); "
+                 "default: platforms in the project's [tool.reshard-lint], else all three",
         )
 
     @classmethod
@@ -41,6 +47,18 @@ class ReshardChecker:
             raise ExecutionError(f"reshard-lint: reshard-runtime = {value!r} in the [flake8] configuration "
                                  "must be one of 'auto', 'multi-controller', 'single-controller'")
         cls._runtime = value
+        platforms = getattr(options, "reshard_platforms", None)
+        if platforms:
+            from flake8.exceptions import ExecutionError
+
+            from .config import ConfigError, check_platforms
+
+            try:
+                cls._platforms = check_platforms(platforms, "reshard-platforms")
+            except ConfigError as exc:
+                raise ExecutionError(f"reshard-lint: {exc}") from None
+        else:
+            cls._platforms = None
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         try:
@@ -53,7 +71,9 @@ class ReshardChecker:
                 return
             from .engine import engine_for
 
-            engine = engine_for({"runtime": self._runtime or _project_runtime(self.filename)})
+            project = _project_settings(self.filename)
+            engine = engine_for({"runtime": self._runtime or project["runtime"],
+                                 "platforms": self._platforms or project["platforms"]})
             # Collections while libcst builds its tree would only rescan it: the tree has
             # no cycles and is freed when the call returns, and whatever cycles the
             # analysis leaves are found by the next collection after it.
@@ -89,28 +109,29 @@ def _freeze_long_lived() -> None:
     gc.freeze()
 
 
-_PROJECT_RUNTIMES: dict[str, str] = {}
+_PROJECT_SETTINGS: dict[str, dict[str, Any]] = {}
 
 
-def _project_runtime(filename: str) -> str:
-    """``runtime`` of the file's [tool.reshard-lint], as ``reshard-lint check`` reads it.
-
-    A broken configuration is the command's to report; here it means the default.
+def _project_settings(filename: str) -> dict[str, Any]:
+    """``runtime`` and ``platforms`` of the file's [tool.reshard-lint], as ``reshard-lint check``
+    reads them. A broken configuration is the command's to report; here it means the defaults.
     """
     import os
 
-    from .config import ConfigError, find_project, load
+    from .config import PLATFORMS, ConfigError, find_project, load
     from .runner import rule_table
 
     directory = os.path.dirname(os.path.abspath(filename))
-    hit = _PROJECT_RUNTIMES.get(directory)
+    hit = _PROJECT_SETTINGS.get(directory)
     if hit is None:
+        hit = {"runtime": "auto", "platforms": PLATFORMS}
         path, root = find_project(directory)
         try:
-            hit = str(load(path, rule_table(None), root).options.get("runtime", "auto")) if path else "auto"
+            options = load(path, rule_table(None), root).options if path else {}
         except ConfigError:
-            hit = "auto"
-        _PROJECT_RUNTIMES[directory] = hit
+            options = {}
+        hit.update({k: options[k] for k in ("runtime", "platforms") if k in options})
+        _PROJECT_SETTINGS[directory] = hit
     return hit
 
 

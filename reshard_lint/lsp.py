@@ -18,7 +18,7 @@ Settings (``initializationOptions`` or ``workspace/didChangeConfiguration`` with
 ``reshard-lint`` section; both flat keys and the section are accepted)::
 
     {"runtime": "auto" | "multi-controller" | "single-controller", "select": ["RSH"], "ignore": [],
-     "debounce": 0.3}
+     "debounce": 0.3, "platforms": ["tpu", "gpu", "cpu"]}
 """
 
 from __future__ import annotations
@@ -136,6 +136,7 @@ class Settings:
     select: tuple[str, ...] = ("RSH",)
     ignore: tuple[str, ...] = ()
     debounce: float = DEFAULT_DEBOUNCE
+    platforms: tuple[str, ...] = ("tpu", "gpu", "cpu")
     # Keys the editor sent: those override the project's [tool.reshard-lint], the rest
     # come from it, so the editor shows what `reshard-lint check` reports.
     explicit: frozenset[str] = frozenset()
@@ -164,9 +165,20 @@ class Settings:
         debounce = section.get("debounce", base.debounce)
         if not isinstance(debounce, (int, float)) or debounce < 0:
             debounce = base.debounce
-        explicit = base.explicit | {k for k in ("select", "ignore", "runtime") if k in section}
+        platforms = base.platforms
+        given = section.get("platforms")
+        if isinstance(given, str):
+            given = given.split(",")
+        if isinstance(given, (list, tuple)) and all(isinstance(v, str) for v in given):
+            from .config import ConfigError, check_platforms
+
+            try:
+                platforms = check_platforms(given, "platforms")
+            except ConfigError as exc:
+                log.warning("ignoring the editor's setting: %s", exc)
+        explicit = base.explicit | {k for k in ("select", "ignore", "runtime", "platforms") if k in section}
         return cls(str(mc), codes("select", base.select), codes("ignore", base.ignore), float(debounce),
-                   frozenset(explicit))
+                   platforms, frozenset(explicit))
 
     def selects(self, code: str) -> bool:
         return any(code.startswith(s) for s in self.select) and \
@@ -207,7 +219,9 @@ def project_settings(path: str, settings: Settings) -> tuple[Settings, list[str]
     ignore = settings.ignore if "ignore" in settings.explicit else tuple(cfg.ignore)
     mc = settings.runtime if "runtime" in settings.explicit else \
         str(cfg.options.get("runtime", settings.runtime))
-    merged = Settings(mc, tuple(select), tuple(ignore), settings.debounce, settings.explicit)
+    platforms = settings.platforms if "platforms" in settings.explicit else \
+        tuple(cfg.options.get("platforms", settings.platforms))  # type: ignore[arg-type]
+    merged = Settings(mc, tuple(select), tuple(ignore), settings.debounce, platforms, settings.explicit)
     return merged, per_file_ignored(path, cfg.root, cfg.per_file_ignores)
 
 
@@ -217,7 +231,7 @@ _CONFIGS: dict[tuple[str, int], Any] = {}
 def analyse(source: str, path: str, settings: Settings) -> Analysis:
     asked = settings
     settings, per_file = project_settings(path, settings)
-    engine = engine_for({"runtime": settings.runtime})
+    engine = engine_for({"runtime": settings.runtime, "platforms": settings.platforms})
     lines = split_lines(source)
     result = engine.lint_source(source, path)
     if result.error is not None and any(d.code == PARSE_ERROR for d in result.diagnostics):

@@ -9,7 +9,7 @@ import libcst as cst
 from . import devices as dv
 from .arguments import Call
 from .events import Transfer, TransferKind
-from .models import HANDLERS, host
+from .models import HANDLERS, device_ids, host
 from .reasons import IMPORTED, UNFOLLOWED_CALL, UNKNOWN_OBJECT, UNMODELLED_JAX, outside_reason
 from .scope import Scope
 from .valueops import const_int, label, literal_sizes, ordered, shape_fns, squeeze
@@ -68,6 +68,8 @@ class Calls:
         return Call(node, out)
 
     def call_method(self, recv: Value, method: str, call: Call, node: cst.Call, scope: Scope) -> Value:
+        if method == "split" and (parts := device_ids.split_name(recv, call.arg(0, "sep"), node, self)):  # type: ignore[arg-type]
+            return parts
         if isinstance(recv, HostVal):
             return HostVal(recv.desc, recv.node, recv.uncommitted)  # a host array's methods stay on the host
         if isinstance(recv, OwnShardingVal) and method == "with_memory_kind":

@@ -9,7 +9,7 @@ from typing import Iterable, Mapping
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from .devices import Evaluator, Verdict
+from .devices import PLATFORMS, Evaluator, Verdict
 from .values import DevVal, MeshVal
 
 # jax.local_devices() alone is common in single-host code, so it is not a sign.
@@ -29,7 +29,7 @@ class FileContext:
         self.source = source
         self.path = path
         self.settings = dict(settings or {})
-        self.devices = Evaluator()
+        self.devices = Evaluator(self.settings.get("platforms") or PLATFORMS)  # type: ignore[arg-type]
         self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
         # qualified name -> how this file spells it (filled by the analyzer from imports)
         self.spellings: dict[str, str] = {}
@@ -82,6 +82,18 @@ class FileContext:
             return "unknown"
         return self.devices.compare(da.fn, db.fn, _sizes(da, db))
 
+    def reordered_on(self, a: MeshVal | DevVal, b: MeshVal | DevVal) -> tuple[str, ...]:
+        """The target platforms on which the two hold their devices in different orders."""
+        da = a.devices if isinstance(a, MeshVal) else a
+        db = b.devices if isinstance(b, MeshVal) else b
+        if a is b or da.fn is db.fn or _platform_clash(da, db):
+            return ()
+        return self.devices.reordered_on(da.fn, db.fn, _sizes(da, db))
+
+    @property
+    def platforms(self) -> tuple[str, ...]:
+        return self.devices.platforms
+
     def differs(self, a: MeshVal | DevVal, b: MeshVal | DevVal) -> bool:
         """True when the two differ in set or order on every topology that runs both."""
         da = a.devices if isinstance(a, MeshVal) else a
@@ -89,7 +101,7 @@ class FileContext:
         if a is b or da.fn is db.fn or _platform_clash(da, db):
             return False
         found = self.devices.verdicts(da.fn, db.fn, _sizes(da, db))
-        return bool(found) and "same" not in found
+        return bool(found) and found <= {"different", "reordered"}
 
     def locality(self, d: MeshVal | DevVal) -> str:
         dv = d.devices if isinstance(d, MeshVal) else d

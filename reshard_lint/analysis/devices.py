@@ -28,21 +28,73 @@ class ModelError(Exception):
     """The program cannot run on this model topology (e.g. a reshape that does not fit)."""
 
 
+class Undecided(ModelError):
+    """The program runs on this topology but the linter cannot tell its devices.
+
+    Unlike a program that cannot run here (skipped), this makes every comparison with
+    the list unknown: ``make_mesh((4,), devices=<shuffled>)`` on eight devices.
+    """
+
+
+PLATFORMS = ("tpu", "gpu", "cpu")
+
+
 @dataclass(frozen=True)
 class Model:
     n: int  # devices in the job
     per_process: int  # devices per process
     proc: int  # the process evaluating the program
+    # The platform the job runs on (docs/platforms.md). ``scattered`` ids: a device's id
+    # is not its enumeration position, as on multi-host TPU, where ids follow physical
+    # coordinates while jax.devices() lists process by process.
+    platform: str = "cpu"
+    scattered: bool = False
 
     @property
     def processes(self) -> int:
         return self.n // self.per_process
 
     def process_of(self, device_id: int) -> int:
-        return (device_id % 100_000) // self.per_process
+        local = device_id % 100_000
+        if self._grid:
+            return (local % (2 * self.processes)) // 2
+        return local // self.per_process
+
+    @property
+    def _grid(self) -> bool:
+        return self.scattered and self.per_process % 2 == 0 and self.processes >= 2
+
+    def enumeration(self) -> tuple[int, ...]:
+        """Device ids in ``jax.devices()`` order: process by process.
+
+        Scattered ids lay the chips out as hosts of 2 x (per_process / 2) chips side by
+        side on a 2 * processes wide grid, numbered row by row, so two hosts of four
+        enumerate as 0, 1, 4, 5, 2, 3, 6, 7: the multi-host TPU order of keras#19968.
+        """
+        if not self._grid:
+            return tuple(range(self.n))
+        width, rows = 2 * self.processes, self.per_process // 2
+        return tuple(x + width * y for p in range(self.processes)
+                     for x, y in sorted(((x, y) for y in range(rows) for x in (2 * p, 2 * p + 1)),
+                                        key=lambda c: c[0] + width * c[1]))
 
 
-def models_for(sizes: Iterable[int]) -> tuple[Model, ...]:
+def layouts(platforms: Iterable[str]) -> tuple[tuple[str, bool], ...]:
+    """(platform, scattered) pairs to evaluate on.
+
+    TPU ids are scattered on several hosts. On GPU they may or may not be (multi-slice
+    systems number devices by topology, single-slice ones by process: the comment in
+    create_device_mesh), so GPU takes both and a verdict that depends on it is unknown.
+    """
+    out: list[tuple[str, bool]] = []
+    for p in PLATFORMS:
+        if p in platforms:
+            out.extend({"tpu": [("tpu", True)], "gpu": [("gpu", False), ("gpu", True)],
+                        "cpu": [("cpu", False)]}[p])
+    return tuple(out)
+
+
+def models_for(sizes: Iterable[int], platforms: Iterable[str] = ("cpu",)) -> tuple[Model, ...]:
     """Topologies to try: a few multi-host sizes, plus sizes the program spells out.
 
     A literal mesh shape such as ``reshape(2, 4)`` or ``make_mesh((4,), ...)`` only runs
@@ -57,7 +109,8 @@ def models_for(sizes: Iterable[int]) -> tuple[Model, ...]:
         for per in sorted(per_options):
             procs = n // per
             for proc in sorted({0, procs - 1}):
-                out.append(Model(n, per, proc))
+                for platform, scattered in layouts(platforms):
+                    out.append(Model(n, per, proc, platform, scattered))
     return tuple(out)
 
 
@@ -259,33 +312,50 @@ class DevArr:
 
 
 def builder_order(ids: Sequence[int], shape: Sequence[int], model: Model) -> DevArr:
-    """What ``mesh_utils.create_device_mesh(shape, devices=ids)`` returns: a platform's order.
+    """What ``mesh_utils.create_device_mesh(shape, devices=ids)`` returns on the model's platform.
 
     jax/_src/mesh_utils.py (0.10.2) ``create_device_mesh``: TPU builds a physical mesh
-    from each device's ``coords`` (``_get_physical_tpu_mesh``), GPU returns
-    ``sorted(devices, key=lambda d: d.id)``, CPU ``np.asarray(devices).reshape(shape)``.
-    So the *set* is the given one on every platform but the order of a list that is not
-    in id order is the platform's. Half of the model topologies take the CPU order and
-    half the id order (GPU), so a verdict that depends on which one holds (reordered
-    against one, same against the other) comes out unknown; the set is always decided.
+    from each device's ``coords`` (``_get_physical_tpu_mesh``) and lays the requested
+    shape over it, GPU returns ``sorted(devices, key=lambda d: d.id)``, CPU
+    ``np.asarray(devices).reshape(shape)``. On TPU the order depends on the set of devices
+    and on the shape without its size-1 axes, never on the order they were given in
+    (tests/platforms check this on mock TPU v4 and v5e topologies); the model stands for
+    it with a fixed permutation of the sorted ids per shape, so two builders with the same
+    shape agree and two with different shapes, or a builder and ``jax.devices()``, do not.
     """
-    if list(ids) != sorted(ids) and model.proc != 0:
+    if model.platform == "gpu":
         ids = sorted(ids)
+    elif model.platform == "tpu":
+        key = tuple(int(d) for d in shape if d != 1)
+        if len(key) > 2:
+            # Splitting a torus axis over three mesh axes can give the order of a 2-D
+            # shape (v5e 4x4: (2, 2, 4) is (4, 4)): no claim either way.
+            raise Undecided("a 3-D mesh shape on TPU")
+        order = sorted(ids)
+        rnd = random.Random(f"tpu-topology{key}")
+        for _ in range(8):
+            rnd.shuffle(order)
+            if len(order) < 3 or order != sorted(order):
+                break
+        ids = order
     return DevArr(tuple(ids), tuple(shape), False)
 
 
 def natural(model: Model, platform: str | None = None) -> DevArr:
+    """``jax.devices(platform)``: the job's devices in enumeration order."""
     base = _PLATFORM_BASE.get(platform or "", 0)
-    return DevArr.of([base + i for i in range(model.n)])
+    return DevArr.of([base + i for i in model.enumeration()])
 
 
 def local(model: Model, platform: str | None = None) -> DevArr:
-    base = _PLATFORM_BASE.get(platform or "", 0)
     start = model.proc * model.per_process
-    return DevArr.of([base + i for i in range(start, start + model.per_process)])
+    return DevArr.of(natural(model, platform).flat[start:start + model.per_process])
 
 
 DevFn = Callable[[Model], DevArr]
+
+
+_UNDECIDED = DevArr((), (0,))
 
 
 def _eval(fn: DevFn, model: Model, cache: dict[tuple[int, Model], DevArr | None]) -> DevArr | None:
@@ -293,47 +363,107 @@ def _eval(fn: DevFn, model: Model, cache: dict[tuple[int, Model], DevArr | None]
     if key not in cache:
         try:
             cache[key] = fn(model)
+        except Undecided:
+            cache[key] = _UNDECIDED
         except (ModelError, IndexError, ValueError, ZeroDivisionError, TypeError, RecursionError):
             cache[key] = None
     return cache[key]
 
 
 class Evaluator:
-    """Evaluates device functions on models, with a per-file cache."""
+    """Evaluates device functions on models of the target platforms, with a per-file cache."""
 
-    def __init__(self) -> None:
+    def __init__(self, platforms: Iterable[str] = PLATFORMS) -> None:
+        self.platforms = tuple(p for p in PLATFORMS if p in set(platforms)) or PLATFORMS
         self._cache: dict[tuple[int, Model], DevArr | None] = {}
         # Keep the functions alive so that id() keys stay unique for the file.
         self._alive: list[DevFn] = []
 
     def run(self, fn: DevFn, model: Model) -> DevArr | None:
+        out = self._run(fn, model)
+        return None if out is _UNDECIDED else out
+
+    def _run(self, fn: DevFn, model: Model) -> DevArr | None:
         self._alive.append(fn)
         return _eval(fn, model, self._cache)
 
+    def models(self, sizes: Iterable[int]) -> tuple[Model, ...]:
+        return models_for(sizes, self.platforms)
+
     def observe(self, fn: DevFn, sizes: Iterable[int], probe: Callable[[DevArr], T]) -> set[T]:
         """``probe`` of the list on every topology that can run it."""
-        return {probe(arr) for m in models_for(sizes) if (arr := self.run(fn, m)) is not None}
+        return {probe(arr) for m in self.models(sizes) if (arr := self.run(fn, m)) is not None}
+
+    def by_platform(self, a: DevFn, b: DevFn, sizes: Iterable[int] = (),
+                    counts: Iterable[int] | None = None) -> dict[str, set[str]]:
+        """The verdicts on each target platform's topologies that can run both lists
+        (only those with ``counts`` devices when given)."""
+        out: dict[str, set[str]] = {p: set() for p in self.platforms}
+        wanted = None if counts is None else set(counts)
+        for model in self.models(sizes):
+            if wanted is not None and model.n not in wanted:
+                continue
+            x, y = self._run(a, model), self._run(b, model)
+            if x is None or y is None:
+                continue
+            if x is _UNDECIDED or y is _UNDECIDED:
+                out[model.platform].add("unknown")
+            elif x.flat == y.flat:
+                out[model.platform].add("same")
+            elif set(x.flat) == set(y.flat) and len(x.flat) == len(y.flat):
+                out[model.platform].add("reordered")
+            else:
+                out[model.platform].add("different")
+        return out
 
     def verdicts(self, a: DevFn, b: DevFn, sizes: Iterable[int] = ()) -> set[str]:
         """The verdict on every topology that can run both lists."""
         if a is b:
             return {"same"}
-        out: set[str] = set()
-        for model in models_for(sizes):
-            x, y = self.run(a, model), self.run(b, model)
-            if x is None or y is None:
-                continue
-            if x.flat == y.flat:
-                out.add("same")
-            elif set(x.flat) == set(y.flat) and len(x.flat) == len(y.flat):
-                out.add("reordered")
-            else:
-                out.add("different")
-        return out
+        return set().union(*self.by_platform(a, b, sizes).values())
+
+    @staticmethod
+    def _combine(found: dict[str, set[str]]) -> Verdict:
+        every = set().union(*found.values())
+        if len(every) == 1:
+            return every.pop()  # type: ignore[return-value]
+        if "different" not in every and any(v == {"reordered"} for v in found.values()):
+            return "reordered"
+        return "unknown"
+
+    def _found(self, a: DevFn, b: DevFn, sizes: Iterable[int]) -> dict[str, set[str]]:
+        """The verdicts that decide: first on the device counts the source spells out.
+
+        ``jax.make_mesh((16,), ...)`` is written for sixteen devices; on sixty-four it is
+        a subset, which is another bug. The program's own count decides when it decides.
+        """
+        sizes = tuple(sizes)
+        everywhere = self.by_platform(a, b, sizes)
+        spelled = {s for s in sizes if 2 <= s <= 4096}
+        if spelled:
+            found = self.by_platform(a, b, sizes, spelled)
+            others = self.by_platform(a, b, sizes, {m.n for m in self.models(sizes)} - spelled)
+            # Elsewhere a known other set (a subset), never an undecided one.
+            if self._combine(found) != "unknown" and "unknown" not in set().union(*others.values()) \
+                    and "same" not in set().union(*others.values()):
+                return found
+        return everywhere
 
     def compare(self, a: DevFn, b: DevFn, sizes: Iterable[int] = ()) -> Verdict:
-        found = self.verdicts(a, b, sizes)
-        return found.pop() if len(found) == 1 else "unknown"  # type: ignore[return-value]
+        """same, different (set), reordered (on some target platform) or unknown.
+
+        Reordered needs one platform where every topology says so, and no topology of
+        any platform that finds other devices; the platforms where the order is not
+        decided (GPU ids that may follow processes or not) do not undo it.
+        """
+        if a is b:
+            return "same"
+        return self._combine(self._found(a, b, sizes))
+
+    def reordered_on(self, a: DevFn, b: DevFn, sizes: Iterable[int] = ()) -> tuple[str, ...]:
+        """The target platforms on which the two lists are provably in different orders."""
+        found = self._found(a, b, sizes)
+        return tuple(p for p in self.platforms if found[p] == {"reordered"})
 
     def same_layout_other_processes(self, a: DevFn, b: DevFn, sizes: Iterable[int] = ()) -> bool:
         """Same mesh shape on disjoint sets of processes, on some topology that runs both.
@@ -343,7 +473,7 @@ class Evaluator:
         different-device-set error is not what happens: the rule claims nothing.
         ``devs[:4]`` and ``devs[4:]`` are such a pair on two hosts of four devices.
         """
-        for model in models_for(sizes):
+        for model in self.models(sizes):
             x, y = self.run(a, model), self.run(b, model)
             if x is None or y is None:
                 continue
@@ -354,7 +484,11 @@ class Evaluator:
         return False
 
     def is_reordered(self, fn: DevFn, sizes: Iterable[int] = ()) -> bool:
-        """True when, on every topology that runs it, the flattened order is not by id."""
+        """True when, on every topology that runs it, the flattened order is not by id.
+
+        Judged where enumeration is id order (CPU): how the platforms' builders order
+        devices is the crossing rules' business, not a reordering written in the code.
+        """
         seen = False
         for model in models_for(sizes):
             arr = self.run(fn, model)
@@ -371,7 +505,7 @@ class Evaluator:
     def locality(self, fn: DevFn, sizes: Iterable[int] = ()) -> Literal["local", "global", "unknown"]:
         """'local': only this process's devices; 'global': several processes' devices."""
         verdicts: set[str] = set()
-        for model in models_for(sizes):
+        for model in self.models(sizes):
             arr = self.run(fn, model)
             if arr is None or not arr.flat:
                 continue

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Literal, Optional
 
 import libcst as cst
 
-from .values import MeshVal, Value
+from .values import DevVal, DeviceIdVal, MeshVal, Value
 
 if TYPE_CHECKING:
     from .context import FileContext
@@ -71,3 +71,13 @@ class Transfer(Event):
     func: str
     has_global_shape: bool = False
     untargeted: bool = False  # device_put(x) with no target: uncommitted, crosses nothing
+
+
+@dataclass(eq=False)
+class IdAsIndex(Event):
+    """``devs[i]`` where ``devs`` is a device list and ``i`` a device id."""
+
+    devices: DevVal
+    index: DeviceIdVal
+    base_node: cst.BaseExpression
+    index_node: cst.BaseExpression

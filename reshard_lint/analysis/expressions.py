@@ -12,10 +12,11 @@ from .scope import Scope, names_in_target
 from .valueops import (
     NO_KEY, ascending, const_int, int_arith, int_fn, label, mesh_label, ordered, row_or_device,
 )
+from .models import device_ids
 from .models.numpy import index_grid
 from .models.randomness import permute_rows
 from .values import (
-    UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, IndexPermutation, InstanceVal, IntVal, MeshVal,
+    UNKNOWN, ArrayVal, ClassVal, ConstVal, DeviceIdVal, DevVal, FuncVal, IndexPermutation, InstanceVal, IntVal, MeshVal,
     QualVal, SeqVal,
     HostVal, OwnShardingVal, ShardingVal, Value, is_unknown, join, undecidable, unknown,
 )
@@ -159,6 +160,8 @@ class Expressions:
             if attr in ("T", "mT"):
                 return base
             return UNKNOWN
+        if (dev_id := device_ids.attribute_id(base, attr, node, self)) is not None:  # type: ignore[arg-type]
+            return dev_id
         if ordered(base):
             if attr == "T":
                 return base.derive(lambda m, f=base.fn: f(m).transpose(), f"{base.desc}.T",
@@ -204,6 +207,8 @@ class Expressions:
             key = parts[0].value
             hits = [i for i, k in enumerate(base.keys) if k == key]
             return base.items[hits[-1]] if hits else UNKNOWN
+        if isinstance(base, DeviceIdVal) and base.many and len(parts) == 1 and isinstance(parts[0], IntVal):
+            return base.one()
         if isinstance(base, SeqVal) and base.kind != "dict" and len(parts) == 1 \
                 and isinstance(parts[0], IntVal):
             i = const_int(parts[0])
@@ -220,6 +225,8 @@ class Expressions:
         if len(parts) != 1:
             return index_grid(self, base, parts, node, text)
         part = parts[0]
+        if (picked := device_ids.index_by_id(base, part, node, self)) is not None:  # type: ignore[arg-type]
+            return picked
         if isinstance(part, IndexPermutation):
             return permute_rows(self, base, part, node)
         if isinstance(part, tuple):
@@ -299,7 +306,7 @@ class Expressions:
         comp = node.for_in
         it = self.eval(comp.iter, scope)
         inner = Scope(scope, "function", {n: 2 for n in names_in_target(comp.target)})
-        element: Value = UNKNOWN
+        element: Value = device_ids.element(it) or UNKNOWN
         if isinstance(it, SeqVal) and it.items and all(i is it.items[0] for i in it.items):
             element = it.items[0]
         if isinstance(comp.target, cst.Name):
@@ -308,7 +315,8 @@ class Expressions:
             self.eval(cond.test, inner)
         if comp.inner_for_in is None:
             self.eval(node.elt, inner)
-        picked = self._picked_devices(node, comp, it, scope)
+        picked = self._picked_devices(node, comp, it, scope) or \
+            device_ids.ids_of_devices(node, it, self)  # type: ignore[arg-type]
         if picked is not None:
             return picked
         if ordered(it) and comp.inner_for_in is None \

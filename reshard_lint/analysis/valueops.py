@@ -43,6 +43,15 @@ def literal_sizes(v: Value) -> tuple[int, ...]:
     return ()
 
 
+def literal_shape(v: Value) -> Optional[tuple[int, ...]]:
+    """A mesh shape spelled with literal ints, e.g. (2, 4); None otherwise."""
+    items = [v] if isinstance(v, IntVal) else list(v.items) if isinstance(v, SeqVal) else []
+    lits = [const_int(i) for i in items]
+    if items and all(x is not None for x in lits):
+        return tuple(lits)  # type: ignore[arg-type]
+    return None
+
+
 def leaves(v: Value) -> list[Value]:
     if isinstance(v, SeqVal):
         out: list[Value] = []

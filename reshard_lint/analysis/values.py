@@ -65,6 +65,23 @@ class IntVal(Value):
 
 
 @dataclass(eq=False)
+class DeviceIdVal(Value):
+    """A device's id (``d.id``, the N of ``"tpu:N"``), or a list of them (``many``).
+
+    Ids are positions in ``jax.devices()`` only on one process: multi-process CPU numbers
+    process p's devices from p * 2048, and multi-host TPU ids follow coordinates.
+    """
+
+    node: cst.CSTNode  # where the id was read
+    desc: str
+    many: bool = False
+    text: bool = False  # the digits of "tpu:2", before int()
+
+    def one(self) -> "DeviceIdVal":
+        return DeviceIdVal(self.node, self.desc)
+
+
+@dataclass(eq=False)
 class Shuffle:
     """A permutation applied to a device list, and whether every process agrees on it."""
 
@@ -94,6 +111,11 @@ class DevVal(Value):
     # Platforms named in the source; 'default' is jax.devices() with no backend, which
     # may be any of them, so comparing it with a named platform is undecidable.
     platforms: frozenset[str] = frozenset({"default"})
+    # What decides the order where platforms differ (docs/platforms.md): 'enumeration'
+    # (jax.devices() as listed), 'id' (sorted by device id), 'builder' (a mesh builder's
+    # order for ``builder_shape``), 'written' (a reordering in the code).
+    order_by: str = "enumeration"
+    builder_shape: tuple[int, ...] = ()
 
     def derive(self, fn: DevFn, desc: str, *, reorder: str | None = None,
                step: tuple[cst.CSTNode, cst.CSTNode] | None = None, **kw: object) -> "DevVal":
@@ -101,7 +123,8 @@ class DevVal(Value):
         steps = self.steps + ((step,) if step else ())
         fields = dict(fn=fn, desc=desc, node=self.node, reorders=reorders, shuffle=self.shuffle,
                       fresh=self.fresh, from_mesh=self.from_mesh, single=False,
-                      sizes=self.sizes, is_set=False, steps=steps, platforms=self.platforms)
+                      sizes=self.sizes, is_set=False, steps=steps, platforms=self.platforms,
+                      order_by="written" if reorder else self.order_by, builder_shape=self.builder_shape)
         fields.update(kw)
         return DevVal(**fields)  # type: ignore[arg-type]
 

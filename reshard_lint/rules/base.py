@@ -115,6 +115,8 @@ class Rule:
     fix_safety: ClassVar[Literal["safe", "unsafe", "none"]] = "none"
     severity: ClassVar[Literal["error", "warning"]] = "error"
     examples: ClassVar[tuple[Example, ...]] = ()
+    # How the rule depends on the platforms' device orders (docs/platforms.md); empty: it does not.
+    platforms_text: ClassVar[str] = ""
     grounding: ClassVar[Grounding | None] = None
     options: ClassVar[tuple[RuleOption, ...]] = ()
     what: ClassVar[str] = ""  # docs: What it does

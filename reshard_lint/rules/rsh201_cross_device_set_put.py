@@ -116,9 +116,9 @@ y = jax.device_put(x, NamedSharding(whole, P(('a', 'b'))))
 print(y.sharding, first)
 """),
         Valid(_HEAD + """
-# The same devices in the platform's order: a reordering on CPU only, never a new set.
+# The same devices in the platform's order: reordered on CPU and TPU (RSH202), never a new set.
 flipped = jax.make_mesh((jax.device_count(),), ('x',), devices=jax.devices()[::-1])
-y = jax.device_put(x, NamedSharding(flipped, P('x')))
+y = jax.device_put(x, NamedSharding(flipped, P('x')))  # RSH202:5
 print(y.sharding)
 """),
         Valid(_HEAD + """
@@ -168,8 +168,9 @@ y = jax.device_put(x, NamedSharding(full, P('x')))
 print(y.sharding)
 """),
         Valid(_HEAD + """
+# The same eight devices: on TPU in another order (RSH202), never another set.
 made = jax.make_mesh((8,), ('x',))
-y = jax.device_put(x, NamedSharding(made, P('x')))
+y = jax.device_put(x, NamedSharding(made, P('x')))  # RSH202:5
 print(y.sharding)
 """),
         Valid(_HEAD + """

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..crossing import PUT_KINDS, array_label, fix_hint, pairs, rebuild_on_own_mesh, report, sides
+from ..crossing import (PUT_KINDS, array_label, fix_hint, pairs, rebuild_on_own_mesh, reorder_clause,
+                        report, sides)
 from ..diagnostic import Diagnostic
 from ..analysis.events import Transfer
 from .base import Grounding, Invalid, Outcome, Rule, Valid
@@ -30,6 +31,7 @@ class ReorderedPut(Rule):
     what = 'Flags the same calls as RSH201 when the two meshes hold the **same devices in a different order** (for example a target mesh on `jax.devices()[::-1]`, a transposed device grid or a seeded permutation).'
     why = 'JAX accepts the move but takes its different-device-order reshard: every shard is permuted, about a full copy of the array, over the network when the devices are on several hosts (on 8 CPU devices a reversed 256 MB `device_put` took ~205 ms against ~140 ms, plus ~200 ms of compile). It is almost always an accident of how the second mesh was built.'
     fix_text = "Unsafe. Same as RSH201: the target is rebuilt on the array's own mesh when its spec can be written at the call, so the result keeps the array's device order instead of the order the code asked for. Applied only with `--unsafe-fixes`."
+    platforms_text = "Compares device order on each target platform (`platforms`, default TPU, GPU and CPU): besides orders written in the code, it fires where two ordinary builders agree on CPU but not on multi-host TPU (`jax.make_mesh((16,))`, `jax.make_mesh((4, 4))` and `np.array(jax.devices())` are three orders there; `sorted(devs, key=lambda d: d.id)` is not enumeration order there), and the message says 'on multi-host TPU' and what orders each side. The TPU orders are checked against JAX's own builders on mock TPU topologies; the `jit` failure between two orders is read from JAX's source and observed on CPU with orders written by hand. See [platforms](../platforms.md)."
     references = ('RUNTIME-FACTS.md: device_put with the same devices in another order',)
 
     def check(self, event: Transfer) -> Iterable[Diagnostic]:  # type: ignore[override]
@@ -41,7 +43,8 @@ class ReorderedPut(Rule):
                 continue
             x = array_label(ctx, event, pair)
             msg = (
-                f"{event.func} moves '{x}' {sides(ctx, pair)}, the same devices in another order: "
+                f"{event.func} moves '{x}' {sides(ctx, pair)}, the same devices in another order"
+                f"{reorder_clause(ctx, pair)}: "
                 "JAX permutes every shard (about a full copy, over the network across hosts); "
                 f"build the target on the array's own mesh: {fix_hint(ctx, event, pair)}"
             )
@@ -83,14 +86,36 @@ ring = Mesh(np.concatenate([np.array(devs[2:]), np.array(devs[:2])]), ('x',))  #
 y = jax.device_put(x, NamedSharding(ring, P('x')))  # RSH202:5
 print(float(y.sum()))
 """),
-        Valid(_HEAD + """
+        Invalid(_HEAD + """
 # create_device_mesh / make_mesh order the devices they are given by platform (TPU:
-# physical coordinates, GPU: device id, CPU: as given): only on CPU is this a reorder.
+# physical coordinates, GPU: device id, CPU: as given): reordered on CPU and TPU.
 from jax.experimental import mesh_utils
 rev = Mesh(mesh_utils.create_device_mesh((jax.device_count(),), devices=jax.devices()[::-1]), ('x',))
-y = jax.device_put(x, NamedSharding(rev, P('x')))
+y = jax.device_put(x, NamedSharding(rev, P('x')))  # RSH202:5
 print(float(y.sum()))
 """),
+        Invalid(_HEAD + """
+# On TPU make_mesh orders the devices by physical position for the shape, and
+# np.array(jax.devices()) by enumeration (docs/platforms.md); on CPU they agree.
+made = jax.make_mesh((2, 4), ('a', 'b'))
+y = jax.device_put(x, NamedSharding(made, P(('a', 'b'))))  # RSH202:5
+print(float(y.sum()))
+""", note="Reordered on TPU only: on CPU, where this runs, the orders agree."),
+        Invalid(_HEAD + """
+# Two shapes, two TPU orders (levanter#635: [0, 4, 8, 12, 1, ...] against [0, 1, 4, 5, ...]).
+flat = jax.make_mesh((8,), ('x',))
+grid = jax.make_mesh((2, 4), ('a', 'b'))
+z = jax.device_put(np.arange(8.0), NamedSharding(flat, P('x')))
+y = jax.device_put(z, NamedSharding(grid, P(('a', 'b'))))  # RSH202:5
+print(float(y.sum()))
+""", note="Reordered on TPU only: on CPU, where this runs, the orders agree."),
+        Invalid(_HEAD + """
+# Multi-host TPU enumerates process by process while ids follow physical coordinates
+# (keras#19968: [0, 1, 4, 5, 2, 3, 6, 7]): sorting by id is a reordering there.
+by_id = Mesh(np.array(sorted(jax.devices(), key=lambda d: d.id)), ('x',))
+y = jax.device_put(x, NamedSharding(by_id, P('x')))  # RSH202:5
+print(float(y.sum()))
+""", note="Reordered on multi-host TPU only: on CPU ids follow enumeration."),
         Valid(_HEAD + """
 y = jax.device_put(x, NamedSharding(mesh, P()))
 print(float(y.sum()))
@@ -101,13 +126,28 @@ y = jax.device_put(np.arange(8.0), NamedSharding(rev, P('x')))
 print(float(y.sum()))
 """),
         Valid(_HEAD + """
-same = Mesh(np.array(sorted(jax.devices(), key=lambda d: d.id)), ('x',))
-y = jax.device_put(x, NamedSharding(same, P('x')))
+# The same builder with the same shape gives the same order on every platform.
+a = jax.make_mesh((2, 4), ('a', 'b'))
+b = jax.make_mesh((2, 4), ('data', 'model'))
+z = jax.device_put(np.arange(8.0), NamedSharding(a, P(('a', 'b'))))
+y = jax.device_put(z, NamedSharding(b, P(('data', 'model'))))
 print(float(y.sum()))
 """),
         Valid(_HEAD + """
+# One device array reshaped keeps its order everywhere, whatever built it.
+made = jax.make_mesh((8,), ('x',))
+grid = Mesh(made.devices.reshape(2, 4), ('a', 'b'))
+z = jax.device_put(np.arange(8.0), NamedSharding(made, P('x')))
+y = jax.device_put(z, NamedSharding(grid, P(('a', 'b'))))
+print(float(y.sum()))
+"""),
+        Valid(_HEAD + """
+# make_mesh is create_device_mesh of the same shape: the same order on every platform.
+from jax.experimental import mesh_utils
 made = jax.make_mesh((2, 4), ('a', 'b'))
-y = jax.device_put(x, NamedSharding(made, P(('a', 'b'))))
+built = Mesh(mesh_utils.create_device_mesh((2, 4)), ('a', 'b'))
+z = jax.device_put(np.arange(8.0), NamedSharding(made, P(('a', 'b'))))
+y = jax.device_put(z, NamedSharding(built, P(('a', 'b'))))
 print(float(y.sum()))
 """),
         Valid(_HEAD + """

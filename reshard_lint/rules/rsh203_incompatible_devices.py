@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..crossing import array_label, pairs, report, sides
+from ..crossing import array_label, pairs, reorder_clause, report, sides
 from ..diagnostic import Diagnostic
 from ..analysis.events import Transfer
 from .base import Grounding, Invalid, Outcome, Rule, Valid
@@ -31,6 +31,7 @@ class IncompatibleDevices(Rule):
     what = "Flags `jax.jit(f, out_shardings=s)(x)` and `jax.jit(f, in_shardings=s)(x)` with a different device set, `jax.lax.with_sharding_constraint(x, s)`, `jax.sharding.reshard(x, s)`, `jnp.asarray(x, device=s)` and eager binary operations `x + y`, when the array's mesh and the target's (or the other operand's) mesh differ in set or order."
     why = 'These run inside one computation, which needs one device assignment. JAX raises `ValueError: Received incompatible devices for jitted computation` (for `in_shardings` on another device set: `Sharding passed to jit does not match the sharding on the respective arg`), on one host and on many.'
     fix_text = 'No automatic fix: which mesh the computation should use is a design decision. Move the array first with `jax.device_put(x, s)`, or build both sides on one mesh.'
+    platforms_text = "Compares device order on each target platform (`platforms`, default TPU, GPU and CPU): besides orders written in the code, it fires where two ordinary builders agree on CPU but not on multi-host TPU (`jax.make_mesh((16,))`, `jax.make_mesh((4, 4))` and `np.array(jax.devices())` are three orders there; `sorted(devs, key=lambda d: d.id)` is not enumeration order there), and the message says 'on multi-host TPU' and what orders each side. The TPU orders are checked against JAX's own builders on mock TPU topologies; the `jit` failure between two orders is read from JAX's source and observed on CPU with orders written by hand. See [platforms](../platforms.md)."
     references = ('jax-ml/jax#15903',)
 
     def check(self, event: Transfer) -> Iterable[Diagnostic]:  # type: ignore[override]
@@ -40,14 +41,16 @@ class IncompatibleDevices(Rule):
         for pair in pairs(event):
             if pair.src is None or pair.dst is None:
                 continue
-            if not ctx.differs(pair.src, pair.dst):
-                continue
             verdict = ctx.compare(pair.src, pair.dst)
+            if verdict != "reordered" and not ctx.differs(pair.src, pair.dst):
+                continue
             if event.kind == "jit_in" and verdict == "reordered":
                 continue  # RSH204
             how = {"different": "a different device set",
                    "reordered": "the same devices in another order"}.get(
                 verdict, "a different device set or order (depending on the device count)")
+            if verdict == "reordered":
+                how += reorder_clause(ctx, pair)
             x = array_label(ctx, event, pair)
             if event.kind == "jit_in":
                 raised = "ValueError: Sharding passed to jit does not match the sharding on the respective arg"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..crossing import array_label, pairs, report, sides
+from ..crossing import array_label, pairs, reorder_clause, report, sides
 from ..diagnostic import Diagnostic
 from ..analysis.events import Transfer
 from .base import Grounding, Invalid, Outcome, Rule, Valid
@@ -28,6 +28,7 @@ class JitReorderedInput(Rule):
     what = 'Flags `jax.jit(f, in_shardings=s)(x)` (call and decorator forms) when `x` is committed to a mesh and `s` is on the same devices in another order.'
     why = 'On one process the first call works: JAX silently copies the argument into the new order. The second call of the same jitted function crashes the process: XLA logs `INVALID_ARGUMENT: Buffer passed to Execute() as argument 0 to replica 0 is on device cpu:0, but replica is assigned to device cpu:7` and the process dies with SIGSEGV (observed with jax 0.10.2, 1 process x 8 CPU devices, `in_shardings` on the reversed device order; tests/runtime/test_strict_jit.py runs that program). In multi-controller JAX the processes crash the same way (`... is on device cpu:0, but replica is assigned to device cpu:3`). Runtime strict mode (`reshard_lint.runtime.strict()`, `pytest --reshard-strict`) raises `ReshardError` RSH204 at the first call instead, before JAX runs anything.'
     fix_text = "No automatic fix. Put the argument on the jit's sharding first (`x = jax.device_put(x, s)`, which RSH202 then reports as a reshuffle), or build `in_shardings` on the argument's mesh."
+    platforms_text = "Compares device order on each target platform (`platforms`, default TPU, GPU and CPU): besides orders written in the code, it fires where two ordinary builders agree on CPU but not on multi-host TPU (`jax.make_mesh((16,))`, `jax.make_mesh((4, 4))` and `np.array(jax.devices())` are three orders there; `sorted(devs, key=lambda d: d.id)` is not enumeration order there), and the message says 'on multi-host TPU' and what orders each side. The TPU orders are checked against JAX's own builders on mock TPU topologies; the `jit` failure between two orders is read from JAX's source and observed on CPU with orders written by hand. See [platforms](../platforms.md)."
     references = ('RUNTIME-FACTS.md: jit with in_shardings on a reversed mesh',)
 
     def check(self, event: Transfer) -> Iterable[Diagnostic]:  # type: ignore[override]
@@ -40,7 +41,7 @@ class JitReorderedInput(Rule):
             x = array_label(ctx, event, pair)
             msg = (
                 f"{event.func} gets '{x}' {sides(ctx, pair)} through in_shardings, the same devices in "
-                "another order: on one host the first call copies it and the second call crashes the "
+                f"another order{reorder_clause(ctx, pair)}: on one host the first call copies it and the second call crashes the "
                 "process, multi-controller JAX crashes at once (SIGSEGV after XLA INVALID_ARGUMENT "
                 "\"Buffer passed to Execute() ... is on device\"); "
                 f"jax.device_put('{x}' onto in_shardings) before the call, or build in_shardings on "
@@ -99,9 +100,18 @@ print(float(run(x, NamedSharding(mesh, P('x'))).sum()))
 y = jax.jit(lambda a: a * 2)(x)
 print(float(y.sum()))
 """),
-        Valid(_HEAD + """
+        Invalid(_HEAD + """
+# On TPU make_mesh orders the devices by physical position, np.array(jax.devices()) by
+# enumeration: on one CPU host the two agree and this runs (docs/platforms.md).
 made = jax.make_mesh((8,), ('x',))
-y = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(made, P('x')))(x)
+y = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(made, P('x')))(x)  # RSH204:5
+print(float(y.sum()))
+""", note="Reordered on TPU only: on CPU, where this runs, the orders agree."),
+        Valid(_HEAD + """
+# One builder call, one order on every platform.
+made = jax.make_mesh((8,), ('x',))
+z = jax.device_put(np.arange(8.0), NamedSharding(made, P('x')))
+y = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(made, P('x')))(z)
 print(float(y.sum()))
 """),
         Valid(_HEAD + """

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from . import handles
+from . import device_ids, handles
 from ..arguments import Call
 from ..scope import Scope
 from .. import devices as dv
@@ -39,7 +39,7 @@ def _len(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
 @handles("int")
 def _int(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     v = call.arg(0)
-    return v if isinstance(v, IntVal) else UNKNOWN
+    return v if isinstance(v, IntVal) else device_ids.int_of(v) or UNKNOWN
 
 
 @handles("np.array", "list", "tuple")
@@ -147,7 +147,8 @@ def _sorted(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     if by_id:
         how = f"sorted({v.desc}, reverse=True)" if rev else v.desc
         # Sorting by id restores the natural order whatever happened before.
-        out = v.derive(lambda m: f(m).sorted_by_id(rev), how, fresh=v.fresh, is_set=False)
+        out = v.derive(lambda m: f(m).sorted_by_id(rev), how, fresh=v.fresh, is_set=False,
+                       order_by="written" if rev else "id")
         out.reorders = ("reverse=True",) if rev else ()
         out.steps = ()
         out.shuffle = None

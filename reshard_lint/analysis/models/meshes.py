@@ -13,7 +13,7 @@ from .. import devices as dv
 from ..arguments import Call
 from ..events import MeshBuilt, ShardingBuilt
 from ..scope import Scope
-from ..valueops import literal_sizes, ordered, shape_fns
+from ..valueops import literal_shape, literal_sizes, ordered, shape_fns
 from ..values import (
     DevVal, MeshContextVal, MeshVal, SeqVal, ShardingVal, SpecVal, UNKNOWN, Value, undecidable,
 )
@@ -40,11 +40,10 @@ def _mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
 
 def _physical(an: Analyzer, call: Call, node: cst.Call, shape_v: Value, devs: Value,
               given: bool, exact: bool = False) -> DevVal:
-    """The device array of make_mesh/create_device_mesh: natural order unless given devices.
+    """The device array of make_mesh/create_device_mesh: the platform's order of a known set.
 
-    With explicit devices the order is the platform's (TPU: physical coordinates, GPU:
-    sorted by id, CPU: as given; ``dv.builder_order``), so a reordered input gives a
-    known set in an order the linter does not know. ``jax.make_mesh`` first takes
+    The order is the platform's (TPU: physical coordinates and the shape, GPU: sorted by
+    id, CPU: as given, ``dv.builder_order``), with or without explicit devices. ``jax.make_mesh`` first takes
     ``devices[:prod(shape)]`` (jax/_src/sharding_impls.py ``make_mesh``: ``elif
     axis_size < len(devices): devices = devices[:axis_size]``) on every platform, so which
     devices a shorter mesh holds follows the given order everywhere.
@@ -75,15 +74,15 @@ def _physical(an: Analyzer, call: Call, node: cst.Call, shape_v: Value, devs: Va
             raise dv.ModelError("the mesh shape does not fit the devices")
         ids = arr.flat[:total]
         if given and opaque and total < len(arr.flat):
-            raise dv.ModelError("the first devices of an unknown permutation")
-        if given:
-            return dv.builder_order(ids, shape, m)
-        return dv.DevArr(ids, tuple(shape), False)
+            raise dv.Undecided("the first devices of an unknown permutation")
+        return dv.builder_order(ids, shape, m)
 
     desc = an.ctx.code(node, 60)
     fresh = devs.fresh if isinstance(devs, DevVal) else True
     platforms = devs.platforms if isinstance(devs, DevVal) else frozenset({"default"})
-    return DevVal(fn=build, desc=desc, node=node, fresh=fresh, sizes=sizes, platforms=platforms)
+    literal = literal_shape(shape_v)
+    return DevVal(fn=build, desc=desc, node=node, fresh=fresh, sizes=sizes, platforms=platforms,
+                  order_by="builder", builder_shape=literal or ())
 
 
 @handles("jax.make_mesh")
