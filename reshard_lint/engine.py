@@ -134,7 +134,8 @@ class Engine:
         old_limit = sys.getrecursionlimit()
         try:
             sys.setrecursionlimit(max(old_limit, _ANALYSIS_RECURSION_LIMIT))
-            result.diagnostics = self.analyse(module, original, path, line_map, python_tree=python_tree)
+            result.diagnostics = self.analyse(module, original, path, line_map, python_tree=python_tree,
+                                              parsed_text=source)
         except RecursionError:
             msg = "could not analyse the file: expressions nested too deeply"
             result.error = msg
@@ -167,7 +168,7 @@ class Engine:
 
     def analyse(self, module: "cst.Module", source: str, path: str,
                 line_map: list[int] | None = None, observer: Observer | None = None,
-                python_tree: ast.Module | None = None) -> list[Diagnostic]:
+                python_tree: ast.Module | None = None, parsed_text: str | None = None) -> list[Diagnostic]:
         """Diagnostics for a parsed module; ``observer`` also sees every transfer event and
         the diagnostic anchored at each call (``reshard-lint coverage``)."""
         from .analysis import Analyzer
@@ -177,6 +178,7 @@ class Engine:
 
         ctx = FileContext(module, source, path, self.settings, line_map)
         ctx.python_tree = python_tree
+        ctx.parsed_text = parsed_text
         # anchor node id -> (priority, diagnostic): one diagnostic per call, the most specific.
         best: dict[int, tuple[int, Diagnostic]] = {}
         finishers: list[Rule] = []
