@@ -150,10 +150,14 @@ class Engine:
 
     @staticmethod
     def _sliced(source: str, tree: ast.AST | None, min_lines: int | None) -> tuple[str, list[int] | None]:
-        from .slicing import SLICE_MIN_LINES, slice_source
+        from .components import COMPONENT_MIN_LINES, slice_components
+        from .fixes import split_lines
+        from .slicing import SLICE_MIN_LINES, keep_lines, slice_source
 
         limit = SLICE_MIN_LINES if min_lines is None else min_lines
-        if source.count("\n") < limit:
+        by_component = COMPONENT_MIN_LINES if min_lines is None else min_lines
+        length = source.count("\n")
+        if length < min(limit, by_component):
             return source, None
         if tree is None:
             from .gate import tree_for
@@ -164,7 +168,15 @@ class Engine:
                 tree = ast.parse(source)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 return source, None  # libcst reports what is wrong with it
-        return slice_source(source, tree)  # type: ignore[arg-type]
+        if length >= by_component:
+            # Test files: hundreds of methods sharing nothing but imports.
+            lines = split_lines(source)
+            kept = slice_components(lines, tree)  # type: ignore[arg-type]
+            if kept is not None:
+                return keep_lines(lines, kept), kept
+        if length >= limit:
+            return slice_source(source, tree)  # type: ignore[arg-type]
+        return source, None
 
     def analyse(self, module: "cst.Module", source: str, path: str,
                 line_map: list[int] | None = None, observer: Observer | None = None,
