@@ -50,6 +50,7 @@ else:
     _MISSING = None
 
 from . import __version__, noqa
+from .collector import paused
 from .config import RUNTIMES
 from .diagnostic import Diagnostic, Edit
 from .engine import INTERNAL_ERROR, PARSE_ERROR, Cancelled, engine_for
@@ -229,7 +230,8 @@ def analyse(source: str, path: str, settings: Settings,
     settings, per_file = project_settings(path, settings)
     engine = engine_for({"runtime": settings.runtime})
     lines = split_lines(source)
-    result = engine.lint_source(source, path, cancelled=cancelled)
+    with paused():  # collector.py: a full collection would rescan libcst's tree mid-analysis
+        result = engine.lint_source(source, path, cancelled=cancelled)
     if result.error is not None and any(d.code == PARSE_ERROR for d in result.diagnostics):
         return Analysis(source, lines, [], True, asked)
     kept, _ = noqa.split(result.diagnostics, lines)
