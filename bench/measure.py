@@ -226,6 +226,7 @@ class Result:
     files_per_s: float | None = None
     lines_per_s: float | None = None
     ratio_vs_flake8_j2_F: float | None = None
+    ratio_vs_ruff: float | None = None
 
 
 def run_all(
@@ -248,6 +249,8 @@ def run_all(
                 if cmd.role == "peer" and rep >= peer_repeat:
                     continue
                 if tree.check_only and (rep > 0 or cmd.key not in AGREEMENT_COMMANDS):
+                    continue
+                if tree.commands and cmd.key not in tree.commands:
                     continue
                 res = results.setdefault(
                     (tree.name, cmd.key), Result(tree.name, cmd.key, cmd.label, cmd.role)
@@ -292,6 +295,9 @@ def run_all(
         base = results.get((tname, "flake8_j2_F"))
         if res.median_wall_s and base and base.median_wall_s:
             res.ratio_vs_flake8_j2_F = round(res.median_wall_s / base.median_wall_s, 3)
+        ruff = results.get((tname, "ruff_F"))
+        if res.median_wall_s and ruff and ruff.median_wall_s:
+            res.ratio_vs_ruff = round(res.median_wall_s / ruff.median_wall_s, 1)
     diags = {}
     for t in trees:
         rec = compare_diags(t, first[t.name])

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import trees as _trees
+from lsp_latency import LspLatency
 from measure import Result
 from trees import PREFILTER_WORDS, Tree
 
@@ -17,6 +18,13 @@ TARGET_MEM_RATIO = 2.0
 # Throughput at 16x may drop to this fraction of 1x and still count as linear;
 # a superlinear cost (a quadratic pass, a growing cache) shows up far below it.
 TARGET_LINEAR_MIN = 0.80
+# The jax repository with its tests: check no slower than Python's own ast.parse of
+# every file; its heaviest file within 4x of that file's ast.parse (both processes,
+# start included).
+TARGET_REPO_VS_PARSE = 1.0
+TARGET_HEAVIEST_VS_PARSE = 4.0
+TARGET_LSP_OPEN_MS = 200.0
+TARGET_LSP_CHANGE_MS = 400.0
 
 
 # ----------------------------------------------------------------------------- targets
@@ -42,7 +50,8 @@ def _judge(
 
 
 def evaluate(
-    trees: list[Tree], results: dict[tuple[str, str], Result], diags: dict[str, Any]
+    trees: list[Tree], results: dict[tuple[str, str], Result], diags: dict[str, Any],
+    lsp: LspLatency | None = None,
 ) -> list[Target]:
     def med(t: str, k: str) -> float | None:
         r = results.get((t, k))
@@ -57,7 +66,7 @@ def evaluate(
         return r.peak_mb if r and r.status == "ok" and r.walls_s else None
 
     out: list[Target] = []
-    names = [t.name for t in trees if not t.scale and not t.check_only]
+    names = [t.name for t in trees if not t.scale and not t.check_only and not t.commands]
     for t in [*names, *(t.name for t in trees if t.check_only)]:
         base, ours = med(t, "flake8_j2_F"), med(t, "flake8_j2_F_RSH")
         cpu_base, cpu_ours = cpu(t, "flake8_j2_F"), cpu(t, "flake8_j2_F_RSH")
@@ -120,6 +129,20 @@ def evaluate(
                     "x",
                 )
             )
+    for t, limit in (("jax-repo", TARGET_REPO_VS_PARSE), ("heaviest", TARGET_HEAVIEST_VS_PARSE)):
+        ours, parse = med(t, "rsh_cold"), med(t, "ast_parse_all")
+        if any(x.name == t for x in trees):
+            out.append(_judge(f"{t}: reshard-lint check cold / ast.parse of its files", ours / parse
+                              if ours and parse else None, limit, "x",
+                              note=f"{ours:.2f} s / {parse:.2f} s" if ours and parse else ""))
+    if lsp is not None:
+        ok = lsp.status == "ok"
+        out.append(_judge(f"language server didOpen -> diagnostics, {lsp.lines} lines",
+                          lsp.median_open_ms if ok else None, TARGET_LSP_OPEN_MS, " ms",
+                          note=f"samples {lsp.open_ms}" if ok else lsp.detail))
+        out.append(_judge(f"language server didChange -> diagnostics (debounce included), {lsp.lines} lines",
+                          lsp.median_change_ms if ok else None, TARGET_LSP_CHANGE_MS, " ms",
+                          note=f"samples {lsp.change_ms}" if ok else lsp.detail))
     # Judged on lines per CPU second: the cost, which is what must grow linearly; wall
     # time on a shared machine also measures everyone else. The wall ratio is in the note.
     by_scale = {t.scale: t for t in trees if t.scale}
@@ -158,7 +181,8 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
 
 
 def render(
-    trees: list[Tree], results: dict[tuple[str, str], Result], targets: list[Target], diags: dict[str, Any]
+    trees: list[Tree], results: dict[tuple[str, str], Result], targets: list[Target], diags: dict[str, Any],
+    lsp: LspLatency | None = None,
 ) -> str:
     parts = [
         "Trees",
@@ -200,6 +224,7 @@ def render(
                     _fmt(r.peak_mb, 1),
                     _fmt(r.peak_proc_mb, 1),
                     _fmt(r.ratio_vs_flake8_j2_F, 2) + ("x" if r.ratio_vs_flake8_j2_F else ""),
+                    _fmt(r.ratio_vs_ruff, 1) + ("x" if r.ratio_vs_ruff else ""),
                     target_of.get(key, r.role),
                     r.status + (f" ({r.detail})" if r.detail else ""),
                 ]
@@ -219,12 +244,23 @@ def render(
                 "peak MB",
                 "proc MB",
                 "vs flake8 -j2 F",
+                "vs ruff F",
                 "target",
                 "status",
             ],
             rows,
         ),
     ]
+    if lsp is not None:
+        parts += [
+            "",
+            f"Language server ({lsp.lines}-line generated document with findings; ms per repetition)",
+            _table(["event", "median ms", "samples", "status"], [
+                ["didOpen -> publishDiagnostics", _fmt(lsp.median_open_ms, 1), str(lsp.open_ms), lsp.status],
+                ["didChange -> publishDiagnostics (debounce included)", _fmt(lsp.median_change_ms, 1),
+                 str(lsp.change_ms), lsp.status + (f" ({lsp.detail})" if lsp.detail else "")],
+            ]),
+        ]
     parts += [
         "",
         "Targets",

@@ -38,7 +38,8 @@ from measure import Result, measure, run_all
 from report import evaluate, render
 from tools import (BENCH, detect, ensure_peer_venv, ensure_venv, machine_info, make_commands, tool_versions,
                    versions_text)
-from trees import Tree, build_managed_corpus, examples_tree, given_corpus
+from lsp_latency import LspLatency, measure_lsp
+from trees import JAX_REPO_ENV, Tree, build_managed_corpus, examples_tree, given_corpus, heaviest_tree, jax_repo_tree
 
 DEFAULT_CORPUS = BENCH / "corpus"
 DEFAULT_JSON = BENCH / "results" / "latest.json"
@@ -97,6 +98,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=",".join(map(str, _trees.SCALE_FACTORS)),
         help="scale factors of the linearity trees, first one 1 (default 1,4,16)",
     )
+    p.add_argument("--jax-repo", type=Path, default=None,
+                   help=f"a checkout of the jax repository (with its tests) to use as a tree "
+                        f"(default: ${JAX_REPO_ENV}, or one fetched before)")
+    p.add_argument("--fetch-jax-repo", action="store_true",
+                   help="download the pinned jax source archive into bench/corpus/ when no checkout is given")
+    p.add_argument("--trees", default=None,
+                   help="only these trees, comma-separated (e.g. jax-repo,heaviest,examples)")
+    p.add_argument("--no-lsp", action="store_true", help="skip the language server latency")
+    p.add_argument("--lsp-repeat", type=int, default=5, help="repetitions of the language server timing")
     p.add_argument("--json", type=Path, default=DEFAULT_JSON, help="where to write the results JSON")
     return p.parse_args(argv)
 
@@ -111,8 +121,9 @@ def rerender(src: Path, dest: Path) -> int:
         for r in data["results"]
     }
     _trees.SCALE_FACTORS = tuple(data["settings"].get("scale_factors", _trees.SCALE_FACTORS))
-    targets = evaluate(trees, results, data["diagnostics"])
-    report = render(trees, results, targets, data["diagnostics"])
+    lsp = LspLatency(**data["lsp"]) if data.get("lsp") else None
+    targets = evaluate(trees, results, data["diagnostics"], lsp)
+    report = render(trees, results, targets, data["diagnostics"], lsp)
     print(report)
     data["targets"] = [asdict(t) for t in targets]
     data["table"] = report
@@ -159,6 +170,13 @@ def main(argv: list[str] | None = None) -> int:
             trees, manifest = build_managed_corpus(corpus, python, args.quick, args.rebuild_corpus, log)
         else:
             trees, manifest = given_corpus(corpus, scratch)
+        repo, note = jax_repo_tree(args.jax_repo, args.fetch_jax_repo, DEFAULT_CORPUS, log)
+        log(note)
+        if repo is not None:
+            trees += [repo, heaviest_tree(repo, scratch)]
+        if args.trees:
+            wanted = set(args.trees.split(","))
+            trees = [t for t in trees if t.name in wanted or (t.scale and "scale" in wanted)]
         for t in trees:
             log(f"tree {t.name}: {t.files} files, {t.lines:,} lines")
         peers = frozenset() if args.no_peers else frozenset(x for x in args.peers.split(",") if x)
@@ -179,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
             if (caps.rsh_cli or caps.rsh_plugin) and not args.no_examples
             else None
         )
-        if examples is not None:
+        if examples is not None and (not args.trees or "examples" in args.trees.split(",")):
             trees.append(examples)
             log(f"tree examples: {examples.files} rule example programs")
         commands = make_commands(python, caps, scratch / "cache", peer_python)
@@ -201,12 +219,17 @@ def main(argv: list[str] | None = None) -> int:
                 "makes wall times noisy (CPU seconds are reported too)"
             )
         results, diags = run_all(trees, commands, repeat, peer_repeat, timeout, peer_timeout, log)
+        lsp = None
+        if not args.no_lsp:
+            log("language server: didOpen and didChange on a generated document")
+            lsp = measure_lsp(python, scratch / "lsp", args.lsp_repeat)
+            log(f"language server: open {lsp.open_ms} ms, change {lsp.change_ms} ms [{lsp.status}]")
         load_after = os.getloadavg()
-        targets = evaluate(trees, results, diags)
+        targets = evaluate(trees, results, diags, lsp)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
-    report = render(trees, results, targets, diags)
+    report = render(trees, results, targets, diags, lsp)
     envs = f"Tools: {versions_text(python, versions)}"
     if peer_python != python:
         envs += f"\nPeers: {versions_text(peer_python, peer_versions)}"
@@ -237,6 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         "trees": [{**asdict(t), "path": str(t.path)} for t in trees],
         "results": [asdict(r) for r in results.values()],
         "diagnostics": diags,
+        "lsp": asdict(lsp) if lsp is not None else None,
         "targets": [asdict(t) for t in targets],
         "table": report,
     }

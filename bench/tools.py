@@ -161,7 +161,17 @@ class Capabilities:
     isolated_flag: bool = False
     torchfix: bool = False
     fixit: bool = False
+    ruff: list[str] = field(default_factory=list)  # how to run ruff, when it is installed
     notes: list[str] = field(default_factory=list)
+
+
+AST_PARSE_ALL = (
+    "import ast, pathlib\n"
+    "for p in sorted(pathlib.Path('.').rglob('*.py')):\n"
+    "    if '__pycache__' in p.parts: continue\n"
+    "    try: ast.parse(p.read_bytes())\n"
+    "    except (SyntaxError, ValueError): pass\n"
+)
 
 
 def _script(python: Path, name: str) -> Path | None:
@@ -210,6 +220,13 @@ def detect(python: Path, peers: frozenset[str], peer_python: Path | None = None)
         caps.notes.append(
             "reshard-lint check not available: " + (got.stderr.strip().splitlines() or ["?"])[-1]
         )
+    ruff = _script(python, "ruff")
+    ruff_argv = [str(ruff)] if ruff is not None else [str(python), "-m", "ruff"]
+    got = _run_quiet([*ruff_argv, "--version"])
+    if got.returncode == 0:
+        caps.ruff = ruff_argv
+    else:
+        caps.notes.append("ruff not installed in the tool environment (pip install -e .[bench]): no ruff anchor")
     if "torchfix" in peers:
         got = _run_quiet([str(peer_python), str(LAUNCHER), "--keep", "TOR", "--", "--version"])
         caps.torchfix = got.returncode == 0 and "torchfix" in got.stdout.lower()
@@ -248,6 +265,14 @@ def make_commands(python: Path, caps: Capabilities, cache_root: Path,
     cmds.append(
         Command("flake8_j1_F", "flake8 -j1 --select=F", "baseline", lambda t: flake8_argv(python, "", 1, "F"))
     )
+    # What Python itself takes to read the tree: ast.parse of every file, one process.
+    cmds.append(Command("ast_parse_all", "python: ast.parse every file", "baseline",
+                        lambda t: [str(python), "-c", AST_PARSE_ALL]))
+    if caps.ruff:
+        # The modern speed anchor: pyflakes' checks, in Rust. No cache, no config, like the others.
+        cmds.append(Command("ruff_F", "ruff check --select F", "anchor", lambda t: [
+            *caps.ruff, "check", "--select", "F", "--isolated", "--no-cache", "--exit-zero",
+            "--output-format", "concise", "."]))
     if caps.rsh_cli:
         # --isolated for the same reason flake8 gets it: no config from around the corpus.
         rsh = [*rsh_base_argv(python), "check", *(["--isolated"] if caps.isolated_flag else [])]

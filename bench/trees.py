@@ -4,8 +4,12 @@ a directory, the rules' own examples, and scaled copies for the linearity target
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
+import tarfile
+import tempfile
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -28,6 +32,14 @@ DIST_NAMES = {
 SCALE_CHOICES: tuple[tuple[str, ...], ...] = (("chex", "jraph"), ("optax",), ("jax",))
 SCALE_FACTORS = (1, 4, 16)  # run.py sets it from --scales
 CORPUS_LAYOUT = 3  # bump when the corpus builder changes, so old corpora get rebuilt
+# The jax repository with its tests, as a user has it: a checkout given by path (or
+# RESHARD_BENCH_JAX_REPO), or this commit's source archive fetched into bench/corpus/.
+JAX_REPO_COMMIT = "cec06d116c05f0d52adfceee3d3b730fdbcb0ce5"
+JAX_REPO_ARCHIVE = f"https://github.com/jax-ml/jax/archive/{JAX_REPO_COMMIT}.tar.gz"
+JAX_REPO_ENV = "RESHARD_BENCH_JAX_REPO"
+# Its heaviest file for reshard-lint: the most mesh code in one module.
+HEAVIEST_FILE = "tests/pjit_test.py"
+HEAVIEST_COMMANDS = ("rsh_cold", "ast_parse_all")
 # Substrings a cheap text prefilter could look for before parsing a file.
 PREFILTER_WORDS = ("Mesh", "NamedSharding", "device_put", "devices", "jax")
 PREFILTER_CORE = ("Mesh", "NamedSharding", "device_put", "devices")
@@ -47,6 +59,8 @@ class Tree:
     scale: int = 0  # 0: not a scale tree
     # Only checked for agreement of the front ends (once), not timed against targets.
     check_only: bool = False
+    # Run only these commands here (the heaviest single file); empty: every command.
+    commands: tuple[str, ...] = ()
 
 
 def py_files(root: Path) -> list[Path]:
@@ -218,3 +232,49 @@ def examples_tree(python: Path, dest: Path) -> Tree | None:
     for name, text in files:
         (dest / "examples" / name).write_text(text)
     return tree_stats(Tree("examples", dest, check_only=True))
+
+
+def jax_repo_tree(given: Path | None, fetch: bool, corpus_root: Path,
+                  log: Callable[[str], None]) -> tuple[Tree | None, str]:
+    """The jax repository tree, or None and why it was skipped."""
+    env = os.environ.get(JAX_REPO_ENV)
+    path = given or (Path(env) if env else None)
+    fetched = corpus_root / f"jax-repo-{JAX_REPO_COMMIT[:12]}"
+    if path is None and fetched.is_dir():
+        path = fetched
+    if path is None and fetch:
+        _fetch_archive(fetched, log)
+        path = fetched
+    if path is None:
+        return None, (f"jax repository tree skipped: pass --jax-repo PATH or set {JAX_REPO_ENV} to a checkout "
+                      f"of jax-ml/jax (measured at {JAX_REPO_COMMIT[:12]}), or --fetch-jax-repo to download "
+                      f"{JAX_REPO_ARCHIVE}")
+    path = path.absolute()
+    if not (path / HEAVIEST_FILE).is_file():
+        return None, f"jax repository tree skipped: {path} has no {HEAVIEST_FILE}"
+    # A checkout is read, never written: the tools run with --isolated and no cache there.
+    return tree_stats(Tree("jax-repo", path)), f"jax repository tree: {path}"
+
+
+def _fetch_archive(dest: Path, log: Callable[[str], None]) -> None:
+    log(f"downloading {JAX_REPO_ARCHIVE}")
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = Path(tmp) / "jax.tar.gz"
+        urllib.request.urlretrieve(JAX_REPO_ARCHIVE, archive)  # noqa: S310 - a pinned https URL
+        staging = Path(tmp) / "tree"
+        with tarfile.open(archive) as tar:
+            members = [m for m in tar.getmembers() if m.isfile() and m.name.endswith(".py")]
+            for m in members:
+                m.name = m.name.split("/", 1)[1]  # drop the archive's top directory
+            tar.extractall(staging, members=members, filter="data")
+        _mark_root(staging)
+        shutil.move(str(staging), dest)
+
+
+def heaviest_tree(repo: Tree, scratch: Path) -> Tree:
+    """The repository's heaviest file alone, for the one-file target."""
+    dest = scratch / "heaviest"
+    dest.mkdir(parents=True)
+    shutil.copyfile(repo.path / HEAVIEST_FILE, dest / Path(HEAVIEST_FILE).name)
+    _mark_root(dest)
+    return tree_stats(Tree("heaviest", dest, commands=HEAVIEST_COMMANDS))
