@@ -195,6 +195,10 @@ def measure_lsp(python: Path, scratch: Path, repeat: int, timeout: float = 120.0
     scratch.mkdir(parents=True, exist_ok=True)
     text = document()
     out = LspLatency(lines=text.count("\n"))
+    probe = subprocess.run([str(python), "-c", "import pygls"], capture_output=True)
+    if probe.returncode != 0:
+        out.status, out.detail = "skipped", "pygls is not installed in the tool environment (the lsp extra)"
+        return out
     client = Client([str(python), "-m", "reshard_lint.lsp", *extra_args], scratch)
     try:
         client.request("initialize", {"processId": None, "rootUri": scratch.as_uri(), "capabilities": {},

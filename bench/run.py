@@ -105,6 +105,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="download the pinned jax source archive into bench/corpus/ when no checkout is given")
     p.add_argument("--trees", default=None,
                    help="only these trees, comma-separated (e.g. jax-repo,heaviest,examples)")
+    p.add_argument("--skip", default="",
+                   help="commands not to run, comma-separated keys (e.g. flake8_j1_F: the memory baseline)")
     p.add_argument("--no-lsp", action="store_true", help="skip the language server latency")
     p.add_argument("--lsp-repeat", type=int, default=5, help="repetitions of the language server timing")
     p.add_argument("--json", type=Path, default=DEFAULT_JSON, help="where to write the results JSON")
@@ -201,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
             trees.append(examples)
             log(f"tree examples: {examples.files} rule example programs")
         commands = make_commands(python, caps, scratch / "cache", peer_python)
+        commands = [c for c in commands if c.key not in set(args.skip.split(","))]
         # Byte-compiles each tool and fails fast on a broken command before the timed runs;
         # a --quick run measures nothing worth that.
         warm_tree = Tree("warmup", scratch / "warmup")

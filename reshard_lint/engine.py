@@ -5,7 +5,10 @@ Cost is paid in stages so that most files stop early:
 1. a substring prefilter on the text (no parse at all);
 2. for files that pass, a cheap pass over Python's ``ast`` (free inside flake8, which
    already parsed the file) that looks for the shapes a finding needs;
-3. only then the libcst parse and the one batched traversal for all rules.
+3. for long files, the same question per component (components.py) or top-level
+   statement (slicing.py): libcst parses only the parts that can matter;
+4. only then the libcst parse and the one batched traversal for all rules; positions
+   are found for the statements a diagnostic names (positions.py).
 """
 
 from __future__ import annotations

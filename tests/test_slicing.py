@@ -40,7 +40,7 @@ def test_components_the_gate_rules_out_are_not_parsed() -> None:
             "def helper(mesh):\n    return NamedSharding(mesh, P('x'))\n\n\n"
             "class T:\n")
     methods = "".join(f"    def test_{i}(self):\n        x = np.ones({i})\n        return x + 1\n\n"
-                      for i in range(300))
+                      for i in range(400))
     bug = ("    def test_bug(self):\n        m = Mesh(np.array(jax.devices()), ('x',))\n"
            "        a = jax.device_put(np.ones(8), helper(m))\n"
            "        h = Mesh(np.array(jax.devices()[:4]), ('x',))\n"
