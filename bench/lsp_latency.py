@@ -12,6 +12,7 @@ so no analysis is reused; a warm-up document first pays for imports.
 from __future__ import annotations
 
 import json
+import os
 import queue
 import statistics
 import subprocess
@@ -162,6 +163,15 @@ class Client:
                         and (version is None or m["params"].get("version") == version), timeout)
         return msg["params"]["diagnostics"]  # type: ignore[no-any-return]
 
+    def cpu_ms(self) -> float:
+        """user+sys of the server process so far (Linux /proc; 0 elsewhere)."""
+        try:
+            with open(f"/proc/{self.proc.pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            return 0.0
+
     def close(self) -> None:
         try:
             self.request("shutdown", None, 10)
@@ -176,6 +186,10 @@ class LspLatency:
     lines: int = 0
     open_ms: list[float] = field(default_factory=list)
     change_ms: list[float] = field(default_factory=list)
+    # The server's own CPU time for the same spans (user+sys from /proc): on a loaded
+    # machine wall time also measures everyone else.
+    open_cpu_ms: list[float] = field(default_factory=list)
+    change_cpu_ms: list[float] = field(default_factory=list)
     codes: list[str] = field(default_factory=list)
     status: str = "ok"
     detail: str = ""
@@ -183,6 +197,14 @@ class LspLatency:
     @property
     def median_open_ms(self) -> float | None:
         return round(statistics.median(self.open_ms), 1) if self.open_ms else None
+
+    @property
+    def median_open_cpu_ms(self) -> float | None:
+        return round(statistics.median(self.open_cpu_ms), 1) if self.open_cpu_ms else None
+
+    @property
+    def median_change_cpu_ms(self) -> float | None:
+        return round(statistics.median(self.change_cpu_ms), 1) if self.change_cpu_ms else None
 
     @property
     def median_change_ms(self) -> float | None:
@@ -210,18 +232,22 @@ def measure_lsp(python: Path, scratch: Path, repeat: int, timeout: float = 120.0
         client.diagnostics(warm, None, timeout)
         for rep in range(repeat):
             uri = (scratch / f"train_{rep}.py").as_uri()
+            c0 = client.cpu_ms()
             t0 = time.perf_counter()
             client.notify("textDocument/didOpen", {"textDocument": {
                 "uri": uri, "languageId": "python", "version": 1, "text": text}})
             diags = client.diagnostics(uri, 1, timeout)
             out.open_ms.append(round((time.perf_counter() - t0) * 1000, 1))
+            out.open_cpu_ms.append(round(client.cpu_ms() - c0, 1))
             out.codes = [d["code"] for d in diags]
             edited = text.replace("dropout: float = 0.1", "dropout: float = 0.2", 1)
+            c1 = client.cpu_ms()
             t1 = time.perf_counter()
             client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
                                                      "contentChanges": [{"text": edited}]})
             client.diagnostics(uri, 2, timeout)
             out.change_ms.append(round((time.perf_counter() - t1) * 1000, 1))
+            out.change_cpu_ms.append(round(client.cpu_ms() - c1, 1))
             client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
         if sorted(out.codes) != sorted(EXPECTED_CODES):
             out.status, out.detail = "error", f"diagnostics {out.codes}, expected {EXPECTED_CODES}"
