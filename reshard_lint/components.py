@@ -7,9 +7,11 @@ grouped into components: two units are in one component when a name one of them
 defines (a function, a class, a module or class variable, an attribute it assigns) is
 referenced by the other, whatever the namespace, because the analysis lets callers
 feed parameters, counts calls by name module-wide and caps argument contexts per
-function. Random seeding is shared state too: every unit touching a random generator
-is in one component. A member also needs its class statement (bases, decorators) and
-what that one needs.
+function. Seeding Python's or NumPy's global generator is shared state too: every unit
+that seeds one or shuffles with one is in one component. Module-level statements are
+always kept and bind the same value for every reader, so their readers need them but
+are not joined through them. A member also needs its class statement (bases,
+decorators) and what that one needs.
 
 The gate then runs on each component with the imports and the module-level statements
 (which are always kept: they set context meshes and seeds for everything after them).
@@ -32,8 +34,11 @@ from .gate import GateFacts, _walk, decide, gate_facts
 COMPONENT_MIN_LINES = 1200
 
 _RNG = ("rng", "")
-_RNG_NAMES = frozenset({"seed", "default_rng", "RandomState", "Random", "SystemRandom", "shuffle",
-                        "permutation", "sample", "choice", "random", "rng"})
+# The analysis keeps one piece of state across functions: whether Python's and NumPy's
+# global generators were seeded (random.seed, np.random.seed), which the shuffles and
+# permutations read. Generators made with their own seed (default_rng, PRNG keys) are
+# values like any other.
+_RNG_NAMES = frozenset({"seed", "shuffle", "permutation", "sample", "choice"})
 # Members a constructor call reaches: linked to the class statement itself.
 _CONSTRUCTION = frozenset({"__init__", "__post_init__", "__new__", "__call__", "setup", "__init_subclass__"})
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -75,6 +80,11 @@ def slice_components(source_lines: list[str], tree: ast.Module) -> list[int] | N
             continue
         for n in u.refs | u.defines:
             for j in definers.get(n, ()):
+                if units[j].kind == "global" and u.kind != "global":
+                    # Always kept, and what it binds is the same for every reader: its
+                    # readers need it but do not reach each other through it (a reader
+                    # that rebinds or mutates the name defines it, and links itself).
+                    continue
                 a, b = find(i), find(j)
                 if a != b:
                     parent[a] = b
