@@ -5,7 +5,10 @@ Cost is paid in stages so that most files stop early:
 1. a substring prefilter on the text (no parse at all);
 2. for files that pass, a cheap pass over Python's ``ast`` (free inside flake8, which
    already parsed the file) that looks for the shapes a finding needs;
-3. only then the libcst parse and the one batched traversal for all rules.
+3. for long files, the same question per component (components.py) or top-level
+   statement (slicing.py): libcst parses only the parts that can matter;
+4. only then the libcst parse and the one batched traversal for all rules; positions
+   are found for the statements a diagnostic names (positions.py).
 """
 
 from __future__ import annotations
@@ -32,6 +35,10 @@ INTERNAL_ERROR = "RSH002"
 # read the files; the engine only ever sees text.
 IO_ERROR = "RSH003"
 _ANALYSIS_RECURSION_LIMIT = 12000
+
+
+class Cancelled(Exception):
+    """The caller no longer wants this result (an editor sent a newer version)."""
 
 
 @dataclass
@@ -66,9 +73,11 @@ class Engine:
         return self._rules
 
     def lint_source(self, source: str, path: str = "<stdin>", tree: ast.AST | None = None,
-                    *, force: bool = False, slice_min_lines: int | None = None) -> FileResult:
+                    *, force: bool = False, slice_min_lines: int | None = None,
+                    cancelled: Callable[[], bool] | None = None) -> FileResult:
         """Diagnostics for one file. ``force`` skips the prefilter and the gate (the caller
-        ran them); ``slice_min_lines`` overrides when a file is long enough to slice."""
+        ran them); ``slice_min_lines`` overrides when a file is long enough to slice;
+        ``cancelled`` is asked between stages and for every event, and raises Cancelled."""
         result = FileResult(path)
         if not force and not prefilter(source):
             return result
@@ -86,6 +95,7 @@ class Engine:
 
         original = source
         source, line_map = self._sliced(source, tree, slice_min_lines)
+        _check(cancelled)
 
         def at(line: int) -> int:  # a line of ``source`` in the file the user has
             return line_map[line - 1] if line_map and 1 <= line <= len(line_map) else line
@@ -93,8 +103,14 @@ class Engine:
         # The tree helps only while it is the tree of ``source``, i.e. the file was not sliced.
         deep = too_deep(source, tree if line_map is None and isinstance(tree, ast.Module) else None)
         # A tree already built (flake8 holds its own anyway) counts the file's calls for
-        # the analysis (callsites.py), which would otherwise parse the text a second time.
+        # the analysis (callsites.py) and places statements (positions.py); a sliced text
+        # gets its own, once, for both.
         python_tree = tree if line_map is None and isinstance(tree, ast.Module) else None
+        if line_map is not None:
+            try:
+                python_tree = ast.parse(source)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                python_tree = None
         tree = None
         if deep is not None:
             # Checked before libcst: its native parser overflows the C stack on such input.
@@ -131,10 +147,14 @@ class Engine:
             return result
         # too_deep() bounds nesting at a depth the analyzer's recursion handles within
         # this limit; Python's default of 1000 frames is reached by depth ~400.
+        _check(cancelled)
         old_limit = sys.getrecursionlimit()
         try:
             sys.setrecursionlimit(max(old_limit, _ANALYSIS_RECURSION_LIMIT))
-            result.diagnostics = self.analyse(module, original, path, line_map, python_tree=python_tree)
+            result.diagnostics = self.analyse(module, original, path, line_map, python_tree=python_tree,
+                                              parsed_text=source, cancelled=cancelled)
+        except Cancelled:
+            raise
         except RecursionError:
             msg = "could not analyse the file: expressions nested too deeply"
             result.error = msg
@@ -149,10 +169,14 @@ class Engine:
 
     @staticmethod
     def _sliced(source: str, tree: ast.AST | None, min_lines: int | None) -> tuple[str, list[int] | None]:
-        from .slicing import SLICE_MIN_LINES, slice_source
+        from .components import COMPONENT_MIN_LINES, slice_components
+        from .fixes import split_lines
+        from .slicing import SLICE_MIN_LINES, keep_lines, slice_source
 
         limit = SLICE_MIN_LINES if min_lines is None else min_lines
-        if source.count("\n") < limit:
+        by_component = COMPONENT_MIN_LINES if min_lines is None else min_lines
+        length = source.count("\n")
+        if length < min(limit, by_component):
             return source, None
         if tree is None:
             from .gate import tree_for
@@ -163,11 +187,20 @@ class Engine:
                 tree = ast.parse(source)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 return source, None  # libcst reports what is wrong with it
-        return slice_source(source, tree)  # type: ignore[arg-type]
+        if length >= by_component:
+            # Test files: hundreds of methods sharing nothing but imports.
+            lines = split_lines(source)
+            kept = slice_components(lines, tree)  # type: ignore[arg-type]
+            if kept is not None:
+                return keep_lines(lines, kept), kept
+        if length >= limit:
+            return slice_source(source, tree)  # type: ignore[arg-type]
+        return source, None
 
     def analyse(self, module: "cst.Module", source: str, path: str,
                 line_map: list[int] | None = None, observer: Observer | None = None,
-                python_tree: ast.Module | None = None) -> list[Diagnostic]:
+                python_tree: ast.Module | None = None, parsed_text: str | None = None,
+                cancelled: Callable[[], bool] | None = None) -> list[Diagnostic]:
         """Diagnostics for a parsed module; ``observer`` also sees every transfer event and
         the diagnostic anchored at each call (``reshard-lint coverage``)."""
         from .analysis import Analyzer
@@ -177,6 +210,7 @@ class Engine:
 
         ctx = FileContext(module, source, path, self.settings, line_map)
         ctx.python_tree = python_tree
+        ctx.parsed_text = parsed_text
         # anchor node id -> (priority, diagnostic): one diagnostic per call, the most specific.
         best: dict[int, tuple[int, Diagnostic]] = {}
         finishers: list[Rule] = []
@@ -184,6 +218,7 @@ class Engine:
         transfers: list[object] = []
 
         def sink(event: object) -> None:
+            _check(cancelled)
             if observer is not None and type(event).__name__ == "Transfer":
                 transfers.append(event)
             for rule in self.by_event.get(type(event), ()):
@@ -210,6 +245,11 @@ class Engine:
             observer(ctx, transfers, {k: d for k, (_, d) in best.items()})
         diags = [d for _, d in best.values()]
         return sorted(set(diags), key=lambda d: d.sort_key)
+
+
+def _check(cancelled: Callable[[], bool] | None) -> None:
+    if cancelled is not None and cancelled():
+        raise Cancelled
 
 
 _ENGINES: dict[tuple[tuple[str, object], ...], Engine] = {}

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import ast
-import gc
 from typing import Any, Iterator
 
 from . import __version__
+from .collector import paused
 
 
 class ReshardChecker:
     name = "reshard-lint"
     version = __version__
-    _gc_frozen = False
 
     def __init__(self, tree: ast.AST, filename: str = "(none)", lines: list[str] | None = None) -> None:
         self.tree = tree
@@ -74,39 +73,13 @@ class ReshardChecker:
             project = _project_settings(self.filename)
             engine = engine_for({"runtime": self._runtime or project["runtime"],
                                  "platforms": self._platforms or project["platforms"]})
-            # Collections while libcst builds its tree would only rescan it: the tree has
-            # no cycles and is freed when the call returns, and whatever cycles the
-            # analysis leaves are found by the next collection after it.
-            enabled = gc.isenabled()
-            gc.disable()
-            try:
+            with paused():  # collector.py: no collections while libcst builds its tree
                 diags = engine.lint_source(source, self.filename, self.tree, force=True).diagnostics
-            finally:
-                if enabled:
-                    gc.enable()
-            if not ReshardChecker._gc_frozen:
-                ReshardChecker._gc_frozen = True
-                _freeze_long_lived()
         except Exception as exc:  # noqa: BLE001 - never abort the user's flake8 run
             yield 1, 0, f"RSH002 internal error in reshard-lint: {type(exc).__name__}: {exc}", type(self)
             return
         for d in diags:
             yield d.line, d.col, f"{d.code} {d.message}", type(self)
-
-
-def _freeze_long_lived() -> None:
-    """Keep libcst's ~20,000 module-level objects out of every later full collection.
-
-    Importing libcst doubles the objects the cyclic collector tracks in a flake8 worker,
-    and each of the ~90 full collections of a 600-file run then rescans them: measured
-    +0.5 s of collection per worker on the jax sources, as much as the analysis itself.
-    Freezing moves what is alive now to the permanent generation, where it is still
-    freed by reference counting but no longer rescanned. Collecting first means no
-    garbage is frozen; what is frozen is libcst, flake8's own state and the current
-    file's, of which at most this one file's reference cycles could outlive their use.
-    """
-    gc.collect()
-    gc.freeze()
 
 
 _PROJECT_SETTINGS: dict[str, dict[str, Any]] = {}

@@ -10,7 +10,7 @@ benchmark's comparison of flake8 and standalone diagnostics check that.
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import Iterable, Iterator
 
 # A finding needs something that produces devices or a mesh ...
 _DEVICE_SOURCE = ("devices", "device_set", "make_mesh", "create_device_mesh", "create_hybrid_device_mesh")
@@ -92,17 +92,47 @@ def _targets(node: ast.AST) -> list[str]:
     return []
 
 
+class GateFacts:
+    """What the gate gathers from a tree; facts of parts of a file add up (components.py)."""
+
+    __slots__ = ("sources", "reorders", "assigns", "calls", "aliases", "ids", "indexed")
+
+    def __init__(self) -> None:
+        self.sources = 0
+        self.reorders: list[ast.AST] = []
+        self.assigns: list[tuple[list[str], ast.AST]] = []
+        self.calls: list[tuple[str, ast.Call]] = []
+        self.aliases: dict[str, str] = {}
+        self.ids = False  # d.id or str.split: device ids (RSH104)
+        self.indexed: list[ast.AST] = []  # what is indexed by a non-constant, non-slice
+
+    @staticmethod
+    def merged(parts: Iterable["GateFacts"]) -> "GateFacts":
+        out = GateFacts()
+        for p in parts:
+            out.sources += p.sources
+            out.reorders += p.reorders
+            out.assigns += p.assigns
+            out.calls += p.calls
+            out.aliases.update(p.aliases)
+            out.ids = out.ids or p.ids
+            out.indexed += p.indexed
+        return out
+
+
 def may_have_findings(tree: ast.AST) -> bool:
     """False only when no rule can fire: see the module docstring."""
+    return decide(gate_facts(tree))
+
+
+def gate_facts(tree: ast.AST) -> GateFacts:
+    facts = GateFacts()
+    reorders, assigns, calls, aliases = facts.reorders, facts.assigns, facts.calls, facts.aliases
     sources = 0
-    reorders: list[ast.AST] = []
-    assigns: list[tuple[list[str], ast.AST]] = []
-    calls: list[tuple[str, ast.Call]] = []
-    aliases: dict[str, str] = {}
     Call, Attribute, Subscript = ast.Call, ast.Attribute, ast.Subscript
     BinOp, ListComp = ast.BinOp, ast.ListComp
-    ids = False  # d.id or str.split: device ids (RSH104)
-    indexed: list[ast.AST] = []  # what is indexed by a non-constant, non-slice
+    ids = False
+    indexed = facts.indexed
     for node in _walk(tree):
         t = type(node)
         if t is Call:
@@ -139,6 +169,17 @@ def may_have_findings(tree: ast.AST) -> bool:
             for a in node.names:  # type: ignore[attr-defined]
                 if a.asname:
                     aliases[a.asname] = a.name
+    facts.sources = sources
+    facts.ids = ids
+    return facts
+
+
+def decide(facts: GateFacts) -> bool:
+    """The gate's verdict on the facts of a file (or of the parts of it that matter)."""
+    sources = facts.sources
+    reorders = list(facts.reorders)
+    assigns, calls, aliases = facts.assigns, facts.calls, facts.aliases
+    ids, indexed = facts.ids, facts.indexed
     ctors = 0
     origin = False
     shardings: list[ast.Call] = []

@@ -166,7 +166,12 @@ def slice_source(source: str, tree: ast.Module) -> tuple[str, list[int] | None]:
             for ln in range(_first_line(s), last + 1):
                 keep[ln] = True
     kept = [ln for ln in range(1, len(lines) + 1) if keep[ln]]
+    return keep_lines(lines, kept), kept
+
+
+def keep_lines(lines: list[str], kept: list[int]) -> str:
+    """The text of the ``kept`` lines (1-based numbers) of ``lines``."""
     text = "".join(lines[ln - 1] for ln in kept)
     if text and not text.endswith(("\n", "\r")):
         text += "\n"  # the last kept line may have been the file's unterminated last line
-    return text, kept
+    return text

@@ -12,6 +12,7 @@ from typing import Iterator
 
 import pytest
 
+from reshard_lint import collector
 from reshard_lint import engine as engine_module
 from reshard_lint.flake8_plugin import ReshardChecker
 
@@ -33,7 +34,7 @@ def _run(source: str = SOURCE) -> list[tuple[int, int, str]]:
 @pytest.fixture
 def fresh_process(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     # As in a new flake8 worker: nothing frozen yet by the plugin.
-    monkeypatch.setattr(ReshardChecker, "_gc_frozen", False)
+    monkeypatch.setattr(collector, "_frozen", False)
     was_enabled = gc.isenabled()
     yield
     gc.unfreeze()

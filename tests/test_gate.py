@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reshard_lint.engine import Engine
+from reshard_lint.engine import Cancelled, Engine
 from reshard_lint.rules import all_rules
 
 from .conftest import FIXTURES
@@ -36,3 +36,10 @@ def test_gate_skips_mesh_code_that_cannot_cross() -> None:
     )
     result = ENGINE.lint_source(src, "one_mesh.py")
     assert result.stage == "gate" and not result.diagnostics
+
+
+def test_a_cancelled_analysis_stops_between_stages() -> None:
+    source = "import jax\nfrom jax.sharding import Mesh\nm = Mesh(jax.devices()[::-1], ('x',))\n"
+    with pytest.raises(Cancelled):
+        Engine().lint_source(source, "m.py", cancelled=lambda: True)
+    assert [d.code for d in Engine().lint_source(source, "m.py", cancelled=lambda: False).diagnostics] == ["RSH102"]

@@ -72,5 +72,5 @@ def test_safe_fix_rules_document_a_fix(rule: type) -> None:
 def test_codes_are_unique_and_stable() -> None:
     codes = [r.code for r in all_rules()]
     assert codes == sorted(set(codes))
-    assert codes == ["RSH101", "RSH102", "RSH103", "RSH201", "RSH202", "RSH203", "RSH204",
+    assert codes == ["RSH101", "RSH102", "RSH103", "RSH104", "RSH201", "RSH202", "RSH203", "RSH204",
                      "RSH301", "RSH302", "RSH303", "RSH304"]

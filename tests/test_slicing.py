@@ -31,3 +31,25 @@ def test_generated_giant_keeps_its_findings_at_their_lines() -> None:
     tail = "n = Mesh(jax.devices()[::-1], ('x',))\n"
     result = ENGINE.lint_source(head + body + tail, "giant.py")
     assert [(d.line, d.col, d.code) for d in result.diagnostics] == [(3, 4, "RSH102"), (20_004, 4, "RSH102")]
+
+
+def test_components_the_gate_rules_out_are_not_parsed() -> None:
+    # A test file: many methods sharing only imports, one with a finding, and a helper
+    # whose callers must stay together (its parameters are what all of them pass).
+    head = ("import jax\nimport numpy as np\nfrom jax.sharding import Mesh, NamedSharding, PartitionSpec as P\n\n\n"
+            "def helper(mesh):\n    return NamedSharding(mesh, P('x'))\n\n\n"
+            "class T:\n")
+    methods = "".join(f"    def test_{i}(self):\n        x = np.ones({i})\n        return x + 1\n\n"
+                      for i in range(400))
+    bug = ("    def test_bug(self):\n        m = Mesh(np.array(jax.devices()), ('x',))\n"
+           "        a = jax.device_put(np.ones(8), helper(m))\n"
+           "        h = Mesh(np.array(jax.devices()[:4]), ('x',))\n"
+           "        return jax.device_put(a, NamedSharding(h, P('x')))\n")
+    source = head + methods + bug
+    whole = ENGINE.lint_source(source, "t.py", slice_min_lines=10**9)
+    sliced = ENGINE.lint_source(source, "t.py")
+    assert [(d.line, d.col, d.code) for d in sliced.diagnostics] == \
+        [(d.line, d.col, d.code) for d in whole.diagnostics] == [(source.count("\n"), 15, "RSH201")]
+    text, kept = ENGINE._sliced(source, None, None)
+    assert kept is not None and len(kept) < 30
+    assert "def helper" in text and "def test_bug" in text and "def test_7(" not in text

@@ -7,7 +7,9 @@ import re
 from typing import Iterable, Mapping
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange
+
+from ..positions import NodePositions
 
 from .devices import PLATFORMS, Evaluator, Verdict
 from .values import DevVal, MeshVal
@@ -24,6 +26,7 @@ class FileContext:
                  settings: Mapping[str, object] | None = None, line_map: list[int] | None = None) -> None:
         self.module = module
         self.python_tree: ast.Module | None = None  # Python's tree of the same text, when at hand
+        self.parsed_text: str | None = None  # the text ``module`` was parsed from, when not ``source``
         # A sliced long file: module line i is line line_map[i - 1] of ``source``.
         self.line_map = line_map
         self.source = source
@@ -48,10 +51,12 @@ class FileContext:
     # -- positions -------------------------------------------------------------------
     def _ranges(self) -> Mapping[cst.CSTNode, CodeRange]:
         if self._positions is None:
-            # Positions are resolved once, and only for files with a finding: the
-            # position pass costs about as much as the parse itself.
-            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-            self._positions = wrapper.resolve(PositionProvider)
+            # Resolved per statement, and only for the statements a diagnostic names:
+            # the module-wide pass costs more than the parse (positions.py).
+            text = self.source if self.line_map is None else self.parsed_text
+            if text is None:
+                text = self.module.code
+            self._positions = NodePositions(self.module, text, self.python_tree)
         return self._positions
 
     def span(self, node: cst.CSTNode) -> tuple[int, int, int, int]:

@@ -47,7 +47,9 @@ class Analyzer(Expressions, Calls, Functions, Classes):
         self.mesh_context = False
         self.global_context: Value = UNKNOWN
         self.pending: list[tuple[FuncVal, Scope, Optional[InstanceVal]]] = []
-        self.callsites = CallSites(ctx.module.code if ctx.line_map is not None else ctx.source,
+        # The text parsed, not module.code: that regenerates every node of the module.
+        self.callsites = CallSites(ctx.parsed_text if ctx.line_map is not None and ctx.parsed_text is not None
+                                   else ctx.module.code if ctx.line_map is not None else ctx.source,
                                    ctx.python_tree)
         self.memo: dict[cst.CSTNode, dict[tuple[tuple[str, int], ...], tuple[dict[str, Value], Value]]] = {}
         self.inits: dict[int, FuncVal] = {}  # id(class) -> its __init__

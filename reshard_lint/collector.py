@@ -1,0 +1,49 @@
+"""Keeping Python's cyclic garbage collector out of the way of an analysis.
+
+An analysis builds a large libcst tree without reference cycles, freed when the call
+returns: collections while it is built only rescan it. And importing libcst doubles the
+objects every later full collection rescans. Long-lived processes that analyse file
+after file (flake8 workers, the language server) therefore pause the collector during
+an analysis and freeze what the imports left, once.
+"""
+
+from __future__ import annotations
+
+import gc
+from contextlib import contextmanager
+from typing import Iterator
+
+_frozen = False
+
+
+@contextmanager
+def paused() -> Iterator[None]:
+    """No collection inside; whatever cycles the analysis leaves are found by the next
+    collection after it. The first use then freezes the long-lived objects."""
+    global _frozen
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+    if not _frozen:
+        _frozen = True
+        freeze_long_lived()
+
+
+def freeze_long_lived() -> None:
+    """Keep libcst's ~20,000 module-level objects out of every later full collection.
+
+    Importing libcst doubles the objects the cyclic collector tracks in a flake8 worker,
+    and each of the ~90 full collections of a 600-file run then rescans them: measured
+    +0.5 s of collection per worker on the jax sources, as much as the analysis itself.
+    Freezing moves what is alive now to the permanent generation, where it is still
+    freed by reference counting but no longer rescanned. Collecting first means no
+    garbage is frozen; what is frozen is libcst, the front end's own state and the
+    current file's, of which at most this one file's reference cycles could outlive
+    their use.
+    """
+    gc.collect()
+    gc.freeze()

@@ -1,0 +1,310 @@
+"""Slicing a file into the parts that can affect each other, and keeping the ones that matter.
+
+A test file is hundreds of methods that share nothing but imports; the gate (gate.py)
+says yes to the whole file when one method in it builds two meshes. Here the file's
+units (top-level functions and classes, and each member of a top-level class) are
+grouped into components: two units are in one component when a name one of them
+defines (a function, a class, a module or class variable, an attribute it assigns) is
+referenced by the other, whatever the namespace, because the analysis lets callers
+feed parameters, counts calls by name module-wide and caps argument contexts per
+function. Seeding Python's or NumPy's global generator is shared state too: every unit
+that seeds one or shuffles with one is in one component. Module-level statements are
+always kept and bind the same value for every reader, so their readers need them but
+are not joined through them. A member also needs its class statement (bases,
+decorators) and what that one needs.
+
+The gate then runs on each component with the imports and the module-level statements
+(which are always kept: they set context meshes and seeds for everything after them).
+Components it rules out are left out of the text libcst parses. Lines keep their
+numbers through a map, and columns do not change (a member keeps its indentation
+under its kept class line).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterable
+
+from .gate import GateFacts, _walk, decide, gate_facts
+
+# Files shorter than this are analysed whole: below it the walk that groups the units
+# costs what the smaller parse saves (CPU time over the files of jax, maxtext and orbax
+# that reach the engine: sliced / whole 1.05 at 300-600 lines, 1.03 at 600-1200; above,
+# 3-7x less on the jax repository's test files; docs/performance.md).
+COMPONENT_MIN_LINES = 1200
+
+_RNG = ("rng", "")
+# The analysis keeps one piece of state across functions: whether Python's and NumPy's
+# global generators were seeded (random.seed, np.random.seed), which the shuffles and
+# permutations read. Generators made with their own seed (default_rng, PRNG keys) are
+# values like any other.
+_RNG_NAMES = frozenset({"seed", "shuffle", "permutation", "sample", "choice"})
+# Members a constructor call reaches: linked to the class statement itself.
+_CONSTRUCTION = frozenset({"__init__", "__post_init__", "__new__", "__call__", "setup", "__init_subclass__"})
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+class _Unit:
+    __slots__ = ("node", "first", "last", "defines", "refs", "owner", "kind")
+
+    def __init__(self, node: ast.stmt, kind: str, owner: "_Unit | None" = None) -> None:
+        self.node = node
+        self.first = _first_line(node)
+        self.last = node.end_lineno or node.lineno
+        self.defines: set[tuple[str, str]] = set()
+        self.refs: set[tuple[str, str]] = set()
+        self.owner = owner  # the class statement a member needs
+        self.kind = kind  # import | global | def | header | member
+
+
+def slice_components(source_lines: list[str], tree: ast.Module) -> list[int] | None:
+    """The original line numbers to keep, in order; None when everything is kept."""
+    units = _units(tree)
+    if units is None:
+        return None
+    parent = list(range(len(units)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    definers: dict[tuple[str, str], list[int]] = {}
+    for i, u in enumerate(units):
+        if u.kind != "import":
+            for n in u.defines:
+                definers.setdefault(n, []).append(i)
+    for i, u in enumerate(units):
+        if u.kind == "import":
+            continue
+        for n in u.refs | u.defines:
+            for j in definers.get(n, ()):
+                if units[j].kind == "global" and u.kind != "global":
+                    # Always kept, and what it binds is the same for every reader: its
+                    # readers need it but do not reach each other through it (a reader
+                    # that rebinds or mutates the name defines it, and links itself).
+                    continue
+                a, b = find(i), find(j)
+                if a != b:
+                    parent[a] = b
+    index = {id(u): i for i, u in enumerate(units)}
+    groups: dict[int, list[int]] = {}
+    for i, u in enumerate(units):
+        if u.kind != "import":
+            groups.setdefault(find(i), []).append(i)
+    facts = [gate_facts(_gate_view(u)) for u in units]
+    always = [facts[i] for i, u in enumerate(units) if u.kind in ("import", "global")]
+
+    def needs(root: int) -> set[int]:
+        """A component and the components of the class statements it needs."""
+        out: set[int] = set()
+        todo = [root]
+        while todo:
+            r = todo.pop()
+            if r in out:
+                continue
+            out.add(r)
+            for i in groups[r]:
+                owner = units[i].owner
+                if owner is not None:
+                    todo.append(find(index[id(owner)]))
+        return out
+
+    keep: set[int] = set()
+    for root, members in groups.items():
+        if root in keep:
+            continue
+        support = needs(root)
+        if any(units[i].kind == "global" for r in support for i in groups[r]):
+            keep |= support
+            continue
+        if decide(GateFacts.merged(always + [facts[i] for r in support for i in groups[r]])):
+            keep |= support
+    # A class statement kept for what it defines needs a body: its first member, with
+    # everything that member needs (no member is kept without its component).
+    while True:
+        bodies = {id(units[i].owner) for i in range(len(units)) if find(i) in keep and units[i].owner}
+        empty = [i for i, u in enumerate(units) if u.kind == "header" and find(i) in keep and id(u) not in bodies]
+        if not empty:
+            break
+        for i in empty:
+            keep |= needs(find(i + 1))  # members follow their class statement
+    kept_units = [u for i, u in enumerate(units) if u.kind in ("import", "global") or find(i) in keep]
+    if len(kept_units) == len(units):
+        return None
+    lines: set[int] = set()
+    for u in kept_units:
+        lines.update(range(u.first, u.last + 1))
+    return sorted(ln for ln in lines if ln <= len(source_lines))
+
+
+def _units(tree: ast.Module) -> list[_Unit] | None:
+    units: list[_Unit] = []
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            units.append(_Unit(stmt, "import"))
+        elif isinstance(stmt, ast.ClassDef) and stmt.body and stmt.body[0].lineno > stmt.lineno:
+            header = _Unit(stmt, "header")
+            header.last = _first_line(stmt.body[0]) - 1
+            header.defines.add(("n", stmt.name))
+            header.refs = _names([*stmt.bases, *stmt.keywords, *stmt.decorator_list])
+            units.append(header)
+            for m in stmt.body:
+                member = _Unit(m, "member", owner=header)
+                _facts(m, member, in_class=True)
+                if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name in _CONSTRUCTION:
+                    member.refs.add(("n", stmt.name))
+                elif not isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    member.refs.add(("n", stmt.name))  # class variables and fields: what constructors set
+                units.append(member)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            u = _Unit(stmt, "def")
+            _facts(stmt, u, in_class=False)
+            units.append(u)
+        else:
+            u = _Unit(stmt, "global")
+            _facts(stmt, u, in_class=False)
+            units.append(u)
+    return units
+
+
+def _facts(stmt: ast.stmt, unit: _Unit, in_class: bool) -> None:
+    """What a statement of the module (or class) body defines for other units, and the
+    names it reads from them: names (``n``) and attributes (``a``) apart, as the
+    analysis counts them apart; a function's own locals are its own."""
+    scan = _Scan()
+    loads, binds = scan.scope([stmt], "module")
+    unit.defines.update(("n", n) for n in binds | scan.globals)
+    unit.defines.update(("a", n) for n in scan.attr_defs)
+    if in_class:
+        unit.defines.update(("a", n) for n in binds)
+    unit.refs.update(("n", n) for n in loads | binds | scan.globals)
+    unit.refs.update(("a", n) for n in scan.attr_refs)
+    if scan.rng:
+        unit.refs.add(_RNG)
+        unit.defines.add(_RNG)
+
+
+class _Scan:
+    """Python's scoping, enough to tell a function's free names from its locals."""
+
+    def __init__(self) -> None:
+        self.attr_refs: set[str] = set()
+        self.attr_defs: set[str] = set()
+        self.globals: set[str] = set()
+        self.rng = False
+
+    def scope(self, body: list[ast.AST], kind: str, bound: Iterable[str] = ()) -> tuple[set[str], set[str]]:
+        """(names this scope reads that it does not bind, names it binds); names free in
+        nested scopes count as read here unless bound here (a class body binds nothing
+        for the functions in it)."""
+        loads: set[str] = set()
+        binds: set[str] = set(bound)
+        declared: set[str] = set()
+        inner: set[str] = set()
+        stack = list(body)
+        pop, push, extend = stack.pop, stack.append, stack.extend
+        Name, Attribute, Load = ast.Name, ast.Attribute, ast.Load
+        while stack:
+            node = pop()
+            t = type(node)
+            if t is Name:
+                (loads if type(node.ctx) is Load else binds).add(node.id)  # type: ignore[attr-defined]
+                continue
+            if t is Attribute:
+                attr = node.attr  # type: ignore[attr-defined]
+                self.attr_refs.add(attr)
+                if type(node.ctx) is not Load:  # type: ignore[attr-defined]
+                    self.attr_defs.add(attr)
+                push(node.value)  # type: ignore[attr-defined]
+                continue
+            if t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.Lambda:
+                inner |= self._function(node, binds, stack)
+                continue
+            if t is ast.ClassDef:
+                binds.add(node.name)  # type: ignore[attr-defined]
+                extend(node.bases)  # type: ignore[attr-defined]
+                extend(k.value for k in node.keywords)  # type: ignore[attr-defined]
+                extend(node.decorator_list)  # type: ignore[attr-defined]
+                free, _ = self.scope(list(node.body), "class")  # type: ignore[attr-defined]
+                inner |= free
+                continue
+            if t in _COMPREHENSIONS:
+                gens = node.generators  # type: ignore[attr-defined]
+                push(gens[0].iter)  # evaluated in the enclosing scope
+                parts: list[ast.AST] = [g.target for g in gens] + [g.iter for g in gens[1:]]
+                parts += [c for g in gens for c in g.ifs]
+                parts += [node.key, node.value] if t is ast.DictComp else [node.elt]  # type: ignore[attr-defined]
+                free, _ = self.scope(parts, "function")
+                inner |= free
+                continue
+            if t is ast.Global or t is ast.Nonlocal:
+                declared.update(node.names)  # type: ignore[attr-defined]
+                if t is ast.Global:
+                    self.globals.update(node.names)  # type: ignore[attr-defined]
+                continue
+            if t is ast.Import or t is ast.ImportFrom:
+                binds.update((x.asname or x.name).split(".")[0] for x in node.names)  # type: ignore[attr-defined]
+                continue
+            name = getattr(node, "name", None)  # except ... as e, match captures
+            if type(name) is str:
+                binds.add(name)
+            if t is ast.MatchMapping and node.rest:  # type: ignore[attr-defined]
+                binds.add(node.rest)  # type: ignore[attr-defined]
+            for field in node._fields:
+                value = getattr(node, field, None)
+                if type(value) is list:
+                    extend(v for v in value if isinstance(v, ast.AST))
+                elif isinstance(value, ast.AST):
+                    push(value)
+        here = binds - declared
+        if loads & _RNG_NAMES or self.attr_refs & _RNG_NAMES:
+            self.rng = True
+        if kind == "class":
+            return (loads - here) | inner, here
+        return (loads - here) | (inner - here), here
+
+    def _function(self, node: ast.AST, binds: set[str], stack: list[ast.AST]) -> set[str]:
+        """A function or lambda met in a scope: its defaults, decorators and annotations
+        are read there; its body is a scope of its own. Returns its free names."""
+        a = node.args  # type: ignore[attr-defined]
+        stack.extend(a.defaults)
+        stack.extend(d for d in a.kw_defaults if d is not None)
+        args = [*a.posonlyargs, *a.args, *a.kwonlyargs, *(p for p in (a.vararg, a.kwarg) if p is not None)]
+        if isinstance(node, ast.Lambda):
+            body: list[ast.AST] = [node.body]
+        else:
+            binds.add(node.name)  # type: ignore[attr-defined]
+            stack.extend(node.decorator_list)  # type: ignore[attr-defined]
+            stack.extend(p.annotation for p in args if p.annotation is not None)
+            if node.returns is not None:  # type: ignore[attr-defined]
+                stack.append(node.returns)  # type: ignore[attr-defined]
+            body = list(node.body)  # type: ignore[attr-defined]
+        free, _ = self.scope(body, "function", [p.arg for p in args])
+        return free
+
+
+def _names(nodes: Iterable[ast.AST]) -> set[tuple[str, str]]:
+    out: set[tuple[str, str]] = set()
+    for n in nodes:
+        for sub in _walk(n):
+            if isinstance(sub, ast.Name):
+                out.add(("n", sub.id))
+            elif isinstance(sub, ast.Attribute):
+                out.add(("a", sub.attr))
+    return out
+
+
+def _gate_view(unit: _Unit) -> ast.stmt:
+    if unit.kind != "header":
+        return unit.node
+    cls = unit.node
+    assert isinstance(cls, ast.ClassDef)
+    return ast.Expr(value=ast.Tuple(elts=[*cls.bases, *(k.value for k in cls.keywords), *cls.decorator_list],
+                                    ctx=ast.Load()))
+
+
+def _first_line(stmt: ast.stmt) -> int:
+    decorators = getattr(stmt, "decorator_list", None) or []
+    return min([stmt.lineno] + [d.lineno for d in decorators])
