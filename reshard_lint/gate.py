@@ -28,6 +28,10 @@ _NOT_LISTS = _MESH_CTORS | {"NamedSharding"}
 # Calls that give an array a known mesh.
 _ORIGINS = frozenset({"device_put", "make_array_from_callback", "make_array_from_single_device_arrays",
                       "make_array_from_process_local_data", "host_local_array_to_global_array"})
+# Where an array with a known mesh meets something other than a second device source:
+# the context mesh, a shard's own device, a fetch to the host.
+_ONE_MESH_USES = frozenset({"set_mesh", "use_mesh", "addressable_data", "addressable_shards", "device_get",
+                            "asarray", "array", "tolist"})
 
 
 # Files this long skip the ast gate and are sliced instead (slicing.py): on a generated
@@ -95,7 +99,7 @@ def _targets(node: ast.AST) -> list[str]:
 class GateFacts:
     """What the gate gathers from a tree; facts of parts of a file add up (components.py)."""
 
-    __slots__ = ("sources", "reorders", "assigns", "calls", "aliases", "ids", "indexed")
+    __slots__ = ("sources", "reorders", "assigns", "calls", "aliases", "ids", "indexed", "one_mesh_use")
 
     def __init__(self) -> None:
         self.sources = 0
@@ -105,6 +109,7 @@ class GateFacts:
         self.aliases: dict[str, str] = {}
         self.ids = False  # d.id or str.split: device ids (RSH104)
         self.indexed: list[ast.AST] = []  # what is indexed by a non-constant, non-slice
+        self.one_mesh_use = False  # x.addressable_shards (RSH203 context mesh, RSH302, RSH306)
 
     @staticmethod
     def merged(parts: Iterable["GateFacts"]) -> "GateFacts":
@@ -117,6 +122,7 @@ class GateFacts:
             out.aliases.update(p.aliases)
             out.ids = out.ids or p.ids
             out.indexed += p.indexed
+            out.one_mesh_use = out.one_mesh_use or p.one_mesh_use
         return out
 
 
@@ -141,6 +147,8 @@ def gate_facts(tree: ast.AST) -> GateFacts:
             attr = node.attr  # type: ignore[attr-defined]
             if attr in _DEVICE_ATTRS:
                 sources += 1
+            elif attr == "addressable_shards":
+                facts.one_mesh_use = True
             elif attr == "T":
                 reorders.append(node)
             elif attr == "id" or attr == "split":
@@ -182,6 +190,8 @@ def decide(facts: GateFacts) -> bool:
     ids, indexed = facts.ids, facts.indexed
     ctors = 0
     origin = False
+    one_mesh_use = facts.one_mesh_use
+    device_target = False  # device_put(x, devs[k]) or device_put(x, d)
     shardings: list[ast.Call] = []
     for raw, node in calls:
         name = aliases.get(raw, raw)
@@ -194,12 +204,22 @@ def decide(facts: GateFacts) -> bool:
             reorders.append(node)
         elif name in _ORIGINS:
             origin = True
+            if name == "device_put":
+                target = node.args[1] if len(node.args) > 1 else next(
+                    (k.value for k in node.keywords if k.arg == "device"), None)
+                device_target = device_target or type(target) in (ast.Subscript, ast.Name)
         elif name == "NamedSharding":
             shardings.append(node)
+        elif name in _ONE_MESH_USES:
+            one_mesh_use = True
         if not origin and any(k.arg in ("out_shardings", "device") for k in node.keywords):
             origin = True
     if ctors and sources >= 2 and origin:
         return True  # RSH2xx/RSH3xx: an array with a known mesh and a second device source
+    if ctors and origin and one_mesh_use:
+        return True  # RSH203 under a context mesh, RSH305
+    if device_target and sources >= 2:
+        return True  # RSH306: a committed array put on a device of the global list
     if not (ctors and reorders) and not shardings and not (ids and indexed):
         return False
     # Names that hold device lists (not meshes), followed through assignments.

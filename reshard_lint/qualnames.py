@@ -44,6 +44,7 @@ _ALIASES: dict[str, str] = {
     "jax.experimental.use_mesh": "jax.set_mesh",
     # arrays
     "jax.device_put": "jax.device_put",
+    "jax.device_get": "jax.device_get",
     "jax.api.device_put": "jax.device_put",
     "jax._src.api.device_put": "jax.device_put",
     "jax.make_array_from_callback": "jax.make_array_from_callback",

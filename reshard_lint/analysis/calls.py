@@ -6,10 +6,10 @@ from typing import Optional
 
 import libcst as cst
 
-from . import devices as dv
+from . import contextmesh, devices as dv
 from .arguments import Call
 from .events import Transfer, TransferKind
-from .models import HANDLERS, device_ids, host
+from .models import HANDLERS, commitments, device_ids, fetches, host
 from .reasons import IMPORTED, UNFOLLOWED_CALL, UNKNOWN_OBJECT, UNMODELLED_JAX, outside_reason
 from .scope import Scope
 from .valueops import const_int, label, literal_sizes, ordered, shape_fns, squeeze
@@ -72,6 +72,9 @@ class Calls:
             return parts
         if isinstance(recv, HostVal):
             return HostVal(recv.desc, recv.node, recv.uncommitted)  # a host array's methods stay on the host
+        shard = commitments.method(self, recv, method, node)
+        if shard is not None:
+            return shard
         if isinstance(recv, OwnShardingVal) and method == "with_memory_kind":
             return recv  # the same devices in another memory
         if isinstance(recv, InstanceVal):
@@ -88,6 +91,8 @@ class Calls:
                 if isinstance(target, ShardingVal):
                     return ArrayVal(target, node)
                 return UNKNOWN
+            if method in fetches.METHODS:
+                return fetches.fetch(self, recv, node, getattr(node.func, "value", None), f".{method}()")
             if method in ("block_until_ready", "astype", "copy"):
                 return recv
             if method == "devices":
@@ -154,6 +159,8 @@ class Calls:
         if isinstance(jit.func, FuncVal):
             # The compiled body sees the arguments' shardings: it runs with them.
             self.observe_call(jit.func, call, node, bound=bound)
+        if contextmesh.jit_call(self, jit, call, node):
+            return UNKNOWN  # the call fails under the context mesh
         ins = jit.in_shardings
         for i, (v, arg) in enumerate(call.positional):
             if not isinstance(v, ArrayVal):
@@ -181,6 +188,10 @@ class Calls:
     # -- calls to known functions ----------------------------------------------------
     def call_qual(self, qual: str, call: Call, node: cst.Call, scope: Scope) -> Value:
         name = canonical(qual)
+        if contextmesh.qual_call(self, name or qual, call, node):
+            return UNKNOWN  # the computation fails under the context mesh
+        if name in fetches.FUNCTIONS:
+            fetches.fetch(self, call.arg(0), node, call.arg_node(0), self.ctx.code(node.func, 30))
         if name is None:
             return unknown(outside_reason(qual))
         handler = HANDLERS.get(name)

@@ -81,3 +81,28 @@ class IdAsIndex(Event):
     index: DeviceIdVal
     base_node: cst.BaseExpression
     index_node: cst.BaseExpression
+
+
+@dataclass(eq=False)
+class ContextOp(Event):
+    """A JAX computation under ``jax.set_mesh(m)`` that meets something off the context mesh.
+
+    ``array`` is a committed operand on another device (set when an operand is the
+    problem), ``target`` a jit's explicit sharding on another mesh (set when that is);
+    ``context`` is the ``MeshContextVal`` in force, with the call that set it.
+    """
+
+    context: Value
+    array: Optional[Value]
+    target: Optional[Value]
+    value_node: Optional[cst.CSTNode]
+    what: str  # the operation as written, for messages: 'a[1:3]', 'jnp.expand_dims(...)'
+
+
+@dataclass(eq=False)
+class Fetch(Event):
+    """An array's value brought to this process's host: ``jax.device_get(x)``, ``np.asarray(x)``."""
+
+    value: Value
+    value_node: Optional[cst.CSTNode]
+    func: str

@@ -6,13 +6,13 @@ from typing import Callable, Optional, Sequence
 
 import libcst as cst
 
-from . import devices as dv
+from . import contextmesh, devices as dv
 from .events import Transfer
 from .scope import Scope, names_in_target
 from .valueops import (
     NO_KEY, ascending, const_int, int_arith, int_fn, label, mesh_label, ordered, row_or_device,
 )
-from .models import device_ids
+from .models import commitments, device_ids
 from .models.numpy import index_grid
 from .models.randomness import permute_rows
 from .values import (
@@ -135,6 +135,10 @@ class Expressions:
     def eval_Attribute(self, node: cst.Attribute, scope: Scope) -> Value:
         base = self.eval(node.value, scope)
         attr = node.attr.value
+        if attr in commitments.SHARD_ATTRS:
+            shard = commitments.attribute(self, base, attr, node)
+            if shard is not None:
+                return shard
         if isinstance(base, QualVal):
             return QualVal(f"{base.qual}.{attr}")
         if isinstance(base, MeshVal):
@@ -202,6 +206,12 @@ class Expressions:
                 parts.append((self.eval(s.lower, scope) if s.lower else None,
                               self.eval(s.upper, scope) if s.upper else None,
                               self.eval(s.step, scope) if s.step else None))
+        shard = commitments.subscript(base, parts, node)
+        if shard is not None:
+            return shard
+        if isinstance(base, ArrayVal):
+            contextmesh.operands(self, node, [(base, node.value)], self.ctx.code(node, 40))
+            return UNKNOWN
         if isinstance(base, SeqVal) and base.kind == "dict" and len(parts) == 1 \
                 and isinstance(parts[0], ConstVal) and NO_KEY not in base.keys:
             key = parts[0].value
@@ -281,6 +291,9 @@ class Expressions:
             joined.sizes = left.sizes + right.sizes
             joined.platforms = left.platforms | right.platforms
             return joined
+        if (isinstance(left, ArrayVal) or isinstance(right, ArrayVal)) and contextmesh.operands(
+                self, node, [(left, lnode), (right, rnode)], self.ctx.code(node, 40)):
+            return UNKNOWN  # the computation fails here
         if isinstance(left, ArrayVal) and isinstance(right, ArrayVal):
             self.emit(Transfer(node=node, ctx=self.ctx, kind="binop", value=left,
                                target=right.sharding, value_node=lnode, target_node=rnode,

@@ -45,6 +45,8 @@ class Analyzer(Expressions, Calls, Functions, Classes):
         self.context_mesh: Value = UNKNOWN
         # Some mesh context (known or not) may be in force: results follow it, not uncommitted.
         self.mesh_context = False
+        # The jax.set_mesh call in force (a MeshContextVal), read by contextmesh.py.
+        self.context_site: Value = UNKNOWN
         self.global_context: Value = UNKNOWN
         self.pending: list[tuple[FuncVal, Scope, Optional[InstanceVal]]] = []
         # The text parsed, not module.code: that regenerates every node of the module.
@@ -72,6 +74,7 @@ class Analyzer(Expressions, Calls, Functions, Classes):
         self.exec_block(module.body, scope)
         self.global_context = self.context_mesh
         global_mesh_context = self.mesh_context
+        global_site = self.context_site
         # Functions run after the module body, with module names at their final values,
         # each once every call of it has been seen (callers first), so its parameters
         # take what the callers pass. Where that order cannot be had (recursion, calls
@@ -84,6 +87,7 @@ class Analyzer(Expressions, Calls, Functions, Classes):
             func, parent, self_val = self.pending.pop(i)
             self.context_mesh = self.global_context
             self.mesh_context = global_mesh_context
+            self.context_site = global_site
             self.run_function(func, parent, self_val)
             self.ran.add(id(func))
 
@@ -217,6 +221,7 @@ class Analyzer(Expressions, Calls, Functions, Classes):
     def exec_with(self, stmt: cst.With, scope: Scope) -> None:
         ctx_before = self.context_mesh
         in_context = self.mesh_context
+        site_before = self.context_site
         # Code inside `with pytest.raises(...)` / `self.assertRaises(...)` is meant to fail.
         raising = any(expects_error(item.item) for item in stmt.items)
         if raising:
@@ -228,12 +233,16 @@ class Analyzer(Expressions, Calls, Functions, Classes):
                 self.quiet -= 1
             self.context_mesh = ctx_before
             self.mesh_context = in_context
+            self.context_site = site_before
 
     def _exec_with(self, stmt: cst.With, scope: Scope) -> None:
         for item in stmt.items:
             val = self.eval(item.item, scope)
             if isinstance(val, MeshVal):
                 self.context_mesh = val
+                # The legacy `with mesh:` is no context mesh for jit (jax 0.10.2: ops on
+                # arrays committed elsewhere run there), so no set_mesh is in force.
+                self.context_site = UNKNOWN
             elif isinstance(val, MeshContextVal):
                 self.context_mesh = val.mesh
             if isinstance(val, (MeshVal, MeshContextVal)) or _maybe_mesh_context(item.item, val):

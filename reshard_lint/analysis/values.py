@@ -258,6 +258,7 @@ class MeshContextVal(Value):
     """What ``jax.set_mesh(m)`` / ``use_mesh(m)`` returns: usable in ``with``."""
 
     mesh: MeshVal
+    node: Optional[cst.CSTNode] = None  # the set_mesh call, for messages
 
 
 PATHS = "a name bound differently on different paths (branches, loops, handlers)"

@@ -6,7 +6,8 @@ from typing import Iterable
 
 from ..crossing import array_label, pairs, reorder_clause, report, sides
 from ..diagnostic import Diagnostic
-from ..analysis.events import Transfer
+from ..analysis.events import ContextOp, Transfer
+from .rsh203_context_mesh import CONTEXT_EXAMPLES, context_diagnostic
 from .base import Grounding, Invalid, Outcome, Rule, Valid
 
 _HEAD = """\
@@ -27,14 +28,18 @@ class IncompatibleDevices(Rule):
     name = "incompatible-devices"
     summary = "jit, with_sharding_constraint, reshard, asarray or an eager op mixing meshes"
     priority = 10
-    events = (Transfer,)
-    what = "Flags `jax.jit(f, out_shardings=s)(x)` and `jax.jit(f, in_shardings=s)(x)` with a different device set, `jax.lax.with_sharding_constraint(x, s)`, `jax.sharding.reshard(x, s)`, `jnp.asarray(x, device=s)` and eager binary operations `x + y`, when the array's mesh and the target's (or the other operand's) mesh differ in set or order."
+    events = (Transfer, ContextOp)
+    what = "Flags `jax.jit(f, out_shardings=s)(x)` and `jax.jit(f, in_shardings=s)(x)` with a different device set, `jax.lax.with_sharding_constraint(x, s)`, `jax.sharding.reshard(x, s)`, `jnp.asarray(x, device=s)` and eager binary operations `x + y`, when the array's mesh and the target's (or the other operand's) mesh differ in set or order. Under the context mesh of `jax.set_mesh(m)` (or `use_mesh(m)`), it also flags a JAX computation (indexing or slicing, arithmetic, `jnp.*` and `jax.lax.*` calls, a jitted call) on an array committed to one device (`jax.device_put(x, device)`, `x.addressable_shards[i].data`, `x.addressable_data(i)`), and a jitted function with `out_shardings` on another mesh called there. The legacy `with mesh:` sets no such context and is not flagged."
     why = 'These run inside one computation, which needs one device assignment. JAX raises `ValueError: Received incompatible devices for jitted computation` (for `in_shardings` on another device set: `Sharding passed to jit does not match the sharding on the respective arg`), on one host and on many.'
-    fix_text = 'No automatic fix: which mesh the computation should use is a design decision. Move the array first with `jax.device_put(x, s)`, or build both sides on one mesh.'
+    fix_text = 'No automatic fix: which mesh the computation should use is a design decision. Move the array first with `jax.device_put(x, s)`, or build both sides on one mesh. Under a context mesh: make the array on it (`jax.device_put(host_data, NamedSharding(m, P(...)))`, or `jax.make_array_from_process_local_data` in multi-controller code, where putting a committed single-device array onto a global sharding is RSH302), or leave the context (`with jax.set_mesh(other):`) for that computation.'
     platforms_text = "Compares device order on each target platform (`platforms`, default TPU, GPU and CPU): besides orders written in the code, it fires where two ordinary builders agree on CPU but not on multi-host TPU (`jax.make_mesh((16,))`, `jax.make_mesh((4, 4))` and `np.array(jax.devices())` are three orders there; `sorted(devs, key=lambda d: d.id)` is not enumeration order there), and the message says 'on multi-host TPU' and what orders each side. The TPU orders are checked against JAX's own builders on mock TPU topologies; the `jit` failure between two orders is read from JAX's source and observed on CPU with orders written by hand. See [platforms](../platforms.md)."
-    references = ('jax-ml/jax#15903',)
+    references = ('jax-ml/jax#15903', 'AI-Hypercomputer/maxtext#2863 (incompatible devices under set_mesh)',
+                  "RUNTIME-FACTS.md: 'The context mesh'")
 
-    def check(self, event: Transfer) -> Iterable[Diagnostic]:  # type: ignore[override]
+    def check(self, event: Transfer | ContextOp) -> Iterable[Diagnostic]:  # type: ignore[override]
+        if isinstance(event, ContextOp):
+            yield from context_diagnostic(self.code, event)
+            return
         if event.kind not in _KINDS:
             return
         ctx = event.ctx
@@ -171,7 +176,7 @@ def step(a):
 
 print(step(jax.device_put(np.arange(4.0), NamedSharding(half, P('x')))))
 """, note="every call passes an array on the constraint's mesh"),
-    )
+    ) + CONTEXT_EXAMPLES
 
     grounding = Grounding(
         multi=Outcome("error", r"incompatible devices|does not match the sharding"),

@@ -145,7 +145,8 @@ def _set_mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
         return UNKNOWN
     # As a statement, set_mesh sets the mesh for what follows; `with` narrows it again.
     an.context_mesh = m
-    return MeshContextVal(m)
+    an.context_site = MeshContextVal(m, node)
+    return an.context_site
 
 
 def as_target(an: Analyzer, v: Value, node: Optional[cst.CSTNode]) -> Value:

@@ -9,6 +9,7 @@ import libcst as cst
 from . import handles
 from ..arguments import Call
 from ..events import TransferKind
+from .commitments import on_device
 from .meshes import as_target
 from ..scope import Scope
 from ..valueops import leaves
@@ -41,6 +42,9 @@ def array_on(sharding: Value, node: cst.CSTNode) -> Value:
 
 
 def placed(x: Value, target: Value, node: cst.Call) -> Value:
+    committed = on_device(x, target, node)
+    if committed is not None:
+        return committed
     if isinstance(target, ShardingVal) and target.mesh is not None:
         if isinstance(x, SeqVal):
             return SeqVal(tuple(placed(i, target, node) for i in x.items), x.kind, x.keys)

@@ -1,0 +1,102 @@
+"""The context mesh as a side: what meets ``jax.set_mesh(m)`` from another device.
+
+Under ``jax.set_mesh(m)`` (as a context manager or a global setter) every JAX computation
+checks its committed arguments, and a jit's explicit output shardings, against ``m``
+(RUNTIME-FACTS.md, "The context mesh", jax 0.10.2): an array committed to one device
+(``device_put(x, d)``, a shard's ``.data``, ``x.addressable_data(i)``) sliced, added to or
+passed to ``jnp``/``lax``/a jitted function there, and a ``jit(out_shardings=<another mesh>)``
+called there, raise "Received incompatible devices for jitted computation", on one host
+too. Uncommitted arrays and host data do not, and neither does the legacy ``with mesh:``.
+
+Arrays on another *mesh* are not claimed here: under a mesh with other axis types JAX
+raises a different error first ("context mesh ... should match the aval mesh"), so the
+message would not be what a user sees.
+
+The interpreter calls ``operands`` and ``jit_call`` where computations happen; they emit
+``ContextOp`` events (RSH203 reads them) and say whether they did, so the caller can
+make the failed computation's result unknown.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable, Optional
+
+import libcst as cst
+
+from .events import ContextOp
+from .models.commitments import single_device
+from .valueops import leaves
+from .values import JitVal, MeshContextVal, MeshVal, ShardingVal, Value
+
+if TYPE_CHECKING:
+    from .context import FileContext
+    from .interpreter import Analyzer
+
+# jax.numpy functions that compute nothing on their argument's devices (they read its
+# shape or dtype, or return it as it is).
+_NO_COMPUTATION = frozenset({
+    "shape", "ndim", "size", "result_type", "dtype", "iscomplexobj", "isrealobj", "issubdtype",
+    "isscalar", "asarray", "array", "from_dlpack", "dtypes",
+})
+# jax.lax functions with events of their own (transfers.py).
+_LAX_OWN = frozenset({"jax.lax.with_sharding_constraint"})
+
+
+def in_force(an: "Analyzer") -> Optional[MeshContextVal]:
+    """The ``jax.set_mesh(m)`` in force here, when its mesh is known."""
+    site = an.context_site
+    if isinstance(site, MeshContextVal) and site.node is not None and site.mesh is an.context_mesh:
+        return site
+    return None
+
+
+def spans_several(ctx: "FileContext", mesh: MeshVal) -> bool:
+    """True when the mesh holds at least two devices on every topology that builds it."""
+    counts = ctx.devices.observe(mesh.devices.fn, mesh.devices.sizes, lambda a: len(a.flat))
+    return bool(counts) and min(counts) >= 2
+
+
+def operands(an: "Analyzer", node: cst.CSTNode, values: Iterable[tuple[Value, Optional[cst.CSTNode]]],
+             what: str) -> bool:
+    """A computation on ``values`` under the context mesh: ContextOp for a committed one."""
+    site = in_force(an)
+    if site is None:
+        return False
+    for v, vnode in values:
+        for leaf in leaves(v):
+            if single_device(leaf) is not None and spans_several(an.ctx, site.mesh):
+                an.emit(ContextOp(node=node, ctx=an.ctx, context=site, array=leaf, target=None,
+                                  value_node=vnode if leaf is v else None, what=what))
+                return True
+    return False
+
+
+def qual_call(an: "Analyzer", name: str, call: object, node: cst.Call) -> bool:
+    """``jnp.*`` and ``jax.lax.*`` calls: computations on their array arguments."""
+    if in_force(an) is None:
+        return False
+    if name.startswith("jnp."):
+        if name[4:] in _NO_COMPUTATION:
+            return False
+    elif not name.startswith("jax.lax.") or name in _LAX_OWN:
+        return False
+    args = [(v, a.value) for v, a in call.positional]  # type: ignore[attr-defined]
+    args += [(v, a.value) for v, a in call.keywords.values()]  # type: ignore[attr-defined]
+    return operands(an, node, args, an.ctx.code(node, 40))
+
+
+def jit_call(an: "Analyzer", jit: JitVal, call: object, node: cst.Call) -> bool:
+    """A jitted function called under the context mesh: its arguments and output shardings."""
+    site = in_force(an)
+    if site is None:
+        return False
+    args = [(v, a.value) for v, a in call.positional]  # type: ignore[attr-defined]
+    if operands(an, node, args, an.ctx.code(node, 40)):
+        return True
+    for target in leaves(jit.out_shardings):
+        if isinstance(target, ShardingVal) and target.mesh is not None \
+                and an.ctx.differs(target.mesh, site.mesh):
+            an.emit(ContextOp(node=node, ctx=an.ctx, context=site, array=None, target=target,
+                              value_node=None, what=an.ctx.code(node, 40)))
+            return True
+    return False

@@ -1,0 +1,46 @@
+"""The ``if`` statements around a node: is this code pinned to one process or one host?
+
+Asked only for a candidate diagnostic (rare), so it walks the module each time instead
+of keeping parent links for every file.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+import libcst as cst
+
+# Tests that pin code to some processes, or to a one-process run.
+PROCESS_TEST = re.compile(r"\b(process_index|process_count|host_id|host_count|process_id)\b")
+ONE_PROCESS_TEST = re.compile(r"\b(process_count|host_count)\b")
+
+
+def enclosing_tests(module: cst.Module, target: cst.CSTNode) -> list[str]:
+    """The source of each ``if``/``elif``/ternary test whose branches hold ``target``."""
+    found: Optional[list[str]] = None
+    stack: list[str] = []
+
+    class Finder(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            nonlocal found
+            if found is not None:
+                return False
+            if node is target:
+                found = list(stack)
+                return False
+            if isinstance(node, (cst.If, cst.IfExp, cst.While)):
+                stack.append(module.code_for_node(node.test))
+            return True
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            if isinstance(original_node, (cst.If, cst.IfExp, cst.While)):
+                stack.pop()
+
+    module.visit(Finder())
+    return found or []
+
+
+def pinned(module: cst.Module, target: cst.CSTNode, pattern: re.Pattern[str] = PROCESS_TEST) -> bool:
+    """True when a test around ``target`` reads the process index or count."""
+    return any(pattern.search(t) for t in enclosing_tests(module, target))

@@ -1,0 +1,111 @@
+"""Arrays committed to one device: device_put onto a Device, and a shard's own data.
+
+``jax.device_put(x, device)`` commits x to that device, and ``x.addressable_shards[i].data``
+or ``x.addressable_data(i)`` is an array committed to the one device that holds the shard
+(RUNTIME-FACTS.md, "The context mesh"). Such an array has a ``SingleDeviceSharding``:
+here an ``ArrayVal`` whose sharding has ``device`` set and no mesh.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from .. import devices as dv
+from ..valueops import const_int
+from ..values import (
+    ArrayVal, ConstVal, DevVal, HostVal, IntVal, ShardingVal, Value,
+)
+
+if TYPE_CHECKING:
+    from ..interpreter import Analyzer
+
+SHARD_ATTRS = frozenset({"addressable_shards", "data", "device"})
+
+
+@dataclass(eq=False)
+class ShardsVal(Value):
+    """``x.addressable_shards`` of a jax.Array: this process's shards."""
+
+    of: Value
+    node: cst.CSTNode
+
+
+@dataclass(eq=False)
+class ShardVal(Value):
+    """One element of ``x.addressable_shards``."""
+
+    of: Value
+    node: cst.CSTNode
+
+
+def _is_array_like(v: Value) -> bool:
+    """A jax.Array the analysis knows: test doubles of unknown objects have shards too
+    (``SimpleNamespace(addressable_shards=[...])`` in tpu-inference's tests)."""
+    return isinstance(v, ArrayVal)
+
+
+def _shard_device(an: "Analyzer", node: cst.CSTNode) -> DevVal:
+    # Which local device holds the shard is the array's business; that it is one of this
+    # process's devices is certain (the shards are addressable), which is all a rule reads.
+    return DevVal(fn=lambda m: dv.local(m).index0(0), desc=f"the device of {an.ctx.code(node, 40)}",
+                  node=node, fresh=False, single=True, any_device=True)
+
+
+def shard_array(an: "Analyzer", node: cst.CSTNode) -> ArrayVal:
+    """The array of one addressable shard: committed to one local device."""
+    return ArrayVal(ShardingVal(node, device=_shard_device(an, node)), node)
+
+
+def attribute(an: "Analyzer", base: Value, attr: str, node: cst.Attribute) -> Optional[Value]:
+    """``x.addressable_shards``, ``shard.data``, ``shard.device``; None: not one of these."""
+    if attr == "addressable_shards" and _is_array_like(base):
+        return ShardsVal(base, node)
+    if isinstance(base, ShardVal):
+        if attr == "data":
+            return shard_array(an, node)
+        if attr == "device":
+            return _shard_device(an, node)
+    return None
+
+
+def subscript(base: Value, parts: list[object], node: cst.Subscript) -> Optional[Value]:
+    """``x.addressable_shards[i]``: one shard."""
+    if isinstance(base, ShardsVal) and len(parts) == 1 and isinstance(parts[0], IntVal) \
+            and const_int(parts[0]) is not None:
+        return ShardVal(base.of, node)
+    return None
+
+
+def method(an: "Analyzer", recv: Value, name: str, node: cst.Call) -> Optional[Value]:
+    """``x.addressable_data(i)``: the array of this process's i-th shard."""
+    if name == "addressable_data" and _is_array_like(recv):
+        return shard_array(an, node)
+    return None
+
+
+def on_device(x: Value, target: Value, node: cst.Call) -> Optional[Value]:
+    """``jax.device_put(x, device)``: x committed to that device, when x is one array.
+
+    A pytree (a dict of parameters) put on a device stays a pytree, so only values known
+    to be one array (or host data, which device_put turns into one) are committed here.
+    """
+    if isinstance(target, ShardingVal) and target.mesh is None and target.device is not None:
+        sharding = target  # SingleDeviceSharding(device)
+    elif isinstance(target, DevVal) and target.single:
+        sharding = ShardingVal(node, device=target)
+    else:
+        return None
+    if isinstance(x, (ArrayVal, HostVal, IntVal)) or (isinstance(x, ConstVal) and isinstance(x.value, (int, float))):
+        return ArrayVal(sharding, node)
+    return None
+
+
+def single_device(v: Value) -> Optional[DevVal]:
+    """The device an array is committed to, when it is one device."""
+    if isinstance(v, ArrayVal) and v.sharding.mesh is None and v.sharding.device is not None \
+            and v.sharding.device.single:
+        return v.sharding.device
+    return None

@@ -1,0 +1,42 @@
+"""Bringing an array's value to the host: jax.device_get, np.asarray / np.array, .tolist().
+
+In multi-controller JAX a process can only read the shards it holds: fetching an array
+split across processes raises "Fetching value for jax.Array that spans non-addressable
+(non process local) devices is not possible" (RUNTIME-FACTS.md, "Process-local data and
+other processes' devices"). ``float(x)``, ``int(x)`` and ``x.item()`` are not modelled:
+they need a one-element array, which no mesh axis splits.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from . import handles
+from ..arguments import Call
+from ..events import Fetch
+from ..scope import Scope
+from ..valueops import leaves
+from ..values import ArrayVal, HostVal, Value
+
+if TYPE_CHECKING:
+    from ..interpreter import Analyzer
+
+METHODS = frozenset({"tolist"})
+# np.asarray, np.array and np.copy share one canonical name (qualnames.py).
+FUNCTIONS = frozenset({"np.array"})
+
+
+def fetch(an: "Analyzer", value: Value, node: cst.Call, value_node: Optional[cst.CSTNode], func: str) -> Value:
+    """A Fetch event for each array of ``value`` with a known mesh; the result is host data."""
+    for leaf in leaves(value):
+        if isinstance(leaf, ArrayVal) and leaf.mesh is not None:
+            an.emit(Fetch(node=node, ctx=an.ctx, value=leaf, value_node=value_node if leaf is value else None,
+                          func=func))
+    return HostVal(an.ctx.code(node, 40), node)
+
+
+@handles("jax.device_get")
+def _device_get(an: "Analyzer", call: Call, node: cst.Call, scope: Scope) -> Value:
+    return fetch(an, call.arg(0, "x"), node, call.arg_node(0, "x"), an.ctx.code(node.func, 30))

@@ -1,0 +1,102 @@
+"""Which processes hold which part of an array: mesh axis names against a PartitionSpec.
+
+An array sharded over a mesh axis is split into pieces along that axis; a process holds
+the whole value only if its devices carry every piece (JAX's
+``_process_has_full_value_in_mcjax``, jax/_src/array.py). Replicated arrays (``P()``) and
+arrays sharded only over axes that stay inside each process are whole everywhere.
+Everything here reads literals only (axis names and spec entries spelled in the
+source); anything else is unknown.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Optional
+
+import libcst as cst
+
+from . import devices as dv
+from .context import FileContext
+from .values import ArrayVal, MeshVal, SpecVal
+
+
+def _strings(node: Optional[cst.BaseExpression]) -> Optional[tuple[str, ...]]:
+    """A string literal or a tuple/list of them."""
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return (value,) if isinstance(value, str) else None
+    if isinstance(node, (cst.Tuple, cst.List)):
+        out: list[str] = []
+        for el in node.elements:
+            if isinstance(el, cst.StarredElement):
+                return None
+            got = _strings(el.value)
+            if got is None or len(got) != 1:
+                return None
+            out.append(got[0])
+        return tuple(out)
+    return None
+
+
+def _arg(call: cst.Call, index: int, keyword: str) -> Optional[cst.BaseExpression]:
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == keyword:
+            return a.value
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return positional[index].value if index < len(positional) else None
+
+
+def axis_names(mesh: MeshVal) -> Optional[tuple[str, ...]]:
+    """The axis names of ``Mesh(devs, names)`` or ``jax.make_mesh(shape, names)``."""
+    if not isinstance(mesh.node, cst.Call) or mesh.ctor not in ("Mesh", "jax.make_mesh"):
+        return None
+    return _strings(_arg(mesh.node, 1, "axis_names"))
+
+
+def spec_axes(spec: SpecVal) -> Optional[set[str]]:
+    """The mesh axes a literal ``PartitionSpec(...)`` shards over."""
+    node = spec.node
+    if not isinstance(node, cst.Call):
+        return None
+    used: set[str] = set()
+    for a in node.args:
+        if a.keyword is not None or a.star:
+            return None
+        if isinstance(a.value, cst.Name) and a.value.value == "None":
+            continue
+        got = _strings(a.value)
+        if got is None:
+            return None
+        used.update(got)
+    return used
+
+
+def _whole_on_every_process(arr: dv.DevArr, model: dv.Model, positions: list[int]) -> bool:
+    held: dict[int, set[tuple[int, ...]]] = {}
+    every: set[tuple[int, ...]] = set()
+    for index, device in zip(itertools.product(*(range(n) for n in arr.shape)), arr.flat):
+        piece = tuple(index[p] for p in positions)
+        held.setdefault(model.process_of(device), set()).add(piece)
+        every.add(piece)
+    return all(pieces == every for pieces in held.values())
+
+
+def split_across_processes(ctx: FileContext, array: ArrayVal) -> bool:
+    """True only when, on every topology that builds the mesh, some process lacks a piece."""
+    mesh, spec = array.mesh, array.sharding.spec
+    if mesh is None or spec is None:
+        return False
+    names = axis_names(mesh)
+    used = spec_axes(spec)
+    if names is None or used is None or not used or not used <= set(names):
+        return False
+    positions = [names.index(n) for n in sorted(used)]
+    seen = False
+    for model in dv.models_for(mesh.devices.sizes):
+        arr = ctx.devices.run(mesh.devices.fn, model)
+        if arr is None:
+            continue
+        if arr.ndim != len(names) or _whole_on_every_process(arr, model, positions):
+            return False
+        seen = True
+    return seen
