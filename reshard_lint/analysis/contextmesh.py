@@ -82,7 +82,7 @@ def qual_call(an: "Analyzer", name: str, call: object, node: cst.Call) -> bool:
         return False
     args = [(v, a.value) for v, a in call.positional]  # type: ignore[attr-defined]
     args += [(v, a.value) for v, a in call.keywords.values()]  # type: ignore[attr-defined]
-    return operands(an, node, args, an.ctx.code(node, 40))
+    return operands(an, node, args, an.ctx.code(node, 50))
 
 
 def jit_call(an: "Analyzer", jit: JitVal, call: object, node: cst.Call) -> bool:

@@ -322,6 +322,7 @@ class Expressions:
         element: Value = device_ids.element(it) or UNKNOWN
         if isinstance(it, SeqVal) and it.items and all(i is it.items[0] for i in it.items):
             element = it.items[0]
+        element = commitments.element(it, comp.iter) or element
         if isinstance(comp.target, cst.Name):
             inner.vars[comp.target.value] = element
         for cond in comp.ifs:

@@ -19,7 +19,7 @@ ONE_PROCESS_TEST = re.compile(r"\b(process_count|host_count)\b")
 def enclosing_tests(module: cst.Module, target: cst.CSTNode) -> list[str]:
     """The source of each ``if``/``elif``/ternary test whose branches hold ``target``."""
     found: Optional[list[str]] = None
-    stack: list[str] = []
+    stack: list[tuple[cst.CSTNode, str]] = []
 
     class Finder(cst.CSTVisitor):
         def on_visit(self, node: cst.CSTNode) -> bool:
@@ -27,14 +27,15 @@ def enclosing_tests(module: cst.Module, target: cst.CSTNode) -> list[str]:
             if found is not None:
                 return False
             if node is target:
-                found = list(stack)
+                found = [text for _, text in stack]
                 return False
             if isinstance(node, (cst.If, cst.IfExp, cst.While)):
-                stack.append(module.code_for_node(node.test))
+                stack.append((node, module.code_for_node(node.test)))
             return True
 
         def on_leave(self, original_node: cst.CSTNode) -> None:
-            if isinstance(original_node, (cst.If, cst.IfExp, cst.While)):
+            # libcst leaves a node it was told not to enter, too: pop only what was pushed.
+            if stack and stack[-1][0] is original_node:
                 stack.pop()
 
     module.visit(Finder())

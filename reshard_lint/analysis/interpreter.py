@@ -24,7 +24,7 @@ from .context import FileContext
 from .events import Event
 from .expressions import Expressions
 from .functions import Functions
-from .models import device_ids
+from .models import commitments, device_ids
 from .scope import Scope, block, count_bindings, names_in_target
 from .valueops import dotted, expects_error, ordered
 from .values import (
@@ -178,6 +178,8 @@ class Analyzer(Expressions, Calls, Functions, Classes):
                 element = it.items[0]
             elif (one := device_ids.element(it)) is not None:
                 element = one
+            else:
+                element = commitments.element(it, stmt.iter) or element
             for n in names_in_target(stmt.target):
                 scope.vars[n] = unknown(PATHS)
             if isinstance(stmt.target, cst.Name):

@@ -106,6 +106,17 @@ a = jax.device_put(np.arange(16.0), jax.local_devices()[0])
 with jax.set_mesh(auto):
     print(a * 3)  # RSH203:11
 """, note="a context mesh built with Mesh (auto axes)"),
+    Invalid(_HEAD + """
+x = jax.device_put(np.arange(16.0), NamedSharding(mesh, P('x')))
+with jax.set_mesh(mesh):
+    for shard in x.addressable_shards:
+        print(shard.data + 1)  # RSH203:15
+""", note="each shard's data, in a loop"),
+    Valid(_HEAD + """
+x = jax.device_put(np.arange(16.0), NamedSharding(mesh, P('x')))
+with jax.set_mesh(mesh):
+    print([np.asarray(s.data).sum() for s in x.addressable_shards], [s.device for s in x.addressable_shards])
+""", note="reading shards to the host is no computation"),
     Valid(_HEAD + """
 a = jnp.arange(16.0)
 with jax.set_mesh(mesh):

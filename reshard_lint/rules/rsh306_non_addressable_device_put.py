@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Iterable
 
+import libcst as cst
+
 from ..analysis import devices as dv
 from ..analysis.context import FileContext
-from ..analysis.events import Transfer
+from ..analysis.events import Fetch, Transfer
 from ..analysis.guards import pinned
 from ..analysis.models.commitments import single_device
-from ..analysis.values import DevVal
+from ..analysis.values import ArrayVal, DevVal
 from ..crossing import PUT_KINDS, array_label, is_device, pairs, report
 from ..diagnostic import Diagnostic
 from .base import Grounding, Invalid, Outcome, Rule, Valid
@@ -42,15 +44,23 @@ class NonAddressableDevicePut(Rule):
     name = "non-addressable-device-put"
     summary = "device_put of a process's own array onto a device from jax.devices() that other processes do not own"
     priority = 30
-    events = (Transfer,)
+    events = (Transfer, Fetch)
     runtimes = ("multi-controller",)
-    what = "Flags `jax.device_put(x, jax.devices(...)[k])`, a device taken from the global device list, when `x` is committed to this process's devices (one local device, a shard's data, a mesh of `jax.local_devices()`), outside an `if` that reads `jax.process_index()` or `jax.process_count()` (which may pin the call to the owning process). Fires only in files with multi-controller signs, unless the project sets `runtime = \"multi-controller\"`. (A global array put on one device is RSH301.)"
+    what = "Flags `jax.device_put(x, jax.devices(...)[k])`, a device taken from the global device list, when `x` is committed to this process's devices (one local device, a shard's data, a mesh of `jax.local_devices()`), outside an `if` that reads `jax.process_index()` or `jax.process_count()` (which may pin the call to the owning process). Host data put there raises nothing (the other processes get an array they cannot read), so that is flagged where it is read: `jax.device_get`, `np.asarray`, `np.array`, `.tolist()`. Fires only in files with multi-controller signs, unless the project sets `runtime = \"multi-controller\"`. (A global array put on one device is RSH301.)"
     why = "Every process runs the call, and all but the device's owner would have to send their data to another host. Multi-controller JAX raises `Cross-host transfers are not supported by this backend` on CPU and `Cannot copy array to non-addressable device` on TPU (big_vision#101), on every process but the owner."
     fix_text = "No automatic fix. Take the device from this process's list: `jax.local_devices(backend=...)[k]` (the same device on the owner, a local one elsewhere), or pin the call to the owning process."
     references = ('google-research/big_vision#101', "RUNTIME-FACTS.md: 'Process-local data and other processes' devices'")
 
-    def check(self, event: Transfer) -> Iterable[Diagnostic]:  # type: ignore[override]
-        if event.kind not in PUT_KINDS or not multicontroller(event):
+    def start(self, ctx: FileContext) -> None:
+        self.reported: set[int] = set()  # ids of the device_put calls flagged here
+
+    def check(self, event: Transfer | Fetch) -> Iterable[Diagnostic]:  # type: ignore[override]
+        if not multicontroller(event):
+            return
+        if isinstance(event, Fetch):
+            yield from self._read(event)
+            return
+        if event.kind not in PUT_KINDS:
             return
         ctx = event.ctx
         for pair in pairs(event):
@@ -73,8 +83,32 @@ class NonAddressableDevicePut(Rule):
                 "non-addressable device\"); take the device from this process's list "
                 "(jax.local_devices(backend=...)[k]) or pin the call to the owning process"
             )
+            self.reported.add(id(event.node))
             yield report(self.code, event, pair, msg)
             return
+
+    def _read(self, event: Fetch) -> Iterable[Diagnostic]:
+        """A read of an array that device_put placed on a device other processes do not own."""
+        ctx = event.ctx
+        device = single_device(event.value)
+        if device is None or not isinstance(event.value, ArrayVal) or not device.fresh:
+            return
+        put = event.value.node
+        if id(put) in self.reported or not foreign_somewhere(ctx, device):
+            return
+        if pinned(ctx.module, event.node) or pinned(ctx.module, put):
+            return
+        x = ctx.code(event.value_node, 30) if isinstance(event.value_node, (cst.Name, cst.Attribute)) \
+            else "the array"
+        msg = (
+            f"{event.func} reads '{x}', put on {device.desc} (line {ctx.line(put)}), a device of the global "
+            "list that other processes do not own: there the array is not addressable, and JAX raises "
+            "\"RuntimeError: Fetching value for jax.Array that spans non-addressable (non process local) "
+            "devices is not possible\"; put it on this process's device (jax.local_devices(backend=...)[k]), "
+            "or pin the put and the read to the owning process"
+        )
+        line, col, end_line, end_col = ctx.span(event.node)
+        yield Diagnostic(self.code, line, col, msg, end_line, end_col)
 
     examples = (
         Invalid(_HEAD + """
@@ -90,6 +124,10 @@ mesh = Mesh(np.array(jax.devices()), ('x',))
 x = jax.device_put(np.arange(16.0), NamedSharding(mesh, P('x')))
 print(jax.device_put(x.addressable_data(0), jax.devices()[0]))  # RSH306:7
 """, note="a shard's data lives on this process's device"),
+        Invalid(_HEAD + """
+b = jax.device_put(np.arange(8.0), jax.devices()[0])
+print(np.asarray(b))  # RSH306:7
+""", note="host data put there raises nothing; reading it does, on the other processes"),
         Valid(_HEAD + """
 print(jax.device_put(a, jax.local_devices(backend='cpu')[0]))
 """, note="the fix: this process's device"),
@@ -99,8 +137,13 @@ if jax.process_index() == 0:
 """, note="pinned to the owning process"),
         Valid(_HEAD + """
 b = jax.device_put(np.arange(8.0), jax.devices()[0])
-print(b.shape)
+print(b.shape, (b + 1).shape)
 """, note="host data: no transfer, and the result is not read"),
+        Valid(_HEAD + """
+b = jax.device_put(np.arange(8.0), jax.devices()[0])
+if jax.process_index() == 0:
+    print(jax.device_get(b))
+""", note="read only on the owning process"),
         Valid(_HEAD + """
 print(jax.device_put(a, jax.local_devices()[-1]))
 """),
@@ -132,6 +175,7 @@ print(jax.device_put(a, mine))
     )
 
     grounding = Grounding(
-        multi=Outcome("error", r"Cross-host transfers are not supported|Cannot copy array to non-addressable device"),
+        multi=Outcome("error", r"Cross-host transfers are not supported|Cannot copy array to non-addressable device"
+                               r"|Fetching value for `?jax\.Array`? that spans non-addressable"),
         single=Outcome("ok"),
     )

@@ -79,6 +79,11 @@ def subscript(base: Value, parts: list[object], node: cst.Subscript) -> Optional
     return None
 
 
+def element(it: Value, node: cst.CSTNode) -> Optional[Value]:
+    """The loop variable of ``for shard in x.addressable_shards``."""
+    return ShardVal(it.of, node) if isinstance(it, ShardsVal) else None
+
+
 def method(an: "Analyzer", recv: Value, name: str, node: cst.Call) -> Optional[Value]:
     """``x.addressable_data(i)``: the array of this process's i-th shard."""
     if name == "addressable_data" and _is_array_like(recv):

@@ -19,6 +19,7 @@ from ..events import Fetch
 from ..scope import Scope
 from ..valueops import leaves
 from ..values import ArrayVal, HostVal, Value
+from .commitments import single_device
 
 if TYPE_CHECKING:
     from ..interpreter import Analyzer
@@ -29,9 +30,9 @@ FUNCTIONS = frozenset({"np.array"})
 
 
 def fetch(an: "Analyzer", value: Value, node: cst.Call, value_node: Optional[cst.CSTNode], func: str) -> Value:
-    """A Fetch event for each array of ``value`` with a known mesh; the result is host data."""
+    """A Fetch event for each array of ``value`` with a known mesh or device; the result is host data."""
     for leaf in leaves(value):
-        if isinstance(leaf, ArrayVal) and leaf.mesh is not None:
+        if isinstance(leaf, ArrayVal) and (leaf.mesh is not None or single_device(leaf) is not None):
             an.emit(Fetch(node=node, ctx=an.ctx, value=leaf, value_node=value_node if leaf is value else None,
                           func=func))
     return HostVal(an.ctx.code(node, 40), node)
