@@ -94,8 +94,10 @@ def jit_call(an: "Analyzer", jit: JitVal, call: object, node: cst.Call) -> bool:
     if operands(an, node, args, an.ctx.code(node, 40)):
         return True
     for target in leaves(jit.out_shardings):
+        # Another device set (a sub-mesh) is what was observed; another order alone is
+        # not claimed here (platform orders: issue 16's model decides those).
         if isinstance(target, ShardingVal) and target.mesh is not None \
-                and an.ctx.differs(target.mesh, site.mesh):
+                and an.ctx.differs(target.mesh, site.mesh) and an.ctx.compare(target.mesh, site.mesh) == "different":
             an.emit(ContextOp(node=node, ctx=an.ctx, context=site, array=None, target=target,
                               value_node=None, what=an.ctx.code(node, 40)))
             return True
