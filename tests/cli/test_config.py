@@ -121,6 +121,32 @@ def test_single_controller_silences_the_multi_controller_rules_only(tmp_path: Pa
         ["rev.py:5:7:", "RSH102"], ["rev.py:6:5:", "RSH202"]]
 
 
+CONTEXT_AND_FETCH = """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+print(jax.process_index())
+mesh = Mesh(np.array(jax.devices()), ('x',))
+x = jax.device_put(np.arange(16.0), NamedSharding(mesh, P('x')))
+a = jax.device_put(np.ones(4), jax.local_devices()[0])
+with jax.set_mesh(mesh):
+    print(a + 1)
+print(jax.device_get(x), jax.device_put(a, jax.devices()[0]))
+"""
+
+
+def test_context_mesh_applies_on_every_runtime_fetches_only_multi_controller(tmp_path: Path) -> None:
+    write(tmp_path, "m.py", CONTEXT_AND_FETCH)
+    r = run("check", "--format", "concise", cwd=tmp_path)
+    assert [line.split(" ")[:2] for line in r.stdout.splitlines()] == [
+        ["m.py:10:11:", "RSH203"], ["m.py:11:7:", "RSH305"], ["m.py:11:26:", "RSH306"]]
+    r = run("check", "--format", "concise", "--runtime", "single-controller", cwd=tmp_path)
+    # One controller reads every shard and reaches every device; the context mesh still
+    # refuses an array committed to one device.
+    assert [line.split(" ")[:2] for line in r.stdout.splitlines()] == [["m.py:10:11:", "RSH203"]]
+
+
 def test_auto_runtime_reads_pathwaysutils_per_file(tmp_path: Path) -> None:
     write(tmp_path, "plain.py", CROSS)
     write(tmp_path, "pw.py", "import pathwaysutils\npathwaysutils.initialize()\n" + CROSS)
