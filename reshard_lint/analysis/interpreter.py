@@ -247,8 +247,11 @@ class Analyzer(Expressions, Calls, Functions, Classes):
                 self.context_site = UNKNOWN
             elif isinstance(val, MeshContextVal):
                 self.context_mesh = val.mesh
+                self.context_site = val
             if isinstance(val, (MeshVal, MeshContextVal)) or _maybe_mesh_context(item.item, val):
                 self.mesh_context = True
+                if not isinstance(val, (MeshVal, MeshContextVal)):
+                    self.context_site = UNKNOWN  # a mesh context the analysis cannot see into
             if item.asname is not None:
                 bound = val.mesh if isinstance(val, MeshContextVal) else val
                 self.bind(item.asname.name, bound, scope)  # type: ignore[arg-type]
