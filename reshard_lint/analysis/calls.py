@@ -91,6 +91,9 @@ class Calls:
                 if isinstance(target, ShardingVal):
                     return ArrayVal(target, node)
                 return UNKNOWN
+            if method in contextmesh.ARRAY_METHODS and contextmesh.operands(
+                    self, node, [(recv, node.func.value)], self.ctx.code(node, 40)):  # type: ignore[attr-defined]
+                return UNKNOWN  # the computation fails under the context mesh
             if method in fetches.METHODS:
                 return fetches.fetch(self, recv, node, getattr(node.func, "value", None), f".{method}()")
             if method in ("block_until_ready", "astype", "copy"):
@@ -221,7 +224,7 @@ class Calls:
                           call.arg_node(-1, "device"), self.ctx.code(node.func, 40))
         if isinstance(target, ShardingVal):
             return ArrayVal(target, node)
-        return UNKNOWN
+        return commitments.committed_to(target, node) or UNKNOWN  # jnp.zeros(n, device=d)
 
     def transfer(self, kind: TransferKind, node: cst.Call, value: Value, target: Value,
                  value_node: Optional[cst.CSTNode], target_node: Optional[cst.CSTNode],

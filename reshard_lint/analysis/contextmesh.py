@@ -8,9 +8,11 @@ passed to ``jnp``/``lax``/a jitted function there, and a ``jit(out_shardings=<an
 called there, raise "Received incompatible devices for jitted computation", on one host
 too. Uncommitted arrays and host data do not, and neither does the legacy ``with mesh:``.
 
-Arrays on another *mesh* are not claimed here: under a mesh with other axis types JAX
-raises a different error first ("context mesh ... should match the aval mesh"), so the
-message would not be what a user sees.
+Arrays on another *mesh* are claimed only when both meshes are ``Mesh(devices, names)``
+with the default (auto) axis types: under a mesh with other axis types (``jax.make_mesh``
+makes explicit axes in jax 0.10.2, auto ones before) JAX raises a different error first
+("context mesh ... should match the aval mesh"), so the message would not be what a user
+sees.
 
 The interpreter calls ``operands`` and ``jit_call`` where computations happen; they emit
 ``ContextOp`` events (RSH203 reads them) and say whether they did, so the caller can
@@ -26,7 +28,7 @@ import libcst as cst
 from .events import ContextOp
 from .models.commitments import single_device
 from .valueops import leaves
-from .values import JitVal, MeshContextVal, MeshVal, ShardingVal, Value
+from .values import ArrayVal, JitVal, MeshContextVal, MeshVal, ShardingVal, Value
 
 if TYPE_CHECKING:
     from .context import FileContext
@@ -40,6 +42,13 @@ _NO_COMPUTATION = frozenset({
 })
 # jax.lax functions with events of their own (transfers.py).
 _LAX_OWN = frozenset({"jax.lax.with_sharding_constraint"})
+# jax.Array methods that compute (observed: astype, sum; the rest take the same path).
+ARRAY_METHODS = frozenset({
+    "astype", "sum", "mean", "max", "min", "prod", "std", "var", "all", "any", "argmax", "argmin",
+    "cumsum", "reshape", "ravel", "flatten", "transpose", "squeeze", "clip", "round", "dot",
+})
+ARITHMETIC_COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual,
+                          cst.Equal, cst.NotEqual)
 
 
 def in_force(an: "Analyzer") -> Optional[MeshContextVal]:
@@ -64,11 +73,21 @@ def operands(an: "Analyzer", node: cst.CSTNode, values: Iterable[tuple[Value, Op
         return False
     for v, vnode in values:
         for leaf in leaves(v):
-            if single_device(leaf) is not None and spans_several(an.ctx, site.mesh):
+            if single_device(leaf) is not None and spans_several(an.ctx, site.mesh) or \
+                    isinstance(leaf, ArrayVal) and leaf.mesh is not None and _auto(leaf.mesh) \
+                    and _auto(site.mesh) and an.ctx.differs(leaf.mesh, site.mesh):
                 an.emit(ContextOp(node=node, ctx=an.ctx, context=site, array=leaf, target=None,
                                   value_node=vnode if leaf is v else None, what=what))
                 return True
     return False
+
+
+def _auto(mesh: MeshVal) -> bool:
+    """``Mesh(devices, names)`` with the default axis types (auto in every JAX version)."""
+    node = mesh.node
+    return mesh.ctor == "Mesh" and isinstance(node, cst.Call) and not any(
+        a.keyword is not None and a.keyword.value == "axis_types" or a.star for a in node.args) \
+        and len(node.args) <= 2
 
 
 def qual_call(an: "Analyzer", name: str, call: object, node: cst.Call) -> bool:
@@ -94,10 +113,9 @@ def jit_call(an: "Analyzer", jit: JitVal, call: object, node: cst.Call) -> bool:
     if operands(an, node, args, an.ctx.code(node, 40)):
         return True
     for target in leaves(jit.out_shardings):
-        # Another device set (a sub-mesh) is what was observed; another order alone is
-        # not claimed here (platform orders: issue 16's model decides those).
+        # differs(): another set or order on every topology (a sub-mesh, a reversal: both observed).
         if isinstance(target, ShardingVal) and target.mesh is not None \
-                and an.ctx.differs(target.mesh, site.mesh) and an.ctx.compare(target.mesh, site.mesh) == "different":
+                and an.ctx.differs(target.mesh, site.mesh):
             an.emit(ContextOp(node=node, ctx=an.ctx, context=site, array=None, target=target,
                               value_node=None, what=an.ctx.code(node, 40)))
             return True

@@ -35,9 +35,12 @@ class Expressions:
         return method(node, scope)
 
     def eval_Comparison(self, node: cst.Comparison, scope: Scope) -> Value:
-        self.eval(node.left, scope)
+        left = self.eval(node.left, scope)
+        sides = [(left, node.left)]
         for c in node.comparisons:
-            self.eval(c.comparator, scope)
+            sides.append((self.eval(c.comparator, scope), c.comparator))
+        if all(isinstance(c.operator, contextmesh.ARITHMETIC_COMPARISONS) for c in node.comparisons):
+            contextmesh.operands(self, node, sides, self.ctx.code(node, 40))
         return UNKNOWN
 
     def eval_BooleanOperation(self, node: cst.BooleanOperation, scope: Scope) -> Value:
@@ -86,6 +89,8 @@ class Expressions:
 
     def eval_UnaryOperation(self, node: cst.UnaryOperation, scope: Scope) -> Value:
         v = self.eval(node.expression, scope)
+        if isinstance(node.operator, (cst.Minus, cst.BitInvert)) and isinstance(v, ArrayVal):
+            contextmesh.operands(self, node, [(v, node.expression)], self.ctx.code(node, 40))
         if isinstance(node.operator, cst.Minus) and isinstance(v, IntVal):
             f = v.fn
             return IntVal(lambda m: -f(m), literal=-v.literal if v.literal is not None else None)

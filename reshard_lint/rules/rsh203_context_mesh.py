@@ -10,9 +10,9 @@ from typing import Iterable
 
 import libcst as cst
 
-from ..analysis.context import describe_mesh
+from ..analysis.context import FileContext, describe_mesh
 from ..analysis.events import ContextOp
-from ..analysis.values import ArrayVal, MeshContextVal, ShardingVal
+from ..analysis.values import ArrayVal, MeshContextVal, MeshVal, ShardingVal
 from ..crossing import related
 from ..diagnostic import Diagnostic
 from .base import Invalid, Valid
@@ -43,11 +43,25 @@ def context_diagnostic(code: str, event: ContextOp) -> Iterable[Diagnostic]:
             "outside the context"
         )
         others = (site.mesh,)
+    elif isinstance(event.array, ArrayVal) and event.array.mesh is not None:
+        own = event.array.mesh
+        x = ctx.code(event.value_node, 30) if isinstance(event.value_node, (cst.Name, cst.Attribute)) \
+            else event.array.name or "an array"
+        leave = f"compute outside the context (with jax.set_mesh({own.name or '<its mesh>'}):)"
+        # Only a reordering can be put onto the context mesh everywhere: another device
+        # set is RSH201 in multi-controller JAX.
+        fix = (f"put it on the context mesh first (jax.device_put({x}, NamedSharding({mesh_name}, P(...)))), "
+               f"or {leave}") if ctx.compare(own, site.mesh) == "reordered" else leave
+        msg = (
+            f"'{event.what}' computes on '{x}', on mesh {describe_mesh(ctx, own)}, under {where}, "
+            f"{_how(ctx, own, site.mesh)}: JAX raises \"{_RAISED}\" on one host and on many; {fix}"
+        )
+        others = (site.mesh, own)
     elif isinstance(event.target, ShardingVal) and event.target.mesh is not None:
         target = event.target.mesh
         msg = (
             f"'{event.what}' has out_shardings on mesh {describe_mesh(ctx, target)} and is called under "
-            f"{where}, another device set or order: JAX raises \"{_RAISED}\" on one host and on many; "
+            f"{where}, {_how(ctx, target, site.mesh)}: JAX raises \"{_RAISED}\" on one host and on many; "
             f"build its shardings on '{mesh_name}', or call it outside the context "
             "(with jax.set_mesh(<its mesh>):)"
         )
@@ -56,6 +70,11 @@ def context_diagnostic(code: str, event: ContextOp) -> Iterable[Diagnostic]:
         return
     line, col, end_line, end_col = ctx.span(event.node)
     yield Diagnostic(code, line, col, msg, end_line, end_col, related=related(ctx, *others))
+
+
+def _how(ctx: FileContext, a: MeshVal, b: MeshVal) -> str:
+    return {"different": "a different device set", "reordered": "the same devices in another order"}.get(
+        ctx.compare(a, b), "a different device set or order (depending on the device count)")
 
 
 _HEAD = """\
@@ -117,6 +136,44 @@ x = jax.device_put(np.arange(16.0), NamedSharding(mesh, P('x')))
 with jax.set_mesh(mesh):
     print([np.asarray(s.data).sum() for s in x.addressable_shards], [s.device for s in x.addressable_shards])
 """, note="reading shards to the host is no computation"),
+    Invalid(_HEAD + """
+a = jax.device_put(np.arange(16.0), jax.local_devices()[0])
+with jax.set_mesh(mesh):
+    print(-a)  # RSH203:11
+    print(a > 1)  # RSH203:11
+    print(a.astype(np.int32))  # RSH203:11
+    print(a.sum())  # RSH203:11
+""", note="negation, comparison and array methods compute too"),
+    Invalid(_HEAD + """
+z = jnp.zeros(8, device=jax.local_devices()[0])
+with jax.set_mesh(mesh):
+    print(z + 1)  # RSH203:11
+""", note="a jnp array made on one device"),
+    Invalid(_HEAD + """
+full = Mesh(np.array(jax.devices()), ('x',))
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+y = jax.device_put(np.arange(16.0), NamedSharding(half, P('x')))
+with jax.set_mesh(full):
+    print((y + 1).shape)  # RSH203:12
+""", note="an array on a sub-mesh; both meshes with auto axes"),
+    Invalid(_HEAD + """
+full = Mesh(np.array(jax.devices()), ('x',))
+rev = Mesh(np.array(jax.devices()[::-1]), ('x',))  # RSH102:7
+y = jax.device_put(np.arange(16.0), NamedSharding(rev, P('x')))
+with jax.set_mesh(full):
+    print((y * 2).shape)  # RSH203:12
+""", note="an array on the same devices in another order"),
+    Invalid(_HEAD + """
+rev = Mesh(np.array(jax.devices()[::-1]), ('x',))  # RSH102:7
+make = jax.jit(lambda: jnp.zeros(8), out_shardings=NamedSharding(rev, P('x')))
+with jax.set_mesh(mesh):
+    print(make().shape)  # RSH203:11
+""", note="out_shardings on a reordering of the context mesh"),
+    Valid(_HEAD + """
+a = jax.device_put(np.arange(16.0), jax.local_devices()[0])
+with jax.set_mesh(mesh):
+    print(jnp.asarray(a).shape, jnp.shape(a), a is not None, a.dtype)
+""", note="reading an array's shape or dtype computes nothing"),
     Valid(_HEAD + """
 a = jnp.arange(16.0)
 with jax.set_mesh(mesh):

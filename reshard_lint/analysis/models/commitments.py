@@ -97,14 +97,17 @@ def on_device(x: Value, target: Value, node: cst.Call) -> Optional[Value]:
     A pytree (a dict of parameters) put on a device stays a pytree, so only values known
     to be one array (or host data, which device_put turns into one) are committed here.
     """
-    if isinstance(target, ShardingVal) and target.mesh is None and target.device is not None:
-        sharding = target  # SingleDeviceSharding(device)
-    elif isinstance(target, DevVal) and target.single:
-        sharding = ShardingVal(node, device=target)
-    else:
-        return None
     if isinstance(x, (ArrayVal, HostVal, IntVal)) or (isinstance(x, ConstVal) and isinstance(x.value, (int, float))):
-        return ArrayVal(sharding, node)
+        return committed_to(target, node)
+    return None
+
+
+def committed_to(target: Value, node: cst.CSTNode) -> Optional[ArrayVal]:
+    """An array made on ``target`` when it is one device (or ``SingleDeviceSharding(device)``)."""
+    if isinstance(target, ShardingVal) and target.mesh is None and target.device is not None:
+        return ArrayVal(target, node)
+    if isinstance(target, DevVal) and target.single:
+        return ArrayVal(ShardingVal(node, device=target), node)
     return None
 
 
