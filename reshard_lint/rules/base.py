@@ -42,14 +42,18 @@ class Example:
     fixed: str | None = None  # the program after the rule's fix, where it has one
     runnable: bool = True  # False only for a program that cannot run as it stands
     note: str = ""
+    # The platform whose device order makes it fire ("tpu"): grounded on mock devices
+    # (tests/platforms); on this CPU machine the orders agree and it must run without error.
+    platform: str = ""
 
     def expected(self) -> list[tuple[int, int, str]]:
         return expected_markers(self.code)
 
 
-def Invalid(code: str, fixed: str | None = None, *, runnable: bool = True, note: str = "") -> Example:
+def Invalid(code: str, fixed: str | None = None, *, runnable: bool = True, note: str = "",
+            platform: str = "") -> Example:
     return Example(code=_dedent(code), fires=True, fixed=_dedent(fixed) if fixed else None,
-                   runnable=runnable, note=note)
+                   runnable=runnable, note=note, platform=platform)
 
 
 def Valid(code: str, *, runnable: bool = True, note: str = "") -> Example:

@@ -100,7 +100,8 @@ print(float(y.sum()))
 made = jax.make_mesh((2, 4), ('a', 'b'))
 y = jax.device_put(x, NamedSharding(made, P(('a', 'b'))))  # RSH202:5
 print(float(y.sum()))
-""", note="Reordered on TPU only: on CPU, where this runs, the orders agree."),
+""", note="Reordered on multi-host TPU only: on CPU, where this runs, the orders agree.",
+            platform="tpu"),
         Invalid(_HEAD + """
 # Two shapes, two TPU orders (levanter#635: [0, 4, 8, 12, 1, ...] against [0, 1, 4, 5, ...]).
 flat = jax.make_mesh((8,), ('x',))
@@ -108,14 +109,15 @@ grid = jax.make_mesh((2, 4), ('a', 'b'))
 z = jax.device_put(np.arange(8.0), NamedSharding(flat, P('x')))
 y = jax.device_put(z, NamedSharding(grid, P(('a', 'b'))))  # RSH202:5
 print(float(y.sum()))
-""", note="Reordered on TPU only: on CPU, where this runs, the orders agree."),
+""", note="Reordered on multi-host TPU only: on CPU, where this runs, the orders agree.",
+            platform="tpu"),
         Invalid(_HEAD + """
 # Multi-host TPU enumerates process by process while ids follow physical coordinates
 # (keras#19968: [0, 1, 4, 5, 2, 3, 6, 7]): sorting by id is a reordering there.
 by_id = Mesh(np.array(sorted(jax.devices(), key=lambda d: d.id)), ('x',))
 y = jax.device_put(x, NamedSharding(by_id, P('x')))  # RSH202:5
 print(float(y.sum()))
-""", note="Reordered on multi-host TPU only: on CPU ids follow enumeration."),
+""", note="Reordered on multi-host TPU only: on CPU ids follow enumeration.", platform="tpu"),
         Valid(_HEAD + """
 y = jax.device_put(x, NamedSharding(mesh, P()))
 print(float(y.sum()))

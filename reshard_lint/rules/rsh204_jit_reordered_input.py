@@ -106,7 +106,8 @@ print(float(y.sum()))
 made = jax.make_mesh((8,), ('x',))
 y = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(made, P('x')))(x)  # RSH204:5
 print(float(y.sum()))
-""", note="Reordered on TPU only: on CPU, where this runs, the orders agree."),
+""", note="Reordered on multi-host TPU only: on CPU, where this runs, the orders agree.",
+            platform="tpu"),
         Valid(_HEAD + """
 # One builder call, one order on every platform.
 made = jax.make_mesh((8,), ('x',))
