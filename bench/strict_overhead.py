@@ -105,7 +105,7 @@ def jit_cases(label: str, x: Any, sharding: Any, calls: int, samples: int,
 def jit_check_cost(fn: Any, arg: Any, repeats: int = 20000, samples: int = 7) -> float:
     """Median seconds for strict mode's check of one warm jitted call, without the call."""
     from reshard_lint.runtime import StrictConfig
-    from reshard_lint.runtime._checks import check_jit_call
+    from reshard_lint.runtime._jit import check_jit_call
 
     config = StrictConfig()
     signature = fn._rsh_signature

@@ -17,7 +17,7 @@ import jax
 import jax.experimental.multihost_utils as _multihost_utils
 from jax._src.array import ArrayImpl
 
-from . import _checks, _state
+from . import _checks, _jit, _state
 
 # (owner, attribute, original, wrapper), in installation order.
 _patches: list[tuple[Any, str, Any, Any]] = []
@@ -81,7 +81,7 @@ class StrictJitted:
     is off the call goes straight through.
     """
 
-    def __init__(self, jitted: Any, signature: _checks.JitSignature) -> None:
+    def __init__(self, jitted: Any, signature: _jit.JitSignature) -> None:
         functools.update_wrapper(self, jitted)  # __name__, __doc__, __wrapped__ = jitted ...
         self._rsh_jitted = jitted
         self._rsh_signature = signature
@@ -90,7 +90,7 @@ class StrictJitted:
         __tracebackhide__ = True  # pytest: show the user's line, not this frame
         config = _state.current
         if config is not None:
-            _checks.check_jit_call(config, self._rsh_signature, args)
+            _jit.check_jit_call(config, self._rsh_signature, args)
         return self._rsh_jitted(*args, **kwargs)
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
@@ -120,7 +120,7 @@ def _checked_jit(jitted: Any) -> Any:
     except Exception:  # a jax whose PjitInfo reads differently: leave the call to JAX
         return jitted
     name = getattr(jitted, "__name__", None) or "fun"
-    return StrictJitted(jitted, _checks.JitSignature(name, static, in_shardings))
+    return StrictJitted(jitted, _jit.JitSignature(name, static, in_shardings))
 
 
 _NO_FUN = object()

@@ -291,6 +291,36 @@ def test_wrapper_caches_verdicts_and_passes_through_when_off(python8: Callable[.
     assert proc.returncode == 0 and proc.stdout.strip().endswith("OK"), proc.stdout + proc.stderr
 
 
+def test_warm_pytree_calls_still_judge_every_leaf(python8: Callable[..., Any]) -> None:
+    """The warm path (each leaf on its in_sharding object) must not let a changed leaf through."""
+    proc = python8(JIT_PRELUDE + textwrap.dedent("""
+        from reshard_lint.runtime import ReshardError, strict
+
+        s = NamedSharding(mesh, P("x"))
+        good = jax.device_put(data, s)
+        with strict():
+            g = jax.jit(lambda t, n: t["w"] * n + t["b"], in_shardings=(s, None))
+            for _ in range(3):
+                g({"w": good, "b": good}, 2)
+            # On the in_sharding object itself: no verdict needed, none cached.
+            assert len(g._rsh_signature.plans) == 1 and not g._rsh_signature.verdicts
+            g({"w": good, "b": data}, 2)  # host data in the same shape: nothing to judge
+            g({"w": good, "b": jax.device_put(x, NamedSharding(mesh, P("x")))}, 2)  # equal, not the same
+            assert len(g._rsh_signature.verdicts) == 1
+            bad = jax.device_put(data, NamedSharding(rev, P("x")))
+            for _ in range(2):  # the second call of the same shape is judged too
+                try:
+                    g({"w": good, "b": bad}, 2)
+                except ReshardError as e:
+                    assert e.code == "RSH204", e
+                    assert "takes argument 0 leaf ['b'] on devices [7, 6, 5, 4, 3, 2, 1, 0]" in str(e), e
+                else:
+                    raise AssertionError("no RSH204")
+        print("OK")
+    """))
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("OK"), proc.stdout + proc.stderr
+
+
 def test_pytest_flag_fails_the_test_instead_of_crashing(tmp_path: Path,
                                                         jax_subprocess_env: dict[str, str]) -> None:
     (tmp_path / "test_user.py").write_text(textwrap.dedent("""\

@@ -1,0 +1,231 @@
+"""Strict mode's check of ``jax.jit(f, in_shardings=...)`` calls (RSH203, RSH204). Imports jax.
+
+Loaded by ``_patch``. The verdict for an argument is computed once per (argument sharding,
+in_sharding, rank) and the check of a warm call must stay a small fraction of the call
+(bench/strict_overhead.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import jax
+from jax.sharding import Sharding
+
+from ._checks import Finding, _checkable, _memoized, _trace_state_clean, _ArrayImpl, ids, \
+    ordered_devices, topology
+from ._format import fmt_ids, fmt_procs
+from ._state import StrictConfig
+from .errors import ReshardError
+
+try:  # the C++ flatten without jax.tree_util's Python frame around it
+    from jax._src.tree_util import default_registry as _registry
+
+    _flatten: Callable[[Any], tuple[list[Any], Any]] = _registry.flatten
+except ImportError:  # pragma: no cover - other jax versions
+    _flatten = jax.tree_util.tree_flatten
+
+# What JAX 0.10.2 does with `jax.jit(f, in_shardings=s)(x)`, x committed, when s's device
+# assignment (mesh order) is not x's. Observed with 1 process x 8 CPU devices and with
+# 2 processes x 4 (tests/runtime/test_strict_jit.py, RUNTIME-FACTS.md):
+#   - JAX compares only the HLO shardings (device positions, not device ids). Where they
+#     differ it raises its own ValueError on every host count.
+#   - Where they are equal and both sides span the same number (> 1) of devices, the first
+#     call copies x (a full copy), and C++'s fast path then hands x's buffers straight to the
+#     executable: the second call crashes the process (SIGSEGV after XLA's INVALID_ARGUMENT
+#     "Buffer passed to Execute() ... is on device cpu:0, but replica is assigned to device
+#     cpu:7"). Under 2 processes the processes crash, or raise "Cannot reshard an input that
+#     is not fully addressable".
+#   - Other counts (a single device, 4 devices to 8 replicated) are copied on every call, on
+#     one process and when both sides sit on one process; when they span processes the
+#     process that does not hold all of x raises "NotImplementedError: Cannot reshard an
+#     input that is not fully addressable".
+_JIT_MISMATCH = ('"ValueError: Sharding passed to jit does not match the sharding on the '
+                 'respective arg"')
+_JIT_CRASH = ('on one process the first call silently copies it and the second call of the '
+              'same jitted function crashes the process (SIGSEGV after XLA INVALID_ARGUMENT '
+              '"Buffer passed to Execute() ... is on device ..., but replica is assigned to '
+              'device ..."); multi-controller JAX crashes the processes')
+_JIT_FIX = ("x = jax.device_put(x, s) before the call (s: the jit's in_sharding), or build "
+            "in_shardings on the argument's mesh: NamedSharding(x.sharding.mesh, spec)")
+_JIT_RANK = {"RSH204": 0, "RSH203": 1}
+
+
+def _hlo_equal(src: Sharding, dst: Sharding, ndim: int) -> bool | None:
+    """JAX's own test in pjit._resolve_in_shardings; None when it cannot be read."""
+    try:
+        from jax._src import op_shardings
+
+        return bool(op_shardings.are_hlo_shardings_equal(dst._to_xla_hlo_sharding(ndim),
+                                                         src._to_xla_hlo_sharding(ndim)))
+    except Exception:
+        return None
+
+
+def _classify_jit_uncached(src: Sharding, dst: Sharding, ndim: int,
+                           requested: int | None) -> Finding | None:
+    src_devices = ordered_devices(src)
+    dst_devices = ordered_devices(dst)
+    src_ids, dst_ids = ids(src_devices), ids(dst_devices)
+    if src_ids == dst_ids:
+        return None
+    same_set = set(src_ids) == set(dst_ids)
+    code = "RSH204" if same_set else "RSH203"
+    how = "the same devices in another order" if same_set else "a different device set"
+    head = (f"takes {{what}} on devices {fmt_ids(src_ids)} through in_shardings on "
+            f"{fmt_ids(dst_ids)}, {how}: ")
+    equal = _hlo_equal(src, dst, ndim)
+    if equal is None:
+        return None  # cannot tell what JAX will do: it judges the call itself
+    if not equal:
+        return Finding(code, src_ids, dst_ids,
+                       f"{head}JAX raises {_JIT_MISMATCH} on one host and on many; {_JIT_FIX}")
+    if len(src_ids) == len(dst_ids) > 1:
+        return Finding(code, src_ids, dst_ids, f"{head}{_JIT_CRASH}; {_JIT_FIX}")
+    # Copied on every call on one process; fails only where the two sides span processes.
+    topo = topology(requested, src_devices[0].platform)
+    if topo.processes < 2:
+        return None
+    procs = topo.processes_of(src_devices + dst_devices)
+    if procs is None or len(procs) < 2:
+        return None
+    return Finding(code, src_ids, dst_ids,
+                   f"{head}one process copies it on every call, but the two sides span "
+                   f"{topo.word}es {fmt_procs(procs)}, and multi-controller JAX raises "
+                   f"\"NotImplementedError: Cannot reshard an input that is not fully "
+                   f"addressable\" on a process that does not hold all of it (and can crash another); "
+                   f"{_JIT_FIX}")
+
+
+classify_jit = _memoized(_classify_jit_uncached)
+
+
+class JitSignature:
+    """What strict mode reads from one ``jax.jit(f, in_shardings=...)``, and what it learnt.
+
+    ``plans``: per shape of the arguments (their count when all are arrays, else their
+    treedef), the in_sharding each leaf meets (None where there is nothing to check), or
+    ``()`` when in_shardings do not fit the arguments (JAX then judges the call). A leaf
+    whose sharding *is* its in_sharding object (JAX keeps the object through device_put,
+    jit outputs and eager ops) is on the same devices in the same order: clean, with no
+    verdict needed. ``verdicts``: the verdict per (simulated processes, argument shape,
+    arguments' shardings and ranks) for the calls that get past that test.
+    """
+
+    __slots__ = ("name", "static", "in_shardings", "plans", "verdicts")
+
+    _LIMIT = 1024  # distinct argument shapes / sharding signatures kept per function
+
+    def __init__(self, name: str, static_argnums: Sequence[int], in_shardings: Any) -> None:
+        self.name = name
+        self.static = frozenset(static_argnums)
+        self.in_shardings = in_shardings  # a pytree prefix of the dynamic positional args
+        self.plans: dict[Any, tuple[Sharding | None, ...]] = {}
+        self.verdicts: dict[Any, tuple[Finding, str] | None] = {}
+
+
+def _dynamic(sig: JitSignature, args: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[int]]:
+    if not sig.static:
+        return args, list(range(len(args)))
+    n = len(args)
+    static = {i % n for i in sig.static if -n <= i < n}
+    positions = [i for i in range(n) if i not in static]
+    return tuple(args[i] for i in positions), positions
+
+
+def _in_shardings_per_leaf(sig: JitSignature, dyn: tuple[Any, ...],
+                           count: int) -> tuple[Sharding | None, ...]:
+    try:
+        from jax._src.tree_util import broadcast_prefix
+
+        targets = broadcast_prefix(sig.in_shardings, dyn, is_leaf=lambda v: v is None)
+    except Exception:  # in_shardings that do not fit the arguments: JAX says so itself
+        return ()
+    if len(targets) != count:
+        return ()
+    return tuple(t if isinstance(t, Sharding) else None for t in targets)
+
+
+def _new_plan(sig: JitSignature, shape: Any, dyn: tuple[Any, ...],
+              count: int) -> tuple[Sharding | None, ...]:
+    plan = _in_shardings_per_leaf(sig, dyn, count)
+    try:
+        if len(sig.plans) >= sig._LIMIT:
+            sig.plans.clear()
+        sig.plans[shape] = plan
+    except TypeError:  # a custom pytree node with unhashable data: no cache
+        pass
+    return plan
+
+
+def _jit_verdict(sig: JitSignature, dyn: tuple[Any, ...], positions: list[int],
+                 requested: int | None) -> tuple[Finding, str] | None:
+    path_leaves, _ = jax.tree_util.tree_flatten_with_path(dyn)
+    targets = _in_shardings_per_leaf(sig, dyn, len(path_leaves))
+    best: tuple[Finding, str] | None = None
+    for (path, leaf), target in zip(path_leaves, targets):
+        if target is None or not _checkable(leaf):
+            continue  # host data, uncommitted arrays, None / PartitionSpec entries
+        found = classify_jit(leaf.sharding, target, leaf.ndim, requested)
+        if found is None:
+            continue
+        if best is None or _JIT_RANK[found.code] < _JIT_RANK[best[0].code]:
+            index = getattr(path[0], "idx", None) if path else None
+            arg = f"argument {positions[index]}" if isinstance(index, int) else "an argument"
+            rest = jax.tree_util.keystr(tuple(path[1:])) if len(path) > 1 else ""
+            best = (found, f"{arg} leaf {rest}" if rest else arg)
+    return best
+
+
+def check_jit_call(config: StrictConfig, sig: JitSignature, args: tuple[Any, ...]) -> None:
+    """Check a call of ``jax.jit(f, in_shardings=...)`` before JAX runs it (RSH203, RSH204)."""
+    __tracebackhide__ = True  # pytest shows the user's call, not these frames
+    dyn, positions = _dynamic(sig, args) if sig.static else (args, None)
+    # Arrays as arguments (the common case) need no pytree work.
+    shape: Any = len(dyn)
+    leaves: Sequence[Any] = dyn
+    for a in dyn:
+        if type(a) is not _ArrayImpl:
+            leaves, shape = _flatten(dyn)
+            break
+    try:
+        plan = sig.plans[shape]
+    except (KeyError, TypeError):  # TypeError: a custom pytree node with unhashable data
+        plan = _new_plan(sig, shape, dyn, len(leaves))
+    # The warm path: every leaf is host data, uncommitted, or on its in_sharding object.
+    for leaf, target in zip(leaves, plan):
+        if target is None:
+            continue
+        if type(leaf) is _ArrayImpl:
+            if not leaf._committed or leaf._sharding is target:
+                continue
+            break
+        if isinstance(leaf, _ArrayImpl) and leaf._committed:
+            break
+    else:
+        return
+    _judge(config, sig, dyn, positions, leaves, shape)
+
+
+def _judge(config: StrictConfig, sig: JitSignature, dyn: tuple[Any, ...], positions: list[int] | None,
+           leaves: Sequence[Any], shape: Any) -> None:
+    """The verdict for arguments some of which are not on their in_sharding object."""
+    __tracebackhide__ = True  # pytest shows the user's call, not these frames
+    # The key: each leaf's sharding (and rank) where it is a committed array, else None.
+    key = (config.processes, shape,
+           tuple((leaf.sharding, leaf.ndim) if _checkable(leaf) else None for leaf in leaves))
+    try:
+        verdict = sig.verdicts[key]
+    except KeyError:
+        verdict = _jit_verdict(sig, dyn, positions or list(range(len(dyn))), config.processes)
+        if len(sig.verdicts) >= sig._LIMIT:
+            sig.verdicts.clear()
+        sig.verdicts[key] = verdict
+    except TypeError:  # an unhashable sharding: no cache
+        verdict = _jit_verdict(sig, dyn, positions or list(range(len(dyn))), config.processes)
+    if verdict is None or not _trace_state_clean():  # inside a trace nothing executes
+        return
+    found, what = verdict
+    call = f"jit({sig.name})"
+    raise ReshardError(found.message(call, what), code=found.code, call="jit",
+                       source=found.source, target=found.target)
