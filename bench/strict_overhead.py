@@ -1,10 +1,12 @@
 """How much reshard-lint's strict mode adds to a jax.device_put and to a jitted call.
 
-Run: python bench/strict_overhead.py [--devices 8] [--samples 21]
+Run: python bench/strict_overhead.py [--devices 8] [--samples 21] [--only device_put|jit]
 
 Each case times batches of warm device_put calls (each blocked until ready) with strict
 mode off and on, alternating off/on batches in the same process so drift hits both
-equally, and prints medians and the ratio strict/off. Cases:
+equally, and prints medians and the ratio strict/off: the median, over adjacent off/on
+batch pairs, of the pair's ratio, so load from other processes that changes more slowly
+than a batch cancels out of it. Cases:
   reshard   committed array, same mesh, new PartitionSpec (a real copy between devices;
             the clean call strict mode sees most in a test suite)
   no-op     device_put(x, x.sharding) (JAX's cheapest path: the worst case for the ratio)
@@ -20,6 +22,7 @@ its share of the plain call ("check/off"), which is the overhead without the noi
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 from typing import Any, Callable
@@ -30,6 +33,8 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--devices", type=int, default=8, help="CPU devices (default 8)")
     parser.add_argument("--samples", type=int, default=21, help="batches per mode (median taken)")
+    parser.add_argument("--only", choices=("device_put", "jit"),
+                        help="time only the device_put cases or only the jit cases")
     args = parser.parse_args()
 
     import jax
@@ -48,13 +53,13 @@ def main() -> None:
     n = len(devs)
 
     sizes = [("1 KB", 1 << 10), ("1 MB", 1 << 20), ("16 MB", 16 << 20)]
-    print(f"jax {jax.__version__}, {n} CPU devices, {args.samples} batches per mode, "
-          f"times are medians per call")
+    print(f"jax {jax.__version__}, {n} CPU devices ({os.cpu_count()} cores, load average "
+          f"{os.getloadavg()[0]:.1f}), {args.samples} batches per mode, times are medians per call")
     header = f"{'case':<8} {'size':>6} {'calls/batch':>11} {'off (us)':>10} {'strict (us)':>12} " \
              f"{'ratio':>7} {'overhead':>9} {'check (us)':>10} {'check/off':>10}"
     print(header)
     print("-" * len(header))
-    jit_rows: list[tuple[str, str, int, float, float, float]] = []
+    jit_rows: list[tuple[str, str, int, float, float, float, float]] = []
     for label, nbytes in sizes:
         cols = 8 * n
         rows = max(n, nbytes // 4 // cols)
@@ -68,23 +73,23 @@ def main() -> None:
             ("host", lambda: jax.device_put(data, rows_sharded).block_until_ready()),
         ]
         check_args = {"reshard": (x, cols_sharded), "no-op": (x, x.sharding), "host": (data, rows_sharded)}
-        for name, call in cases:
-            off, on = measure(call, calls, args.samples, strict)
+        for name, call in cases if args.only != "jit" else ():
+            off, on, ratio = measure(call, calls, args.samples, strict)
             check = check_cost(*check_args[name])
-            ratio = on / off
             print(f"{name:<8} {label:>6} {calls:>11} {off * 1e6:>10.1f} {on * 1e6:>12.1f} "
                   f"{ratio:>7.3f} {100 * (ratio - 1):>+8.1f}% {check * 1e6:>10.2f} "
                   f"{100 * check / off:>9.2f}%")
-        jit_rows.extend(jit_cases(label, x, rows_sharded, calls, args.samples, strict))
-    for name, label, calls, off, on, check in jit_rows:
-        ratio = on / off
+        if args.only != "device_put":
+            jit_rows.extend(jit_cases(label, x, rows_sharded, calls, args.samples, strict))
+    for name, label, calls, off, on, ratio, check in jit_rows:
         print(f"{name:<8} {label:>6} {calls:>11} {off * 1e6:>10.1f} {on * 1e6:>12.1f} "
               f"{ratio:>7.3f} {100 * (ratio - 1):>+8.1f}% {check * 1e6:>10.2f} "
               f"{100 * check / off:>9.2f}%")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
 
 
 def jit_cases(label: str, x: Any, sharding: Any, calls: int, samples: int,
-              strict: Callable[..., Any]) -> list[tuple[str, str, int, float, float, float]]:
+              strict: Callable[..., Any]) -> list[tuple[str, str, int, float, float, float, float]]:
     """Warm jitted calls with in_shardings: (case, size, calls, off, strict, check) in seconds."""
     import jax
 
@@ -97,8 +102,8 @@ def jit_cases(label: str, x: Any, sharding: Any, calls: int, samples: int,
     tree = {"w": x, "b": x}
     rows = []
     for name, fn, arg in (("jit", f, x), ("jit-tree", g, tree)):
-        off, on = measure(lambda: fn(arg).block_until_ready(), calls, samples, strict)
-        rows.append((name, label, calls, off, on, jit_check_cost(fn, arg)))
+        off, on, ratio = measure(lambda: fn(arg).block_until_ready(), calls, samples, strict)
+        rows.append((name, label, calls, off, on, ratio, jit_check_cost(fn, arg)))
     return rows
 
 
@@ -121,8 +126,8 @@ def jit_check_cost(fn: Any, arg: Any, repeats: int = 20000, samples: int = 7) ->
 
 
 def measure(call: Callable[[], Any], calls: int, samples: int,
-            strict: Callable[..., Any]) -> tuple[float, float]:
-    """Median seconds per call with strict mode off and on (interleaved batches)."""
+            strict: Callable[..., Any]) -> tuple[float, float, float]:
+    """Median seconds per call off and on (interleaved batches), and the median pair ratio."""
     for _ in range(3):  # warm: compile the reshard, fill strict mode's verdict cache
         call()
         with strict():
@@ -138,7 +143,8 @@ def measure(call: Callable[[], Any], calls: int, samples: int,
                     on.append(batch(call, calls))
             else:
                 off.append(batch(call, calls))
-    return statistics.median(off), statistics.median(on)
+    ratio = statistics.median(b / a for a, b in zip(off, on))
+    return statistics.median(off), statistics.median(on), ratio
 
 
 def check_cost(x: Any, target: Any, repeats: int = 20000, samples: int = 7) -> float:
