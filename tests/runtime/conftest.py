@@ -2,7 +2,8 @@
 
 The main test session may already have started a JAX backend with one device (other
 test modules import jax), and the device count cannot change after that, so every JAX
-program here runs in its own interpreter.
+program here runs in its own process: forked from a warm interpreter that has imported
+jax (jaxfork.py) for the ``python8`` programs, a new interpreter for the rest.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pytest
+
+from jaxfork import Server  # this directory is on sys.path (no __init__.py: rootdir-relative)
 
 HERE = Path(__file__).resolve().parent
 DRIVER = HERE / "strict_driver.py"
@@ -47,10 +50,24 @@ def run_driver(cases: list[dict[str, Any]], tmp: Path) -> dict[str, Any]:
     return result
 
 
+@pytest.fixture(scope="session")
+def _jax_servers() -> Iterator[dict[int, Server]]:
+    servers: dict[int, Server] = {}
+    yield servers
+    for server in servers.values():
+        server.close()
+
+
 @pytest.fixture
-def python8() -> Callable[..., subprocess.CompletedProcess[str]]:
-    """Run a Python program with 8 CPU devices; the result's returncode and output."""
-    return run_python
+def python8(_jax_servers: dict[int, Server]) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run a Python program (``python -c``) with 8 CPU devices, or ``devices``; its returncode and output."""
+    def run(code: str, *, devices: int = 8, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        server = _jax_servers.get(devices)
+        if server is None:
+            server = _jax_servers[devices] = Server(jax_env(devices))
+        return server.run(textwrap.dedent(code), cwd, TIMEOUT)
+
+    return run
 
 
 @pytest.fixture(scope="module")
