@@ -1,8 +1,10 @@
 """The pre-commit hooks of .pre-commit-hooks.yaml, run by the real pre-commit.
 
 pre-commit builds its own virtualenv and pip-installs this repository into it (libcst and
-flake8 come from PyPI), so this test takes a while; the environment is built once and
-shared by both hooks.
+flake8 come from PyPI), so these tests take a while. The hooks' environment is built once
+and shared by both hooks and by the try-repo and config routes (one PRE_COMMIT_HOME for
+the module, the same repository spelling and rev: pre-commit's own reuse, as on a user's
+machine); the flake8 route needs an environment of its own.
 """
 
 from __future__ import annotations
@@ -74,9 +76,15 @@ def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return dest
 
 
+@pytest.fixture(scope="module")
+def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
 @pytest.fixture
-def project(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+def project(tmp_path: Path, pre_commit_home: Path) -> tuple[Path, dict[str, str]]:
     env = _env(tmp_path)
+    env["PRE_COMMIT_HOME"] = str(pre_commit_home)
     proj = tmp_path / "project"
     proj.mkdir()
     _git("init", "-q", "-b", "main", cwd=proj, env=env)
@@ -121,7 +129,7 @@ def test_config_fix_hook_rewrites_the_file(snapshot: Path, project: tuple[Path, 
     rev = _git("rev-parse", "HEAD", cwd=snapshot, env=env).strip()
     (proj / ".pre-commit-config.yaml").write_text(
         "repos:\n"
-        f"  - repo: {snapshot.as_uri()}\n"
+        f"  - repo: {snapshot}\n"  # as try-repo names it: one environment for both routes
         f"    rev: {rev}\n"
         "    hooks:\n"
         "      - id: reshard-lint-fix\n"
