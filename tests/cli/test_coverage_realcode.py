@@ -9,15 +9,16 @@ has no target, a crossing is a diagnostic the command also reports.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import re
 from pathlib import Path
 
-import jax
-
 from .conftest import ROOT, run
 
-JAX = Path(jax.__file__).parent
+_SPEC = importlib.util.find_spec("jax")  # where it is installed, without importing it
+assert _SPEC is not None and _SPEC.origin is not None
+JAX = Path(_SPEC.origin).parent
 FILES = [
     JAX / "_src" / "array.py",
     JAX / "experimental" / "colocated_python" / "serialization.py",

@@ -18,8 +18,8 @@ import ast
 import os
 import re
 from pathlib import Path
+from typing import Any
 
-import hypothesmith
 import libcst as cst
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -36,6 +36,14 @@ EXAMPLES = int(os.environ.get("RESHARD_LINT_FUZZ_EXAMPLES", "0")) or None
 CORPUS: list[str] = sorted({ex.code for rule in all_rules() for ex in rule.examples}
                            | {ex.fixed for rule in all_rules() for ex in rule.examples if ex.fixed}
                            | {p.read_text() for p in (ROOT / "tests" / "fixtures").glob("*.py")})
+
+
+def _hypothesmith() -> Any:
+    # Imported and its grammar built when a test draws from it, not when pytest collects
+    # this module (seconds of CPU in every run, and in every xdist worker).
+    import hypothesmith
+
+    return hypothesmith
 
 
 def _settings(default: int) -> settings:
@@ -153,13 +161,13 @@ def test_mutated_jax_programs(source: str) -> None:
 
 
 @_settings(60)
-@given(hypothesmith.from_grammar())
+@given(st.deferred(lambda: _hypothesmith().from_grammar()))
 def test_grammar_programs(source: str) -> None:
     check_program(source)
 
 
 @_settings(60)
-@given(hypothesmith.from_node())
+@given(st.deferred(lambda: _hypothesmith().from_node()))
 def test_node_programs(source: str) -> None:
     check_program(source)
 
