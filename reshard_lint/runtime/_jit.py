@@ -99,6 +99,8 @@ def _classify_jit_uncached(src: Sharding, dst: Sharding, ndim: int,
 
 classify_jit = _memoized(_classify_jit_uncached)
 
+_DEEP = object()  # JitSignature.per_argument when in_shardings is a deeper pytree
+
 
 class JitSignature:
     """What strict mode reads from one ``jax.jit(f, in_shardings=...)``, and what it learnt.
@@ -112,7 +114,7 @@ class JitSignature:
     arguments' shardings and ranks) for the calls that get past that test.
     """
 
-    __slots__ = ("name", "static", "in_shardings", "plans", "verdicts")
+    __slots__ = ("name", "static", "in_shardings", "per_argument", "plans", "verdicts")
 
     _LIMIT = 1024  # distinct argument shapes / sharding signatures kept per function
 
@@ -120,8 +122,36 @@ class JitSignature:
         self.name = name
         self.static = frozenset(static_argnums)
         self.in_shardings = in_shardings  # a pytree prefix of the dynamic positional args
+        # One in_sharding for every argument, or one (or None) per argument: then a leaf's
+        # in_sharding is its argument's, and shallow arguments need no flatten.
+        self.per_argument: Any = _DEEP
+        if isinstance(in_shardings, Sharding) or (type(in_shardings) is tuple and all(
+                t is None or isinstance(t, Sharding) for t in in_shardings)):
+            self.per_argument = in_shardings
         self.plans: dict[Any, tuple[Sharding | None, ...]] = {}
         self.verdicts: dict[Any, tuple[Finding, str] | None] = {}
+
+
+def _shallow_clean(per_argument: Any, dyn: tuple[Any, ...]) -> bool:
+    """True when each argument is an array, or a dict, list or tuple of arrays, and each
+    of those arrays is uncommitted or on its argument's in_sharding object. Anything
+    else (nesting, host data, another sharding) is left to the full check."""
+    each = type(per_argument) is tuple
+    if each and len(per_argument) != len(dyn):
+        return False  # JAX raises its own error for the call
+    for i, a in enumerate(dyn):
+        target = per_argument[i] if each else per_argument
+        if target is None:
+            continue  # nothing to check anywhere in this argument
+        kind = type(a)
+        items = (a,) if kind is _ArrayImpl else a.values() if kind is dict \
+            else a if kind is list or kind is tuple else None
+        if items is None:
+            return False
+        for leaf in items:
+            if type(leaf) is not _ArrayImpl or (leaf._committed and leaf._sharding is not target):
+                return False
+    return True
 
 
 def _dynamic(sig: JitSignature, args: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[int]]:
@@ -181,7 +211,9 @@ def check_jit_call(config: StrictConfig, sig: JitSignature, args: tuple[Any, ...
     """Check a call of ``jax.jit(f, in_shardings=...)`` before JAX runs it (RSH203, RSH204)."""
     __tracebackhide__ = True  # pytest shows the user's call, not these frames
     dyn, positions = _dynamic(sig, args) if sig.static else (args, None)
-    # Arrays as arguments (the common case) need no pytree work.
+    if sig.per_argument is not _DEEP and _shallow_clean(sig.per_argument, dyn):
+        return
+    # Arrays as arguments need no pytree work.
     shape: Any = len(dyn)
     leaves: Sequence[Any] = dyn
     for a in dyn:

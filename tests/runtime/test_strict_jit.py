@@ -300,10 +300,14 @@ def test_warm_pytree_calls_still_judge_every_leaf(python8: Callable[..., Any]) -
         good = jax.device_put(data, s)
         with strict():
             g = jax.jit(lambda t, n: t["w"] * n + t["b"], in_shardings=(s, None))
+            h = jax.jit(lambda t: t["w"]["deep"] + t["b"][0] + t["b"][1][0], in_shardings=s)
+            nested = {"w": {"deep": good}, "b": [good, (good,)]}
             for _ in range(3):
-                g({"w": good, "b": good}, 2)
+                g({"w": good, "b": good}, 2)  # a dict of arrays: no flatten
+                h(nested)  # nested: flattened, one plan for its shape
             # On the in_sharding object itself: no verdict needed, none cached.
-            assert len(g._rsh_signature.plans) == 1 and not g._rsh_signature.verdicts
+            assert not g._rsh_signature.plans and not g._rsh_signature.verdicts
+            assert len(h._rsh_signature.plans) == 1 and not h._rsh_signature.verdicts
             g({"w": good, "b": data}, 2)  # host data in the same shape: nothing to judge
             g({"w": good, "b": jax.device_put(x, NamedSharding(mesh, P("x")))}, 2)  # equal, not the same
             assert len(g._rsh_signature.verdicts) == 1
@@ -316,6 +320,12 @@ def test_warm_pytree_calls_still_judge_every_leaf(python8: Callable[..., Any]) -
                     assert "takes argument 0 leaf ['b'] on devices [7, 6, 5, 4, 3, 2, 1, 0]" in str(e), e
                 else:
                     raise AssertionError("no RSH204")
+            try:
+                h({"w": {"deep": good}, "b": [good, (bad,)]})
+            except ReshardError as e:
+                assert "takes argument 0 leaf ['b'][1][0] on devices [7, 6" in str(e), e
+            else:
+                raise AssertionError("no RSH204 for a nested leaf")
         print("OK")
     """))
     assert proc.returncode == 0 and proc.stdout.strip().endswith("OK"), proc.stdout + proc.stderr
