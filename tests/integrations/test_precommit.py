@@ -21,6 +21,9 @@ from reshard_lint.rules import rule_by_code
 
 from ..conftest import ROOT, tool
 
+# One xdist worker runs the whole module: its module-scoped set-up is made once.
+pytestmark = pytest.mark.xdist_group("integrations-test_precommit")
+
 # RSH103 has a safe fix (it keeps the devices as written), which the fix hook applies.
 _RULE = rule_by_code("RSH103")
 assert _RULE is not None

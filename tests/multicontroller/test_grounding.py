@@ -24,7 +24,8 @@ from reshard_lint.rules import Example, Outcome, Rule, all_rules, rule_by_code
 
 from .harness import DEFAULT_TIMEOUT, Mode, SnippetResult, matches, run_batch
 
-pytestmark = pytest.mark.multicontroller
+# One xdist worker runs the whole module: its module-scoped JAX runs are made once.
+pytestmark = [pytest.mark.multicontroller, pytest.mark.xdist_group("multicontroller-test_grounding")]
 
 DEVICES_PER_PROCESS = 4
 SINGLE_DEVICES = 8  # the Grounding contract: single mode is one process with 8 devices

@@ -15,7 +15,8 @@ import pytest
 from . import harness
 from .harness import SnippetResult, matches, run_batch, run_snippet
 
-pytestmark = pytest.mark.multicontroller
+# One xdist worker runs the whole module: its module-scoped JAX runs are made once.
+pytestmark = [pytest.mark.multicontroller, pytest.mark.xdist_group("multicontroller-test_harness")]
 
 DEVICE_IDS = "import jax\nprint(sorted(d.id for d in jax.devices()), jax.process_index())\n"
 ARGV = "import sys\nassert sys.argv == ['snippet_6.py'], sys.argv\n"

@@ -317,6 +317,7 @@ def _measured(cmd: list[str], cwd: Path) -> tuple[subprocess.CompletedProcess[st
     return subprocess.CompletedProcess(cmd, rc, stdout, stderr), wall, rss
 
 
+@pytest.mark.slow  # a stress run on a generated 200,000-line file: -m slow
 def test_200000_line_file(tmp_path: Path) -> None:
     body = "".join(f"v{i} = m if {i} % 3 else None\n" for i in range(BIG_LINES))
     last = BIG_LINES + 4

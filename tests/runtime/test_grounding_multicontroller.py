@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.multicontroller
+# One xdist worker runs the whole module: its module-scoped JAX runs are made once.
+pytestmark = [pytest.mark.multicontroller, pytest.mark.xdist_group("runtime-test_grounding_multicontroller")]
 
 HERE = Path(__file__).resolve().parent
 HARNESS = HERE.parent / "multicontroller" / "harness.py"

@@ -18,6 +18,9 @@ from typing import Any, Callable
 
 import pytest
 
+# One xdist worker runs the whole module: its module-scoped set-up is made once.
+pytestmark = pytest.mark.xdist_group("runtime-test_strict_examples")
+
 
 PRELUDE = textwrap.dedent("""\
     import jax

@@ -20,6 +20,9 @@ from typing import Any, Callable
 
 import pytest
 
+# One xdist worker runs the whole module: its module-scoped set-up is made once.
+pytestmark = pytest.mark.xdist_group("runtime-test_strict_jit")
+
 
 TIMEOUT = 120
 
