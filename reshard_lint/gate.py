@@ -157,7 +157,10 @@ def gate_facts(tree: ast.AST) -> GateFacts:
             sl = node.slice  # type: ignore[attr-defined]
             if type(sl) is ast.Slice and sl.step is not None:
                 reorders.append(node)
-            elif type(sl) is not ast.Slice and type(sl) is not ast.Constant:
+            elif type(sl) is not ast.Slice and type(sl) is not ast.Constant \
+                    and type(node.value) in (ast.Call, ast.Name):  # type: ignore[attr-defined]
+                # RSH104 reads only lists fresh from jax.devices()/local_devices() (or names
+                # bound to them), never a mesh's devices.
                 indexed.append(node.value)  # type: ignore[attr-defined]
         elif t is BinOp:
             if type(node.op) is ast.Add and type(node.left) is Subscript \
@@ -238,8 +241,16 @@ def decide(facts: GateFacts) -> bool:
                 changed = True
     if ctors and any(_mentions_devices(r, device_names, aliases) for r in reorders):
         return True  # RSH101/RSH102
-    if ids and any(_mentions_devices(v, device_names, aliases) for v in indexed):
-        return True  # RSH104
+    if ids and indexed:
+        # A list fresh from jax.devices()/local_devices(), or a name bound to one: a dict
+        # keyed by id (the right lookup) built from them is not such a list.
+        fresh = {n for names, value in assigns if len(names) == 1 and isinstance(value, ast.Call)
+                 and aliases.get(_name(value.func), _name(value.func)) in ("devices", "local_devices")
+                 for n in names}
+        for v in indexed:
+            if isinstance(v, ast.Name) and v.id in fresh or isinstance(v, ast.Call) and \
+                    aliases.get(_name(v.func), _name(v.func)) in ("devices", "local_devices"):
+                return True  # RSH104
     for call in shardings:  # RSH103
         first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "mesh"), None)
         if first is None or (isinstance(first, ast.Call) and aliases.get(_name(first.func), "") in _MESH_CTORS
