@@ -18,7 +18,8 @@ _DEVICE_SOURCE = ("devices", "device_set", "make_mesh", "create_device_mesh", "c
 _MESH_USE = ("Mesh", "make_mesh", "NamedSharding", "mesh_utils", "create_device_mesh")
 
 # Calls that produce device lists, and attributes that hold them.
-_DEVICE_CALLS = frozenset({"devices", "local_devices", "create_device_mesh", "create_hybrid_device_mesh"})
+_FRESH_CALLS = frozenset({"devices", "local_devices"})  # device lists in enumeration order
+_DEVICE_CALLS = _FRESH_CALLS | {"create_device_mesh", "create_hybrid_device_mesh"}
 _DEVICE_ATTRS = frozenset({"devices", "device_set"})
 _MESH_CTORS = frozenset({"Mesh", "make_mesh"})
 # Calls and attributes that can reorder a device list.
@@ -245,11 +246,11 @@ def decide(facts: GateFacts) -> bool:
         # A list fresh from jax.devices()/local_devices(), or a name bound to one: a dict
         # keyed by id (the right lookup) built from them is not such a list.
         fresh = {n for names, value in assigns if len(names) == 1 and isinstance(value, ast.Call)
-                 and aliases.get(_name(value.func), _name(value.func)) in ("devices", "local_devices")
+                 and aliases.get(_name(value.func), _name(value.func)) in _FRESH_CALLS
                  for n in names}
         for v in indexed:
             if isinstance(v, ast.Name) and v.id in fresh or isinstance(v, ast.Call) and \
-                    aliases.get(_name(v.func), _name(v.func)) in ("devices", "local_devices"):
+                    aliases.get(_name(v.func), _name(v.func)) in _FRESH_CALLS:
                 return True  # RSH104
     for call in shardings:  # RSH103
         first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "mesh"), None)

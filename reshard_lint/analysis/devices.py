@@ -233,7 +233,6 @@ class Evaluator:
         a subset, which is another bug. The program's own count decides when it decides.
         """
         sizes = tuple(sizes)
-        everywhere = self.by_platform(a, b, sizes)
         spelled = {s for s in sizes if 2 <= s <= 4096}
         if spelled:
             found = self.by_platform(a, b, sizes, spelled)
@@ -242,7 +241,7 @@ class Evaluator:
             if self._combine(found) != "unknown" and "unknown" not in set().union(*others.values()) \
                     and "same" not in set().union(*others.values()):
                 return found
-        return everywhere
+        return self.by_platform(a, b, sizes)
 
     def compare(self, a: DevFn, b: DevFn, sizes: Iterable[int] = ()) -> Verdict:
         """same, different (set), reordered (on some target platform) or unknown.
