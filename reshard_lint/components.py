@@ -7,8 +7,10 @@ grouped into components: two units are in one component when a name one of them
 defines (a function, a class, a module or class variable, an attribute it assigns) is
 referenced by the other, whatever the namespace, because the analysis lets callers
 feed parameters, counts calls by name module-wide and caps argument contexts per
-function. Seeding Python's or NumPy's global generator is shared state too: every unit
-that seeds one or shuffles with one is in one component. Module-level statements are
+function, except through units that carry no device value (``_carrying``): those are
+kept with what reads them without joining their callers. Seeding Python's or NumPy's
+global generator is shared state too: a unit that shuffles with one keeps every unit
+that seeds one. Module-level statements are
 always kept and bind the same value for every reader, so their readers need them but
 are not joined through them. A member also needs its class statement (bases,
 decorators) and what that one needs.
@@ -28,10 +30,11 @@ from typing import Iterable
 from .gate import GateFacts, _walk, decide, gate_facts
 
 # Files shorter than this are analysed whole: below it the walk that groups the units
-# costs what the smaller parse saves (CPU time over the files of jax, maxtext and orbax
-# that reach the engine: sliced / whole 1.05 at 300-600 lines, 1.03 at 600-1200; above,
-# 3-7x less on the jax repository's test files; docs/performance.md).
-COMPONENT_MIN_LINES = 1200
+# costs about what the smaller parse saves (CPU sliced / whole over the files of jax,
+# maxtext, orbax and tunix that reach the engine, once units that carry no device value
+# stopped joining their callers: 0.95 under 300 lines, 0.86 at 300-600, 0.75 at
+# 600-1200; docs/performance.md).
+COMPONENT_MIN_LINES = 300
 
 _RNG = ("rng", "")
 # The analysis keeps one piece of state across functions: whether Python's and NumPy's
@@ -75,15 +78,23 @@ def slice_components(source_lines: list[str], tree: ast.Module) -> list[int] | N
         if u.kind != "import":
             for n in u.defines:
                 definers.setdefault(n, []).append(i)
+    facts = [gate_facts(_gate_view(u)) for u in units]
+    carries = _carrying(units, facts, definers)
+    # u -> the units it reads from that carry no device value: kept with u, but not
+    # joined to u's component (see _carrying).
+    reads: dict[int, list[int]] = {}
     for i, u in enumerate(units):
         if u.kind == "import":
             continue
         for n in u.refs | u.defines:
             for j in definers.get(n, ()):
-                if units[j].kind == "global" and u.kind != "global":
+                if j == i or units[j].kind == "global" and u.kind != "global":
                     # Always kept, and what it binds is the same for every reader: its
                     # readers need it but do not reach each other through it (a reader
                     # that rebinds or mutates the name defines it, and links itself).
+                    continue
+                if not carries[j] or n == _RNG:
+                    reads.setdefault(i, []).append(j)
                     continue
                 a, b = find(i), find(j)
                 if a != b:
@@ -93,11 +104,10 @@ def slice_components(source_lines: list[str], tree: ast.Module) -> list[int] | N
     for i, u in enumerate(units):
         if u.kind != "import":
             groups.setdefault(find(i), []).append(i)
-    facts = [gate_facts(_gate_view(u)) for u in units]
     always = [facts[i] for i, u in enumerate(units) if u.kind in ("import", "global")]
 
     def needs(root: int) -> set[int]:
-        """A component and the components of the class statements it needs."""
+        """A component, the components of the class statements it needs and of what it reads."""
         out: set[int] = set()
         todo = [root]
         while todo:
@@ -109,6 +119,7 @@ def slice_components(source_lines: list[str], tree: ast.Module) -> list[int] | N
                 owner = units[i].owner
                 if owner is not None:
                     todo.append(find(index[id(owner)]))
+                todo.extend(find(j) for j in reads.get(i, ()))
         return out
 
     keep: set[int] = set()
@@ -137,6 +148,68 @@ def slice_components(source_lines: list[str], tree: ast.Module) -> list[int] | N
     for u in kept_units:
         lines.update(range(u.first, u.last + 1))
     return sorted(ln for ln in lines if ln <= len(source_lines))
+
+
+# What makes a unit's values device values: a call, attribute or keyword that builds or
+# reads devices, meshes, shardings, arrays placed on them, device counts and ids.
+_CARRYING_CALLS = frozenset({
+    "devices", "local_devices", "create_device_mesh", "create_hybrid_device_mesh", "Mesh", "make_mesh",
+    "AbstractMesh", "get_abstract_mesh", "NamedSharding", "SingleDeviceSharding", "PositionalSharding",
+    "GSPMDSharding", "PmapSharding", "device_put", "device_put_replicated", "device_put_sharded",
+    "make_array_from_callback", "make_array_from_single_device_arrays", "make_array_from_process_local_data",
+    "host_local_array_to_global_array", "global_array_to_host_local_array", "set_mesh", "use_mesh",
+    "device_count", "local_device_count", "process_count", "process_index", "addressable_data", "device_get",
+    "with_sharding_constraint", "reshard", "shard_map", "to_device"})
+_CARRYING_ATTRS = frozenset({"devices", "device_set", "addressable_shards", "addressable_devices", "sharding",
+                             "mesh", "id", "device", "process_index"})
+_CARRYING_KEYWORDS = frozenset({"in_shardings", "out_shardings", "device", "devices", "sharding",
+                                "out_sharding", "mesh", "backend"})
+
+
+def _carrying(units: list["_Unit"], facts: list[GateFacts], definers: dict[tuple[str, str], list[int]]) -> list[bool]:
+    """Which units may hold a device value: those that build or read one (the seeds), and
+    those that read a name or attribute a carrying unit defines.
+
+    A unit that carries none only moves other values around; its callers feed its
+    parameters but need not be kept with it: when a caller is left out, the analysis
+    counts calls in the whole file (engine.py), so such a parameter is unknown, as it is
+    in the whole file where that caller passes something else (no device value). Callers
+    that read it keep it (``reads``). On test files this is what keeps hundreds of test
+    methods calling one helper apart.
+    """
+    seeds = [u.kind != "import" and _seed(facts[i]) for i, u in enumerate(units)]
+    carrying = list(seeds)
+    readers: dict[int, list[int]] = {}
+    for i, u in enumerate(units):
+        if u.kind == "import":
+            continue
+        for n in u.refs | u.defines:
+            if n == _RNG:
+                continue
+            for j in definers.get(n, ()):
+                if j != i:
+                    readers.setdefault(j, []).append(i)
+    todo = [i for i, c in enumerate(carrying) if c]
+    while todo:
+        j = todo.pop()
+        for i in readers.get(j, ()):
+            if not carrying[i]:
+                carrying[i] = True
+                todo.append(i)
+    return carrying
+
+
+def _seed(facts: GateFacts) -> bool:
+    if facts.sources or facts.one_mesh_use or not facts.attrs.isdisjoint(_CARRYING_ATTRS):
+        return True
+    aliases = facts.aliases
+    for raw, call, _ in facts.calls:
+        if aliases.get(raw, raw) in _CARRYING_CALLS:
+            return True
+        for k in call.keywords:
+            if k.arg in _CARRYING_KEYWORDS:
+                return True
+    return False
 
 
 def _units(tree: ast.Module) -> list[_Unit] | None:
@@ -183,6 +256,7 @@ def _facts(stmt: ast.stmt, unit: _Unit, in_class: bool) -> None:
     unit.refs.update(("a", n) for n in scan.attr_refs)
     if scan.rng:
         unit.refs.add(_RNG)
+    if scan.seeds:
         unit.defines.add(_RNG)
 
 
@@ -194,6 +268,7 @@ class _Scan:
         self.attr_defs: set[str] = set()
         self.globals: set[str] = set()
         self.rng = False
+        self.seeds = False
 
     def scope(self, body: list[ast.AST], kind: str, bound: Iterable[str] = ()) -> tuple[set[str], set[str]]:
         """(names this scope reads that it does not bind, names it binds); names free in
@@ -261,6 +336,7 @@ class _Scan:
         here = binds - declared
         if loads & _RNG_NAMES or self.attr_refs & _RNG_NAMES:
             self.rng = True
+            self.seeds = self.seeds or "seed" in loads or "seed" in self.attr_refs
         if kind == "class":
             return (loads - here) | inner, here
         return (loads - here) | (inner - here), here

@@ -94,23 +94,29 @@ class Engine:
         import libcst as cst
 
         original = source
-        source, line_map = self._sliced(source, tree, slice_min_lines)
+        if tree is None:
+            # One parse for the slicing, the call counts, the positions and the nesting
+            # check (the command's workers pass text only: trees do not pickle cheaply).
+            from .gate import tree_for
+
+            tree = tree_for(source) or tree_for_counts(source)
+        whole_tree = tree if isinstance(tree, ast.Module) else None
+        source, line_map, by_component = self._sliced(source, tree, slice_min_lines)
         _check(cancelled)
 
         def at(line: int) -> int:  # a line of ``source`` in the file the user has
             return line_map[line - 1] if line_map and 1 <= line <= len(line_map) else line
 
-        # The tree helps only while it is the tree of ``source``, i.e. the file was not sliced.
-        deep = too_deep(source, tree if line_map is None and isinstance(tree, ast.Module) else None)
         # A tree already built (flake8 holds its own anyway) counts the file's calls for
-        # the analysis (callsites.py) and places statements (positions.py); a sliced text
-        # gets its own, once, for both.
+        # the analysis (callsites.py), places statements (positions.py) and bounds the
+        # nesting check to long statements; a sliced text gets its own, once, for all three.
         python_tree = tree if line_map is None and isinstance(tree, ast.Module) else None
         if line_map is not None:
             try:
                 python_tree = ast.parse(source)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 python_tree = None
+        deep = too_deep(source, python_tree)
         tree = None
         if deep is not None:
             # Checked before libcst: its native parser overflows the C stack on such input.
@@ -151,8 +157,12 @@ class Engine:
         old_limit = sys.getrecursionlimit()
         try:
             sys.setrecursionlimit(max(old_limit, _ANALYSIS_RECURSION_LIMIT))
+            # Units left out by components.py may call what was kept: calls are counted in
+            # the whole file, so a function some of whose callers are gone has unknown
+            # parameters, never ones sharpened by the slice.
+            count_tree = (whole_tree or tree_for_counts(original)) if by_component else None
             result.diagnostics = self.analyse(module, original, path, line_map, python_tree=python_tree,
-                                              parsed_text=source, cancelled=cancelled)
+                                              parsed_text=source, cancelled=cancelled, count_tree=count_tree)
         except Cancelled:
             raise
         except RecursionError:
@@ -168,7 +178,8 @@ class Engine:
         return result
 
     @staticmethod
-    def _sliced(source: str, tree: ast.AST | None, min_lines: int | None) -> tuple[str, list[int] | None]:
+    def _sliced(source: str, tree: ast.AST | None, min_lines: int | None) -> tuple[str, list[int] | None, bool]:
+        """The text to parse, its line map, and whether components were left out."""
         from .components import COMPONENT_MIN_LINES, slice_components
         from .fixes import split_lines
         from .slicing import SLICE_MIN_LINES, keep_lines, slice_source
@@ -177,7 +188,7 @@ class Engine:
         by_component = COMPONENT_MIN_LINES if min_lines is None else min_lines
         length = source.count("\n")
         if length < min(limit, by_component):
-            return source, None
+            return source, None, False
         if tree is None:
             from .gate import tree_for
 
@@ -186,21 +197,22 @@ class Engine:
             try:
                 tree = ast.parse(source)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
-                return source, None  # libcst reports what is wrong with it
+                return source, None, False  # libcst reports what is wrong with it
         if length >= by_component:
             # Test files: hundreds of methods sharing nothing but imports.
             lines = split_lines(source)
             kept = slice_components(lines, tree)  # type: ignore[arg-type]
             if kept is not None:
-                return keep_lines(lines, kept), kept
+                return keep_lines(lines, kept), kept, True
         if length >= limit:
-            return slice_source(source, tree)  # type: ignore[arg-type]
-        return source, None
+            return (*slice_source(source, tree), False)  # type: ignore[arg-type]
+        return source, None, False
 
     def analyse(self, module: "cst.Module", source: str, path: str,
                 line_map: list[int] | None = None, observer: Observer | None = None,
                 python_tree: ast.Module | None = None, parsed_text: str | None = None,
-                cancelled: Callable[[], bool] | None = None) -> list[Diagnostic]:
+                cancelled: Callable[[], bool] | None = None,
+                count_tree: ast.Module | None = None) -> list[Diagnostic]:
         """Diagnostics for a parsed module; ``observer`` also sees every transfer event and
         the diagnostic anchored at each call (``reshard-lint coverage``)."""
         from .analysis import Analyzer
@@ -211,6 +223,7 @@ class Engine:
         ctx = FileContext(module, source, path, self.settings, line_map)
         ctx.python_tree = python_tree
         ctx.parsed_text = parsed_text
+        ctx.count_tree = count_tree
         # anchor node id -> (priority, diagnostic): one diagnostic per call, the most specific.
         best: dict[int, tuple[int, Diagnostic]] = {}
         finishers: list[Rule] = []
@@ -245,6 +258,13 @@ class Engine:
             observer(ctx, transfers, {k: d for k, (_, d) in best.items()})
         diags = [d for _, d in best.values()]
         return sorted(set(diags), key=lambda d: d.sort_key)
+
+
+def tree_for_counts(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def _check(cancelled: Callable[[], bool] | None) -> None:

@@ -87,30 +87,43 @@ def _name(node: ast.AST) -> str:
     return ""
 
 
-def _targets(node: ast.AST) -> list[str]:
-    if isinstance(node, (ast.Name, ast.Attribute)):
-        return [_name(node)]
-    if isinstance(node, (ast.Tuple, ast.List)):
-        return [n for e in node.elts for n in _targets(e)]
-    if isinstance(node, ast.Starred):
-        return _targets(node.value)
-    return []
+def _targets(node: ast.AST, names: list[str], attrs: list[str]) -> None:
+    if isinstance(node, ast.Name):
+        names.append(node.id)
+    elif isinstance(node, ast.Attribute):
+        attrs.append(node.attr)
+    elif isinstance(node, (ast.Tuple, ast.List)):
+        for e in node.elts:
+            _targets(e, names, attrs)
+    elif isinstance(node, ast.Starred):
+        _targets(node.value, names, attrs)
 
 
 class GateFacts:
-    """What the gate gathers from a tree; facts of parts of a file add up (components.py)."""
+    """What the gate gathers from a tree; facts of parts of a file add up (components.py).
 
-    __slots__ = ("sources", "reorders", "assigns", "calls", "aliases", "ids", "indexed", "one_mesh_use")
+    Names are kept per scope: a function's locals (its nested functions and lambdas
+    included) are its own, keyed by the outermost function's node; module-level and
+    class-level names and attributes share scope 0. On a test file hundreds of
+    functions reuse ``x``, ``devices`` and ``mesh`` for unrelated values, and one
+    module-wide set of device names grew to cover nearly every name of the file.
+    """
+
+    __slots__ = ("sources", "reorders", "assigns", "calls", "aliases", "ids", "indexed", "one_mesh_use",
+                 "declared_global", "attrs")
 
     def __init__(self) -> None:
         self.sources = 0
-        self.reorders: list[ast.AST] = []
-        self.assigns: list[tuple[list[str], ast.AST]] = []
-        self.calls: list[tuple[str, ast.Call]] = []
+        self.reorders: list[tuple[int, ast.AST]] = []
+        # (scope, names bound in that scope, attribute names set, value)
+        self.assigns: list[tuple[int, list[str], list[str], ast.AST]] = []
+        self.calls: list[tuple[str, ast.Call, int]] = []
         self.aliases: dict[str, str] = {}
         self.ids = False  # d.id or str.split: device ids (RSH104)
-        self.indexed: list[ast.AST] = []  # what is indexed by a non-constant, non-slice
+        self.indexed: list[tuple[int, ast.AST]] = []  # what is indexed by a non-constant, non-slice
         self.one_mesh_use = False  # x.addressable_shards (RSH203 context mesh, RSH302, RSH306)
+        self.declared_global: set[tuple[int, str]] = set()  # ``global x`` in a function
+        self.attrs: set[str] = set()  # every attribute name read or set (components.py)
 
     @staticmethod
     def merged(parts: Iterable["GateFacts"]) -> "GateFacts":
@@ -124,12 +137,17 @@ class GateFacts:
             out.ids = out.ids or p.ids
             out.indexed += p.indexed
             out.one_mesh_use = out.one_mesh_use or p.one_mesh_use
+            out.declared_global |= p.declared_global
+            out.attrs |= p.attrs
         return out
 
 
 def may_have_findings(tree: ast.AST) -> bool:
     """False only when no rule can fire: see the module docstring."""
     return decide(gate_facts(tree))
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
 def gate_facts(tree: ast.AST) -> GateFacts:
@@ -140,43 +158,50 @@ def gate_facts(tree: ast.AST) -> GateFacts:
     BinOp, ListComp = ast.BinOp, ast.ListComp
     ids = False
     indexed = facts.indexed
-    for node in _walk(tree):
+    attrs_seen = facts.attrs
+    for node, scope in _walk_scoped(tree):
         t = type(node)
         if t is Call:
-            calls.append((_name(node.func), node))  # type: ignore[attr-defined]
+            calls.append((_name(node.func), node, scope))  # type: ignore[attr-defined]
         elif t is Attribute:
             attr = node.attr  # type: ignore[attr-defined]
+            attrs_seen.add(attr)
             if attr in _DEVICE_ATTRS:
                 sources += 1
             elif attr == "addressable_shards":
                 facts.one_mesh_use = True
             elif attr == "T":
-                reorders.append(node)
+                reorders.append((scope, node))
             elif attr == "id" or attr == "split":
                 ids = True
         elif t is Subscript:
             sl = node.slice  # type: ignore[attr-defined]
             if type(sl) is ast.Slice and sl.step is not None:
-                reorders.append(node)
+                reorders.append((scope, node))
             elif type(sl) is not ast.Slice and type(sl) is not ast.Constant \
                     and type(node.value) in (ast.Call, ast.Name):  # type: ignore[attr-defined]
                 # RSH104 reads only lists fresh from jax.devices()/local_devices() (or names
                 # bound to them), never a mesh's devices.
-                indexed.append(node.value)  # type: ignore[attr-defined]
+                indexed.append((scope, node.value))  # type: ignore[attr-defined]
         elif t is BinOp:
             if type(node.op) is ast.Add and type(node.left) is Subscript \
                     and type(node.right) is Subscript:  # type: ignore[attr-defined]
-                reorders.append(node)  # d[k:] + d[:k]
+                reorders.append((scope, node))  # d[k:] + d[:k]
         elif t is ListComp:
             if type(node.elt) is Subscript:  # type: ignore[attr-defined]
-                reorders.append(node)  # [devs[i] for i in (3, 2, 1, 0)]
+                reorders.append((scope, node))  # [devs[i] for i in (3, 2, 1, 0)]
         elif t is ast.Assign or (t is ast.AnnAssign and node.value is not None):  # type: ignore[attr-defined]
             targets = node.targets if t is ast.Assign else [node.target]  # type: ignore[attr-defined]
-            names = [n for tg in targets for n in _targets(tg)]
+            names: list[str] = []
+            attrs: list[str] = []
+            for tg in targets:
+                _targets(tg, names, attrs)
             value = node.value  # type: ignore[attr-defined]
-            assigns.append((names, value))
-            if len(names) == 1 and type(value) in (ast.Name, Attribute):
-                aliases[names[0]] = _name(value)  # NS = jax.sharding.NamedSharding
+            assigns.append((scope, names, attrs, value))
+            if len(names) + len(attrs) == 1 and type(value) in (ast.Name, Attribute):
+                aliases[(names or attrs)[0]] = _name(value)  # NS = jax.sharding.NamedSharding
+        elif t is ast.Global:
+            facts.declared_global.update((scope, n) for n in node.names)  # type: ignore[attr-defined]
         elif t is ast.ImportFrom:
             for a in node.names:  # type: ignore[attr-defined]
                 if a.asname:
@@ -186,18 +211,81 @@ def gate_facts(tree: ast.AST) -> GateFacts:
     return facts
 
 
+class _DeviceNames:
+    """Names that hold device lists (not meshes), followed through assignments, per scope."""
+
+    __slots__ = ("names", "attrs")
+
+    def __init__(self, facts: GateFacts) -> None:
+        self.names: set[tuple[int, str]] = set()
+        self.attrs: set[str] = set()  # attributes, and module- and class-level names
+        aliases, declared = facts.aliases, facts.declared_global
+        # Each value walked once: (scope, keys it binds, attributes it sets, does it call or
+        # read a device source itself, the names it reads, the attributes it reads).
+        pending = []
+        for scope, names, attrs, value in facts.assigns:
+            called = _name(value.func) if isinstance(value, ast.Call) else None
+            if called is not None and aliases.get(called, called) in _NOT_LISTS:
+                continue
+            direct, read, read_attrs = _reads(value, aliases)
+            keys = [(0, n) if scope == 0 or (scope, n) in declared else (scope, n) for n in names]
+            pending.append((scope, keys, attrs, direct, read, read_attrs))
+        changed = True
+        while changed and pending:
+            changed = False
+            rest = []
+            for item in pending:
+                scope, keys, attrs, direct, read, read_attrs = item
+                if direct or read_attrs & self.attrs or any(
+                        (scope, n) in self.names or (0, n) in self.names for n in read):
+                    for k in keys:
+                        self.names.add(k)
+                        if k[0] == 0:
+                            self.attrs.add(k[1])  # a module or class variable, read as an attribute too
+                    self.attrs.update(attrs)
+                    changed = True
+                else:
+                    rest.append(item)
+            pending = rest
+
+    def mentioned(self, node: ast.AST, scope: int, aliases: dict[str, str]) -> bool:
+        direct, read, read_attrs = _reads(node, aliases)
+        return direct or bool(read_attrs & self.attrs) or any(
+            (scope, n) in self.names or (0, n) in self.names for n in read)
+
+
+def _reads(node: ast.AST, aliases: dict[str, str]) -> tuple[bool, set[str], set[str]]:
+    """Does ``node`` call or read a device source itself; the names and attributes it reads."""
+    names: set[str] = set()
+    attrs: set[str] = set()
+    Call, Attribute, Name = ast.Call, ast.Attribute, ast.Name
+    for sub in _walk(node):
+        t = type(sub)
+        if t is Call:
+            f = _name(sub.func)  # type: ignore[attr-defined]
+            if aliases.get(f, f) in _DEVICE_CALLS:
+                return True, names, attrs
+        elif t is Attribute:
+            if sub.attr in _DEVICE_ATTRS:  # type: ignore[attr-defined]
+                return True, names, attrs
+            attrs.add(sub.attr)  # type: ignore[attr-defined]
+        elif t is Name:
+            names.add(sub.id)  # type: ignore[attr-defined]
+    return False, names, attrs
+
+
 def decide(facts: GateFacts) -> bool:
     """The gate's verdict on the facts of a file (or of the parts of it that matter)."""
     sources = facts.sources
     reorders = list(facts.reorders)
-    assigns, calls, aliases = facts.assigns, facts.calls, facts.aliases
+    calls, aliases = facts.calls, facts.aliases
     ids, indexed = facts.ids, facts.indexed
     ctors = 0
     origin = False
     one_mesh_use = facts.one_mesh_use
     device_target = False  # device_put(x, devs[k]) or device_put(x, d)
-    shardings: list[ast.Call] = []
-    for raw, node in calls:
+    shardings: list[tuple[int, ast.Call]] = []
+    for raw, node, scope in calls:
         name = aliases.get(raw, raw)
         if name in _DEVICE_CALLS:
             sources += 1
@@ -205,7 +293,7 @@ def decide(facts: GateFacts) -> bool:
             ctors += 1
             sources += 1
         elif name in _REORDERS:
-            reorders.append(node)
+            reorders.append((scope, node))
         elif name in _ORIGINS:
             origin = True
             if name == "device_put":
@@ -213,7 +301,7 @@ def decide(facts: GateFacts) -> bool:
                     (k.value for k in node.keywords if k.arg == "device"), None)
                 device_target = device_target or type(target) in (ast.Subscript, ast.Name)
         elif name == "NamedSharding":
-            shardings.append(node)
+            shardings.append((scope, node))
         elif name in _ONE_MESH_USES:
             one_mesh_use = True
         if not origin and any(k.arg in ("out_shardings", "device") for k in node.keywords):
@@ -226,40 +314,53 @@ def decide(facts: GateFacts) -> bool:
         return True  # RSH306: a committed array put on a device of the global list
     if not (ctors and reorders) and not shardings and not (ids and indexed):
         return False
-    # Names that hold device lists (not meshes), followed through assignments.
-    device_names: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for names, value in assigns:
-            if all(n in device_names for n in names):
-                continue
-            called = _name(value.func) if isinstance(value, ast.Call) else None
-            if called is not None and aliases.get(called, called) in _NOT_LISTS:
-                continue
-            if _mentions_devices(value, device_names, aliases):
-                device_names.update(names)
-                changed = True
-    if ctors and any(_mentions_devices(r, device_names, aliases) for r in reorders):
+    devices = _DeviceNames(facts)
+    if ctors and any(devices.mentioned(r, scope, aliases) for scope, r in reorders):
         return True  # RSH101/RSH102
     if ids and indexed:
         # A list fresh from jax.devices()/local_devices(), or a name bound to one: a dict
         # keyed by id (the right lookup) built from them is not such a list.
-        fresh = {n for names, value in assigns if len(names) == 1 and isinstance(value, ast.Call)
-                 and aliases.get(_name(value.func), _name(value.func)) in _FRESH_CALLS
-                 for n in names}
-        for v in indexed:
-            if isinstance(v, ast.Name) and v.id in fresh or isinstance(v, ast.Call) and \
-                    aliases.get(_name(v.func), _name(v.func)) in _FRESH_CALLS:
+        fresh = {(scope, n) for scope, names, _, value in facts.assigns if len(names) == 1
+                 and isinstance(value, ast.Call)
+                 and aliases.get(_name(value.func), _name(value.func)) in _FRESH_CALLS for n in names}
+        for scope, v in indexed:
+            if isinstance(v, ast.Name) and ((scope, v.id) in fresh or (0, v.id) in fresh) \
+                    or isinstance(v, ast.Call) and aliases.get(_name(v.func), _name(v.func)) in _FRESH_CALLS:
                 return True  # RSH104
-    for call in shardings:  # RSH103
+    for scope, call in shardings:  # RSH103
         first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "mesh"), None)
         if first is None or (isinstance(first, ast.Call) and aliases.get(_name(first.func), "") in _MESH_CTORS
                              or isinstance(first, ast.Call) and _name(first.func) in _MESH_CTORS):
             continue
-        if _mentions_devices(first, device_names, aliases):
+        if devices.mentioned(first, scope, aliases):
             return True
     return False
+
+
+def _walk_scoped(tree: ast.AST) -> Iterator[tuple[ast.AST, int]]:
+    """Every node with its scope: 0 outside functions, else the id of the outermost function."""
+    AST, scopes = ast.AST, _SCOPES
+    stack = [tree]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        yield node, 0
+        if isinstance(node, scopes):
+            # Everything inside is in this scope: the plain walk, without a scope per node.
+            scope = id(node)
+            inner = _walk(node)
+            next(inner)
+            for sub in inner:
+                yield sub, scope
+            continue
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, AST):
+                        push(item)
+            elif isinstance(value, AST):
+                push(value)
 
 
 def _walk(tree: ast.AST) -> Iterator[ast.AST]:
@@ -278,14 +379,3 @@ def _walk(tree: ast.AST) -> Iterator[ast.AST]:
                         push(item)
             elif isinstance(value, AST):
                 push(value)
-
-
-def _mentions_devices(node: ast.AST, device_names: set[str], aliases: dict[str, str]) -> bool:
-    for sub in _walk(node):
-        if isinstance(sub, ast.Call) and aliases.get(_name(sub.func), _name(sub.func)) in _DEVICE_CALLS:
-            return True
-        if isinstance(sub, ast.Attribute) and (sub.attr in _DEVICE_ATTRS or sub.attr in device_names):
-            return True
-        if isinstance(sub, ast.Name) and sub.id in device_names:
-            return True
-    return False

@@ -60,16 +60,30 @@ class SyntaxCounts:
         # One walk by hand, not ast.walk: annotations are skipped whole (they name
         # classes without calling them: not an escape), and the walk is most of the cost.
         stack: list[ast.AST] = [tree]
+        pop, push, AST = stack.pop, stack.append, ast.AST
+        Call, Name, Attribute, Load = ast.Call, ast.Name, ast.Attribute, ast.Load
         while stack:
-            node = stack.pop()
-            for key, value in ast.iter_fields(node):
-                if key in ("annotation", "returns"):
+            node = pop()
+            for key in node._fields:
+                if key == "annotation" or key == "returns":
                     continue
-                if isinstance(value, list):
-                    stack.extend(v for v in value if isinstance(v, ast.AST))
-                elif isinstance(value, ast.AST):
-                    stack.append(value)
-            if isinstance(node, ast.Call):
+                value = getattr(node, key, None)
+                if type(value) is list:
+                    for v in value:
+                        if isinstance(v, AST):
+                            push(v)
+                elif isinstance(value, AST):
+                    push(value)
+            t = type(node)
+            if t is Name:
+                if type(node.ctx) is Load:  # type: ignore[attr-defined]
+                    _add(out.refs, node.id)  # type: ignore[attr-defined]
+                continue
+            if t is Attribute:
+                if type(node.ctx) is Load:  # type: ignore[attr-defined]
+                    _add(out.attr_refs, node.attr)  # type: ignore[attr-defined]
+                continue
+            if t is Call:
                 f = node.func
                 if isinstance(f, ast.Name):
                     _add(out.calls, f.id)
@@ -81,10 +95,6 @@ class SyntaxCounts:
                     _add(out.wrapped, first.id)
                 elif isinstance(first, ast.Name) and tail in _TREE_MAPS:
                     _add(out.calls, first.id)
-            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                _add(out.refs, node.id)
-            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-                _add(out.attr_refs, node.attr)
         return out
 
     def name_escapes(self, name: str) -> bool:

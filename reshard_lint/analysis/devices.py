@@ -11,6 +11,8 @@ unknown ``n``, a filter) carries a token that makes comparisons with anything el
 
 from __future__ import annotations
 
+import functools
+
 import random
 from dataclasses import dataclass
 from typing import Callable, Iterable, Literal, Sequence, TypeVar
@@ -63,12 +65,19 @@ class Model:
         side on a 2 * processes wide grid, numbered row by row, so two hosts of four
         enumerate as 0, 1, 4, 5, 2, 3, 6, 7: the multi-host TPU order of keras#19968.
         """
-        if not self._grid:
-            return tuple(range(self.n))
-        width, rows = 2 * self.processes, self.per_process // 2
-        return tuple(x + width * y for p in range(self.processes)
-                     for x, y in sorted(((x, y) for y in range(rows) for x in (2 * p, 2 * p + 1)),
-                                        key=lambda c: c[0] + width * c[1]))
+        return _enumeration(self.n, self.per_process, self._grid)
+
+
+@functools.lru_cache(maxsize=None)
+def _enumeration(n: int, per_process: int, grid: bool) -> tuple[int, ...]:
+    # A handful of model sizes, asked for on every device list of every file.
+    if not grid:
+        return tuple(range(n))
+    processes = n // per_process
+    width, rows = 2 * processes, per_process // 2
+    return tuple(x + width * y for p in range(processes)
+                 for x, y in sorted(((x, y) for y in range(rows) for x in (2 * p, 2 * p + 1)),
+                                    key=lambda c: c[0] + width * c[1]))
 
 
 def layouts(platforms: Iterable[str]) -> tuple[tuple[str, bool], ...]:

@@ -50,9 +50,12 @@ class Analyzer(Expressions, Calls, Functions, Classes):
         self.global_context: Value = UNKNOWN
         self.pending: list[tuple[FuncVal, Scope, Optional[InstanceVal]]] = []
         # The text parsed, not module.code: that regenerates every node of the module.
-        self.callsites = CallSites(ctx.parsed_text if ctx.line_map is not None and ctx.parsed_text is not None
-                                   else ctx.module.code if ctx.line_map is not None else ctx.source,
-                                   ctx.python_tree)
+        if ctx.count_tree is not None:
+            self.callsites = CallSites(ctx.source, ctx.count_tree)
+        else:
+            self.callsites = CallSites(ctx.parsed_text if ctx.line_map is not None and ctx.parsed_text is not None
+                                       else ctx.module.code if ctx.line_map is not None else ctx.source,
+                                       ctx.python_tree)
         self.memo: dict[cst.CSTNode, dict[tuple[tuple[str, int], ...], tuple[dict[str, Value], Value]]] = {}
         self.inits: dict[int, FuncVal] = {}  # id(class) -> its __init__
         self.ran: set[int] = set()  # ids of the functions whose own run is done
