@@ -26,6 +26,8 @@ from .rules import Rule, all_rules
 if TYPE_CHECKING:
     import libcst as cst
 
+    from .analysis.callsites import SyntaxCounts
+
 # (file context, transfer events in program order, anchor node id -> its diagnostic)
 Observer = Callable[[Any, list[Any], dict[int, Diagnostic]], None]
 
@@ -99,9 +101,17 @@ class Engine:
             # check (the command's workers pass text only: trees do not pickle cheaply).
             from .gate import tree_for
 
-            tree = tree_for(source) or tree_for_counts(source)
-        whole_tree = tree if isinstance(tree, ast.Module) else None
+            tree = tree_for(source) or _parse_or_none(source)
         source, line_map, by_component = self._sliced(source, tree, slice_min_lines)
+        counts = None
+        if by_component:
+            # Units left out by components.py may call what was kept: calls are counted in
+            # the whole file, so a function some of whose callers are gone has unknown
+            # parameters, never ones sharpened by the slice. Counted now, so that the whole
+            # file's tree is let go before libcst's (a 12,000-line tree is tens of MB).
+            from .analysis.callsites import SyntaxCounts
+
+            counts = SyntaxCounts.of(original, tree if isinstance(tree, ast.Module) else None)
         _check(cancelled)
 
         def at(line: int) -> int:  # a line of ``source`` in the file the user has
@@ -157,12 +167,8 @@ class Engine:
         old_limit = sys.getrecursionlimit()
         try:
             sys.setrecursionlimit(max(old_limit, _ANALYSIS_RECURSION_LIMIT))
-            # Units left out by components.py may call what was kept: calls are counted in
-            # the whole file, so a function some of whose callers are gone has unknown
-            # parameters, never ones sharpened by the slice.
-            count_tree = (whole_tree or tree_for_counts(original)) if by_component else None
             result.diagnostics = self.analyse(module, original, path, line_map, python_tree=python_tree,
-                                              parsed_text=source, cancelled=cancelled, count_tree=count_tree)
+                                              parsed_text=source, cancelled=cancelled, call_counts=counts)
         except Cancelled:
             raise
         except RecursionError:
@@ -212,7 +218,7 @@ class Engine:
                 line_map: list[int] | None = None, observer: Observer | None = None,
                 python_tree: ast.Module | None = None, parsed_text: str | None = None,
                 cancelled: Callable[[], bool] | None = None,
-                count_tree: ast.Module | None = None) -> list[Diagnostic]:
+                call_counts: "SyntaxCounts | None" = None) -> list[Diagnostic]:
         """Diagnostics for a parsed module; ``observer`` also sees every transfer event and
         the diagnostic anchored at each call (``reshard-lint coverage``)."""
         from .analysis import Analyzer
@@ -223,7 +229,7 @@ class Engine:
         ctx = FileContext(module, source, path, self.settings, line_map)
         ctx.python_tree = python_tree
         ctx.parsed_text = parsed_text
-        ctx.count_tree = count_tree
+        ctx.call_counts = call_counts
         # anchor node id -> (priority, diagnostic): one diagnostic per call, the most specific.
         best: dict[int, tuple[int, Diagnostic]] = {}
         finishers: list[Rule] = []
@@ -260,7 +266,7 @@ class Engine:
         return sorted(set(diags), key=lambda d: d.sort_key)
 
 
-def tree_for_counts(source: str) -> ast.Module | None:
+def _parse_or_none(source: str) -> ast.Module | None:
     try:
         return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):

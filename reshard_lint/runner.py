@@ -249,24 +249,6 @@ def _gate(item: tuple[int, str, str]) -> tuple[int, bool]:
         return index, True
 
 
-_SETTINGS: dict[str, object] = {}
-
-
-def _init_gate_worker(settings: dict[str, object]) -> None:
-    global _SETTINGS
-    _SETTINGS = settings  # the engine (and libcst) only once a file gets past the gate
-
-
-def _gate_work(item: tuple[int, str, str]) -> tuple[int, list[dict[str, Any]] | None]:
-    """Both phases in one worker: the engine reuses the tree the gate parsed. None: gated out."""
-    index, keep = _gate(item)
-    if not keep:
-        return index, None
-    if _ENGINE is None:
-        _engine(_SETTINGS)
-    return _work(item)
-
-
 def _work(item: tuple[int, str, str]) -> tuple[int, list[dict[str, Any]]]:
     index, text, path = item
     try:
@@ -328,49 +310,37 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
     # Largest first: the long files decide the wall time, so start them early.
     todo.sort(key=lambda i: -len(reports[i].source.text))
     items = [(i, reports[i].source.text, reports[i].path) for i in todo]
-    done = 0
-    total = len(items)
-
-    def take(index: int, diags: list[dict[str, Any]] | None) -> None:
-        nonlocal done
-        rep = reports[index]
-        if diags is None:  # ruled out by the gate
-            cache.put(rep.digest, [], rep.noqa_unknown)
-            rep.release()
-        else:
-            rep.diagnostics = [diag_from_dict(d) for d in diags]
-            if not any(d.code == INTERNAL_ERROR for d in rep.diagnostics):
-                cache.put(rep.digest, rep.diagnostics, rep.noqa_unknown)  # internal errors: retried next run
-            if not rep.diagnostics:
-                rep.release()
-        done += 1
-        if progress is not None:
-            progress(done, total)
-
+    # Phase one: the ast gate, in worker processes that never import libcst. Phase two
+    # below runs the engine on what passes; a handful of files stays in this process,
+    # so that a large tree with few candidates does not pay for workers holding libcst.
+    decided: dict[int, bool] = {}
     if jobs > 1 and len(items) >= MIN_PARALLEL_GATE:
-        # Many candidates: gate and engine together in the workers, the engine reusing
-        # the gate's tree (a second parse cost a tenth of the jax repository's run).
-        remaining = _parallel(_gate_work, dict(settings), items, jobs, take, init=_init_gate_worker)
-        items = [it for it in items if it[0] in remaining]
-        if not items:
-            return reports
-        # A worker died (killed, out of memory): finish here rather than lose results.
-        _init_worker(dict(settings))
-        for item in items:
-            take(*_gate_work(item))
-        return reports
-    # Few candidates: the gate here, without libcst; a handful of files stays in this
-    # process, so that a tree with few candidates does not pay for workers holding libcst.
-    decided = dict(_gate(item) for item in items)
+        _parallel(_gate, None, items, jobs, decided.__setitem__)
+    else:
+        decided.update(_gate(item) for item in items)
     for i, _, _ in items:
-        if not decided[i]:
+        if decided.get(i) is False:
             rep = reports[i]
             cache.put(rep.digest, [], rep.noqa_unknown)
             rep.release()
-    items = [it for it in items if decided[it[0]]]
+    # A file a dead worker left undecided goes to the engine, which decides it.
+    items = [it for it in items if decided.get(it[0], True)]
     if not items:
         return reports
-    total = len(items)
+    done = 0
+
+    def take(index: int, diags: list[dict[str, Any]]) -> None:
+        nonlocal done
+        rep = reports[index]
+        rep.diagnostics = [diag_from_dict(d) for d in diags]
+        if not any(d.code == INTERNAL_ERROR for d in rep.diagnostics):
+            cache.put(rep.digest, rep.diagnostics, rep.noqa_unknown)  # internal errors: retried next run
+        if not rep.diagnostics:
+            rep.release()
+        done += 1
+        if progress is not None:
+            progress(done, len(items))
+
     jobs = max(1, min(jobs, len(items)))
     # Each worker holds a libcst tree (~16 KB a line); a few thousand lines of
     # candidates are analysed faster here than workers start and import libcst.
@@ -398,8 +368,7 @@ def _read(path: str) -> bytes:
 
 
 def _parallel(func: Callable[[tuple[int, str, str]], tuple[int, Any]], settings: dict[str, object] | None,
-              items: list[tuple[int, str, str]], jobs: int, take: Callable[[int, Any], None],
-              init: Callable[[dict[str, object]], None] | None = None) -> set[int]:
+              items: list[tuple[int, str, str]], jobs: int, take: Callable[[int, Any], None]) -> set[int]:
     """Run ``items`` on ``jobs`` processes; the indexes not finished (after a pool failure)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -414,8 +383,8 @@ def _parallel(func: Callable[[tuple[int, str, str]], tuple[int, Any]], settings:
     chunk = 1 if len(items) < 1000 else len(items) // (jobs * 16)
     pending = {i for i, _, _ in items}
     try:
-        start = (init or _init_worker, (settings,)) if settings is not None else (None, ())
-        with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=start[0], initargs=start[1]) as pool:
+        init = (_init_worker, (settings,)) if settings is not None else (None, ())
+        with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=init[0], initargs=init[1]) as pool:
             for index, out in pool.map(func, items, chunksize=chunk):
                 take(index, out)
                 pending.discard(index)

@@ -117,10 +117,11 @@ class Site:
 class CallSites:
     """Observed calls of the module's functions, checked against the syntactic counts."""
 
-    def __init__(self, source: str, tree: Optional[ast.Module] = None) -> None:
+    def __init__(self, source: str, tree: Optional[ast.Module] = None,
+                 counts: Optional[SyntaxCounts] = None) -> None:
         self._source = source
         self._tree = tree
-        self._counts: Optional[SyntaxCounts] = None
+        self._counts: Optional[SyntaxCounts] = counts
         self.sites: dict[cst.CSTNode, dict[int, Site]] = {}
         self.aliases: dict[cst.CSTNode, set[str]] = {}  # names a wrapper of the function is bound to
         # The scheduler asks for every waiting function after each run: count once.

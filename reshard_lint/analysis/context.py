@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -27,8 +27,8 @@ class FileContext:
         self.module = module
         self.python_tree: ast.Module | None = None  # Python's tree of the same text, when at hand
         self.parsed_text: str | None = None  # the text ``module`` was parsed from, when not ``source``
-        # The whole file's tree when units were left out: calls are counted there.
-        self.count_tree: ast.Module | None = None
+        # The whole file's call counts when units were left out (callsites.py).
+        self.call_counts: Any = None
         # A sliced long file: module line i is line line_map[i - 1] of ``source``.
         self.line_map = line_map
         self.source = source

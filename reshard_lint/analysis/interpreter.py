@@ -50,8 +50,8 @@ class Analyzer(Expressions, Calls, Functions, Classes):
         self.global_context: Value = UNKNOWN
         self.pending: list[tuple[FuncVal, Scope, Optional[InstanceVal]]] = []
         # The text parsed, not module.code: that regenerates every node of the module.
-        if ctx.count_tree is not None:
-            self.callsites = CallSites(ctx.source, ctx.count_tree)
+        if ctx.call_counts is not None:
+            self.callsites = CallSites(ctx.source, counts=ctx.call_counts)
         else:
             self.callsites = CallSites(ctx.parsed_text if ctx.line_map is not None and ctx.parsed_text is not None
                                        else ctx.module.code if ctx.line_map is not None else ctx.source,
