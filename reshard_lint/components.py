@@ -82,7 +82,7 @@ def slice_components(source_lines: list[str], tree: ast.Module) -> list[int] | N
     carries = _carrying(units, facts, definers)
     # u -> the units it reads from that carry no device value: kept with u, but not
     # joined to u's component (see _carrying).
-    reads: dict[int, list[int]] = {}
+    reads: dict[int, set[int]] = {}
     for i, u in enumerate(units):
         if u.kind == "import":
             continue
@@ -94,7 +94,7 @@ def slice_components(source_lines: list[str], tree: ast.Module) -> list[int] | N
                     # that rebinds or mutates the name defines it, and links itself).
                     continue
                 if not carries[j] or n == _RNG:
-                    reads.setdefault(i, []).append(j)
+                    reads.setdefault(i, set()).add(j)
                     continue
                 a, b = find(i), find(j)
                 if a != b:
@@ -106,25 +106,45 @@ def slice_components(source_lines: list[str], tree: ast.Module) -> list[int] | N
             groups.setdefault(find(i), []).append(i)
     always = [facts[i] for i, u in enumerate(units) if u.kind in ("import", "global")]
 
+    # Component -> the components it needs directly: its class statements' and those of
+    # what it reads. One set each, built once: hundreds of tests read the same helpers.
+    edges: dict[int, set[int]] = {}
+    for root, members in groups.items():
+        out_edges: set[int] = set()
+        for i in members:
+            owner = units[i].owner
+            if owner is not None:
+                out_edges.add(find(index[id(owner)]))
+            out_edges.update(find(j) for j in reads.get(i, ()))
+        out_edges.discard(root)
+        edges[root] = out_edges
+
+    closures: dict[int, set[int]] = {}
+
     def needs(root: int) -> set[int]:
         """A component, the components of the class statements it needs and of what it reads."""
+        if root in closures:
+            return closures[root]
         out: set[int] = set()
         todo = [root]
         while todo:
             r = todo.pop()
             if r in out:
                 continue
+            done = closures.get(r)
+            if done is not None:
+                out |= done  # everything r reaches, found from r before
+                continue
             out.add(r)
-            for i in groups[r]:
-                owner = units[i].owner
-                if owner is not None:
-                    todo.append(find(index[id(owner)]))
-                todo.extend(find(j) for j in reads.get(i, ()))
+            todo.extend(edges[r] - out)
+        closures[root] = out
         return out
 
     keep: set[int] = set()
     for root, members in groups.items():
-        if root in keep:
+        if root in keep or not any(carries[i] for i in members):
+            # A component without a device value has no finding of its own: what it calls
+            # is judged as the component of whoever passes it device values.
             continue
         support = needs(root)
         if any(units[i].kind == "global" for r in support for i in groups[r]):
