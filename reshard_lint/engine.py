@@ -185,7 +185,8 @@ class Engine:
 
     @staticmethod
     def _sliced(source: str, tree: ast.AST | None, min_lines: int | None) -> tuple[str, list[int] | None, bool]:
-        """The text to parse, its line map, and whether components were left out."""
+        """The text to parse, its line map, and whether components were left out; ``tree``
+        is Python's tree of ``source`` (None when it has none)."""
         from .components import COMPONENT_MIN_LINES, slice_components
         from .fixes import split_lines
         from .slicing import SLICE_MIN_LINES, keep_lines, slice_source
@@ -193,25 +194,18 @@ class Engine:
         limit = SLICE_MIN_LINES if min_lines is None else min_lines
         by_component = COMPONENT_MIN_LINES if min_lines is None else min_lines
         length = source.count("\n")
-        if length < min(limit, by_component):
+        if length < min(limit, by_component) or not isinstance(tree, ast.Module):
+            # No tree: Python cannot parse the file (lint_source parsed it already), and
+            # libcst reports what is wrong with it.
             return source, None, False
-        if tree is None:
-            from .gate import tree_for
-
-            tree = tree_for(source)
-        if tree is None:
-            try:
-                tree = ast.parse(source)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                return source, None, False  # libcst reports what is wrong with it
         if length >= by_component:
             # Test files: hundreds of methods sharing nothing but imports.
             lines = split_lines(source)
-            kept = slice_components(lines, tree)  # type: ignore[arg-type]
+            kept = slice_components(lines, tree)
             if kept is not None:
                 return keep_lines(lines, kept), kept, True
         if length >= limit:
-            return (*slice_source(source, tree), False)  # type: ignore[arg-type]
+            return (*slice_source(source, tree), False)
         return source, None, False
 
     def analyse(self, module: "cst.Module", source: str, path: str,

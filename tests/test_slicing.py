@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
 from reshard_lint.engine import Engine
@@ -50,6 +52,6 @@ def test_components_the_gate_rules_out_are_not_parsed() -> None:
     sliced = ENGINE.lint_source(source, "t.py")
     assert [(d.line, d.col, d.code) for d in sliced.diagnostics] == \
         [(d.line, d.col, d.code) for d in whole.diagnostics] == [(source.count("\n"), 15, "RSH201")]
-    text, kept, _ = ENGINE._sliced(source, None, None)
+    text, kept, _ = ENGINE._sliced(source, ast.parse(source), None)
     assert kept is not None and len(kept) < 30
     assert "def helper" in text and "def test_bug" in text and "def test_7(" not in text
