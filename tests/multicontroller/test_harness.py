@@ -177,8 +177,12 @@ def test_three_processes() -> None:
     assert res.all_ok() and len(res.processes) == 3, res.details()
 
 
+# A shell running the suite as a background job (`.ci/run &`) hands its children SIGINT
+# ignored, and Python keeps an inherited SIG_IGN: the parent would never see Ctrl-C.
+# The parent installs the handler an interactive terminal gives every Python process.
 PARENT = textwrap.dedent("""
-    import sys, threading, time
+    import signal, sys, threading, time
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.path.insert(0, {dir!r})
     import harness
 
