@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence, TextIO
 
@@ -414,7 +415,15 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
     return 1 if n else 0
 
 
+_last_progress = 0.0
+
+
 def _progress(done: int, total: int) -> None:
+    global _last_progress
+    now = time.monotonic()
+    if done != total and now - _last_progress < 0.1:
+        return  # every file is counted, a few writes a second are shown
+    _last_progress = now
     sys.stderr.write(f"\rreshard-lint: analysed {done}/{total} files")
     if done == total:
         sys.stderr.write("\r\x1b[K")  # leave the terminal line clean for the report

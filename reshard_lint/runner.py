@@ -11,7 +11,8 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from functools import partial
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from .cache import Cache, diag_from_dict, diag_to_dict
 from .diagnostic import Diagnostic
@@ -33,10 +34,11 @@ BUILTIN_CODES: dict[str, dict[str, Any]] = {
     IO_ERROR: {"code": IO_ERROR, "name": "io-error", "severity": "error", "fix_safety": "none", "options": [],
                "summary": "The file could not be read or decoded, so it was not checked."},
 }
-# Below this many files to analyse, starting worker processes costs more than it saves.
-MIN_PARALLEL = 12  # fewer files than this are analysed in this process (see lint_files)
+# Below this many files, forking a worker costs more than it saves.
 MIN_PARALLEL_GATE = 64
-MIN_PARALLEL_LINES = 50_000
+# Candidates left when the gate ends are shared with the workers from this many lines:
+# a worker then imports libcst (~0.3 s) and holds a tree of its own (~20 KB a line).
+MIN_SHARED_LINES = 4_000
 
 
 @dataclass
@@ -114,16 +116,22 @@ def rule_table(cache_dir: str | None = None) -> list[dict[str, Any]]:
     cached = load_rules(cache_dir)
     if cached is not None:
         return cached
+    from .rules.catalog import static_table
+
+    table = static_table() or _imported_table()
+    save_rules(cache_dir, table)
+    return table
+
+
+def _imported_table() -> list[dict[str, Any]]:
     from .rules import all_rules
 
-    table = [{
+    return [{
         "code": r.code, "name": r.name, "summary": r.summary, "fix_safety": r.fix_safety,
         "severity": r.severity,
         "options": [{"name": o.name, "default": o.default, "help": o.help, "choices": list(o.choices)}
                     for o in r.options],
     } for r in all_rules()]
-    save_rules(cache_dir, table)
-    return table
 
 
 # ---------------------------------------------------------------------------- discovery
@@ -249,6 +257,12 @@ def _gate(item: tuple[int, str, str]) -> tuple[int, bool]:
         return index, True
 
 
+def _analyse(settings: dict[str, object], item: tuple[int, str, str]) -> tuple[int, list[dict[str, Any]]]:
+    """`_work` in a worker that may not have its engine yet (forked before the first file)."""
+    _engine(settings)
+    return _work(item)
+
+
 def _work(item: tuple[int, str, str]) -> tuple[int, list[dict[str, Any]]]:
     index, text, path = item
     try:
@@ -277,86 +291,89 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
     from .gate import prefilter
 
     reports: list[FileReport] = []
-    todo: list[int] = []
-    for path in paths:
-        rep = FileReport(path)
-        reports.append(rep)
-        try:
-            rep.raw = _read(path)
-        except SourceError as exc:
-            rep.error = read_error(exc.reason)
-            continue
-        rep.digest = content_hash(rep.raw)
-        cached = cache.get(rep.digest)
-        if cached is not None:
-            rep.diagnostics, rep.noqa_unknown = cached
-            if not rep.diagnostics:
-                rep.release()
-            continue
-        try:
-            text = rep.source.text
-        except SourceError as exc:
-            rep.error = decode_error(exc.reason)
-            continue
-        rep.noqa_unknown = noqa_unknown(text, known)
-        if not prefilter(text):
-            # The engine would stop at the same prefilter; no need to start it.
-            cache.put(rep.digest, [], rep.noqa_unknown)
-            rep.release()
-        else:
-            todo.append(len(reports) - 1)
-    if not todo:
-        return reports
-    # Largest first: the long files decide the wall time, so start them early.
-    todo.sort(key=lambda i: -len(reports[i].source.text))
-    items = [(i, reports[i].source.text, reports[i].path) for i in todo]
-    # Phase one: the ast gate, in worker processes that never import libcst. Phase two
-    # below runs the engine on what passes; a handful of files stays in this process,
-    # so that a large tree with few candidates does not pay for workers holding libcst.
-    decided: dict[int, bool] = {}
-    if jobs > 1 and len(items) >= MIN_PARALLEL_GATE:
-        _parallel(_gate, None, items, jobs, decided.__setitem__)
-    else:
-        decided.update(_gate(item) for item in items)
-    for i, _, _ in items:
-        if decided.get(i) is False:
-            rep = reports[i]
-            cache.put(rep.digest, [], rep.noqa_unknown)
-            rep.release()
-    # A file a dead worker left undecided goes to the engine, which decides it.
-    items = [it for it in items if decided.get(it[0], True)]
-    if not items:
-        return reports
-    done = 0
+    done, total = 0, len(paths)
+
+    def advance() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, total)
+
+    def candidates() -> Iterator[tuple[int, str, str]]:
+        """Read every file; the cache and the prefilter settle most of them here."""
+        for path in paths:
+            rep = FileReport(path)
+            reports.append(rep)
+            try:
+                rep.raw = _read(path)
+            except SourceError as exc:
+                rep.error = read_error(exc.reason)
+                advance()
+                continue
+            rep.digest = content_hash(rep.raw)
+            cached = cache.get(rep.digest)
+            if cached is not None:
+                rep.diagnostics, rep.noqa_unknown = cached
+                if not rep.diagnostics:
+                    rep.release()
+                advance()
+                continue
+            try:
+                text = rep.source.text
+            except SourceError as exc:
+                rep.error = decode_error(exc.reason)
+                advance()
+                continue
+            rep.noqa_unknown = noqa_unknown(text, known)
+            if prefilter(text):
+                yield len(reports) - 1, text, path
+            else:
+                # The engine would stop at the same prefilter; no need to start it.
+                reject(len(reports) - 1)
 
     def take(index: int, diags: list[dict[str, Any]]) -> None:
-        nonlocal done
         rep = reports[index]
         rep.diagnostics = [diag_from_dict(d) for d in diags]
         if not any(d.code == INTERNAL_ERROR for d in rep.diagnostics):
             cache.put(rep.digest, rep.diagnostics, rep.noqa_unknown)  # internal errors: retried next run
         if not rep.diagnostics:
             rep.release()
-        done += 1
-        if progress is not None:
-            progress(done, len(items))
+        advance()
 
-    jobs = max(1, min(jobs, len(items)))
-    # Each worker holds a libcst tree (~16 KB a line); a few thousand lines of
-    # candidates are analysed faster here than workers start and import libcst.
-    lines = sum(text.count("\n") for _, text, _ in items)
-    if jobs == 1 or len(items) < MIN_PARALLEL or lines < MIN_PARALLEL_LINES:
+    def reject(index: int) -> None:
+        rep = reports[index]
+        cache.put(rep.digest, [], rep.noqa_unknown)
+        rep.release()
+        advance()
+
+    def analyse_here(item: tuple[int, str, str]) -> None:
         _init_worker(dict(settings))
-        for item in items:
-            take(*_work(item))
+        take(*_work(item))
+
+    if jobs == 1 or len(paths) < MIN_PARALLEL_GATE:
+        for item in candidates():
+            if _gate(item)[1]:
+                analyse_here(item)
+            else:
+                reject(item[0])
         return reports
-    remaining = _parallel(_work, dict(settings), items, jobs, take)
-    if remaining:
-        # A worker died (killed, out of memory): finish here rather than lose results.
-        _init_worker(dict(settings))
-        for item in items:
-            if item[0] in remaining:
-                take(*_work(item))
+    from .pipeline import Workers, gate_and_analyse, share
+
+    with Workers(jobs - 1, len(paths)) as workers:
+        # The gate runs in the workers from the first file read on, while this process
+        # reads the rest and then analyses the candidates found so far.
+        items = gate_and_analyse(workers, candidates(), _gate, analyse_here, reject)
+        # What is left when the gate ends is shared with the workers, unless it is less
+        # than a worker's libcst import is worth. The workers take the smallest files
+        # first and this process the largest, so that the long files start early and the
+        # two largest trees are not held at the same time.
+        lines = sum(text.count("\n") for _, text, _ in items)
+        if len(items) < 2 or lines < MIN_SHARED_LINES:
+            for item in items:
+                analyse_here(item)
+            return reports
+        items.sort(key=lambda it: len(it[1]))
+        share(workers, 2, items, partial(_analyse, dict(settings)), lambda _item, result: take(*result))
     return reports
 
 

@@ -1,0 +1,90 @@
+"""`check` shares the gate and the engine between worker processes and itself.
+
+The results must not depend on how the work was shared, and a worker that dies (killed,
+out of memory) must cost no file its diagnostics: each test compares against a run in
+one process.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from reshard_lint import gate, pipeline, runner
+from reshard_lint.cache import Cache
+
+from .conftest import CLEAN, CROSS, REORDERED, run, write
+from .test_check import codes
+
+SMALLEST = "import jax\nimport numpy as np\nfrom jax.sharding import Mesh\nm = Mesh(np.array(jax.devices()[::-1]), ('x',))\n"
+PADDING = "".join(f"def helper_{i}(devices):\n    return len(jax.devices()) + {i}\n" for i in range(100))
+
+
+def _tree(root: Path) -> list[str]:
+    paths = []
+    for i in range(80):
+        text = (REORDERED, CROSS, CLEAN, "x = 1\n", CROSS + PADDING)[i % 5]
+        paths.append(str(write(root, f"d{i % 4}/m{i:02d}.py", text)))
+    # The first file read (a worker gates it first), and the smallest file with a finding
+    # (a worker analyses it first when the engine's files are shared out).
+    paths.append(str(write(root, "aa_first.py", CROSS + PADDING + PADDING)))
+    paths.append(str(write(root, "ab_smallest.py", SMALLEST)))
+    return sorted(paths)
+
+
+def _diagnostics(paths: list[str], jobs: int, cache_dir: Path) -> dict[str, list[tuple[int, int, str]]]:
+    reports = runner.lint_files(paths, {}, Cache(str(cache_dir), {}), jobs, [])
+    return {r.path: [(d.line, d.col, d.code) for d in r.diagnostics] for r in reports}
+
+
+def test_the_same_findings_with_1_2_and_4_jobs(project: Path) -> None:
+    _tree(project)
+    outs = [run("check", "--format", "concise", "--no-cache", "-j", j, cwd=project).stdout
+            for j in ("1", "2", "4")]
+    assert outs[0] == outs[1] == outs[2]
+    found = codes(outs[0])
+    assert found == sorted(found) and len(found) == 16 * 3 + 16 + 16 + 1 + 1
+
+
+@pytest.mark.parametrize("stage", ["gate", "engine"])
+def test_a_worker_that_dies_loses_no_file(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          stage: str) -> None:
+    paths = _tree(project / "src")
+    expected = _diagnostics(paths, 1, tmp_path / "serial")
+    assert sum(len(d) for d in expected.values()) == 16 * 3 + 16 + 16 + 1 + 1
+    parent = os.getpid()
+    victim = str(project / "src" / ("aa_first.py" if stage == "gate" else "ab_smallest.py"))
+    died = tmp_path / "died"
+
+    victim_text = Path(victim).read_text()
+
+    def dies_in_a_worker(real):  # type: ignore[no-untyped-def]
+        # Patched where the worker calls it at run time (the task itself is pickled by
+        # reference, so its function must be the module's own).
+        def wrapped(arg, *rest):  # type: ignore[no-untyped-def]
+            text = arg if isinstance(arg, str) else arg[1]
+            if os.getpid() != parent and text == victim_text:
+                died.write_text(stage)
+                os._exit(9)  # as the kernel's OOM killer would leave it: no cleanup
+            return real(arg, *rest)
+        return wrapped
+
+    if stage == "gate":
+        # The first file read is the first one queued for the worker.
+        monkeypatch.setattr(gate, "needs_engine", dies_in_a_worker(gate.needs_engine))
+    else:
+        # Nothing analysed while the gate runs, and all of it shared afterwards, so the
+        # smallest file is the first one a worker analyses.
+        real_gate_and_analyse = pipeline.gate_and_analyse
+
+        def gate_only(workers, items, gate, analyse, reject):  # type: ignore[no-untyped-def]
+            later: list[tuple[int, str, str]] = []
+            return real_gate_and_analyse(workers, items, gate, later.append, reject) + later
+
+        monkeypatch.setattr(pipeline, "gate_and_analyse", gate_only)
+        monkeypatch.setattr(runner, "MIN_SHARED_LINES", 0)
+        monkeypatch.setattr(runner, "_work", dies_in_a_worker(runner._work))
+    assert _diagnostics(paths, 2, tmp_path / "shared") == expected
+    assert died.read_text() == stage
