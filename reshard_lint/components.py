@@ -62,9 +62,14 @@ class _Unit:
 
 def slice_components(source_lines: list[str], tree: ast.Module) -> list[int] | None:
     """The original line numbers to keep, in order; None when everything is kept."""
-    units = _units(tree)
-    if units is None:
-        return None
+    global _decided
+    if _decided is not None and _decided[0] is tree:
+        _, units, facts = _decided
+    else:
+        units = _units(tree)
+        facts = [gate_facts(_gate_view(u)) for u in units]
+    _decided = None
+    _describe(units)
     parent = list(range(len(units)))
 
     def find(i: int) -> int:
@@ -78,7 +83,6 @@ def slice_components(source_lines: list[str], tree: ast.Module) -> list[int] | N
         if u.kind != "import":
             for n in u.defines:
                 definers.setdefault(n, []).append(i)
-    facts = [gate_facts(_gate_view(u)) for u in units]
     carries = _carrying(units, facts, definers)
     # u -> the units it reads from that carry no device value: kept with u, but not
     # joined to u's component (see _carrying).
@@ -232,7 +236,8 @@ def _seed(facts: GateFacts) -> bool:
     return False
 
 
-def _units(tree: ast.Module) -> list[_Unit] | None:
+def _units(tree: ast.Module) -> list[_Unit]:
+    """The file's units in order, without what they define and read (``_describe``)."""
     units: list[_Unit] = []
     for stmt in tree.body:
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
@@ -240,26 +245,52 @@ def _units(tree: ast.Module) -> list[_Unit] | None:
         elif isinstance(stmt, ast.ClassDef) and stmt.body and stmt.body[0].lineno > stmt.lineno:
             header = _Unit(stmt, "header")
             header.last = _first_line(stmt.body[0]) - 1
-            header.defines.add(("n", stmt.name))
-            header.refs = _names([*stmt.bases, *stmt.keywords, *stmt.decorator_list])
             units.append(header)
-            for m in stmt.body:
-                member = _Unit(m, "member", owner=header)
-                _facts(m, member, in_class=True)
-                if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name in _CONSTRUCTION:
-                    member.refs.add(("n", stmt.name))
-                elif not isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    member.refs.add(("n", stmt.name))  # class variables and fields: what constructors set
-                units.append(member)
+            units.extend(_Unit(m, "member", owner=header) for m in stmt.body)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            u = _Unit(stmt, "def")
-            _facts(stmt, u, in_class=False)
-            units.append(u)
+            units.append(_Unit(stmt, "def"))
         else:
-            u = _Unit(stmt, "global")
-            _facts(stmt, u, in_class=False)
-            units.append(u)
+            units.append(_Unit(stmt, "global"))
     return units
+
+
+def _describe(units: list[_Unit]) -> None:
+    """What each unit defines for the others and reads from them (Python's scoping)."""
+    for u in units:
+        if u.kind == "header":
+            stmt = u.node
+            assert isinstance(stmt, ast.ClassDef)
+            u.defines.add(("n", stmt.name))
+            u.refs = _names([*stmt.bases, *stmt.keywords, *stmt.decorator_list])
+        elif u.kind == "member":
+            m, cls = u.node, u.owner.node  # type: ignore[union-attr]
+            assert isinstance(cls, ast.ClassDef)
+            _facts(m, u, in_class=True)
+            if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name in _CONSTRUCTION:
+                u.refs.add(("n", cls.name))
+            elif not isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                u.refs.add(("n", cls.name))  # class variables and fields: what constructors set
+        elif u.kind != "import":
+            _facts(u.node, u, in_class=False)
+
+
+# The units and gate facts of the last file the gate decided by units (gate_by_units),
+# for slice_components on the same tree: one walk of a long file instead of two.
+_decided: tuple[ast.Module, list[_Unit], list[GateFacts]] | None = None
+
+
+def gate_by_units(tree: ast.Module) -> bool:
+    """The gate's verdict on a file long enough to be sliced, from its units' facts.
+
+    The same facts the whole file's walk gathers, in pieces (scripts/gate_by_units.py
+    compares the two verdicts over real code); kept for the slicing that follows.
+    """
+    global _decided
+    units = _units(tree)
+    facts = [gate_facts(_gate_view(u)) for u in units]
+    verdict = decide(GateFacts.merged(facts))
+    _decided = (tree, units, facts) if verdict else None
+    return verdict
 
 
 def _facts(stmt: ast.stmt, unit: _Unit, in_class: bool) -> None:

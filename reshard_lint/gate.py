@@ -144,6 +144,10 @@ class GateFacts:
 
 def may_have_findings(tree: ast.AST) -> bool:
     """False only when no rule can fire: see the module docstring."""
+    from .components import COMPONENT_MIN_LINES, gate_by_units
+
+    if isinstance(tree, ast.Module) and tree.body and (tree.body[-1].end_lineno or 0) >= COMPONENT_MIN_LINES:
+        return gate_by_units(tree)  # long enough to be sliced if it passes: the slicing reuses the facts
     return decide(gate_facts(tree))
 
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
+from reshard_lint.components import gate_by_units
 from reshard_lint.engine import Cancelled, Engine
+from reshard_lint.gate import decide, gate_facts
 from reshard_lint.rules import all_rules
 
 from .conftest import FIXTURES
@@ -21,6 +25,15 @@ def test_gate_never_drops_a_finding(name: str, source: str) -> None:
     assert [d.sort_key for d in gated.diagnostics] == [d.sort_key for d in forced.diagnostics]
     if forced.diagnostics:
         assert gated.stage == "analysed"
+
+
+@pytest.mark.parametrize("name,source", SOURCES, ids=[n for n, _ in SOURCES])
+def test_units_give_the_whole_files_verdict(name: str, source: str) -> None:
+    """A long file is gated from its units' facts (kept for its slicing), a short one from
+    one walk: on every example and fixture, whatever its length, both say the same
+    (scripts/gate_by_units.py checks real code)."""
+    tree = ast.parse(source)
+    assert gate_by_units(tree) == decide(gate_facts(tree))
 
 
 def test_prefilter_skips_files_without_meshes() -> None:
