@@ -236,9 +236,11 @@ _ENGINE: Any = None
 
 def _engine(settings: Mapping[str, object]) -> Any:
     global _ENGINE
+    from .collector import freeze_imports
     from .engine import engine_for
 
     _ENGINE = engine_for(settings)
+    freeze_imports()  # libcst's module objects out of every later full collection
     return _ENGINE
 
 
@@ -248,11 +250,13 @@ def _init_worker(settings: dict[str, object]) -> None:
 
 def _gate(item: tuple[int, str, str]) -> tuple[int, bool]:
     """Phase one, without libcst: does the file get past the prefilter and the ast gate?"""
+    from .collector import paused
     from .gate import needs_engine
 
     index, text, _ = item
     try:
-        return index, needs_engine(text)
+        with paused(freeze=False):  # collector.py: a collection would rescan the file's whole tree
+            return index, needs_engine(text)
     except Exception:  # noqa: BLE001 - the engine will say what is wrong with it
         return index, True
 
@@ -264,9 +268,12 @@ def _analyse(settings: dict[str, object], item: tuple[int, str, str]) -> tuple[i
 
 
 def _work(item: tuple[int, str, str]) -> tuple[int, list[dict[str, Any]]]:
+    from .collector import paused
+
     index, text, path = item
     try:
-        result = _ENGINE.lint_source(text, path, force=True)
+        with paused(freeze=False):  # collector.py: no collections while the trees are built
+            result = _ENGINE.lint_source(text, path, force=True)
         diags = result.diagnostics
     except Exception as exc:  # noqa: BLE001 - one file's crash must not lose the others
         diags = [Diagnostic(INTERNAL_ERROR, 1, 0, f"internal error while analysing the file: "
