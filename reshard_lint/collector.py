@@ -1,4 +1,4 @@
-"""Keeping Python's cyclic garbage collector out of the way of an analysis.
+"""Keeping Python's cyclic garbage collector and the allocator out of the way of an analysis.
 
 An analysis builds a large libcst tree without reference cycles, freed when the call
 returns: collections while it is built only rescan it. And importing libcst doubles the
@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import gc
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Iterator
 
 _frozen = False
+_trim: Any = None  # glibc's malloc_trim, False where there is none
+# Files at least this long (characters) leave enough freed heap behind to give back.
+GIVE_BACK_CHARS = 100_000
 
 
 @contextmanager
@@ -62,3 +65,23 @@ def freeze_long_lived() -> None:
     """
     gc.collect()
     gc.freeze()
+
+
+def give_back() -> None:
+    """Return the heap freed by a large file's trees to the operating system (glibc).
+
+    A 4,000-line file Python cannot parse (libcst then takes all of it) grows a process by
+    tens of MB, and glibc keeps the freed heap: the next large file grows it again from
+    there. Measured on `check` of the jax repository: the main process peaked at 163 MB
+    without this and 132 MB with it. A no-op where the C library has no ``malloc_trim``.
+    """
+    global _trim
+    if _trim is None:
+        try:
+            import ctypes
+
+            _trim = getattr(ctypes.CDLL(None), "malloc_trim", None) or False
+        except (OSError, AttributeError, ImportError):
+            _trim = False
+    if _trim:
+        _trim(0)

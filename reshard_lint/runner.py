@@ -250,7 +250,7 @@ def _init_worker(settings: dict[str, object]) -> None:
 
 def _gate(item: tuple[int, str, str]) -> tuple[int, bool]:
     """Phase one, without libcst: does the file get past the prefilter and the ast gate?"""
-    from .collector import paused
+    from .collector import GIVE_BACK_CHARS, give_back, paused
     from .gate import needs_engine
 
     index, text, _ = item
@@ -259,6 +259,9 @@ def _gate(item: tuple[int, str, str]) -> tuple[int, bool]:
             return index, needs_engine(text)
     except Exception:  # noqa: BLE001 - the engine will say what is wrong with it
         return index, True
+    finally:
+        if len(text) >= GIVE_BACK_CHARS:
+            give_back()
 
 
 def _analyse(settings: dict[str, object], item: tuple[int, str, str]) -> tuple[int, list[dict[str, Any]]]:
@@ -268,7 +271,7 @@ def _analyse(settings: dict[str, object], item: tuple[int, str, str]) -> tuple[i
 
 
 def _work(item: tuple[int, str, str]) -> tuple[int, list[dict[str, Any]]]:
-    from .collector import paused
+    from .collector import GIVE_BACK_CHARS, give_back, paused
 
     index, text, path = item
     try:
@@ -278,6 +281,9 @@ def _work(item: tuple[int, str, str]) -> tuple[int, list[dict[str, Any]]]:
     except Exception as exc:  # noqa: BLE001 - one file's crash must not lose the others
         diags = [Diagnostic(INTERNAL_ERROR, 1, 0, f"internal error while analysing the file: "
                                                   f"{type(exc).__name__}: {exc}")]
+    finally:
+        if len(text) >= GIVE_BACK_CHARS:
+            give_back()
     return index, [diag_to_dict(d) for d in diags]
 
 
