@@ -63,11 +63,7 @@ class _Unit:
 def slice_components(source_lines: list[str], tree: ast.Module) -> list[int] | None:
     """The original line numbers to keep, in order; None when everything is kept."""
     global _decided
-    if _decided is not None and _decided[0] is tree:
-        _, units, facts = _decided
-    else:
-        units = _units(tree)
-        facts = [gate_facts(_gate_view(u)) for u in units]
+    units, facts = _decided[1:] if _decided is not None and _decided[0] is tree else _gated_units(tree)
     _decided = None
     _describe(units)
     parent = list(range(len(units)))
@@ -279,6 +275,11 @@ def _describe(units: list[_Unit]) -> None:
 _decided: tuple[ast.Module, list[_Unit], list[GateFacts]] | None = None
 
 
+def _gated_units(tree: ast.Module) -> tuple[list[_Unit], list[GateFacts]]:
+    units = _units(tree)
+    return units, [gate_facts(_gate_view(u)) for u in units]
+
+
 def gate_by_units(tree: ast.Module) -> bool:
     """The gate's verdict on a file long enough to be sliced, from its units' facts.
 
@@ -286,8 +287,7 @@ def gate_by_units(tree: ast.Module) -> bool:
     compares the two verdicts over real code); kept for the slicing that follows.
     """
     global _decided
-    units = _units(tree)
-    facts = [gate_facts(_gate_view(u)) for u in units]
+    units, facts = _gated_units(tree)
     verdict = decide(GateFacts.merged(facts))
     _decided = (tree, units, facts) if verdict else None
     return verdict

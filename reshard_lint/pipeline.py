@@ -51,6 +51,15 @@ def _claimed(run: Callable[[Item], R], step: int, item: Item) -> R | str:
     return run(item)
 
 
+def fork_context() -> Any:
+    """fork where it is safe: a worker starts in milliseconds, with what this process holds
+    so far (nothing unsafe: no threads, no libcst yet); the platform's default elsewhere."""
+    import multiprocessing
+
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods and sys.platform != "darwin" else None)
+
+
 class Workers:
     """A pool of worker processes kept for a whole run, forked when first used.
 
@@ -59,12 +68,7 @@ class Workers:
     """
 
     def __init__(self, count: int, files: int) -> None:
-        import multiprocessing
-
-        methods = multiprocessing.get_all_start_methods()
-        # fork: a worker starts in milliseconds, with what this process holds so far.
-        self._ctx = multiprocessing.get_context(
-            "fork" if "fork" in methods and sys.platform != "darwin" else None)
+        self._ctx = fork_context()
         self.count = count
         self.claims = (self._ctx.RawArray("b", max(1, files)), self._ctx.Lock())
         self._pool: Any = None

@@ -9,7 +9,6 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -359,9 +358,10 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
         rep.release()
         advance()
 
+    engine_settings = dict(settings)
+
     def analyse_here(item: tuple[int, str, str]) -> None:
-        _init_worker(dict(settings))
-        take(*_work(item))
+        take(*_analyse(engine_settings, item))
 
     if jobs == 1 or len(paths) < MIN_PARALLEL_GATE:
         for item in candidates():
@@ -386,7 +386,7 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
                 analyse_here(item)
             return reports
         items.sort(key=lambda it: len(it[1]))
-        share(workers, 2, items, partial(_analyse, dict(settings)), lambda _item, result: take(*result))
+        share(workers, 2, items, partial(_analyse, engine_settings), lambda _item, result: take(*result))
     return reports
 
 
@@ -400,14 +400,12 @@ def _read(path: str) -> bytes:
 def _parallel(func: Callable[[tuple[int, str, str]], tuple[int, Any]], settings: dict[str, object] | None,
               items: list[tuple[int, str, str]], jobs: int, take: Callable[[int, Any], None]) -> set[int]:
     """Run ``items`` on ``jobs`` processes; the indexes not finished (after a pool failure)."""
-    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    methods = multiprocessing.get_all_start_methods()
-    # fork starts a worker in milliseconds; the parent has not imported libcst or
-    # started threads, so there is nothing unsafe to inherit.
-    ctx = multiprocessing.get_context("fork" if "fork" in methods and sys.platform != "darwin" else None)
+    from .pipeline import fork_context
+
+    ctx = fork_context()
     # Items come largest first; one per task keeps the big files from piling onto one
     # worker, and per-task overhead only matters for thousands of files.
     chunk = 1 if len(items) < 1000 else len(items) // (jobs * 16)
