@@ -1,7 +1,11 @@
 """Strict mode's check of ``jax.jit(f, in_shardings=...)`` calls (RSH203, RSH204). Imports jax.
 
-Loaded by ``_patch``. The verdict for an argument is computed once per (argument sharding,
-in_sharding, rank) and the check of a warm call must stay a small fraction of the call
+Loaded by ``_patch``. Two ways in. Where JAX has the Python path its C++ dispatch falls back
+to on a cache miss (``check_jit_miss``), the check runs there: JAX's cache is keyed by the
+arguments' shardings, so every new sharding of an argument passes through it once and a
+warm call runs no Python at all. Elsewhere the functions jitted under strict mode are
+wrapped and each call checked (``check_jit_call``), with verdicts cached per (argument
+sharding, in_sharding, rank) so that a warm call stays a small fraction of the call
 (bench/strict_overhead.py).
 """
 
@@ -205,6 +209,64 @@ def _jit_verdict(sig: JitSignature, dyn: tuple[Any, ...], positions: list[int],
             rest = jax.tree_util.keystr(tuple(path[1:])) if len(path) > 1 else ""
             best = (found, f"{arg} leaf {rest}" if rest else arg)
     return best
+
+
+def check_jit_miss(config: StrictConfig, params: dict[str, Any], args_flat: Sequence[Any],
+                   fun: Any, args: tuple[Any, ...]) -> None:
+    """Check a jitted call JAX could not serve from its cache, before it traces or runs it.
+
+    ``params['in_shardings']`` holds one entry per flat argument: the user's ``Sharding``, a
+    ``PartitionSpec`` already resolved on the context mesh (JAX treats both the same from
+    here on: the same crash, observed), or an unspecified marker.
+    """
+    __tracebackhide__ = True  # pytest shows the user's call, not these frames
+    if _is_jax_module(fun):
+        return  # JAX's own jits (jnp functions, pmap): their placement is JAX's business
+    targets = params.get("in_shardings", ())
+    if len(targets) != len(args_flat):
+        return  # a layout this check does not know: JAX judges the call
+    best: tuple[Finding, int] | None = None
+    for index, (leaf, target) in enumerate(zip(args_flat, targets)):
+        if not isinstance(target, Sharding) or not _checkable(leaf):
+            continue
+        found = classify_jit(leaf.sharding, target, leaf.ndim, config.processes)
+        if found is not None and (best is None or _JIT_RANK[found.code] < _JIT_RANK[best[0].code]):
+            best = (found, index)
+    if best is None or not _trace_state_clean():  # inside a trace nothing executes
+        return
+    found, index = best
+    call = f"jit({params.get('name') or getattr(fun, '__name__', None) or 'fun'})"
+    raise ReshardError(found.message(call, _argument_name(args, args_flat, index)),
+                       code=found.code, call="jit", source=found.source, target=found.target)
+
+
+def _is_jax_module(fun: Any) -> bool:
+    module = getattr(fun, "__module__", None)
+    return isinstance(module, str) and (module == "jax" or module.startswith(("jax.", "jaxlib.")))
+
+
+def _argument_name(args: tuple[Any, ...], args_flat: Sequence[Any], index: int) -> str:
+    """``argument 1 leaf ['w']`` for ``args_flat[index]``, found by identity among the
+    positional arguments (jit takes no keyword arguments with in_shardings; static arguments
+    are hashable, so never the array named here)."""
+    leaf = args_flat[index]
+    nth = sum(1 for a in args_flat[:index] if a is leaf)
+    try:
+        path_leaves, _ = jax.tree_util.tree_flatten_with_path(tuple(args))
+    except Exception:
+        return "an argument"
+    for path, candidate in path_leaves:
+        if candidate is not leaf:
+            continue
+        if nth:
+            nth -= 1
+            continue
+        position = getattr(path[0], "idx", None) if path else None
+        if not isinstance(position, int):
+            return "an argument"
+        rest = jax.tree_util.keystr(tuple(path[1:])) if len(path) > 1 else ""
+        return f"argument {position} leaf {rest}" if rest else f"argument {position}"
+    return "an argument"
 
 
 def check_jit_call(config: StrictConfig, sig: JitSignature, args: tuple[Any, ...]) -> None:

@@ -2,14 +2,20 @@
 
 The wrappers are thin: one read of ``_state.current``, and when strict mode is off they call
 straight through. That keeps a wrapper that escaped removal (``from jax import device_put``
-run while strict mode was on) harmless afterwards. ``jax.jit`` is wrapped so that the
-functions it makes while strict mode is on check their arguments against ``in_shardings``
-(``StrictJitted``); the others stay JAX's own objects.
+run while strict mode was on) harmless afterwards.
+
+Jitted calls are checked where JAX's C++ dispatch falls back to Python on a cache miss
+(``jax._src.pjit._run_python_pjit``): every jitted function, whenever it was made, is
+checked the first time it meets an argument sharding, and warm calls run no Python of
+ours. A JAX without that function (another version) gets the older way instead:
+``jax.jit`` is wrapped so that the functions it makes while strict mode is on check every
+call (``StrictJitted``).
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import types
 from typing import Any, Callable
 
@@ -137,10 +143,43 @@ def _wrap_jit(original: Callable[..., Any]) -> Callable[..., Any]:
     return jit
 
 
+_MISS_PARAMETERS = ["p", "args_flat", "fun", "args", "kwargs"]
+
+
+def miss_path_owner() -> Any:
+    """The module whose ``_run_python_pjit`` JAX's jit calls on a cache miss, when this JAX
+    has it with the parameters the hook reads; else None."""
+    try:
+        from jax._src import pjit
+    except ImportError:  # pragma: no cover - other jax versions
+        return None
+    original = getattr(pjit, "_run_python_pjit", None)
+    try:
+        parameters = list(inspect.signature(original).parameters)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return pjit if parameters == _MISS_PARAMETERS else None
+
+
+def _wrap_miss_path(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def _run_python_pjit(p: Any, args_flat: Any, fun: Any, args: Any, kwargs: Any) -> Any:
+        __tracebackhide__ = True  # pytest: show the user's line, not this frame
+        config = _state.current
+        if config is not None:
+            _jit.check_jit_miss(config, p.params, args_flat, fun, args)
+        return original(p, args_flat, fun, args, kwargs)
+
+    return _run_python_pjit
+
+
 def _targets() -> list[tuple[Any, str, Callable[[Callable[..., Any]], Callable[..., Any]]]]:
+    owner = miss_path_owner()
+    jit_target = (owner, "_run_python_pjit", _wrap_miss_path) if owner is not None \
+        else (jax, "jit", _wrap_jit)
     return [
         (jax, "device_put", _wrap_device_put),
-        (jax, "jit", _wrap_jit),
+        jit_target,
         (ArrayImpl, "to_device", _wrap_to_device),
         (jax, "make_array_from_process_local_data", _wrap_process_local),
         (_multihost_utils, "host_local_array_to_global_array", _wrap_host_local),

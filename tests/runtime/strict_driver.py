@@ -17,6 +17,7 @@ from typing import Any
 
 import jax
 import numpy as np
+from jax._src import pjit
 from jax.experimental import multihost_utils
 
 MODES: dict[str, dict[str, Any]] = {
@@ -32,6 +33,7 @@ ORIGINALS = {
     "host_local_array_to_global_array": multihost_utils.host_local_array_to_global_array,
     "to_device": type(jax.numpy.zeros(1)).__dict__["to_device"],
     "jit": jax.jit,
+    "jit_miss_path": pjit._run_python_pjit,
 }
 
 
@@ -42,6 +44,7 @@ def restored() -> bool:
         "host_local_array_to_global_array": multihost_utils.host_local_array_to_global_array,
         "to_device": type(jax.numpy.zeros(1)).__dict__["to_device"],
         "jit": jax.jit,
+        "jit_miss_path": pjit._run_python_pjit,
     }
     return all(now[k] is v for k, v in ORIGINALS.items())
 

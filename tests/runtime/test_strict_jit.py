@@ -38,17 +38,26 @@ CRASH_PROGRAM = textwrap.dedent("""\
     if STRICT:
         from reshard_lint.runtime import enable
         enable()
+    compiles = []
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda event, *_, **__: compiles.append(event)
+        if event == "/jax/core/compile/backend_compile_duration" else None)
 
     assert len(jax.devices()) == 8, jax.devices()
     mesh = Mesh(np.array(jax.devices()), ("x",))
     x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P("x")))
     rev = Mesh(np.array(jax.devices()[::-1]), ("x",))
-    f = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(rev, P("x")))
+    if sys.argv[2] == "context":  # a PartitionSpec, resolved on the context mesh
+        jax.set_mesh(rev)
+        f = jax.jit(lambda a: a * 2, in_shardings=P("x"))
+    else:
+        f = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(rev, P("x")))
+    before = len(compiles)
     try:
         y = f(x)
     except Exception:
-        # Nothing was traced, compiled or run: JAX's cache for f is still empty.
-        print("executables after the failed call:", f._cache_size(), flush=True)
+        # Nothing was compiled or run: the argument was not even copied.
+        print("compiled for the failed call:", len(compiles) - before, flush=True)
         raise
     print("first call:", float(y.sum()), flush=True)
     y = f(x)
@@ -65,16 +74,22 @@ def _env_xla_flags() -> dict[str, str]:
     return env
 
 
-def _run_crash_program(mode: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+def _run_crash_program(mode: str, spelling: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     script = tmp_path / "jit_reversed_twice.py"
     script.write_text(CRASH_PROGRAM)
-    return subprocess.run([sys.executable, str(script), mode], capture_output=True, text=True,
-                          env=_env_xla_flags(), timeout=TIMEOUT, cwd=tmp_path)
+    return subprocess.run([sys.executable, str(script), mode, spelling], capture_output=True,
+                          text=True, env=_env_xla_flags(), timeout=TIMEOUT, cwd=tmp_path)
 
 
-def test_plain_jax_copies_on_the_first_call_and_crashes_on_the_second(tmp_path: Path) -> None:
-    """Grounds RSH204's "one process: the first call copies, the second crashes (SIGSEGV)"."""
-    proc = _run_crash_program("plain", tmp_path)
+SPELLINGS = ("sharding", "context")
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_plain_jax_copies_on_the_first_call_and_crashes_on_the_second(tmp_path: Path,
+                                                                      spelling: str) -> None:
+    """Grounds RSH204's "one process: the first call copies, the second crashes (SIGSEGV)",
+    for in_shardings given as a sharding and as a PartitionSpec on the context mesh."""
+    proc = _run_crash_program("plain", spelling, tmp_path)
     out = proc.stdout + proc.stderr
     assert proc.returncode < 0, f"expected death by a signal, got exit code {proc.returncode}:\n{out}"
     assert proc.returncode == -signal.SIGSEGV, out
@@ -83,8 +98,9 @@ def test_plain_jax_copies_on_the_first_call_and_crashes_on_the_second(tmp_path: 
     assert "Buffer passed to Execute()" in proc.stderr and "replica is assigned to device" in proc.stderr, out
 
 
-def test_strict_mode_raises_rsh204_at_the_first_call_instead(tmp_path: Path) -> None:
-    proc = _run_crash_program("strict", tmp_path)
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_strict_mode_raises_rsh204_at_the_first_call_instead(tmp_path: Path, spelling: str) -> None:
+    proc = _run_crash_program("strict", spelling, tmp_path)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, f"expected an exception (exit code 1), got {proc.returncode}:\n{out}"
     assert "reshard_lint.runtime.errors.ReshardError: RSH204 jit(<lambda>) takes argument 0 on devices " \
@@ -92,7 +108,7 @@ def test_strict_mode_raises_rsh204_at_the_first_call_instead(tmp_path: Path) -> 
            "devices in another order" in proc.stderr, out
     assert "SIGSEGV" in proc.stderr  # the message says what JAX would have done
     assert "first call" not in proc.stdout, out
-    assert "executables after the failed call: 0" in proc.stdout, out  # raised before JAX ran
+    assert "compiled for the failed call: 0" in proc.stdout, out  # raised before JAX ran
 
 
 # --------------------------------------------------------------------------- the matrix
@@ -150,6 +166,10 @@ JIT_CASES: tuple[tuple[str, str, str, str, str], ...] = (
                 return a + 1
 
         out = Model().apply(x)
+        """, "ok", "error:RSH204", "error:RSH204"),
+    ("context_mesh_partition_spec", """
+        with jax.set_mesh(rev):
+            out = jax.jit(lambda a: a * 2, in_shardings=P("x"))(x)
         """, "ok", "error:RSH204", "error:RSH204"),
     # --- RSH203: another device set ---
     ("subset", """
@@ -254,10 +274,90 @@ def test_messages_say_what_jax_does(jit_results: dict[str, Any]) -> None:
     assert leaf["source"] == list(range(8)) and leaf["target"] == list(range(7, -1, -1))
 
 
+# --------------------------------------------------------------------------- JAX's miss path
+
+def test_only_calls_jax_cannot_serve_from_its_cache_reach_the_check(python8: Callable[..., Any]) -> None:
+    """Strict mode checks jitted calls where JAX's C++ dispatch falls back to Python: once per
+    new argument sharding, for functions jitted before strict mode too, and jitted
+    functions stay JAX's own objects."""
+    proc = python8(JIT_PRELUDE + textwrap.dedent("""
+        from reshard_lint.runtime import ReshardError, strict
+        from reshard_lint.runtime import _jit
+
+        checks = []  # the user's functions that reached the check (JAX's own jits do too)
+        check = _jit.check_jit_miss
+        _jit.check_jit_miss = lambda *a: (checks.append(a[3]) if a[3].__module__ == "__main__"
+                                          else None, check(*a))
+
+        s = NamedSharding(mesh, P("x"))
+        early = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(rev, P("x")))  # before strict
+        plain = type(jax.jit(lambda a: a))
+        with strict():
+            f = jax.jit(lambda a: a * 2, in_shardings=s)
+            assert type(f) is plain and type(early) is plain  # JAX's own objects
+            for _ in range(5):
+                f(x)
+            assert len(checks) == 1, checks  # warm calls never reach Python
+            f(jax.device_put(np.arange(64.0), s))  # another rank: a new signature
+            assert len(checks) == 2, checks
+            for attempt in range(2):  # a rejected call is rejected again, never cached
+                try:
+                    early(x)
+                except ReshardError as e:
+                    assert e.code == "RSH204" and e.call == "jit", e
+                    assert str(e).startswith("RSH204 jit(<lambda>) takes argument 0 on devices "
+                                             "[0, 1, 2, 3, 4, 5, 6, 7]"), e
+                else:
+                    raise AssertionError("no RSH204")
+        assert float(f(x).sum()) == 2 * float(x.sum())  # off: JAX alone
+        print("OK")
+    """))
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("OK"), proc.stdout + proc.stderr
+
+
+def test_miss_path_names_the_leaf(python8: Callable[..., Any]) -> None:
+    proc = python8(JIT_PRELUDE + textwrap.dedent("""
+        from reshard_lint.runtime import ReshardError, strict
+
+        s = NamedSharding(mesh, P("x"))
+        good = jax.device_put(data, s)
+        bad = jax.device_put(data, NamedSharding(rev, P("x")))
+
+        def message(fn, *args):
+            try:
+                fn(*args)
+            except ReshardError as e:
+                return str(e)
+            raise AssertionError("no ReshardError")
+
+        with strict():
+            g = jax.jit(lambda n, t: t["w"] * n + t["b"], static_argnums=0, in_shardings=s)
+            h = jax.jit(lambda t: t["w"]["deep"] + t["b"][0] + t["b"][1][0], in_shardings=s)
+            g(2, {"w": good, "b": good})
+            assert "takes argument 1 leaf ['b'] on devices [7, 6" in message(g, 2, {"w": good, "b": bad})
+            h({"w": {"deep": good}, "b": [good, (good,)]})
+            assert "takes argument 0 leaf ['b'][1][0] on devices [7, 6" in \
+                message(h, {"w": {"deep": good}, "b": [good, (bad,)]})
+            # The same array twice: the first place it appears in is named.
+            assert "takes argument 0 leaf ['b'][0] on devices [7, 6" in \
+                message(h, {"w": {"deep": good}, "b": [bad, (bad,)]})
+        print("OK")
+    """))
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("OK"), proc.stdout + proc.stderr
+
+
 # --------------------------------------------------------------------------- the wrapper
+# A JAX without the miss path (other versions) gets a wrapper per function jitted under
+# strict mode; these tests take that way on this JAX.
+
+FORCE_WRAPPER = textwrap.dedent("""\
+    from reshard_lint.runtime import _patch
+    _patch.miss_path_owner = lambda: None
+""")
+
 
 def test_wrapper_caches_verdicts_and_passes_through_when_off(python8: Callable[..., Any]) -> None:
-    proc = python8(JIT_PRELUDE + textwrap.dedent("""
+    proc = python8(JIT_PRELUDE + FORCE_WRAPPER + textwrap.dedent("""
         import inspect
         from reshard_lint.runtime import ReshardError, strict
         from reshard_lint.runtime._patch import StrictJitted
@@ -296,7 +396,7 @@ def test_wrapper_caches_verdicts_and_passes_through_when_off(python8: Callable[.
 
 def test_warm_pytree_calls_still_judge_every_leaf(python8: Callable[..., Any]) -> None:
     """The warm path (each leaf on its in_sharding object) must not let a changed leaf through."""
-    proc = python8(JIT_PRELUDE + textwrap.dedent("""
+    proc = python8(JIT_PRELUDE + FORCE_WRAPPER + textwrap.dedent("""
         from reshard_lint.runtime import ReshardError, strict
 
         s = NamedSharding(mesh, P("x"))
