@@ -16,6 +16,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping, Sequence, TextIO
 
+from . import newer_syntax
+
 # The final names of the transfer calls, as spelled through any jax import.
 TRANSFER_NAMES = frozenset({
     "device_put", "with_sharding_constraint", "reshard", "make_array_from_process_local_data",
@@ -102,7 +104,7 @@ def _merge(verdicts: list[Any]) -> tuple[str, str]:
 def _spelled_sites(text: str, spellings: Mapping[str, str]) -> list[tuple[int, int, str]]:
     """(line, 0-based column, name) of each transfer call spelled through a jax import."""
     try:
-        tree = ast.parse(text)
+        tree = newer_syntax.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     local_to_qual = {local: qual.split(":", 1)[-1] for qual, local in spellings.items()}

@@ -18,6 +18,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
+from . import newer_syntax
 from .diagnostic import Diagnostic
 from .gate import may_have_findings, prefilter
 from .nesting import too_deep
@@ -87,7 +88,7 @@ class Engine:
         if not force:
             try:
                 if tree is None:
-                    tree = ast.parse(source)
+                    tree = newer_syntax.parse(source)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 tree = None  # libcst decides, and reports why it cannot parse
             if tree is not None and not may_have_findings(tree):
@@ -123,7 +124,7 @@ class Engine:
         python_tree = tree if line_map is None and isinstance(tree, ast.Module) else None
         if line_map is not None:
             try:
-                python_tree = ast.parse(source)
+                python_tree = newer_syntax.parse(source)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 python_tree = None
         deep = too_deep(source, python_tree)
@@ -262,7 +263,7 @@ class Engine:
 
 def _parse_or_none(source: str) -> ast.Module | None:
     try:
-        return ast.parse(source)
+        return newer_syntax.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 

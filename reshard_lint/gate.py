@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from typing import Iterable, Iterator
 
+from . import newer_syntax
+
 # A finding needs something that produces devices or a mesh ...
 _DEVICE_SOURCE = ("devices", "device_set", "make_mesh", "create_device_mesh", "create_hybrid_device_mesh")
 # ... and something that builds or uses a mesh or sharding.
@@ -58,7 +60,7 @@ def needs_engine(source: str, tree: ast.AST | None = None) -> bool:
         return True  # the engine slices such a file first, which is cheaper than this walk
     if tree is None:
         try:
-            tree = ast.parse(source)
+            tree = newer_syntax.parse(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return True
     global _last

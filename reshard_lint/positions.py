@@ -28,6 +28,7 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
+from . import newer_syntax
 from .fixes import split_lines
 
 _NEWLINE = re.compile(r"\r\n?|\n")
@@ -140,7 +141,7 @@ class NodePositions(Mapping[cst.CSTNode, CodeRange]):
             tree = self._tree
             if tree is None:
                 try:
-                    tree = ast.parse(self._text)
+                    tree = newer_syntax.parse(self._text)
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
                     return self._index  # positions come from the module-wide pass
             try:

@@ -24,6 +24,7 @@ from typing import Optional
 
 import libcst as cst
 
+from .. import newer_syntax
 from .arguments import Call
 from .values import UNKNOWN, ClassVal, FuncVal, Value, is_unknown, join, unknown
 
@@ -54,7 +55,7 @@ class SyntaxCounts:
     def of(cls, source: str, tree: Optional[ast.Module] = None) -> "SyntaxCounts":
         out = cls()
         try:
-            tree = tree or ast.parse(source)
+            tree = tree or newer_syntax.parse(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return out
         # One walk by hand, not ast.walk: annotations are skipped whole (they name
