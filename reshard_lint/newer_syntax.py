@@ -13,14 +13,8 @@ every other character stays where it was.
 from __future__ import annotations
 
 import ast
-import io
+import re
 import sys
-import tokenize
-from typing import Callable
-
-_BREAKS = (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
-_QUIET = (tokenize.NL, tokenize.COMMENT)
-
 
 def parse(source: str) -> ast.Module:
     """``ast.parse(source)``, and on Python < 3.12 the tree without type parameters where
@@ -39,64 +33,65 @@ def parse(source: str) -> ast.Module:
             raise exc from None
 
 
+# A type parameter list opens right after the name of a def or class; a type alias
+# statement starts with the soft keyword ``type`` and a name.
+_OPENERS = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+\w+[ \t]*(?P<params>\[)"
+                      r"|^[ \t]*(?P<alias>type)[ \t]+\w+[ \t]*(?P<after>[=\[])",
+                      re.MULTILINE)
+_CLOSE = {"(": ")", "[": "]", "{": "}"}
+
+
 def without_type_params(source: str) -> str | None:
     """``source`` with each type parameter list blanked (``def f[T](x)`` -> ``def f   (x)``)
     and ``type X = ...`` turned into ``_=0; X = ...``, every other character in place;
-    None when the text cannot be tokenized (PEP 701 f-strings, for one)."""
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
-    except (tokenize.TokenError, SyntaxError):
-        return None
-    starts = [0]
-    for line in io.StringIO(source):
-        starts.append(starts[-1] + len(line))
-    chars = list(source)
-
-    def offset(pos: tuple[int, int]) -> int:
-        return starts[pos[0] - 1] + pos[1]
-
-    statement_start = True
-    for i, tok in enumerate(tokens):
-        if tok.type in _BREAKS or (tok.type == tokenize.OP and tok.string == ";"):
-            statement_start = True
-            continue
-        if tok.type in _QUIET:
-            continue
-        at_start, statement_start = statement_start, False
-        if tok.type != tokenize.NAME or i + 2 >= len(tokens) or tokens[i + 1].type != tokenize.NAME:
-            continue
-        opener = tokens[i + 2]
-        if opener.type != tokenize.OP:
-            continue
-        if tok.string in ("def", "class") and opener.string == "[":
-            pass
-        elif at_start and tok.string == "type" and opener.string in ("=", "["):
-            chars[offset(tok.start):offset(tok.end)] = "_=0;"  # four characters, like "type"
-            if opener.string != "[":
-                continue
+    None when a list does not close. A match inside a string or comment only changes that
+    string or comment."""
+    chars: list[str] | None = None
+    for match in _OPENERS.finditer(source):
+        if chars is None:
+            chars = list(source)
+        if match.group("alias"):
+            chars[match.start("alias"):match.end("alias")] = "_=0;"  # four characters, like "type"
+            opener = match.start("after") if match.group("after") == "[" else -1
         else:
-            continue
-        _blank_brackets(tokens, i + 2, chars, offset)
-    return "".join(chars)
+            opener = match.start("params")
+        if opener >= 0 and not _blank_brackets(source, opener, chars):
+            return None
+    return source if chars is None else "".join(chars)
 
 
-def _blank_brackets(tokens: list[tokenize.TokenInfo], first: int, chars: list[str],
-                    offset: Callable[[tuple[int, int]], int]) -> None:
-    """Blank from ``tokens[first]`` (an opening bracket) to its closing one. A list over
-    several lines keeps them joined with a backslash before each line break."""
-    depth = 0
-    for tok in tokens[first:]:
-        if tok.type != tokenize.OP:
+def _blank_brackets(source: str, start: int, chars: list[str]) -> bool:
+    """Blank from the bracket at ``start`` to the one that closes it; a list over several
+    lines keeps them joined with a backslash before each line break. Strings and comments
+    inside are skipped over; False when the list does not close."""
+    stack: list[str] = []
+    i, n = start, len(source)
+    while i < n:
+        c = source[i]
+        if c in _CLOSE:
+            stack.append(_CLOSE[c])
+        elif c in ")]}":
+            if not stack or stack.pop() != c:
+                return False
+            if not stack:
+                break
+        elif c == "#":
+            end = source.find("\n", i)
+            i = n if end < 0 else end
             continue
-        if tok.string in "([{":
-            depth += 1
-        elif tok.string in ")]}":
-            depth -= 1
-            if depth == 0:
-                start, end = offset(tokens[first].start), offset(tok.end)
-                for k in range(start, end):
-                    if chars[k] == "\n":
-                        chars[k - 2 if chars[k - 1] == "\r" else k - 1] = "\\"
-                    elif chars[k] != "\r":
-                        chars[k] = " "
-                return
+        elif c in "'\"":
+            end = i + 1
+            while end < n and source[end] != c and source[end] != "\n":
+                end += 2 if source[end] == "\\" else 1
+            if end >= n or source[end] != c:
+                return False
+            i = end
+        i += 1
+    else:
+        return False
+    for k in range(start, i + 1):
+        if chars[k] == "\n":
+            chars[k - 2 if chars[k - 1] == "\r" else k - 1] = "\\"
+        elif chars[k] != "\r":
+            chars[k] = " "
+    return True
