@@ -22,12 +22,13 @@ from . import newer_syntax
 from .diagnostic import Diagnostic
 from .gate import may_have_findings, prefilter
 from .nesting import too_deep
+from .prepared import Prepared, prepare
 from .rules import Rule, all_rules
 
 if TYPE_CHECKING:
     import libcst as cst
 
-    from .analysis.callsites import SyntaxCounts
+    from .call_counts import SyntaxCounts
 
 # (file context, transfer events in program order, anchor node id -> its diagnostic)
 Observer = Callable[[Any, list[Any], dict[int, Diagnostic]], None]
@@ -77,10 +78,12 @@ class Engine:
 
     def lint_source(self, source: str, path: str = "<stdin>", tree: ast.AST | None = None,
                     *, force: bool = False, slice_min_lines: int | None = None,
-                    cancelled: Callable[[], bool] | None = None) -> FileResult:
+                    cancelled: Callable[[], bool] | None = None,
+                    prepared: Prepared | None = None) -> FileResult:
         """Diagnostics for one file. ``force`` skips the prefilter and the gate (the caller
         ran them); ``slice_min_lines`` overrides when a file is long enough to slice;
-        ``cancelled`` is asked between stages and for every event, and raises Cancelled."""
+        ``cancelled`` is asked between stages and for every event, and raises Cancelled;
+        ``prepared``: what the file's Python tree gave, made where the tree was."""
         result = FileResult(path)
         if not force and not prefilter(source):
             return result
@@ -97,22 +100,16 @@ class Engine:
         import libcst as cst
 
         original = source
-        if tree is None:
-            # One parse for the slicing, the call counts, the positions and the nesting
-            # check (the command's workers pass text only: trees do not pickle cheaply).
-            from .gate import tree_for
+        handed = prepared is not None  # made elsewhere: this process has no tree of the file
+        if prepared is None:
+            if tree is None:
+                # One parse for the slicing, the call counts, the positions and the nesting
+                # check, unless the gate just parsed the same text in this process.
+                from .gate import tree_for
 
-            tree = tree_for(source) or _parse_or_none(source)
-        source, line_map, by_component = self._sliced(source, tree, slice_min_lines)
-        counts = None
-        if by_component:
-            # Units left out by components.py may call what was kept: calls are counted in
-            # the whole file, so a function some of whose callers are gone has unknown
-            # parameters, never ones sharpened by the slice. Counted now, so that the whole
-            # file's tree is let go before libcst's (a 12,000-line tree is tens of MB).
-            from .analysis.callsites import SyntaxCounts
-
-            counts = SyntaxCounts.of(original, tree if isinstance(tree, ast.Module) else None)
+                tree = tree_for(source) or _parse_or_none(source)
+            prepared = prepare(source, tree, slice_min_lines)
+        source, line_map, counts = prepared.text, prepared.line_map, prepared.counts
         _check(cancelled)
 
         def at(line: int) -> int:  # a line of ``source`` in the file the user has
@@ -122,7 +119,7 @@ class Engine:
         # the analysis (callsites.py), places statements (positions.py) and bounds the
         # nesting check to long statements; a sliced text gets its own, once, for all three.
         python_tree = tree if line_map is None and isinstance(tree, ast.Module) else None
-        if line_map is not None:
+        if line_map is not None or handed:
             try:
                 python_tree = newer_syntax.parse(source)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -183,31 +180,6 @@ class Engine:
         finally:
             sys.setrecursionlimit(old_limit)
         return result
-
-    @staticmethod
-    def _sliced(source: str, tree: ast.AST | None, min_lines: int | None) -> tuple[str, list[int] | None, bool]:
-        """The text to parse, its line map, and whether components were left out; ``tree``
-        is Python's tree of ``source`` (None when it has none)."""
-        from .components import COMPONENT_MIN_LINES, slice_components
-        from .fixes import split_lines
-        from .slicing import SLICE_MIN_LINES, keep_lines, slice_source
-
-        limit = SLICE_MIN_LINES if min_lines is None else min_lines
-        by_component = COMPONENT_MIN_LINES if min_lines is None else min_lines
-        length = source.count("\n")
-        if length < min(limit, by_component) or not isinstance(tree, ast.Module):
-            # No tree: Python cannot parse the file (lint_source parsed it already), and
-            # libcst reports what is wrong with it.
-            return source, None, False
-        if length >= by_component:
-            # Test files: hundreds of methods sharing nothing but imports.
-            lines = split_lines(source)
-            kept = slice_components(lines, tree)
-            if kept is not None:
-                return keep_lines(lines, kept), kept, True
-        if length >= limit:
-            return (*slice_source(source, tree), False)
-        return source, None, False
 
     def analyse(self, module: "cst.Module", source: str, path: str,
                 line_map: list[int] | None = None, observer: Observer | None = None,

@@ -22,7 +22,8 @@ import threading
 from collections import deque
 from typing import Any, Callable, Iterable, TypeVar
 
-Item = tuple[int, str, str]
+# A file: (index, text, path), and after the gate what it prepared (prepared.py), if anything.
+Item = tuple[Any, ...]
 R = TypeVar("R")
 
 _SKIPPED = "skipped"  # a worker's answer for a file this process claimed first
@@ -155,7 +156,7 @@ def share(workers: Workers, step: int, items: Iterable[Item], run: Callable[[Ite
             woken.wait(1.0)
 
 
-def gate_and_analyse(workers: Workers, items: Iterable[Item], gate: Callable[[Item], tuple[int, bool]],
+def gate_and_analyse(workers: Workers, items: Iterable[Item], gate: Callable[[Item], tuple[Any, ...]],
                      analyse: Callable[[Item], None], reject: Callable[[int], None]) -> list[Item]:
     """Gate ``items`` as they come, analysing here what passes while the gate runs.
 
@@ -164,9 +165,9 @@ def gate_and_analyse(workers: Workers, items: Iterable[Item], gate: Callable[[It
     """
     ready: deque[Item] = deque()
 
-    def decided(item: Item, verdict: tuple[int, bool]) -> None:
+    def decided(item: Item, verdict: tuple[Any, ...]) -> None:
         if verdict[1]:
-            ready.append(item)
+            ready.append(item + verdict[2:] if len(verdict) > 2 and verdict[2] is not None else item)
         else:
             reject(item[0])
 

@@ -11,11 +11,15 @@ import os
 import re
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from .cache import Cache, diag_from_dict, diag_to_dict
 from .diagnostic import Diagnostic
+from .pipeline import Item
 from .sources import Source, SourceError
+
+if TYPE_CHECKING:
+    from .prepared import Prepared
 
 PARSE_ERROR = "RSH001"
 INTERNAL_ERROR = "RSH002"
@@ -247,35 +251,48 @@ def _init_worker(settings: dict[str, object]) -> None:
     _engine(settings)  # once per worker process, not once per file
 
 
-def _gate(item: tuple[int, str, str]) -> tuple[int, bool]:
-    """Phase one, without libcst: does the file get past the prefilter and the ast gate?"""
+def _gate(item: Item) -> tuple[int, bool, Prepared | None]:
+    """Phase one, without libcst: does the file get past the prefilter and the ast gate?
+    A long file that does is prepared here, where its tree and its units' gate facts are
+    (prepared.py): the process that analyses it then parses only the slice."""
     from .collector import GIVE_BACK_CHARS, give_back, paused
-    from .gate import needs_engine
+    from .gate import needs_engine, tree_for
+    from .prepared import long_enough, prepare
 
-    index, text, _ = item
+    index, text = item[0], item[1]
     try:
         with paused(freeze=False):  # collector.py: a collection would rescan the file's whole tree
-            return index, needs_engine(text)
+            if not needs_engine(text):
+                return index, False, None
+            if not long_enough(text):
+                return index, True, None  # the gate's tree stays for an engine in this process
+            tree = tree_for(text)
+            if tree is None:
+                return index, True, None
+            ready = prepare(text, tree)
+            # Only a slice is worth sending: the whole text is in the item already.
+            return index, True, ready if ready.line_map is not None else None
     except Exception:  # noqa: BLE001 - the engine will say what is wrong with it
-        return index, True
+        return index, True, None
     finally:
         if len(text) >= GIVE_BACK_CHARS:
             give_back()
 
 
-def _analyse(settings: dict[str, object], item: tuple[int, str, str]) -> tuple[int, list[dict[str, Any]]]:
+def _analyse(settings: dict[str, object], item: Item) -> tuple[int, list[dict[str, Any]]]:
     """`_work` in a worker that may not have its engine yet (forked before the first file)."""
     _engine(settings)
     return _work(item)
 
 
-def _work(item: tuple[int, str, str]) -> tuple[int, list[dict[str, Any]]]:
+def _work(item: Item) -> tuple[int, list[dict[str, Any]]]:
     from .collector import GIVE_BACK_CHARS, give_back, paused
 
-    index, text, path = item
+    index, text, path = item[0], item[1], item[2]
+    prepared = item[3] if len(item) > 3 else None
     try:
         with paused(freeze=False):  # collector.py: no collections while the trees are built
-            result = _ENGINE.lint_source(text, path, force=True)
+            result = _ENGINE.lint_source(text, path, force=True, prepared=prepared)
         diags = result.diagnostics
     except Exception as exc:  # noqa: BLE001 - one file's crash must not lose the others
         diags = [Diagnostic(INTERNAL_ERROR, 1, 0, f"internal error while analysing the file: "
@@ -360,13 +377,14 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
 
     engine_settings = dict(settings)
 
-    def analyse_here(item: tuple[int, str, str]) -> None:
+    def analyse_here(item: Item) -> None:
         take(*_analyse(engine_settings, item))
 
     if jobs == 1 or len(paths) < MIN_PARALLEL_GATE:
         for item in candidates():
-            if _gate(item)[1]:
-                analyse_here(item)
+            verdict = _gate(item)
+            if verdict[1]:
+                analyse_here(item + verdict[2:] if verdict[2] is not None else item)
             else:
                 reject(item[0])
         return reports
@@ -380,7 +398,7 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
         # than a worker's libcst import is worth. The workers take the smallest files
         # first and this process the largest, so that the long files start early and the
         # two largest trees are not held at the same time.
-        lines = sum(text.count("\n") for _, text, _ in items)
+        lines = sum(item[1].count("\n") for item in items)
         if len(items) < 2 or lines < MIN_SHARED_LINES:
             for item in items:
                 analyse_here(item)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ast
+import pickle
 
 import pytest
 
 from reshard_lint.engine import Engine
+from reshard_lint import newer_syntax, prepared
 from reshard_lint.rules import all_rules
 
 from .conftest import FIXTURES
@@ -20,11 +22,14 @@ SOURCES = [(f"{r.code}-{i}", ex.code) for r in all_rules() for i, ex in enumerat
 def test_sliced_analysis_is_the_same(name: str, source: str) -> None:
     whole = ENGINE.lint_source(source, name, force=True, slice_min_lines=10**9)
     sliced = ENGINE.lint_source(source, name, force=True, slice_min_lines=0)
+    # As `check` does it: the slice made where the tree is (a gate worker), sent over.
+    handed = pickle.loads(pickle.dumps(prepared.prepare(source, newer_syntax.parse(source), 0)))
+    elsewhere = ENGINE.lint_source(source, name, force=True, prepared=handed)
 
     def keys(result):  # type: ignore[no-untyped-def]
         return [(d.sort_key, d.fix) for d in result.diagnostics]
 
-    assert keys(sliced) == keys(whole)
+    assert keys(sliced) == keys(whole) == keys(elsewhere)
 
 
 def test_generated_giant_keeps_its_findings_at_their_lines() -> None:
@@ -52,6 +57,6 @@ def test_components_the_gate_rules_out_are_not_parsed() -> None:
     sliced = ENGINE.lint_source(source, "t.py")
     assert [(d.line, d.col, d.code) for d in sliced.diagnostics] == \
         [(d.line, d.col, d.code) for d in whole.diagnostics] == [(source.count("\n"), 15, "RSH201")]
-    text, kept, _ = ENGINE._sliced(source, ast.parse(source), None)
+    text, kept, _ = prepared.sliced(source, ast.parse(source), None)
     assert kept is not None and len(kept) < 30
     assert "def helper" in text and "def test_bug" in text and "def test_7(" not in text

@@ -19,19 +19,14 @@ make both counts disagree with what was observed: unknown, never a guess.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 import libcst as cst
 
-from .. import newer_syntax
+from ..call_counts import SyntaxCounts
 from .arguments import Call
 from .values import UNKNOWN, ClassVal, FuncVal, Value, is_unknown, join, unknown
-
-# Callees whose first argument is a function they wrap (not an escape): calls of the
-# wrapper are calls of the function. A tree map calls it on each leaf.
-_WRAPPERS = frozenset({"jit", "partial"})
-_TREE_MAPS = frozenset({"tree_map", "map"})
 
 NO_CALL_SITE = "a parameter no call site feeds"
 ESCAPES = "a parameter of a function passed where the analysis cannot follow its calls"
@@ -39,74 +34,6 @@ UNSEEN_CALLS = "a parameter of a function called where the analysis did not foll
 DISAGREE = "a parameter whose call sites pass different values"
 RECURSIVE = "a parameter of a recursive function"
 STAR = "a parameter fed by *args or **kwargs"
-
-
-@dataclass
-class SyntaxCounts:
-    """How often each name and attribute is called, and referenced at all."""
-
-    calls: dict[str, int] = field(default_factory=dict)
-    refs: dict[str, int] = field(default_factory=dict)
-    attr_calls: dict[str, int] = field(default_factory=dict)
-    attr_refs: dict[str, int] = field(default_factory=dict)
-    wrapped: dict[str, int] = field(default_factory=dict)  # jit(f) / partial(f) positions
-
-    @classmethod
-    def of(cls, source: str, tree: Optional[ast.Module] = None) -> "SyntaxCounts":
-        out = cls()
-        try:
-            tree = tree or newer_syntax.parse(source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return out
-        # One walk by hand, not ast.walk: annotations are skipped whole (they name
-        # classes without calling them: not an escape), and the walk is most of the cost.
-        stack: list[ast.AST] = [tree]
-        pop, push, AST = stack.pop, stack.append, ast.AST
-        Call, Name, Attribute, Load = ast.Call, ast.Name, ast.Attribute, ast.Load
-        while stack:
-            node = pop()
-            for key in node._fields:
-                if key == "annotation" or key == "returns":
-                    continue
-                value = getattr(node, key, None)
-                if type(value) is list:
-                    for v in value:
-                        if isinstance(v, AST):
-                            push(v)
-                elif isinstance(value, AST):
-                    push(value)
-            t = type(node)
-            if t is Name:
-                if type(node.ctx) is Load:  # type: ignore[attr-defined]
-                    _add(out.refs, node.id)  # type: ignore[attr-defined]
-                continue
-            if t is Attribute:
-                if type(node.ctx) is Load:  # type: ignore[attr-defined]
-                    _add(out.attr_refs, node.attr)  # type: ignore[attr-defined]
-                continue
-            if t is Call:
-                f = node.func
-                if isinstance(f, ast.Name):
-                    _add(out.calls, f.id)
-                elif isinstance(f, ast.Attribute):
-                    _add(out.attr_calls, f.attr)
-                tail = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
-                first = node.args[0] if node.args else None
-                if isinstance(first, ast.Name) and tail in _WRAPPERS:
-                    _add(out.wrapped, first.id)
-                elif isinstance(first, ast.Name) and tail in _TREE_MAPS:
-                    _add(out.calls, first.id)
-        return out
-
-    def name_escapes(self, name: str) -> bool:
-        return self.refs.get(name, 0) > self.calls.get(name, 0) + self.wrapped.get(name, 0)
-
-    def attr_escapes(self, name: str) -> bool:
-        return self.attr_refs.get(name, 0) > self.attr_calls.get(name, 0)
-
-
-def _add(d: dict[str, int], key: str) -> None:
-    d[key] = d.get(key, 0) + 1
 
 
 @dataclass

@@ -1,0 +1,67 @@
+"""What Python's tree of a file gives the libcst engine: the text libcst parses (the
+whole file, or the slice of it that can matter) with its line map, and the call counts
+of the whole file when parts were left out.
+
+Made where the tree is. In ``reshard-lint check`` that is the worker that gated the file,
+which holds the tree and the gate's facts of its units already; the main process that
+analyses the file then parses only the slice, with neither libcst nor the whole tree in
+the worker. Pure ``ast``: importing this module does not import libcst.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from .call_counts import SyntaxCounts
+
+
+@dataclass
+class Prepared:
+    text: str  # what libcst parses
+    line_map: list[int] | None  # line of ``text`` -> line of the file; None: the whole file
+    counts: SyntaxCounts | None  # the whole file's, when units were left out
+
+
+def prepare(source: str, tree: ast.AST | None, min_lines: int | None = None) -> Prepared:
+    """``tree`` is Python's tree of ``source`` (None when it has none); ``min_lines``
+    overrides when a file is long enough to slice."""
+    text, line_map, by_component = sliced(source, tree, min_lines)
+    counts = None
+    if by_component:
+        # Units left out by components.py may call what was kept: calls are counted in
+        # the whole file, so a function some of whose callers are gone has unknown
+        # parameters, never ones sharpened by the slice.
+        counts = SyntaxCounts.of(source, tree if isinstance(tree, ast.Module) else None)
+    return Prepared(text, line_map, counts)
+
+
+def sliced(source: str, tree: ast.AST | None, min_lines: int | None) -> tuple[str, list[int] | None, bool]:
+    """The text to parse, its line map, and whether components were left out."""
+    from .components import COMPONENT_MIN_LINES, slice_components
+    from .fixes import split_lines
+    from .slicing import SLICE_MIN_LINES, keep_lines, slice_source
+
+    limit = SLICE_MIN_LINES if min_lines is None else min_lines
+    by_component = COMPONENT_MIN_LINES if min_lines is None else min_lines
+    length = source.count("\n")
+    if length < min(limit, by_component) or not isinstance(tree, ast.Module):
+        # No tree: Python cannot parse the file, and libcst reports what is wrong with it.
+        return source, None, False
+    if length >= by_component:
+        # Test files: hundreds of methods sharing nothing but imports.
+        lines = split_lines(source)
+        kept = slice_components(lines, tree)
+        if kept is not None:
+            return keep_lines(lines, kept), kept, True
+    if length >= limit:
+        return (*slice_source(source, tree), False)
+    return source, None, False
+
+
+def long_enough(source: str) -> bool:
+    """Whether ``prepare`` may slice ``source`` at the default thresholds."""
+    from .components import COMPONENT_MIN_LINES
+    from .slicing import SLICE_MIN_LINES
+
+    return source.count("\n") >= min(COMPONENT_MIN_LINES, SLICE_MIN_LINES)
