@@ -16,6 +16,7 @@ import ast
 import re
 import sys
 
+
 def parse(source: str) -> ast.Module:
     """``ast.parse(source)``, and on Python < 3.12 the tree without type parameters where
     only they stood in the way; raises the original SyntaxError otherwise."""

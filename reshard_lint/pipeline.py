@@ -156,6 +156,12 @@ def share(workers: Workers, step: int, items: Iterable[Item], run: Callable[[Ite
             woken.wait(1.0)
 
 
+def passed(item: Item, verdict: tuple[Any, ...]) -> Item:
+    """A file the gate let through, with what the gate prepared for it, if anything:
+    ``verdict`` is (index, True) or (index, True, prepared or None)."""
+    return item + verdict[2:3] if len(verdict) > 2 and verdict[2] is not None else item
+
+
 def gate_and_analyse(workers: Workers, items: Iterable[Item], gate: Callable[[Item], tuple[Any, ...]],
                      analyse: Callable[[Item], None], reject: Callable[[int], None]) -> list[Item]:
     """Gate ``items`` as they come, analysing here what passes while the gate runs.
@@ -167,7 +173,7 @@ def gate_and_analyse(workers: Workers, items: Iterable[Item], gate: Callable[[It
 
     def decided(item: Item, verdict: tuple[Any, ...]) -> None:
         if verdict[1]:
-            ready.append(item + verdict[2:] if len(verdict) > 2 and verdict[2] is not None else item)
+            ready.append(passed(item, verdict))
         else:
             reject(item[0])
 

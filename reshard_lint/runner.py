@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Se
 
 from .cache import Cache, diag_from_dict, diag_to_dict
 from .diagnostic import Diagnostic
-from .pipeline import Item
+from .pipeline import Item, passed
 from .sources import Source, SourceError
 
 if TYPE_CHECKING:
@@ -384,7 +384,7 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
         for item in candidates():
             verdict = _gate(item)
             if verdict[1]:
-                analyse_here(item + verdict[2:] if verdict[2] is not None else item)
+                analyse_here(passed(item, verdict))
             else:
                 reject(item[0])
         return reports

@@ -205,15 +205,23 @@ def _jit_verdict(sig: JitSignature, dyn: tuple[Any, ...], positions: list[int],
             continue
         if best is None or _JIT_RANK[found.code] < _JIT_RANK[best[0].code]:
             index = getattr(path[0], "idx", None) if path else None
-            arg = f"argument {positions[index]}" if isinstance(index, int) else "an argument"
-            rest = jax.tree_util.keystr(tuple(path[1:])) if len(path) > 1 else ""
-            best = (found, f"{arg} leaf {rest}" if rest else arg)
+            best = (found, _path_name(positions[index] if isinstance(index, int) else None, path))
     return best
+
+
+def _path_name(position: int | None, path: Sequence[Any]) -> str:
+    """``argument 1 leaf ['w']``: the argument at ``position``, and the rest of a pytree
+    ``path`` whose first key is that argument's."""
+    if position is None:
+        return "an argument"
+    rest = jax.tree_util.keystr(tuple(path[1:])) if len(path) > 1 else ""
+    return f"argument {position} leaf {rest}" if rest else f"argument {position}"
 
 
 def check_jit_miss(config: StrictConfig, params: dict[str, Any], args_flat: Sequence[Any],
                    fun: Any, args: tuple[Any, ...]) -> None:
-    """Check a jitted call JAX could not serve from its cache, before it traces or runs it.
+    """Check a jitted call JAX could not serve from its cache, before it compiles or runs it
+    (JAX has traced the function by then).
 
     ``params['in_shardings']`` holds one entry per flat argument: the user's ``Sharding``, a
     ``PartitionSpec`` already resolved on the context mesh (JAX treats both the same from
@@ -262,10 +270,7 @@ def _argument_name(args: tuple[Any, ...], args_flat: Sequence[Any], index: int) 
             nth -= 1
             continue
         position = getattr(path[0], "idx", None) if path else None
-        if not isinstance(position, int):
-            return "an argument"
-        rest = jax.tree_util.keystr(tuple(path[1:])) if len(path) > 1 else ""
-        return f"argument {position} leaf {rest}" if rest else f"argument {position}"
+        return _path_name(position if isinstance(position, int) else None, path)
     return "an argument"
 
 
