@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 from typing import Iterable
 
-from .gate import GateFacts, _walk, decide, gate_facts
+from .gate import _CONSTRUCTION, GateFacts, _walk, decide, gate_facts
 
 # Files shorter than this are analysed whole: below it the walk that groups the units
 # costs about what the smaller parse saves (CPU sliced / whole over the files of jax,
@@ -42,8 +42,6 @@ _RNG = ("rng", "")
 # permutations read. Generators made with their own seed (default_rng, PRNG keys) are
 # values like any other.
 _RNG_NAMES = frozenset({"seed", "shuffle", "permutation", "sample", "choice"})
-# Members a constructor call reaches: linked to the class statement itself.
-_CONSTRUCTION = frozenset({"__init__", "__post_init__", "__new__", "__call__", "setup", "__init_subclass__"})
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
@@ -277,7 +275,13 @@ _decided: tuple[ast.Module, list[_Unit], list[GateFacts]] | None = None
 
 def _gated_units(tree: ast.Module) -> tuple[list[_Unit], list[GateFacts]]:
     units = _units(tree)
-    return units, [gate_facts(_gate_view(u)) for u in units]
+    return units, [gate_facts(_gate_view(u), _owner(u)) for u in units]
+
+
+def _owner(unit: _Unit) -> str | None:
+    """The class of a member: constructing it calls its ``__init__``."""
+    cls = unit.owner.node if unit.owner is not None else None
+    return cls.name if isinstance(cls, ast.ClassDef) else None
 
 
 def gate_by_units(tree: ast.Module) -> bool:

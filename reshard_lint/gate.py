@@ -35,6 +35,8 @@ _ORIGINS = frozenset({"device_put", "make_array_from_callback", "make_array_from
 # the context mesh, a shard's own device, a fetch to the host.
 _ONE_MESH_USES = frozenset({"set_mesh", "use_mesh", "addressable_data", "addressable_shards", "device_get",
                             "asarray", "array", "tolist"})
+# Members a constructor call reaches: ``Cls(...)`` calls them.
+_CONSTRUCTION = frozenset({"__init__", "__post_init__", "__new__", "__call__", "setup", "__init_subclass__"})
 
 
 # Files this long skip the ast gate and are sliced instead (slicing.py): on a generated
@@ -112,10 +114,10 @@ class GateFacts:
     """
 
     __slots__ = ("sources", "reorders", "assigns", "calls", "aliases", "ids", "indexed", "one_mesh_use",
-                 "declared_global", "attrs")
+                 "declared_global", "attrs", "functions", "inner")
 
     def __init__(self) -> None:
-        self.sources = 0
+        self.sources: list[tuple[int, ast.AST]] = []  # device attributes read (mesh.devices), by scope
         self.reorders: list[tuple[int, ast.AST]] = []
         # (scope, names bound in that scope, attribute names set, value)
         self.assigns: list[tuple[int, list[str], list[str], ast.AST]] = []
@@ -126,6 +128,10 @@ class GateFacts:
         self.one_mesh_use = False  # x.addressable_shards (RSH203 context mesh, RSH302, RSH306)
         self.declared_global: set[tuple[int, str]] = set()  # ``global x`` in a function
         self.attrs: set[str] = set()  # every attribute name read or set (components.py)
+        # Scope -> the names that call it (a method of construction: its class's too) ...
+        self.functions: dict[int, tuple[str, ...]] = {}
+        # ... and the names of the functions and lambdas defined inside it.
+        self.inner: dict[int, set[str]] = {}
 
     @staticmethod
     def merged(parts: Iterable["GateFacts"]) -> "GateFacts":
@@ -141,6 +147,9 @@ class GateFacts:
             out.one_mesh_use = out.one_mesh_use or p.one_mesh_use
             out.declared_global |= p.declared_global
             out.attrs |= p.attrs
+            out.functions.update(p.functions)
+            for scope, names in p.inner.items():
+                out.inner.setdefault(scope, set()).update(names)
         return out
 
 
@@ -156,10 +165,13 @@ def may_have_findings(tree: ast.AST) -> bool:
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
-def gate_facts(tree: ast.AST) -> GateFacts:
+def gate_facts(tree: ast.AST, owner: str | None = None) -> GateFacts:
+    """``owner``: the class whose member ``tree`` is, when it is walked alone (components.py)."""
     facts = GateFacts()
     reorders, assigns, calls, aliases = facts.reorders, facts.assigns, facts.calls, facts.aliases
-    sources = 0
+    sources = facts.sources
+    functions, inner = facts.functions, facts.inner
+    owners: dict[int, str] = {}  # a class's members -> the class
     Call, Attribute, Subscript = ast.Call, ast.Attribute, ast.Subscript
     BinOp, ListComp = ast.BinOp, ast.ListComp
     ids = False
@@ -173,7 +185,7 @@ def gate_facts(tree: ast.AST) -> GateFacts:
             attr = node.attr  # type: ignore[attr-defined]
             attrs_seen.add(attr)
             if attr in _DEVICE_ATTRS:
-                sources += 1
+                sources.append((scope, node))
             elif attr == "addressable_shards":
                 facts.one_mesh_use = True
             elif attr == "T":
@@ -206,13 +218,28 @@ def gate_facts(tree: ast.AST) -> GateFacts:
             assigns.append((scope, names, attrs, value))
             if len(names) + len(attrs) == 1 and type(value) in (ast.Name, Attribute):
                 aliases[(names or attrs)[0]] = _name(value)  # NS = jax.sharding.NamedSharding
+            elif type(value) is ast.Lambda:
+                if scope:
+                    inner.setdefault(scope, set()).update(names, attrs)
+                else:
+                    functions[id(value)] = (*names, *attrs)
         elif t is ast.Global:
             facts.declared_global.update((scope, n) for n in node.names)  # type: ignore[attr-defined]
         elif t is ast.ImportFrom:
             for a in node.names:  # type: ignore[attr-defined]
                 if a.asname:
                     aliases[a.asname] = a.name
-    facts.sources = sources
+        elif t is ast.FunctionDef or t is ast.AsyncFunctionDef:
+            fname = node.name  # type: ignore[attr-defined]
+            cls = owners.get(id(node), owner if scope == 0 else None)
+            called = (fname, cls) if cls is not None and fname in _CONSTRUCTION else (fname,)
+            if scope:
+                inner.setdefault(scope, set()).update(called)
+            else:
+                functions[id(node)] = called
+        elif t is ast.ClassDef:
+            for member in node.body:  # type: ignore[attr-defined]
+                owners[id(member)] = node.name  # type: ignore[attr-defined]
     facts.ids = ids
     return facts
 
@@ -282,7 +309,8 @@ def _reads(node: ast.AST, aliases: dict[str, str]) -> tuple[bool, set[str], set[
 
 def decide(facts: GateFacts) -> bool:
     """The gate's verdict on the facts of a file (or of the parts of it that matter)."""
-    sources = facts.sources
+    source_scopes: list[int] = []
+    in_ctors: set[int] = set()  # nodes counted with another source: inside a mesh constructor's arguments
     reorders = list(facts.reorders)
     calls, aliases = facts.calls, facts.aliases
     ids, indexed = facts.ids, facts.indexed
@@ -294,10 +322,16 @@ def decide(facts: GateFacts) -> bool:
     for raw, node, scope in calls:
         name = aliases.get(raw, raw)
         if name in _DEVICE_CALLS:
-            sources += 1
+            in_ctors.add(id(node.func))  # jax.devices() is one source, not a call and an attribute
+            if id(node) not in in_ctors:
+                source_scopes.append(scope)
         elif name in _MESH_CTORS:
             ctors += 1
-            sources += 1
+            if id(node) not in in_ctors:
+                source_scopes.append(scope)
+                # Mesh(np.array(jax.devices()), ...) is one mesh: the devices it is built from
+                # are not a second source (calls come parents first).
+                in_ctors.update(id(sub) for arg in (*node.args, *node.keywords) for sub in _walk(arg))
         elif name in _REORDERS:
             reorders.append((scope, node))
         elif name in _ORIGINS:
@@ -308,10 +342,12 @@ def decide(facts: GateFacts) -> bool:
                 device_target = device_target or type(target) in (ast.Subscript, ast.Name)
         elif name == "NamedSharding":
             shardings.append((scope, node))
-        elif name in _ONE_MESH_USES:
+        elif name in _ONE_MESH_USES and id(node) not in in_ctors:  # not np.array(jax.devices())
             one_mesh_use = True
         if not origin and any(k.arg in ("out_shardings", "device") for k in node.keywords):
             origin = True
+    source_scopes += [scope for scope, node in facts.sources if id(node) not in in_ctors]
+    sources = _instances(source_scopes, facts) if (ctors and origin) or device_target else 0
     if ctors and sources >= 2 and origin:
         return True  # RSH2xx/RSH3xx: an array with a known mesh and a second device source
     if ctors and origin and one_mesh_use:
@@ -341,6 +377,41 @@ def decide(facts: GateFacts) -> bool:
         if devices.mentioned(first, scope, aliases):
             return True
     return False
+
+
+def _instances(scopes: list[int], facts: GateFacts) -> int:
+    """How many device values the sources in ``scopes`` can give, up to 2.
+
+    The analysis evaluates a function's body at each call it follows: one
+    ``jax.make_mesh(shape, ...)`` in a helper called with two shapes is two meshes.
+    """
+    if len(scopes) != 1 or scopes[0] == 0:
+        return min(len(scopes), 2)
+    calls: dict[str, list[int]] = {}  # a called name -> the scopes of its calls
+    passed: set[str] = set()  # names handed to a call: partial(f), jax.jit(f), callbacks
+    aliases = facts.aliases
+    for raw, node, scope in facts.calls:
+        calls.setdefault(aliases.get(raw, raw), []).append(scope)
+        for arg in (*node.args, *(k.value for k in node.keywords)):
+            if type(arg) in (ast.Name, ast.Attribute, ast.Starred):
+                n = _name(arg.value if type(arg) is ast.Starred else arg)  # type: ignore[attr-defined]
+                passed.add(aliases.get(n, n))
+
+    def times(scope: int, seen: frozenset[int]) -> int:
+        if scope == 0:
+            return 1
+        if scope in seen:
+            return 2  # recursion
+        outer = 0
+        for n in facts.functions.get(scope, ()):
+            if n in passed:
+                return 2
+            outer += sum(times(s, seen | {scope}) for s in calls.get(n, ()))
+        if any(n in passed or len(calls.get(n, ())) >= 2 for n in facts.inner.get(scope, ())):
+            outer = 2 * max(outer, 1)  # a helper defined in the function, called twice
+        return min(max(outer, 1), 2)
+
+    return times(scopes[0], frozenset())
 
 
 def _walk_scoped(tree: ast.AST) -> Iterator[tuple[ast.AST, int]]:

@@ -56,3 +56,40 @@ def test_a_cancelled_analysis_stops_between_stages() -> None:
     with pytest.raises(Cancelled):
         Engine().lint_source(source, "m.py", cancelled=lambda: True)
     assert [d.code for d in Engine().lint_source(source, "m.py", cancelled=lambda: False).diagnostics] == ["RSH102"]
+
+
+_HEADER = ("import functools\nimport jax\nimport numpy as np\n"
+           "from jax.sharding import NamedSharding, PartitionSpec as P\n")
+# One mesh source in the file, evaluated once per call of the function holding it.
+HELPERS = {
+    "helper called twice": (
+        "def make(shape):\n    return jax.make_mesh(shape, ('x', 'y'))\n"
+        "x = jax.device_put(np.arange(8), NamedSharding(make((2, 4)), P('x')))\n"
+        "y = jax.device_put(x, NamedSharding(make((4, 2)), P('x')))\n"),
+    "helper through a partial": (
+        "def make(shape, names):\n    return jax.make_mesh(shape, names)\n"
+        "mk = functools.partial(make, names=('x', 'y'))\n"
+        "x = jax.device_put(np.arange(8), NamedSharding(mk((2, 4)), P('x')))\n"
+        "y = jax.device_put(x, NamedSharding(mk((4, 2)), P('x')))\n"),
+    "helper defined inside a function": (
+        "def run():\n    def make(shape):\n        return jax.make_mesh(shape, ('x', 'y'))\n"
+        "    x = jax.device_put(np.arange(8), NamedSharding(make((2, 4)), P('x')))\n"
+        "    return jax.device_put(x, NamedSharding(make((4, 2)), P('x')))\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HELPERS))
+def test_a_source_in_a_helper_counts_once_per_call(name: str) -> None:
+    source = _HEADER + HELPERS[name]
+    result = ENGINE.lint_source(source, "helper.py")
+    assert result.stage == "analysed"
+    assert [d.code for d in result.diagnostics] == ["RSH202"]
+
+
+def test_a_mesh_and_the_devices_it_is_built_from_are_one_source() -> None:
+    src = _HEADER + (
+        "from jax.sharding import Mesh\n"
+        "mesh = Mesh(np.array(jax.devices()), ('x',))\n"
+        "x = jax.device_put(np.arange(8), NamedSharding(mesh, P('x')))\n")
+    result = ENGINE.lint_source(src, "one_mesh.py")
+    assert result.stage == "gate" and not result.diagnostics

@@ -112,6 +112,15 @@ print(float(y.sum()))
 """, note="Reordered on multi-host TPU only: on CPU, where this runs, the orders agree.",
             platform="tpu"),
         Invalid(_HEAD + """
+# One helper called with two shapes builds two meshes, in two TPU orders.
+def make(shape):
+    return jax.make_mesh(shape, ('a', 'b'))
+z = jax.device_put(np.arange(8.0), NamedSharding(make((4, 2)), P(('a', 'b'))))
+y = jax.device_put(z, NamedSharding(make((2, 4)), P(('a', 'b'))))  # RSH202:5
+print(float(y.sum()))
+""", note="Reordered on multi-host TPU only: on CPU, where this runs, the orders agree.",
+            platform="tpu"),
+        Invalid(_HEAD + """
 # Multi-host TPU enumerates process by process while ids follow physical coordinates
 # (keras#19968: [0, 1, 4, 5, 2, 3, 6, 7]): sorting by id is a reordering there.
 by_id = Mesh(np.array(sorted(jax.devices(), key=lambda d: d.id)), ('x',))
