@@ -99,6 +99,8 @@ class Engine:
         result.stage = "analysed"
         import libcst as cst
 
+        from .cst_parse import parse_module
+
         original = source
         handed = prepared is not None  # made elsewhere: this process has no tree of the file
         if prepared is None:
@@ -133,7 +135,7 @@ class Engine:
             result.diagnostics = [Diagnostic(PARSE_ERROR, at(deep[0]), 0, msg)]
             return result
         try:
-            module = cst.parse_module(source)
+            module = parse_module(source, python_accepted=python_tree is not None)
         except cst.ParserSyntaxError as exc:
             line = at(max(exc.raw_line, 1))
             msg = f"could not parse the file: {exc.message} (line {line}, column {exc.raw_column + 1})"

@@ -46,9 +46,11 @@ _SLICE_FIRST = 50_000
 
 def prefilter(source: str) -> bool:
     # Substring tests, not one regex alternation: four times faster, and every file pays it.
-    # ``.id`` and ``split(`` without a mesh: a device id used as a position (RSH104).
+    # Without a mesh: ``.id`` and ``split(``, a device id used as a position (RSH104);
+    # ``device_put``, an array committed to one device put on a device of another process
+    # (RSH306).
     return any(w in source for w in _DEVICE_SOURCE) and (
-        any(w in source for w in _MESH_USE) or ".id" in source or "split(" in source)
+        any(w in source for w in _MESH_USE) or ".id" in source or "split(" in source or "device_put" in source)
 
 
 def needs_engine(source: str, tree: ast.AST | None = None) -> bool:
@@ -163,6 +165,7 @@ def may_have_findings(tree: ast.AST) -> bool:
 
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_END = ast.AST()  # gate_facts: the end of a function's body on the walk's stack
 
 
 def gate_facts(tree: ast.AST, owner: str | None = None) -> GateFacts:
@@ -177,7 +180,18 @@ def gate_facts(tree: ast.AST, owner: str | None = None) -> GateFacts:
     ids = False
     indexed = facts.indexed
     attrs_seen = facts.attrs
-    for node, scope in _walk_scoped(tree):
+    # The walk is inlined (no generator, no (node, scope) pair per node): it is most of
+    # the gate's time. A function's body is walked right after its header, in the scope
+    # of the outermost function; _END on the stack marks where scope 0 resumes.
+    AST, scopes, end = ast.AST, _SCOPES, _END
+    scope = 0
+    stack: list[ast.AST] = [tree]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        if node is end:
+            scope = 0
+            continue
         t = type(node)
         if t is Call:
             calls.append((_name(node.func), node, scope))  # type: ignore[attr-defined]
@@ -240,6 +254,17 @@ def gate_facts(tree: ast.AST, owner: str | None = None) -> GateFacts:
         elif t is ast.ClassDef:
             for member in node.body:  # type: ignore[attr-defined]
                 owners[id(member)] = node.name  # type: ignore[attr-defined]
+        if not scope and isinstance(node, scopes):
+            push(end)
+            scope = id(node)
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, AST):
+                        push(item)
+            elif isinstance(value, AST):
+                push(value)
     facts.ids = ids
     return facts
 
@@ -412,32 +437,6 @@ def _instances(scopes: list[int], facts: GateFacts) -> int:
         return min(max(outer, 1), 2)
 
     return times(scopes[0], frozenset())
-
-
-def _walk_scoped(tree: ast.AST) -> Iterator[tuple[ast.AST, int]]:
-    """Every node with its scope: 0 outside functions, else the id of the outermost function."""
-    AST, scopes = ast.AST, _SCOPES
-    stack = [tree]
-    pop, push = stack.pop, stack.append
-    while stack:
-        node = pop()
-        yield node, 0
-        if isinstance(node, scopes):
-            # Everything inside is in this scope: the plain walk, without a scope per node.
-            scope = id(node)
-            inner = _walk(node)
-            next(inner)
-            for sub in inner:
-                yield sub, scope
-            continue
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, AST):
-                        push(item)
-            elif isinstance(value, AST):
-                push(value)
 
 
 def _walk(tree: ast.AST) -> Iterator[ast.AST]:

@@ -93,3 +93,12 @@ def test_a_mesh_and_the_devices_it_is_built_from_are_one_source() -> None:
         "x = jax.device_put(np.arange(8), NamedSharding(mesh, P('x')))\n")
     result = ENGINE.lint_source(src, "one_mesh.py")
     assert result.stage == "gate" and not result.diagnostics
+
+
+def test_a_put_on_a_global_device_reaches_the_engine_without_a_mesh() -> None:
+    # RSH306 needs no mesh: the prefilter must not ask for one.
+    src = ("import jax\nimport numpy as np\n\njax.distributed.initialize()\n"
+           "a = jax.device_put(np.arange(8.0), jax.local_devices()[0])\n"
+           "print(jax.device_put(a, jax.devices()[-1]))\n")
+    result = ENGINE.lint_source(src, "no_mesh.py")
+    assert [(d.code, d.line) for d in result.diagnostics] == [("RSH306", 6)]
