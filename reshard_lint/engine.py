@@ -121,12 +121,15 @@ class Engine:
         # the analysis (callsites.py), places statements (positions.py) and bounds the
         # nesting check to long statements; a sliced text gets its own, once, for all three.
         python_tree = tree if line_map is None and isinstance(tree, ast.Module) else None
-        if line_map is not None or handed:
-            try:
-                python_tree = newer_syntax.parse(source)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                python_tree = None
-        deep = too_deep(source, python_tree)
+        lazy_tree = prepared.shallow  # checked where the whole tree was: parsed when needed
+        deep = None
+        if not lazy_tree:
+            if line_map is not None or handed:
+                try:
+                    python_tree = newer_syntax.parse(source)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    python_tree = None
+            deep = too_deep(source, python_tree)
         tree = None
         if deep is not None:
             # Checked before libcst: its native parser overflows the C stack on such input.
@@ -135,7 +138,7 @@ class Engine:
             result.diagnostics = [Diagnostic(PARSE_ERROR, at(deep[0]), 0, msg)]
             return result
         try:
-            module = parse_module(source, python_accepted=python_tree is not None)
+            module = parse_module(source, python_accepted=python_tree is not None or lazy_tree)
         except cst.ParserSyntaxError as exc:
             line = at(max(exc.raw_line, 1))
             msg = f"could not parse the file: {exc.message} (line {line}, column {exc.raw_column + 1})"
@@ -168,7 +171,8 @@ class Engine:
         try:
             sys.setrecursionlimit(max(old_limit, _ANALYSIS_RECURSION_LIMIT))
             result.diagnostics = self.analyse(module, original, path, line_map, python_tree=python_tree,
-                                              parsed_text=source, cancelled=cancelled, call_counts=counts)
+                                              parsed_text=source, cancelled=cancelled, call_counts=counts,
+                                              lazy_tree=lazy_tree)
         except Cancelled:
             raise
         except RecursionError:
@@ -187,7 +191,7 @@ class Engine:
                 line_map: list[int] | None = None, observer: Observer | None = None,
                 python_tree: ast.Module | None = None, parsed_text: str | None = None,
                 cancelled: Callable[[], bool] | None = None,
-                call_counts: "SyntaxCounts | None" = None) -> list[Diagnostic]:
+                call_counts: "SyntaxCounts | None" = None, lazy_tree: bool = False) -> list[Diagnostic]:
         """Diagnostics for a parsed module; ``observer`` also sees every transfer event and
         the diagnostic anchored at each call (``reshard-lint coverage``)."""
         from .analysis import Analyzer
@@ -198,6 +202,7 @@ class Engine:
         ctx = FileContext(module, source, path, self.settings, line_map)
         ctx.python_tree = python_tree
         ctx.parsed_text = parsed_text
+        ctx.lazy_tree = lazy_tree and python_tree is None
         ctx.call_counts = call_counts
         # anchor node id -> (priority, diagnostic): one diagnostic per call, the most specific.
         best: dict[int, tuple[int, Diagnostic]] = {}

@@ -62,7 +62,8 @@ class _Level:
         self.total = 0
 
 
-def too_deep(source: str, tree: ast.Module | None = None) -> tuple[int, str] | None:
+def too_deep(source: str, tree: ast.Module | None = None,
+             only: set[int] | None = None) -> tuple[int, str] | None:
     """(line, why) when ``source`` nests too deeply to parse safely, else None.
 
     Depth is estimated per logical line as the open brackets plus, at each bracket
@@ -73,7 +74,8 @@ def too_deep(source: str, tree: ast.Module | None = None) -> tuple[int, str] | N
     enough to hold MAX_DEPTH tokens are scanned: nesting N deep takes at least N
     tokens, so a shorter statement cannot get there. On the files of the jax sources
     that reach libcst that leaves about a fifth of the text (long docstrings mostly,
-    one token each) and a sixth of the time.
+    one token each) and a sixth of the time. ``only``: the statements that start on one
+    of these lines (the slice libcst will parse, prepared.py).
     """
     if tree is None:
         return _scan(source)[0]
@@ -84,6 +86,8 @@ def too_deep(source: str, tree: ast.Module | None = None) -> tuple[int, str] | N
     # Only MAX_DEPTH is checked this way: more than MAX_BRACKETS brackets never get here,
     # Python's tokenizer refuses them before there is a tree.
     for first, last in _statement_spans(tree):
+        if only is not None and first not in only:
+            continue
         last = min(last, len(lines))
         if starts[last] - starts[first - 1] < MAX_DEPTH:
             continue

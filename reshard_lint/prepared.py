@@ -21,6 +21,10 @@ class Prepared:
     text: str  # what libcst parses
     line_map: list[int] | None  # line of ``text`` -> line of the file; None: the whole file
     counts: SyntaxCounts | None  # the whole file's, when units were left out
+    # Python parsed the file and no kept statement nests too deeply for libcst: the
+    # process that parses the slice needs no Python tree of it before the analysis (it
+    # parses one only for positions or call counts, when it needs them).
+    shallow: bool = False
 
 
 def prepare(source: str, tree: ast.AST | None, min_lines: int | None = None) -> Prepared:
@@ -33,7 +37,12 @@ def prepare(source: str, tree: ast.AST | None, min_lines: int | None = None) -> 
         # the whole file, so a function some of whose callers are gone has unknown
         # parameters, never ones sharpened by the slice.
         counts = SyntaxCounts.of(source, tree if isinstance(tree, ast.Module) else None)
-    return Prepared(text, line_map, counts)
+    shallow = False
+    if line_map is not None and isinstance(tree, ast.Module):
+        from .nesting import too_deep
+
+        shallow = too_deep(source, tree, set(line_map)) is None
+    return Prepared(text, line_map, counts, shallow)
 
 
 def sliced(source: str, tree: ast.AST | None, min_lines: int | None) -> tuple[str, list[int] | None, bool]:

@@ -25,7 +25,8 @@ class FileContext:
     def __init__(self, module: cst.Module, source: str, path: str,
                  settings: Mapping[str, object] | None = None, line_map: list[int] | None = None) -> None:
         self.module = module
-        self.python_tree: ast.Module | None = None  # Python's tree of the same text, when at hand
+        self._python_tree: ast.Module | None = None
+        self.lazy_tree = False  # no tree yet, but Python parses the text: parse it on first use
         self.parsed_text: str | None = None  # the text ``module`` was parsed from, when not ``source``
         # The whole file's call counts when units were left out (callsites.py).
         self.call_counts: Any = None
@@ -49,6 +50,24 @@ class FileContext:
         # JAX's experimental cross-host transfer path (TFRT TPU, or this flag) moves some
         # arrays between device sets: the different-set error is then not certain.
         self.cross_host_transfers = "jax_cross_host_transfer_socket_address" in source
+
+    @property
+    def python_tree(self) -> ast.Module | None:
+        """Python's tree of the text ``module`` was parsed from, when at hand."""
+        if self._python_tree is None and self.lazy_tree:
+            from .. import newer_syntax
+
+            self.lazy_tree = False
+            text = self.parsed_text if self.parsed_text is not None else self.source
+            try:
+                self._python_tree = newer_syntax.parse(text)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._python_tree = None
+        return self._python_tree
+
+    @python_tree.setter
+    def python_tree(self, tree: ast.Module | None) -> None:
+        self._python_tree = tree
 
     # -- positions -------------------------------------------------------------------
     def _ranges(self) -> Mapping[cst.CSTNode, CodeRange]:
