@@ -37,6 +37,7 @@ class FileContext:
         self.settings = dict(settings or {})
         self.devices = Evaluator(self.settings.get("platforms") or PLATFORMS)  # type: ignore[arg-type]
         self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
+        self._code: dict[cst.CSTNode, str] = {}  # code(), whitespace collapsed, whole
         # qualified name -> how this file spells it (filled by the analyzer from imports)
         self.spellings: dict[str, str] = {}
         self.mesh_roots: set[int] = set()  # distinct device arrays meshes were built on
@@ -95,7 +96,10 @@ class FileContext:
         return self.line_map[min(line, len(self.line_map)) - 1] + max(0, line - len(self.line_map))
 
     def code(self, node: cst.CSTNode, limit: int = 80) -> str:
-        text = " ".join(self.module.code_for_node(node).split())
+        text = self._code.get(node)
+        if text is None:
+            # A helper inlined at each call describes the same nodes again: generate once.
+            text = self._code[node] = " ".join(self.module.code_for_node(node).split())
         return text if len(text) <= limit else text[: limit - 3] + "..."
 
     # -- comparisons -----------------------------------------------------------------
