@@ -339,7 +339,8 @@ def _reads(node: ast.AST, aliases: dict[str, str]) -> tuple[bool, set[str], set[
 def decide(facts: GateFacts) -> bool:
     """The gate's verdict on the facts of a file (or of the parts of it that matter)."""
     source_scopes: list[int] = []
-    in_ctors: set[int] = set()  # nodes counted with another source: inside a mesh constructor's arguments
+    counted: set[int] = set()  # nodes whose devices another source already counts
+    in_meshes: set[int] = set()  # nodes inside a mesh constructor's arguments
     reorders = list(facts.reorders)
     calls, aliases = facts.calls, facts.aliases
     ids, indexed = facts.ids, facts.indexed
@@ -351,16 +352,20 @@ def decide(facts: GateFacts) -> bool:
     for raw, node, scope in calls:
         name = aliases.get(raw, raw)
         if name in _DEVICE_CALLS:
-            in_ctors.add(id(node.func))  # jax.devices() is one source, not a call and an attribute
-            if id(node) not in in_ctors:
+            counted.add(id(node.func))  # jax.devices() is one source, not a call and an attribute
+            if id(node) not in counted:
                 source_scopes.append(scope)
         elif name in _MESH_CTORS:
             ctors += 1
-            if id(node) not in in_ctors:
+            inside = {id(sub) for arg in (*node.args, *node.keywords) for sub in _walk(arg)}
+            in_meshes |= inside  # calls come parents first
+            if name != "Mesh" and id(node) not in counted:
+                # make_mesh takes jax.devices() itself: one source with the devices it is given.
+                # Mesh(devs, ...) is not a source of its own: its devices are counted where
+                # they are made (a call, an attribute, a call site feeding a parameter), and a
+                # mesh of devices the file does not make is unknown to the analysis.
                 source_scopes.append(scope)
-                # Mesh(np.array(jax.devices()), ...) is one mesh: the devices it is built from
-                # are not a second source (calls come parents first).
-                in_ctors.update(id(sub) for arg in (*node.args, *node.keywords) for sub in _walk(arg))
+                counted |= inside
         elif name in _REORDERS:
             reorders.append((scope, node))
         elif name in _ORIGINS:
@@ -371,11 +376,11 @@ def decide(facts: GateFacts) -> bool:
                 device_target = device_target or type(target) in (ast.Subscript, ast.Name)
         elif name == "NamedSharding":
             shardings.append((scope, node))
-        elif name in _ONE_MESH_USES and id(node) not in in_ctors:  # not np.array(jax.devices())
+        elif name in _ONE_MESH_USES and id(node) not in in_meshes:  # not np.array(jax.devices())
             one_mesh_use = True
         if not origin and any(k.arg in ("out_shardings", "device") for k in node.keywords):
             origin = True
-    source_scopes += [scope for scope, node in facts.sources if id(node) not in in_ctors]
+    source_scopes += [scope for scope, node in facts.sources if id(node) not in counted]
     sources = _instances(source_scopes, facts) if (ctors and origin) or device_target else 0
     if ctors and sources >= 2 and origin:
         return True  # RSH2xx/RSH3xx: an array with a known mesh and a second device source

@@ -66,3 +66,13 @@ def test_same_answer_on_every_fixture_and_module() -> None:
         except SyntaxError:
             continue  # Python 2 and other broken fixtures: the tree path never sees them
         assert too_deep(source, tree) == too_deep(source), path
+
+
+def test_only_the_statements_a_slice_keeps_are_checked() -> None:
+    """The worker that slices a file checks the statements it keeps (prepared.py): a deep
+    statement left out does not stop the slice, one kept does."""
+    source = "import jax\n\n\ndef kept():\n    return 1\n\n\ndef dropped():\n    return " + CHAIN + "\n"
+    tree = ast.parse(source)
+    assert too_deep(source, tree, only={1, 4, 5}) is None
+    assert too_deep(source, tree, only={1, 8, 9}) is not None
+    assert too_deep(source, tree) is not None
