@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from . import newer_syntax
+from .ast_walk import FIELDS, fields
 
 # Callees whose first argument is a function they wrap (not an escape): calls of the
 # wrapper are calls of the function. A tree map calls it on each leaf.
@@ -41,9 +42,14 @@ class SyntaxCounts:
         stack: list[ast.AST] = [tree]
         pop, push, AST = stack.pop, stack.append, ast.AST
         Call, Name, Attribute, Load = ast.Call, ast.Name, ast.Attribute, ast.Load
+        known = FIELDS
         while stack:
             node = pop()
-            for key in node._fields:
+            t = type(node)
+            keys = known.get(t)
+            if keys is None:
+                keys = fields(t)
+            for key in keys:
                 if key == "annotation" or key == "returns":
                     continue
                 value = getattr(node, key, None)
@@ -53,7 +59,6 @@ class SyntaxCounts:
                             push(v)
                 elif isinstance(value, AST):
                     push(value)
-            t = type(node)
             if t is Name:
                 if type(node.ctx) is Load:  # type: ignore[attr-defined]
                     _add(out.refs, node.id)  # type: ignore[attr-defined]

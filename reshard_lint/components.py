@@ -27,7 +27,8 @@ from __future__ import annotations
 import ast
 from typing import Iterable
 
-from .gate import _CONSTRUCTION, GateFacts, _walk, decide, gate_facts
+from .ast_walk import fields as child_fields, walk as _walk
+from .gate import _CONSTRUCTION, GateFacts, decide, gate_facts
 
 # Files shorter than this are analysed whole: below it the walk that groups the units
 # costs about what the smaller parse saves (CPU sliced / whole over the files of jax,
@@ -382,7 +383,7 @@ class _Scan:
                 binds.add(name)
             if t is ast.MatchMapping and node.rest:  # type: ignore[attr-defined]
                 binds.add(node.rest)  # type: ignore[attr-defined]
-            for field in node._fields:
+            for field in child_fields(t):
                 value = getattr(node, field, None)
                 if type(value) is list:
                     extend(v for v in value if isinstance(v, ast.AST))

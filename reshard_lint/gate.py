@@ -10,9 +10,10 @@ benchmark's comparison of flake8 and standalone diagnostics check that.
 from __future__ import annotations
 
 import ast
-from typing import Iterable, Iterator
+from typing import Iterable
 
 from . import newer_syntax
+from .ast_walk import FIELDS, fields as child_fields, walk
 
 # A finding needs something that produces devices or a mesh, as code spells it: a call
 # (jax.devices(), local_devices()), an attribute (mesh.devices, also jax.devices bound to
@@ -187,7 +188,7 @@ def gate_facts(tree: ast.AST, owner: str | None = None) -> GateFacts:
     # The walk is inlined (no generator, no (node, scope) pair per node): it is most of
     # the gate's time. A function's body is walked right after its header, in the scope
     # of the outermost function; _END on the stack marks where scope 0 resumes.
-    AST, scopes, end = ast.AST, _SCOPES, _END
+    AST, scopes, end, known = ast.AST, _SCOPES, _END, FIELDS
     scope = 0
     stack: list[ast.AST] = [tree]
     pop, push = stack.pop, stack.append
@@ -261,7 +262,10 @@ def gate_facts(tree: ast.AST, owner: str | None = None) -> GateFacts:
         if not scope and isinstance(node, scopes):
             push(end)
             scope = id(node)
-        for name in node._fields:
+        kids = known.get(t)
+        if kids is None:
+            kids = child_fields(t)
+        for name in kids:
             value = getattr(node, name, None)
             if type(value) is list:
                 for item in value:
@@ -321,7 +325,7 @@ def _reads(node: ast.AST, aliases: dict[str, str]) -> tuple[bool, set[str], set[
     names: set[str] = set()
     attrs: set[str] = set()
     Call, Attribute, Name = ast.Call, ast.Attribute, ast.Name
-    for sub in _walk(node):
+    for sub in walk(node):
         t = type(sub)
         if t is Call:
             f = _name(sub.func)  # type: ignore[attr-defined]
@@ -357,7 +361,7 @@ def decide(facts: GateFacts) -> bool:
                 source_scopes.append(scope)
         elif name in _MESH_CTORS:
             ctors += 1
-            inside = {id(sub) for arg in (*node.args, *node.keywords) for sub in _walk(arg)}
+            inside = {id(sub) for arg in (*node.args, *node.keywords) for sub in walk(arg)}
             in_meshes |= inside  # calls come parents first
             if name != "Mesh" and id(node) not in counted:
                 # make_mesh takes jax.devices() itself: one source with the devices it is given.
@@ -446,21 +450,3 @@ def _instances(scopes: list[int], facts: GateFacts) -> int:
         return min(max(outer, 1), 2)
 
     return times(scopes[0], frozenset())
-
-
-def _walk(tree: ast.AST) -> Iterator[ast.AST]:
-    """ast.walk without its generator-per-node overhead (the gate runs on every candidate)."""
-    AST = ast.AST
-    stack = [tree]
-    pop, push = stack.pop, stack.append
-    while stack:
-        node = pop()
-        yield node
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, AST):
-                        push(item)
-            elif isinstance(value, AST):
-                push(value)

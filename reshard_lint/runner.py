@@ -94,8 +94,6 @@ def io_error_diagnostic(message: str) -> Diagnostic:
     return Diagnostic(IO_ERROR, 1, 0, message)
 
 
-
-
 def noqa_unknown(text: str, known: Sequence[str]) -> list[tuple[int, str]]:
     # Every file read pays this: one lowered copy is three times faster than the
     # case-insensitive regex, and only an RSH code in a noqa comment can be unknown.

@@ -24,7 +24,8 @@ import re
 from collections import defaultdict
 
 from .fixes import split_lines
-from .gate import _DEVICE_ATTRS, _DEVICE_CALLS, _MESH_CTORS, _ORIGINS, _REORDERS, _name, _walk
+from .ast_walk import walk as _walk
+from .gate import _DEVICE_ATTRS, _DEVICE_CALLS, _MESH_CTORS, _ORIGINS, _REORDERS, _name
 
 # Files shorter than this are analysed whole: slicing is for generated giants.
 SLICE_MIN_LINES = 5000

@@ -1,0 +1,46 @@
+"""Walking Python's tree fast: the gate, the slicing and the call counts walk every node
+of every candidate file, in the worker that gates it or inside flake8.
+
+``fields(type)`` names the fields of a node type that can hold a node worth visiting:
+not the expression context (every Name, Attribute and Subscript has one), nor operators
+(a BinOp's operator is read from the BinOp), nor anything of a Name or a Constant. A
+third of a tree's nodes are contexts and operators; leaving them out takes a quarter
+off the gate's walk of the jax repository (1.08 -> 0.80 s).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+FIELDS: dict[type, tuple[str, ...]] = {ast.Name: (), ast.Constant: ()}
+_SKIPPED = frozenset({"ctx", "op", "ops"})
+
+
+def fields(t: type) -> tuple[str, ...]:
+    found = FIELDS.get(t)
+    if found is None:
+        found = FIELDS[t] = tuple(f for f in t._fields if f not in _SKIPPED)  # type: ignore[attr-defined]
+    return found
+
+
+def walk(tree: ast.AST) -> Iterator[ast.AST]:
+    """ast.walk without its generator per node, and without contexts and operators."""
+    AST, known = ast.AST, FIELDS
+    stack = [tree]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        yield node
+        t = type(node)
+        names = known.get(t)
+        if names is None:
+            names = fields(t)
+        for name in names:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, AST):
+                        push(item)
+            elif isinstance(value, AST):
+                push(value)
