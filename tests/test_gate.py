@@ -127,3 +127,11 @@ def test_a_mesh_of_devices_call_sites_pass_is_analysed() -> None:
         "z = put(y, jax.devices()[::-1])\n")
     result = ENGINE.lint_source(src, "put.py")
     assert result.stage == "analysed" and not result.diagnostics
+
+
+def test_random_split_is_no_device_id() -> None:
+    from reshard_lint.gate import prefilter
+
+    keys = "import jax\nk1, k2 = jax.random.split(jax.random.key(0))\nn = len(jax.devices())\n"
+    assert not prefilter(keys)
+    assert prefilter(keys + "d = jax.devices()[int(name.split(':')[1])]\n")
