@@ -92,7 +92,7 @@ class Calls:
                     return ArrayVal(target, node)
                 return UNKNOWN
             if method in contextmesh.ARRAY_METHODS and contextmesh.operands(
-                    self, node, [(recv, node.func.value)], self.ctx.code(node, 40)):  # type: ignore[attr-defined]
+                    self, node, [(recv, node.func.value)]):  # type: ignore[attr-defined]
                 return UNKNOWN  # the computation fails under the context mesh
             if method in fetches.METHODS:
                 return fetches.fetch(self, recv, node, getattr(node.func, "value", None), f".{method}()")

@@ -66,8 +66,10 @@ def spans_several(ctx: "FileContext", mesh: MeshVal) -> bool:
 
 
 def operands(an: "Analyzer", node: cst.CSTNode, values: Iterable[tuple[Value, Optional[cst.CSTNode]]],
-             what: str) -> bool:
-    """A computation on ``values`` under the context mesh: ContextOp for a committed one."""
+             limit: int = 40) -> bool:
+    """A computation on ``values`` under the context mesh: ContextOp for a committed one,
+    described by the first ``limit`` characters of ``node`` (generated only then: every
+    comparison and arithmetic operation of a file comes here)."""
     site = in_force(an)
     if site is None:
         return False
@@ -77,7 +79,8 @@ def operands(an: "Analyzer", node: cst.CSTNode, values: Iterable[tuple[Value, Op
                     isinstance(leaf, ArrayVal) and leaf.mesh is not None and _auto(leaf.mesh) \
                     and _auto(site.mesh) and an.ctx.differs(leaf.mesh, site.mesh):
                 an.emit(ContextOp(node=node, ctx=an.ctx, context=site, array=leaf, target=None,
-                                  value_node=vnode if leaf is v else None, what=what))
+                                  value_node=vnode if leaf is v else None,
+                                  what=an.ctx.code(node, limit)))
                 return True
     return False
 
@@ -101,7 +104,7 @@ def qual_call(an: "Analyzer", name: str, call: object, node: cst.Call) -> bool:
         return False
     args = [(v, a.value) for v, a in call.positional]  # type: ignore[attr-defined]
     args += [(v, a.value) for v, a in call.keywords.values()]  # type: ignore[attr-defined]
-    return operands(an, node, args, an.ctx.code(node, 50))
+    return operands(an, node, args, 50)
 
 
 def jit_call(an: "Analyzer", jit: JitVal, call: object, node: cst.Call) -> bool:
@@ -110,7 +113,7 @@ def jit_call(an: "Analyzer", jit: JitVal, call: object, node: cst.Call) -> bool:
     if site is None:
         return False
     args = [(v, a.value) for v, a in call.positional]  # type: ignore[attr-defined]
-    if operands(an, node, args, an.ctx.code(node, 40)):
+    if operands(an, node, args):
         return True
     for target in leaves(jit.out_shardings):
         # differs(): another set or order on every topology (a sub-mesh, a reversal: both observed).

@@ -40,7 +40,7 @@ class Expressions:
         for c in node.comparisons:
             sides.append((self.eval(c.comparator, scope), c.comparator))
         if all(isinstance(c.operator, contextmesh.ARITHMETIC_COMPARISONS) for c in node.comparisons):
-            contextmesh.operands(self, node, sides, self.ctx.code(node, 40))
+            contextmesh.operands(self, node, sides)
         return UNKNOWN
 
     def eval_BooleanOperation(self, node: cst.BooleanOperation, scope: Scope) -> Value:
@@ -90,7 +90,7 @@ class Expressions:
     def eval_UnaryOperation(self, node: cst.UnaryOperation, scope: Scope) -> Value:
         v = self.eval(node.expression, scope)
         if isinstance(node.operator, (cst.Minus, cst.BitInvert)) and isinstance(v, ArrayVal):
-            contextmesh.operands(self, node, [(v, node.expression)], self.ctx.code(node, 40))
+            contextmesh.operands(self, node, [(v, node.expression)])
         if isinstance(node.operator, cst.Minus) and isinstance(v, IntVal):
             f = v.fn
             return IntVal(lambda m: -f(m), literal=-v.literal if v.literal is not None else None)
@@ -215,7 +215,7 @@ class Expressions:
         if shard is not None:
             return shard
         if isinstance(base, ArrayVal):
-            contextmesh.operands(self, node, [(base, node.value)], self.ctx.code(node, 40))
+            contextmesh.operands(self, node, [(base, node.value)])
             return UNKNOWN
         if isinstance(base, SeqVal) and base.kind == "dict" and len(parts) == 1 \
                 and isinstance(parts[0], ConstVal) and NO_KEY not in base.keys:
@@ -297,7 +297,7 @@ class Expressions:
             joined.platforms = left.platforms | right.platforms
             return joined
         if (isinstance(left, ArrayVal) or isinstance(right, ArrayVal)) and contextmesh.operands(
-                self, node, [(left, lnode), (right, rnode)], self.ctx.code(node, 40)):
+                self, node, [(left, lnode), (right, rnode)]):
             return UNKNOWN  # the computation fails here
         if isinstance(left, ArrayVal) and isinstance(right, ArrayVal):
             self.emit(Transfer(node=node, ctx=self.ctx, kind="binop", value=left,
