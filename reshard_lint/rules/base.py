@@ -45,15 +45,19 @@ class Example:
     # The platform whose device order makes it fire ("tpu"): grounded on mock devices
     # (tests/platforms); on this CPU machine the orders agree and it must run without error.
     platform: str = ""
+    # Its failure needs the processes to list a set of devices in different orders, which
+    # follows the devices' hashes: it prints "order: [ids]" before the failing step, and a
+    # run where every process printed the same order exercised nothing (tests/multicontroller).
+    hash_order: bool = False
 
     def expected(self) -> list[tuple[int, int, str]]:
         return expected_markers(self.code)
 
 
 def Invalid(code: str, fixed: str | None = None, *, runnable: bool = True, note: str = "",
-            platform: str = "") -> Example:
+            platform: str = "", hash_order: bool = False) -> Example:
     return Example(code=_dedent(code), fires=True, fixed=_dedent(fixed) if fixed else None,
-                   runnable=runnable, note=note, platform=platform)
+                   runnable=runnable, note=note, platform=platform, hash_order=hash_order)
 
 
 def Valid(code: str, *, runnable: bool = True, note: str = "") -> Example:
