@@ -65,16 +65,14 @@ class ModuleIndex:
 
     def resolve_relative(self, importer: ModuleFile, level: int, module: str | None) -> str | None:
         """The absolute name ``from <level dots><module> import ...`` means in ``importer``,
-        or None when it climbs above the top-level package."""
+        or None when it climbs above the top-level package (importlib's _resolve_name)."""
         parts = importer.name.split(".")
         if not importer.is_package:
             parts = parts[:-1]  # a module's package
-        if level - 1 > len(parts) or (level - 1 == len(parts) and not module):
+        if level > len(parts):
             return None
         base = parts[: len(parts) - (level - 1)]
-        if module:
-            base = base + module.split(".")
-        return ".".join(base) if base else None
+        return ".".join(base + module.split(".") if module else base)
 
 
 def _lookup(root: str, name: str) -> ModuleFile | None:

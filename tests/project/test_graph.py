@@ -56,11 +56,11 @@ def test_relative_imports_resolve_against_the_importer(tmp_path: Path) -> None:
         "pkg/mesh.py": "from ..outside import x\nfrom . import missing\n",
     })
     init = index.find("pkg")
-    assert imports_of(ast.parse(init.path and open(init.path).read()), init, index) == [
+    assert imports_of(ast.parse(Path(init.path).read_text()), init, index) == [
         Import("mesh", "pkg.mesh", None, 1), Import("MESH", "pkg.mesh", "MESH", 2)]
     mesh = index.find("pkg.mesh")
     # Above the top-level package, and a name the package does not have: not the project's.
-    assert imports_of(ast.parse(open(mesh.path).read()), mesh, index) == [Import("missing", "pkg", "missing", 2)]
+    assert imports_of(ast.parse(Path(mesh.path).read_text()), mesh, index) == [Import("missing", "pkg", "missing", 2)]
 
 
 def test_a_script_outside_the_roots_has_no_relative_imports(tmp_path: Path) -> None:
@@ -105,5 +105,5 @@ def test_a_thousand_modules(tmp_path: Path) -> None:
 def test_the_unsaved_text_of_an_open_document_is_read(tmp_path: Path) -> None:
     index = _project(tmp_path, {"mod.py": "", "main.py": "import mod\n"})
     unsaved = {str(tmp_path / "mod.py"): "import main\n"}
-    graph = ImportGraph(index, read=lambda p: unsaved.get(p) or open(p).read())
+    graph = ImportGraph(index, read=lambda p: unsaved.get(p) or Path(p).read_text())
     assert graph.dependencies("mod") == {"main", "mod"}
