@@ -1,7 +1,8 @@
 """Cheap tests that decide which files need the libcst engine at all.
 
 Every finding needs a device list or a mesh built in the file, so a file whose text
-names none of them cannot have one. The ast pass then looks for the shapes that a
+names none of them cannot have one, and the text test (prefilter.py) asks for the words
+each of the gate's paths needs. The ast pass then looks for the shapes that a
 finding needs; it may say yes too often (the engine then finds nothing) but must
 never say no to a file with a finding: the fixture suite, the rules' examples and the
 benchmark's comparison of flake8 and standalone diagnostics check that.
@@ -14,15 +15,7 @@ from typing import Iterable
 
 from . import newer_syntax
 from .ast_walk import FIELDS, fields as child_fields, walk
-
-# A finding needs something that produces devices or a mesh, as code spells it: a call
-# (jax.devices(), local_devices()), an attribute (mesh.devices, also jax.devices bound to
-# a name), an import alias, a mesh builder. "devices" in prose alone is not one: on the
-# jax repository 30 files (1.6 MB) say it only in docstrings and comments ...
-_DEVICE_SOURCE = ("devices(", ".devices", "devices as", "device_set", "make_mesh", "create_device_mesh",
-                  "create_hybrid_device_mesh")
-# ... and something that builds or uses a mesh or sharding.
-_MESH_USE = ("Mesh", "make_mesh", "NamedSharding", "mesh_utils", "create_device_mesh")
+from .prefilter import prefilter
 
 # Calls that produce device lists, and attributes that hold them.
 _FRESH_CALLS = frozenset({"devices", "local_devices"})  # device lists in enumeration order
@@ -47,17 +40,6 @@ _CONSTRUCTION = frozenset({"__init__", "__post_init__", "__new__", "__call__", "
 # Files this long skip the ast gate and are sliced instead (slicing.py): on a generated
 # giant the gate's walk costs seconds, while slicing keeps only what can matter.
 _SLICE_FIRST = 50_000
-
-
-def prefilter(source: str) -> bool:
-    # Substring tests, not one regex alternation: four times faster, and every file pays it.
-    # Without a mesh: ``.id`` and ``.split``, a device id used as a position (RSH104),
-    # though not jax.random.split (in 17 of the jax repository's test files the only one);
-    # ``device_put``, an array committed to one device put on a device of another process
-    # (RSH306).
-    return any(w in source for w in _DEVICE_SOURCE) and (
-        any(w in source for w in _MESH_USE) or ".id" in source or "device_put" in source
-        or source.count(".split") > source.count("random.split"))
 
 
 def needs_engine(source: str, tree: ast.AST | None = None) -> bool:

@@ -1,0 +1,122 @@
+"""The text test every file takes before Python parses it: may the ast gate say yes?
+
+Every finding needs a device list or a mesh built in the file, so a file whose code
+names none cannot have one. Past that, each of the gate's paths (gate.decide) needs a
+word in the text: a mesh constructor (``Mesh``, ``make_mesh``), a ``NamedSharding``, a
+``device_put``, or, for RSH104 alone, a device id (``.id``, ``.split``) and a list fresh
+from ``jax.devices()`` indexed by something other than a literal position. The last one
+is tested on the text too (``_fresh_list_indexed``): test files name ``jax.devices()[0]``
+and ``str.split`` all the time, and on the jax repository 18 of its 166 files got this
+far only to be parsed and walked for nothing (0.8 s of a 9.5 s run).
+
+Each test here may say yes too often, never no where the gate says yes: when the text
+is not plain enough to tell (an alias of ``devices``, a string holding a parenthesis in
+the call, a comment inside it), it says yes.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A device source as code spells it: a call (jax.devices(), local_devices()), an
+# attribute (mesh.devices, also jax.devices or jax.local_devices bound to a name), an
+# import alias, a mesh builder. "devices" in prose alone is not one: on the jax repository 30 files (1.6 MB)
+# say it only in docstrings and comments.
+_DEVICE_SOURCE = ("devices(", ".devices", "local_devices", "devices as", "device_set", "make_mesh",
+                  "create_device_mesh", "create_hybrid_device_mesh")
+# Names the gate's paths other than RSH104's need: a mesh constructor (an alias of one
+# names it too), a sharding, a transfer.
+_GATE_WORDS = ("Mesh", "make_mesh", "NamedSharding", "device_put")
+
+
+def prefilter(source: str) -> bool:
+    # Substring tests, not one regex alternation: four times faster, and every file pays it.
+    # Without a mesh: ``device_put``, an array committed to one device put on a device of
+    # another process (RSH306); ``.id`` and ``.split``, a device id used as a position
+    # (RSH104), though not jax.random.split (in 17 of the jax repository's test files the
+    # only one).
+    if not any(w in source for w in _DEVICE_SOURCE):
+        return False
+    if any(w in source for w in _GATE_WORDS):
+        return True
+    return (".id" in source or source.count(".split") > source.count("random.split")) \
+        and _fresh_list_indexed(source)
+
+
+# A call of devices() or local_devices() by its own name (not skip_on_devices()).
+_FRESH_CALL = re.compile(r"(?<![\w])(?:local_)?devices\s*\(")
+# ``from jax import devices as d`` or ``d = jax.devices``: the gate follows such an alias,
+# this test does not.
+_ALIAS = re.compile(r"devices\s+as\b|=[\s(]*[\w.]*(?<![\w])(?:local_)?devices\s*(?:$|[;#)\],])", re.M)
+_STRING = re.compile(r"\"[^\"\\\n]*\"|'[^'\\\n]*'")
+_LITERAL_INDEX = re.compile(r"\[\s*\d+\s*\]")  # the gate's ast.Constant; [-1] is not one
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def _fresh_list_indexed(source: str) -> bool:
+    """May a list fresh from devices()/local_devices() be indexed by a non-literal, as the
+    gate's RSH104 path asks: ``jax.devices()[i]``, or ``devs[i]`` after ``devs = jax.devices()``?"""
+    if _ALIAS.search(source):
+        return True
+    bound: set[str] = set()
+    for call in _FRESH_CALL.finditer(source):
+        end = _after_call(source, call.end())
+        if end < 0:
+            return True
+        after = _skip_space(source, end)
+        if source.startswith("[", after) and not _LITERAL_INDEX.match(source, after):
+            return True
+        # Bound by an assignment: every identifier left of its ``=`` on that line may be the
+        # name (annotations, ``self.``, a keyword argument's name too: more is safe).
+        k = call.start()
+        while k > 0 and (source[k - 1].isalnum() or source[k - 1] in "_. \t\r\n\\("):
+            k -= 1
+        if k > 0 and source[k - 1] == "=" and (k < 2 or source[k - 2] not in "=!<>"):
+            start = max(source.rfind("\n", 0, k), source.rfind(";", 0, k)) + 1
+            bound.update(_IDENTIFIER.findall(source, start, k - 1))
+    for name in bound:
+        for use in re.finditer(r"(?<![\w.])" + re.escape(name) + r"\s*\[", source):
+            if not _LITERAL_INDEX.match(source, use.end() - 1):
+                return True
+    return False
+
+
+def _after_call(source: str, i: int) -> int:
+    """Where a call whose arguments start at ``i`` ends, or -1 when the text is not plain
+    enough to tell (a string with quotes or escapes in it, a comment)."""
+    depth = 1
+    n = len(source)
+    while i < n:
+        c = source[i]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        elif c == '"' or c == "'":
+            m = _STRING.match(source, i)
+            if m is None:
+                return -1
+            i = m.end()
+            continue
+        elif c == "#":
+            return -1
+        i += 1
+    return -1
+
+
+def _skip_space(source: str, i: int) -> int:
+    """Past blanks, line breaks, comments and closing parentheses: ``(jax.devices())[i]``
+    indexes the call's list as well."""
+    n = len(source)
+    while i < n:
+        c = source[i]
+        if c in " \t\r\n\\)":
+            i += 1
+        elif c == "#":
+            j = source.find("\n", i)
+            i = n if j < 0 else j
+        else:
+            break
+    return i
