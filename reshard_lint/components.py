@@ -146,10 +146,9 @@ def slice_components(source_lines: list[str], tree: ast.Module) -> list[int] | N
             # is judged as the component of whoever passes it device values.
             continue
         support = needs(root)
-        if any(units[i].kind == "global" for r in support for i in groups[r]):
-            keep |= support
-            continue
-        if decide(GateFacts.merged(always + [facts[i] for r in support for i in groups[r]])):
+        # Module-level statements are in ``always`` already: counted once.
+        if decide(GateFacts.merged(always + [facts[i] for r in support for i in groups[r]
+                                             if units[i].kind != "global"])):
             keep |= support
     # A class statement kept for what it defines needs a body: its first member, with
     # everything that member needs (no member is kept without its component).

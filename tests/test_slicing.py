@@ -60,3 +60,30 @@ def test_components_the_gate_rules_out_are_not_parsed() -> None:
     text, kept, _ = prepared.sliced(source, ast.parse(source), None)
     assert kept is not None and len(kept) < 30
     assert "def helper" in text and "def test_bug" in text and "def test_7(" not in text
+
+
+def test_module_level_callers_do_not_keep_their_component_whole() -> None:
+    # A module-level statement calls a helper that 400 tests call too: one component.
+    # The gate decides it like any other (the module-level statements counted once), so
+    # a component without a finding is left out even though module-level code reads it;
+    # one whose finding is reached from module level is kept.
+    head = ("import jax\nimport numpy as np\nfrom jax.sharding import Mesh, NamedSharding, PartitionSpec as P\n\n\n"
+            "def sizes():\n    return [jax.device_count(), 2]\n\n\n"
+            "SIZES = sizes()\n\n\n"
+            "class T:\n")
+    methods = "".join(f"    def test_{i}(self):\n        return np.ones(sizes()[0] + {i})\n\n" for i in range(400))
+    clean = head + methods
+    text, kept, _ = prepared.sliced(clean, ast.parse(clean), None)
+    assert kept is not None and "def sizes" not in text and "def test_7(" not in text
+    bug = ("\n\nMESH = Mesh(np.array(jax.devices()), ('x',))\n"
+           "def put(x):\n    h = Mesh(np.array(jax.devices()[:4]), ('x',))\n"
+           "    return jax.device_put(x, NamedSharding(h, P('x')))\n\n\n"
+           "B = put(jax.device_put(np.ones(8), NamedSharding(MESH, P('x'))))\n")
+    source = clean + bug
+    whole = ENGINE.lint_source(source, "t.py", slice_min_lines=10**9)
+    sliced = ENGINE.lint_source(source, "t.py")
+    line = source.count("\n") - 3
+    assert [(d.line, d.code) for d in sliced.diagnostics] == [(d.line, d.code) for d in whole.diagnostics] == \
+        [(line, "RSH201")]
+    text, kept, _ = prepared.sliced(source, ast.parse(source), None)
+    assert kept is not None and "def put" in text and "def test_7(" not in text
