@@ -17,6 +17,7 @@ the call, a comment inside it), it says yes.
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
 # A device source as code spells it: a call (jax.devices(), local_devices()), an
 # attribute (mesh.devices, also jax.devices or jax.local_devices bound to a name), an
@@ -35,50 +36,91 @@ def prefilter(source: str) -> bool:
     # another process (RSH306); ``.id`` and ``.split``, a device id used as a position
     # (RSH104), though not jax.random.split (in 17 of the jax repository's test files the
     # only one).
-    if not any(w in source for w in _DEVICE_SOURCE):
-        return False
+    if "device" not in source and "make_mesh" not in source or not any(w in source for w in _DEVICE_SOURCE):
+        return False  # every word but make_mesh names "device": most files are out after two scans
     if any(w in source for w in _GATE_WORDS):
         return True
     return (".id" in source or source.count(".split") > source.count("random.split")) \
         and _fresh_list_indexed(source)
 
 
-# A call of devices() or local_devices() by its own name (not skip_on_devices()).
-_FRESH_CALL = re.compile(r"(?<![\w])(?:local_)?devices\s*\(")
-# ``from jax import devices as d`` or ``d = jax.devices``: the gate follows such an alias,
-# this test does not.
-_ALIAS = re.compile(r"devices\s+as\b|=[\s(]*[\w.]*(?<![\w])(?:local_)?devices\s*(?:$|[;#)\],])", re.M)
+_CALL_OR_ALIAS = re.compile(r"\s*(\()|\s+as\b")
 _STRING = re.compile(r"\"[^\"\\\n]*\"|'[^'\\\n]*'")
 _LITERAL_INDEX = re.compile(r"\[\s*\d+\s*\]")  # the gate's ast.Constant; [-1] is not one
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_INDEXED_NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\[")
 
 
 def _fresh_list_indexed(source: str) -> bool:
     """May a list fresh from devices()/local_devices() be indexed by a non-literal, as the
     gate's RSH104 path asks: ``jax.devices()[i]``, or ``devs[i]`` after ``devs = jax.devices()``?"""
-    if _ALIAS.search(source):
-        return True
     bound: set[str] = set()
-    for call in _FRESH_CALL.finditer(source):
-        end = _after_call(source, call.end())
+    for start, end in _devices_words(source):
+        after = _CALL_OR_ALIAS.match(source, end)
+        assigned = _assigned(source, start)
+        if after is None or after.group(1) is None:
+            # ``from jax import devices as d``, ``d = jax.devices``: the gate follows such
+            # an alias of the call, this test does not.
+            if after is not None or assigned >= 0:
+                return True
+            continue
+        end = _after_call(source, after.end())
         if end < 0:
             return True
-        after = _skip_space(source, end)
-        if source.startswith("[", after) and not _LITERAL_INDEX.match(source, after):
+        at = _skip_space(source, end)
+        if source.startswith("[", at) and not _LITERAL_INDEX.match(source, at):
             return True
-        # Bound by an assignment: every identifier left of its ``=`` on that line may be the
-        # name (annotations, ``self.``, a keyword argument's name too: more is safe).
-        k = call.start()
-        while k > 0 and (source[k - 1].isalnum() or source[k - 1] in "_. \t\r\n\\("):
-            k -= 1
-        if k > 0 and source[k - 1] == "=" and (k < 2 or source[k - 2] not in "=!<>"):
-            start = max(source.rfind("\n", 0, k), source.rfind(";", 0, k)) + 1
-            bound.update(_IDENTIFIER.findall(source, start, k - 1))
-    for name in bound:
-        for use in re.finditer(r"(?<![\w.])" + re.escape(name) + r"\s*\[", source):
-            if not _LITERAL_INDEX.match(source, use.end() - 1):
+        if assigned >= 0:
+            # Every identifier left of the ``=`` on that line may be the name bound
+            # (annotations, ``self.``, a keyword argument's name too: more is safe).
+            start = max(source.rfind("\n", 0, assigned), source.rfind(";", 0, assigned)) + 1
+            bound.update(_IDENTIFIER.findall(source, start, assigned))
+    if bound:
+        for use in _INDEXED_NAME.finditer(source):
+            if use.group(1) in bound and not _LITERAL_INDEX.match(source, use.end() - 1):
                 return True
     return False
+
+
+def _devices_words(source: str) -> Iterator[tuple[int, int]]:
+    """Where ``devices`` or ``local_devices`` stands as a name of its own (not in
+    ``skip_on_devices``). str.find, not a regex: a lookbehind makes the regex try every
+    position (5x slower on the jax repository's test files)."""
+    n = len(source)
+    i = source.find("devices")
+    while i >= 0:
+        start = i - 6 if source.startswith("local_", i - 6) else i
+        end = i + 7
+        if (start == 0 or not _word_char(source[start - 1])) and (end == n or not _word_char(source[end])):
+            yield start, end
+        i = source.find("devices", end)
+
+
+def _word_char(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
+def _assigned(source: str, i: int) -> int:
+    """Where the ``=`` is when the dotted name at ``i`` is what an assignment binds, across
+    blanks, line breaks and opening parentheses; -1 when it is not."""
+    k = i
+    while True:  # back over the dotted name (``jax . devices`` too)
+        while k > 0 and (source[k - 1].isalnum() or source[k - 1] == "_"):
+            k -= 1
+        j = k
+        while j > 0 and source[j - 1] in " \t\\":
+            j -= 1
+        if j > 0 and source[j - 1] == ".":
+            k = j - 1
+            while k > 0 and source[k - 1] in " \t\\":
+                k -= 1
+            continue
+        break
+    while k > 0 and source[k - 1] in " \t\r\n\\(":
+        k -= 1
+    if k > 0 and source[k - 1] == "=" and (k < 2 or source[k - 2] not in "=!<>"):
+        return k - 1
+    return -1
 
 
 def _after_call(source: str, i: int) -> int:
