@@ -71,7 +71,7 @@ class Calls:
         if method == "split" and (parts := device_ids.split_name(recv, call.arg(0, "sep"), node, self)):  # type: ignore[arg-type]
             return parts
         if isinstance(recv, HostVal):
-            return HostVal(recv.desc, recv.node, recv.uncommitted)  # a host array's methods stay on the host
+            return recv.again()  # a host array's methods stay on the host
         shard = commitments.method(self, recv, method, node)
         if shard is not None:
             return shard
@@ -194,7 +194,7 @@ class Calls:
         if contextmesh.qual_call(self, name or qual, call, node):
             return UNKNOWN  # the computation fails under the context mesh
         if name in fetches.FUNCTIONS:
-            fetches.fetch(self, call.arg(0), node, call.arg_node(0), self.ctx.code(node.func, 30))
+            fetches.fetch(self, call.arg(0), node, call.arg_node(0), self.ctx.lazy_code(node.func, 30))
         if name is None:
             return unknown(outside_reason(qual))
         handler = HANDLERS.get(name)
@@ -209,7 +209,7 @@ class Calls:
             return self.call_jnp(name, call, node)
         if name.startswith("np."):
             # NumPy computes on the host: whatever it is given, the result is host data.
-            return HostVal(self.ctx.code(node, 40), node)
+            return HostVal(self.ctx.lazy_code(node, 40), node)
         if name.startswith("jax.random."):
             return host.random_result(self, name, call, node)
         return unknown(UNMODELLED_JAX)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -94,6 +94,10 @@ class FileContext:
         if self.line_map is None:
             return line
         return self.line_map[min(line, len(self.line_map)) - 1] + max(0, line - len(self.line_map))
+
+    def lazy_code(self, node: cst.CSTNode, limit: int = 80, suffix: str = "") -> Callable[[], str]:
+        """``code(node, limit) + suffix`` when a message first needs it."""
+        return lambda: self.code(node, limit) + suffix
 
     def code(self, node: cst.CSTNode, limit: int = 80) -> str:
         text = self._code.get(node)

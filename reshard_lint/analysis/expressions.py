@@ -188,7 +188,7 @@ class Expressions:
         if isinstance(base, ClassVal):
             return base.attrs.get(attr, UNKNOWN) if attr != "__sites__" else UNKNOWN
         if isinstance(base, HostVal):
-            return HostVal(base.desc, base.node, base.uncommitted) if attr in ("T", "mT", "real", "imag") \
+            return base.again() if attr in ("T", "mT", "real", "imag") \
                 else UNKNOWN
         if isinstance(base, OwnShardingVal):
             return OwnShardingVal(base.of, mesh=True) if attr == "mesh" and not base.mesh else UNKNOWN
@@ -315,7 +315,7 @@ class Expressions:
         if host and all(isinstance(v, (HostVal, IntVal, ConstVal)) for v in (left, right)):
             # Host data with host data stays on the host; an uncommitted operand keeps
             # the result uncommitted.
-            return HostVal(self.ctx.code(node, 40), node, any(h.uncommitted for h in host))
+            return HostVal(self.ctx.lazy_code(node, 40), node, any(h.uncommitted for h in host))
         if host:
             return unknown(COMMITTED_OPERAND)
         return UNKNOWN

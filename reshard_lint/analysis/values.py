@@ -6,7 +6,7 @@ Anything the analysis cannot pin down is ``UNKNOWN``; rules never fire on it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, Optional, Union
 
 import libcst as cst
 
@@ -138,10 +138,27 @@ class MeshVal(Value):
     sizes: tuple[int, ...] = ()
 
 
-@dataclass(eq=False)
+# A description, or how to write it: most values are never named in a message, and
+# writing a node's code back out is the costliest part of making them.
+Text = Union[str, Callable[[], str]]
+
+
+def text_of(t: Text) -> str:
+    return t if isinstance(t, str) else t()
+
+
 class SpecVal(Value):
-    node: cst.CSTNode
-    code: str
+    __slots__ = ("node", "_code")
+
+    def __init__(self, node: cst.CSTNode, code: Text) -> None:
+        self.node = node
+        self._code = code
+
+    @property
+    def code(self) -> str:
+        if not isinstance(self._code, str):
+            self._code = self._code()
+        return self._code
 
 
 @dataclass(eq=False)
@@ -167,7 +184,6 @@ class ArrayVal(Value):
         return self.sharding.mesh
 
 
-@dataclass(eq=False)
 class HostVal(Value):
     """Data that cannot be on a mesh: a NumPy array, a literal, or an uncommitted jax.Array.
 
@@ -175,9 +191,22 @@ class HostVal(Value):
     sharding: JAX places it wherever it is first used, so it crosses no mesh.
     """
 
-    desc: str  # for coverage evidence: 'np.arange(8.0)'
-    node: Optional[cst.CSTNode] = None
-    uncommitted: bool = False
+    __slots__ = ("_desc", "node", "uncommitted")
+
+    def __init__(self, desc: Text, node: Optional[cst.CSTNode] = None, uncommitted: bool = False) -> None:
+        self._desc = desc  # for coverage evidence: 'np.arange(8.0)'
+        self.node = node
+        self.uncommitted = uncommitted
+
+    @property
+    def desc(self) -> str:
+        if not isinstance(self._desc, str):
+            self._desc = self._desc()
+        return self._desc
+
+    def again(self) -> "HostVal":
+        """The same data, from a method or attribute that keeps it on the host."""
+        return HostVal(self._desc, self.node, self.uncommitted)
 
 
 @dataclass(eq=False)

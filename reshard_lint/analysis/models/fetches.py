@@ -18,7 +18,7 @@ from ..arguments import Call
 from ..events import Fetch
 from ..scope import Scope
 from ..valueops import leaves
-from ..values import ArrayVal, HostVal, Value
+from ..values import ArrayVal, HostVal, Text, Value, text_of
 from .commitments import single_device
 
 if TYPE_CHECKING:
@@ -29,15 +29,15 @@ METHODS = frozenset({"tolist"})
 FUNCTIONS = frozenset({"np.array"})
 
 
-def fetch(an: "Analyzer", value: Value, node: cst.Call, value_node: Optional[cst.CSTNode], func: str) -> Value:
+def fetch(an: "Analyzer", value: Value, node: cst.Call, value_node: Optional[cst.CSTNode], func: Text) -> Value:
     """A Fetch event for each array of ``value`` with a known mesh or device; the result is host data."""
     for leaf in leaves(value):
         if isinstance(leaf, ArrayVal) and (leaf.mesh is not None or single_device(leaf) is not None):
             an.emit(Fetch(node=node, ctx=an.ctx, value=leaf, value_node=value_node if leaf is value else None,
-                          func=func))
-    return HostVal(an.ctx.code(node, 40), node)
+                          func=text_of(func)))
+    return HostVal(an.ctx.lazy_code(node, 40), node)
 
 
 @handles("jax.device_get")
 def _device_get(an: "Analyzer", call: Call, node: cst.Call, scope: Scope) -> Value:
-    return fetch(an, call.arg(0, "x"), node, call.arg_node(0, "x"), an.ctx.code(node.func, 30))
+    return fetch(an, call.arg(0, "x"), node, call.arg_node(0, "x"), an.ctx.lazy_code(node.func, 30))

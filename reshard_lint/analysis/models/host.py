@@ -42,7 +42,7 @@ def is_host(v: Value) -> bool:
 def _uncommitted(an: "Analyzer", node: cst.Call, what: str) -> Value:
     if an.mesh_context:
         return unknown(MESH_CONTEXT)
-    return HostVal(f"{an.ctx.code(node, 40)} ({what})", node, uncommitted=True)
+    return HostVal(an.ctx.lazy_code(node, 40, f" ({what})"), node, uncommitted=True)
 
 
 def jnp_result(an: "Analyzer", name: str, call: Call, node: cst.Call) -> Value:

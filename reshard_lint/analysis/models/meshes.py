@@ -112,7 +112,7 @@ def _create_hybrid(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Va
 
 @handles("jax.sharding.PartitionSpec")
 def _pspec(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
-    return SpecVal(node, an.ctx.code(node, 60))
+    return SpecVal(node, an.ctx.lazy_code(node, 60))
 
 
 @handles("jax.sharding.NamedSharding")
