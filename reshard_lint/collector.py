@@ -10,8 +10,7 @@ an analysis and freeze what the imports left, once.
 from __future__ import annotations
 
 import gc
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 _frozen = False
 _trim: Any = None  # glibc's malloc_trim, False where there is none
@@ -19,22 +18,34 @@ _trim: Any = None  # glibc's malloc_trim, False where there is none
 GIVE_BACK_CHARS = 100_000
 
 
-@contextmanager
-def paused(freeze: bool = True) -> Iterator[None]:
+class paused:
     """No collection inside; whatever cycles the analysis leaves are found by the next
     collection after it. The first use then freezes the long-lived objects, unless
-    ``freeze`` is False (`check` freezes once itself: ``freeze_imports``)."""
-    global _frozen
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
+    ``freeze`` is False (`check` freezes once itself: ``freeze_imports``).
+
+    A class, not a generator: leaving a generator's ``with`` allocates its StopIteration
+    after the collector is back on, and that allocation starts a collection while the
+    caller's frame still holds the file's tree (measured: 84 collections rescanning
+    trees, 0.14 s, in a `check` worker on the jax repository).
+    """
+
+    __slots__ = ("freeze", "enabled")
+
+    def __init__(self, freeze: bool = True) -> None:
+        self.freeze = freeze
+        self.enabled = False
+
+    def __enter__(self) -> None:
+        self.enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc: object) -> None:
+        global _frozen
+        if self.enabled:
             gc.enable()
-    if freeze and not _frozen:
-        _frozen = True
-        freeze_long_lived()
+        if self.freeze and not _frozen:
+            _frozen = True
+            freeze_long_lived()
 
 
 def freeze_imports() -> None:

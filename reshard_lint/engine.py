@@ -226,7 +226,8 @@ class Engine:
         for rule in rules:
             rule.start(ctx)
             finishers.append(rule)
-        Analyzer(ctx, sink).run()
+        analyzer = Analyzer(ctx, sink)
+        analyzer.run()
         for rule in finishers:
             if ctx.runtime not in rule.runtimes:
                 continue
@@ -236,6 +237,7 @@ class Engine:
                     best[key] = (rule.priority, diag)
         if observer is not None:
             observer(ctx, transfers, {k: d for k, (_, d) in best.items()})
+        analyzer.release()
         diags = [d for _, d in best.values()]
         return sorted(set(diags), key=lambda d: d.sort_key)
 

@@ -58,7 +58,12 @@ def needs_engine(source: str, tree: ast.AST | None = None) -> bool:
             return True
     global _last
     _last = (source, tree)
-    return may_have_findings(tree)
+    if may_have_findings(tree):
+        return True
+    # Not kept for an engine that will not run: alive, the tree would be rescanned by the
+    # collections that follow (hundreds of thousands of objects in a test file).
+    _last = None
+    return False
 
 
 # The last tree the gate parsed, for the engine that analyses the same text next in
@@ -419,18 +424,22 @@ def _instances(scopes: list[int], facts: GateFacts) -> int:
                 n = _name(arg.value if type(arg) is ast.Starred else arg)  # type: ignore[attr-defined]
                 passed.add(aliases.get(n, n))
 
-    def times(scope: int, seen: frozenset[int]) -> int:
-        if scope == 0:
-            return 1
-        if scope in seen:
-            return 2  # recursion
-        outer = 0
-        for n in facts.functions.get(scope, ()):
-            if n in passed:
-                return 2
-            outer += sum(times(s, seen | {scope}) for s in calls.get(n, ()))
-        if any(n in passed or len(calls.get(n, ())) >= 2 for n in facts.inner.get(scope, ())):
-            outer = 2 * max(outer, 1)  # a helper defined in the function, called twice
-        return min(max(outer, 1), 2)
+    return _times(scopes[0], frozenset(), facts, calls, passed)
 
-    return times(scopes[0], frozenset())
+
+def _times(scope: int, seen: frozenset[int], facts: GateFacts, calls: dict[str, list[int]], passed: set[str]) -> int:
+    """How many times the function of ``scope`` runs, up to 2. A module-level function,
+    not a closure calling itself: that would be a reference cycle holding the file's
+    tree until the next collection."""
+    if scope == 0:
+        return 1
+    if scope in seen:
+        return 2  # recursion
+    outer = 0
+    for n in facts.functions.get(scope, ()):
+        if n in passed:
+            return 2
+        outer += sum(_times(s, seen | {scope}, facts, calls, passed) for s in calls.get(n, ()))
+    if any(n in passed or len(calls.get(n, ())) >= 2 for n in facts.inner.get(scope, ())):
+        outer = 2 * max(outer, 1)  # a helper defined in the function, called twice
+    return min(max(outer, 1), 2)

@@ -45,6 +45,10 @@ def _claim(claims: Any, index: int, step: int) -> bool:
         return True
 
 
+def in_worker() -> bool:
+    return _CLAIMS is not None
+
+
 def _claimed(run: Callable[[Item], R], step: int, item: Item) -> R | str:
     """A worker's task: ``run(item)``, unless this process took the file first."""
     if not _claim(_CLAIMS, item[0], step):

@@ -257,6 +257,7 @@ def _gate(item: Item) -> tuple[int, bool, Prepared | None]:
     (prepared.py): the process that analyses it then parses only the slice."""
     from .collector import GIVE_BACK_CHARS, give_back, paused
     from .gate import needs_engine, tree_for
+    from .pipeline import in_worker
     from .prepared import long_enough, prepare
 
     index, text = item[0], item[1]
@@ -265,6 +266,10 @@ def _gate(item: Item) -> tuple[int, bool, Prepared | None]:
             if not needs_engine(text):
                 return index, False, None
             if not long_enough(text):
+                if in_worker():
+                    # The file is analysed in the main process or, from a copy of its
+                    # text, here: the tree is never used, and alive it is rescanned.
+                    tree_for(text)
                 return index, True, None  # the gate's tree stays for an engine in this process
             tree = tree_for(text)
             if tree is None:

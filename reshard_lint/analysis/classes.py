@@ -37,6 +37,7 @@ class Classes:
         decorators = [self.eval(dec.decorator, scope) for dec in stmt.decorators]
         bases = [self.eval(arg.value, scope) for arg in stmt.bases]
         cls = ClassVal(stmt)
+        self.made.append(cls)  # type: ignore[attr-defined]
         body = block(stmt.body)
         cscope = Scope(scope, "class", count_bindings(body))
         instance = cls.instance = InstanceVal(cls)

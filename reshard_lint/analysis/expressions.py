@@ -135,7 +135,9 @@ class Expressions:
         return v
 
     def eval_Lambda(self, node: cst.Lambda, scope: Scope) -> Value:
-        return FuncVal(node, scope)
+        fn = FuncVal(node, scope)
+        self.made.append(fn)  # type: ignore[attr-defined]
+        return fn
 
     def eval_Attribute(self, node: cst.Attribute, scope: Scope) -> Value:
         base = self.eval(node.value, scope)
