@@ -79,7 +79,7 @@ def diag_to_dict(d: Diagnostic) -> dict[str, Any]:
         out["f"] = {"t": d.fix.title, "s": d.fix.safe,
                     "e": [[e.line, e.col, e.end_line, e.end_col, e.replacement] for e in d.fix.edits]}
     if d.related:
-        out["r"] = [[r.line, r.col, r.message] for r in d.related]
+        out["r"] = [[r.line, r.col, r.message] + ([r.path] if r.path is not None else []) for r in d.related]
     return out
 
 
@@ -119,27 +119,38 @@ class Cache:
             # A missing or corrupt cache is an empty cache, never an error.
             self._old = {}
 
-    def get(self, digest: str) -> tuple[list[Diagnostic], list[tuple[int, str]]] | None:
-        """(engine diagnostics, unknown codes in noqa comments) of a file with this content."""
+    def get(self, digest: str, path: str = "") -> \
+            tuple[list[Diagnostic], list[tuple[int, str]], dict[str, str]] | None:
+        """(engine diagnostics, unknown codes in noqa comments, the project files the
+        analysis read with their digests) of a file with this content. An entry that read
+        other files holds only for the file at ``path`` it was made for: the same text
+        elsewhere imports other modules."""
         entry = self._old.get(digest)
         if entry is None:
             entry = self._used.get(digest)
             if entry is None:
                 return None
         try:
-            out = ([diag_from_dict(o) for o in entry["d"]], [(int(n), str(c)) for n, c in entry.get("q", ())])
-        except (KeyError, TypeError, ValueError):
+            deps = {str(p): str(d) for p, d in entry.get("p", {}).items()}
+            if deps and entry.get("f") != path:
+                return None
+            out = ([diag_from_dict(o) for o in entry["d"]], [(int(n), str(c)) for n, c in entry.get("q", ())],
+                   deps)
+        except (KeyError, TypeError, ValueError, AttributeError):
             return None
         self._used[digest] = entry
         self.hits += 1
         return out
 
-    def put(self, digest: str, diagnostics: Iterable[Diagnostic], noqa_unknown: Iterable[tuple[int, str]] = ()
-            ) -> None:
+    def put(self, digest: str, diagnostics: Iterable[Diagnostic],
+            noqa_unknown: Iterable[tuple[int, str]] = (), deps: Mapping[str, str] | None = None, path: str = "") -> None:
         entry: dict[str, Any] = {"d": [diag_to_dict(d) for d in diagnostics]}
         q = [list(x) for x in noqa_unknown]
         if q:
             entry["q"] = q
+        if deps:
+            entry["p"] = dict(deps)
+            entry["f"] = path
         self._used[digest] = entry
         self.dirty = True
 

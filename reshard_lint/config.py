@@ -101,7 +101,7 @@ def load(path: str | None, rules: Sequence[Mapping[str, Any]], root: str | None 
         raise ConfigError(f"{path}: [{SECTION}] must be a table")
     codes = [r["code"] for r in rules]
     options = {o["name"]: o for r in rules for o in r.get("options", ())}
-    allowed = list(LIST_KEYS) + ["per-file-ignores", "platforms", "runtime"] + sorted(options)
+    allowed = list(LIST_KEYS) + ["per-file-ignores", "platforms", "runtime", "src"] + sorted(options)
     for key, value in table.items():
         where = f"{path}: [{SECTION}] {key}"
         if key in LIST_KEYS:
@@ -121,6 +121,10 @@ def load(path: str | None, rules: Sequence[Mapping[str, Any]], root: str | None 
             cfg.options["runtime"] = check_runtime(value, where)
         elif key == "platforms":
             cfg.options["platforms"] = check_platforms(_str_list(value, where), where)
+        elif key == "src":
+            # The import roots, as ruff's ``src``: relative to this file's directory.
+            roots = _str_list(value, where)
+            cfg.options["src"] = tuple(os.path.normpath(os.path.join(cfg.root, d)) for d in roots)
         elif key == "multicontroller":
             raise ConfigError(f"{where}: replaced by runtime = \"multi-controller\" (every file is "
                               "multi-controller, was \"always\") or \"auto\" (the default); "

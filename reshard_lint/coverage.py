@@ -71,7 +71,8 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
                 else classify(ctx, ev, None)
             found.setdefault(id(ev.node), (ev.node, ev.kind, []))[2].append(v)
 
-    engine_for(settings).analyse(module, text, path, observer=observe)
+    engine = engine_for(settings)
+    engine.analyse(module, text, path, observer=observe, project=engine.projects.view(path))
     if not ctx_box:
         return out
     ctx = ctx_box[0]

@@ -128,9 +128,11 @@ def related(ctx: FileContext, *meshes: Optional[MeshVal]) -> tuple[Related, ...]
     for m in meshes:
         if m is None:
             continue
-        line, col, _, _ = ctx.span(m.node)
+        where = ctx.locate(m.node)
+        if where is None:
+            continue
         label = f"'{m.name}'" if m.name else ctx.code(m.node, 30)
-        out.append(Related(line, col, f"mesh {label} is built here"))
+        out.append(Related(where[1], where[2], f"mesh {label} is built here", where[0]))
     return tuple(out)
 
 

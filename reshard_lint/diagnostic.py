@@ -34,6 +34,7 @@ class Related:
     line: int
     col: int
     message: str
+    path: str | None = None  # another file of the project (a mesh built in an imported module)
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,9 @@ class FileResult:
     # Set when the file could not be analysed; diagnostics then holds one RSH001/RSH002.
     error: str | None = None
     stage: str = "prefilter"  # how far the file went: prefilter, gate, analysed
+    # The project files whose summaries the analysis read (path -> content digest): the
+    # result holds while they are unchanged.
+    deps: dict[str, str] = field(default_factory=dict)
 
 
 class Engine:
@@ -63,6 +66,9 @@ class Engine:
         self._rule_classes = rules
         self._rules: list[Rule] | None = None
         self.by_event: dict[type, list[Rule]] = {}
+        from .project.projects import Projects
+
+        self.projects = Projects(self.settings)
 
     @property
     def rules(self) -> list[Rule]:
@@ -85,17 +91,27 @@ class Engine:
         ``cancelled`` is asked between stages and for every event, and raises Cancelled;
         ``prepared``: what the file's Python tree gave, made where the tree was."""
         result = FileResult(path)
-        if not force and not prefilter(source):
-            return result
-        result.stage = "gate"
+        # Names imported from the project's modules that may hold meshes: the file's own
+        # text need not name any, and its parts are not cut apart (components.py counts
+        # what the file builds itself).
+        imported: frozenset[str] = frozenset()
         if not force:
-            try:
-                if tree is None:
-                    tree = newer_syntax.parse(source)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                tree = None  # libcst decides, and reports why it cannot parse
-            if tree is not None and not may_have_findings(tree):
-                return result
+            if not prefilter(source):
+                imported = self.projects.device_imports(source, path)[0]
+                if not imported:
+                    return result
+            result.stage = "gate"
+            if not imported:
+                try:
+                    if tree is None:
+                        tree = newer_syntax.parse(source)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    tree = None  # libcst decides, and reports why it cannot parse
+                imported = self.projects.device_imports(source, path)[0]
+                if not imported and tree is not None and not may_have_findings(tree):
+                    return result
+            if imported and prepared is None:
+                slice_min_lines = 10**9
         result.stage = "analysed"
         import libcst as cst
 
@@ -170,9 +186,12 @@ class Engine:
         old_limit = sys.getrecursionlimit()
         try:
             sys.setrecursionlimit(max(old_limit, _ANALYSIS_RECURSION_LIMIT))
+            view = self.projects.view(path)
             result.diagnostics = self.analyse(module, original, path, line_map, python_tree=python_tree,
                                               parsed_text=source, cancelled=cancelled, call_counts=counts,
-                                              lazy_tree=lazy_tree)
+                                              lazy_tree=lazy_tree, project=view)
+            if view is not None:
+                result.deps = view.deps
         except Cancelled:
             raise
         except RecursionError:
@@ -191,7 +210,8 @@ class Engine:
                 line_map: list[int] | None = None, observer: Observer | None = None,
                 python_tree: ast.Module | None = None, parsed_text: str | None = None,
                 cancelled: Callable[[], bool] | None = None,
-                call_counts: "SyntaxCounts | None" = None, lazy_tree: bool = False) -> list[Diagnostic]:
+                call_counts: "SyntaxCounts | None" = None, lazy_tree: bool = False,
+                project: Any = None) -> list[Diagnostic]:
         """Diagnostics for a parsed module; ``observer`` also sees every transfer event and
         the diagnostic anchored at each call (``reshard-lint coverage``)."""
         from .analysis import Analyzer
@@ -204,6 +224,7 @@ class Engine:
         ctx.parsed_text = parsed_text
         ctx.lazy_tree = lazy_tree and python_tree is None
         ctx.call_counts = call_counts
+        ctx.project = project  # project/view.py FileView: values imported from the project's modules
         # anchor node id -> (priority, diagnostic): one diagnostic per call, the most specific.
         best: dict[int, tuple[int, Diagnostic]] = {}
         finishers: list[Rule] = []

@@ -65,16 +65,21 @@ class ReshardChecker:
             # The gate needs only the ast flake8 already parsed; the engine (and libcst)
             # is imported in the few processes that get a file past it.
             from .gate import needs_engine
+            from .project.projects import device_imports
 
-            if not needs_engine(source, self.tree):
+            # Meshes imported from the project's other modules: read from disk, whole file.
+            project = _project_settings(self.filename)
+            imported = device_imports(source, self.filename, project)[0]
+            if not imported and not needs_engine(source, self.tree):
                 return
             from .engine import engine_for
 
-            project = _project_settings(self.filename)
             engine = engine_for({"runtime": self._runtime or project["runtime"],
-                                 "platforms": self._platforms or project["platforms"]})
+                                 "platforms": self._platforms or project["platforms"],
+                                 **({"src": project["src"]} if "src" in project else {})})
             with paused():  # collector.py: no collections while libcst builds its tree
-                diags = engine.lint_source(source, self.filename, self.tree, force=True).diagnostics
+                diags = engine.lint_source(source, self.filename, self.tree, force=True,
+                                           slice_min_lines=10**9 if imported else None).diagnostics
         except Exception as exc:  # noqa: BLE001 - never abort the user's flake8 run
             yield 1, 0, f"RSH002 internal error in reshard-lint: {type(exc).__name__}: {exc}", type(self)
             return
@@ -86,7 +91,7 @@ _PROJECT_SETTINGS: dict[str, dict[str, Any]] = {}
 
 
 def _project_settings(filename: str) -> dict[str, Any]:
-    """``runtime`` and ``platforms`` of the file's [tool.reshard-lint], as ``reshard-lint check``
+    """``runtime``, ``platforms`` and ``src`` of the file's [tool.reshard-lint], as ``reshard-lint check``
     reads them. A broken configuration is the command's to report; here it means the defaults.
     """
     import os
@@ -103,7 +108,7 @@ def _project_settings(filename: str) -> dict[str, Any]:
             options = load(path, rule_table(None), root).options if path else {}
         except ConfigError:
             options = {}
-        hit.update({k: options[k] for k in ("runtime", "platforms") if k in options})
+        hit.update({k: options[k] for k in ("runtime", "platforms", "src") if k in options})
         _PROJECT_SETTINGS[directory] = hit
     return hit
 

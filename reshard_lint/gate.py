@@ -427,7 +427,8 @@ def _instances(scopes: list[int], facts: GateFacts) -> int:
     return _times(scopes[0], frozenset(), facts, calls, passed)
 
 
-def _times(scope: int, seen: frozenset[int], facts: GateFacts, calls: dict[str, list[int]], passed: set[str]) -> int:
+def _times(scope: int, seen: frozenset[int], facts: GateFacts, calls: dict[str, list[int]],
+           passed: set[str]) -> int:
     """How many times the function of ``scope`` runs, up to 2. A module-level function,
     not a closure calling itself: that would be a reference cycle holding the file's
     tree until the next collection."""

@@ -29,14 +29,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import enum
 import io
 import logging
 import os
 import sys
 import tokenize
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 try:
@@ -48,6 +47,7 @@ except ImportError as exc:  # the `lsp` extra is not installed: main() says what
     LanguageServer = object  # type: ignore[misc,assignment]
 else:
     _MISSING = None
+    from .lsp_positions import Positions, elsewhere, enum_value, line_body
 
 from . import __version__, noqa
 from .collector import paused
@@ -72,67 +72,6 @@ log = logging.getLogger("reshard_lint.lsp")
 
 def docs_url(code: str) -> str:
     return f"{DOCS_BASE}{code}.md"
-
-
-# --- positions ---------------------------------------------------------------------------
-# The engine counts columns in code points; LSP counts in the negotiated encoding, UTF-16
-# code units unless the client offered something else.
-
-
-def _value(kind: object) -> str:
-    # lsprotocol's enums are str subclasses whose str() is "Class.Member", not the value.
-    return str(kind.value) if isinstance(kind, enum.Enum) else str(kind)
-
-
-def _units(text: str, encoding: str) -> int:
-    if encoding == types.PositionEncodingKind.Utf32.value:
-        return len(text)
-    if encoding == types.PositionEncodingKind.Utf8.value:
-        return len(text.encode("utf-8", "surrogatepass"))
-    # Characters outside the BMP take two UTF-16 code units.
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
-
-
-def _body(line: str) -> str:
-    return line.rstrip("\r\n")
-
-
-class Positions:
-    """Converts (1-based line, code-point column) to LSP positions for one text."""
-
-    def __init__(self, lines: Sequence[str], encoding: str) -> None:
-        self.lines = lines
-        self.encoding = encoding
-
-    def position(self, line: int, col: int) -> types.Position:
-        if line < 1:
-            return types.Position(line=0, character=0)
-        if line > len(self.lines):
-            # Past the last line (an edit that appends at the very end of the text).
-            return types.Position(line=max(line - 1, 0), character=0)
-        text = _body(self.lines[line - 1])
-        col = max(0, min(col, len(text)))
-        return types.Position(line=line - 1, character=_units(text[:col], self.encoding))
-
-    def line_end(self, line: int) -> types.Position:
-        if not 1 <= line <= len(self.lines):
-            return self.position(line, 0)
-        return self.position(line, len(_body(self.lines[line - 1]).rstrip()))
-
-    def range(self, line: int, col: int, end_line: int, end_col: int) -> types.Range:
-        start = self.position(line, col)
-        if end_line <= 0 or (end_line, end_col) < (line, col):
-            end = self.line_end(line)
-            if (end.line, end.character) < (start.line, start.character):
-                end = start
-        else:
-            end = self.position(end_line, end_col)
-        return types.Range(start=start, end=end)
-
-    def edit(self, e: Edit) -> types.TextEdit:
-        return types.TextEdit(range=types.Range(start=self.position(e.line, e.col),
-                                                end=self.position(e.end_line, e.end_col)),
-                              new_text=e.replacement)
 
 
 # --- analysis ------------------------------------------------------------------------------
@@ -200,6 +139,8 @@ class Analysis:
     diagnostics: list[Diagnostic]  # after noqa and select/ignore
     broken: bool  # did not parse; diagnostics is empty then
     settings: Settings  # what it was made with: a result from before a settings change is stale
+    # The project modules it read (path -> digest): an edit of one makes it stale.
+    deps: Mapping[str, str] = field(default_factory=dict)
 
 
 def project_settings(path: str, settings: Settings) -> tuple[Settings, list[str]]:
@@ -237,22 +178,26 @@ _CONFIGS: dict[tuple[str, int], Any] = {}
 
 
 def analyse(source: str, path: str, settings: Settings,
-            cancelled: Callable[[], bool] | None = None) -> Analysis:
+            cancelled: Callable[[], bool] | None = None,
+            unsaved: Callable[[str], str | None] | None = None) -> Analysis:
     """``cancelled`` says when a newer version made this analysis useless (it then raises
-    engine.Cancelled at the engine's next stage)."""
+    engine.Cancelled at the engine's next stage); ``unsaved``: the editor's text of another
+    file of the project, when it is open (imported modules are read from there first)."""
     asked = settings
     settings, per_file = project_settings(path, settings)
     engine = engine_for({"runtime": settings.runtime, "platforms": settings.platforms})
+    if unsaved is not None:
+        engine.projects.unsaved = unsaved
     lines = split_lines(source)
     with paused():  # collector.py: a full collection would rescan libcst's tree mid-analysis
         result = engine.lint_source(source, path, cancelled=cancelled)
     if result.error is not None and any(d.code == PARSE_ERROR for d in result.diagnostics):
-        return Analysis(source, lines, [], True, asked)
+        return Analysis(source, lines, [], True, asked, result.deps)
     kept, _ = noqa.split(result.diagnostics, lines)
     # RSH002 (a linter bug) is shown: hiding it would look like a clean file.
     diags = [d for d in kept if d.code == INTERNAL_ERROR or (
         settings.selects(d.code) and not any(d.code.startswith(c) for c in per_file))]
-    return Analysis(source, lines, diags, False, asked)
+    return Analysis(source, lines, diags, False, asked, result.deps)
 
 
 def to_lsp(d: Diagnostic, uri: str, pos: Positions) -> types.Diagnostic:
@@ -261,7 +206,8 @@ def to_lsp(d: Diagnostic, uri: str, pos: Positions) -> types.Diagnostic:
         else types.DiagnosticSeverity.Error
     related = [
         types.DiagnosticRelatedInformation(
-            location=types.Location(uri=uri, range=pos.range(r.line, r.col, 0, 0)), message=r.message)
+            location=types.Location(uri=uri, range=pos.range(r.line, r.col, 0, 0)) if r.path is None
+            else elsewhere(r.path, r.line, r.col), message=r.message)
         for r in d.related
     ]
     return types.Diagnostic(
@@ -295,7 +241,7 @@ def noqa_edit(source: str, lines: Sequence[str], line: int, code: str) -> Edit |
     """The edit that silences ``code`` on ``line``: extend its noqa comment or add one."""
     if not 1 <= line <= len(lines):
         return None
-    text = _body(lines[line - 1])
+    text = line_body(lines[line - 1])
     # A comment after a line continuation is a syntax error.
     if text.rstrip().endswith("\\") or _line_ends_in_string(source, line):
         return None
@@ -329,13 +275,14 @@ class ReshardServer(LanguageServer):
 
     @property
     def encoding(self) -> str:
-        return _value(self.workspace.position_encoding or types.PositionEncodingKind.Utf16)
+        return enum_value(self.workspace.position_encoding or types.PositionEncodingKind.Utf16)
 
     async def analysis_for(self, uri: str) -> tuple[Analysis, int | None]:
         doc = self.workspace.get_text_document(uri)
         source, version = doc.source, doc.version
         cached = self.last.get(uri)
-        if cached is not None and cached.source == source and cached.settings == self.settings:
+        if cached is not None and cached.source == source and cached.settings == self.settings \
+                and self.deps_current(cached.deps):
             return cached, version
         settings = self.settings
         running = self.running.get(uri)
@@ -350,7 +297,7 @@ class ReshardServer(LanguageServer):
             return doc is None or doc.source is not source or self.settings != settings
 
         loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(self.pool, analyse, source, path, settings, stale)
+        future = loop.run_in_executor(self.pool, analyse, source, path, settings, stale, self.unsaved)
         self.running[uri] = (source, settings, future)
         try:
             return await asyncio.shield(future), version
@@ -380,6 +327,40 @@ class ReshardServer(LanguageServer):
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
             uri=uri, version=version, diagnostics=[to_lsp(d, uri, pos) for d in result.diagnostics]))
 
+    def unsaved(self, path: str) -> str | None:
+        """The text of ``path`` when an open document holds it (read from the analysis
+        thread: a document's text is replaced whole, never changed in place)."""
+        real = os.path.realpath(path)
+        for uri, doc in list(self.workspace.text_documents.items()):
+            fs = to_fs_path(uri)
+            if fs is not None and os.path.realpath(fs) == real:
+                return doc.source
+        return None
+
+    def deps_current(self, deps: Mapping[str, str]) -> bool:
+        from .project.summaries import digest
+        from .project.view import read_file
+
+        for path, d in deps.items():
+            text = self.unsaved(path)
+            if text is None:
+                text = read_file(path)
+            if text is None or digest(text) != d:
+                return False
+        return True
+
+    def changed(self, uri: str, delay: float) -> None:
+        """``uri`` changed: lint it, and every open document whose last analysis read it."""
+        if uri in self.workspace.text_documents:
+            self.schedule(uri, delay)
+        fs = to_fs_path(uri)
+        if fs is None:
+            return
+        real = os.path.realpath(fs)
+        for other, result in list(self.last.items()):
+            if other != uri and any(os.path.realpath(p) == real for p in result.deps):
+                self.schedule(other, delay)
+
     def schedule(self, uri: str, delay: float) -> None:
         old = self.pending.pop(uri, None)
         if old is not None:
@@ -404,7 +385,7 @@ class ReshardServer(LanguageServer):
             return []
         pos = Positions(result.lines, self.encoding)
         only = params.context.only
-        kinds = [_value(k) for k in only or ()]
+        kinds = [enum_value(k) for k in only or ()]
         # A kind asks for itself and everything below it ("source" includes "source.fixAll.x").
         want_quickfix = not kinds or any(_under(types.CodeActionKind.QuickFix.value, k) for k in kinds)
         want_fix_all = not kinds or any(_under(FIX_ALL_KIND, k) for k in kinds)
@@ -478,11 +459,11 @@ def build_server() -> ReshardServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     async def did_change(ls: ReshardServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.schedule(params.text_document.uri, ls.settings.debounce)
+        ls.changed(params.text_document.uri, ls.settings.debounce)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     async def did_save(ls: ReshardServer, params: types.DidSaveTextDocumentParams) -> None:
-        ls.schedule(params.text_document.uri, 0)
+        ls.changed(params.text_document.uri, 0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: ReshardServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -492,6 +473,7 @@ def build_server() -> ReshardServer:
             handle.cancel()
         ls.last.pop(uri, None)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        ls.changed(uri, 0)  # its importers now read it from disk
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND], resolve_provider=False))

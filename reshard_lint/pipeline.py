@@ -167,7 +167,7 @@ def passed(item: Item, verdict: tuple[Any, ...]) -> Item:
 
 
 def gate_and_analyse(workers: Workers, items: Iterable[Item], gate: Callable[[Item], tuple[Any, ...]],
-                     analyse: Callable[[Item], None], reject: Callable[[int], None]) -> list[Item]:
+                     analyse: Callable[[Item], None], reject: Callable[..., None]) -> list[Item]:
     """Gate ``items`` as they come, analysing here what passes while the gate runs.
 
     Returns the candidates not analysed when the gate finishes, for the caller to share
@@ -179,7 +179,7 @@ def gate_and_analyse(workers: Workers, items: Iterable[Item], gate: Callable[[It
         if verdict[1]:
             ready.append(passed(item, verdict))
         else:
-            reject(item[0])
+            reject(item[0], verdict[3] if len(verdict) > 3 else None)  # (index, False, None, deps)
 
     def analyse_one() -> bool:
         if not ready:

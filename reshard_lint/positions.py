@@ -135,6 +135,11 @@ class NodePositions(Mapping[cst.CSTNode, CodeRange]):
         return self._text.startswith(emitted, at)
 
     # -- which statement holds a node --------------------------------------------------
+    def statement_index(self) -> Mapping[int, object]:
+        """The ids of the nodes this module's statements hold (which module a node is
+        from); empty where Python cannot parse the text."""
+        return self._units()
+
     def _units(self) -> dict[int, _Unit]:
         if self._index is None:
             self._index = {}

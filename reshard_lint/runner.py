@@ -251,20 +251,36 @@ def _init_worker(settings: dict[str, object]) -> None:
     _engine(settings)  # once per worker process, not once per file
 
 
-def _gate(item: Item) -> tuple[int, bool, Prepared | None]:
+_SETTINGS: dict[str, object] = {}  # this run's, for the projects the gate reads (forked workers inherit it)
+
+
+def _device_imports(text: str, path: str) -> tuple[frozenset[str], dict[str, str]]:
+    """Names the file imports from its project that may hold meshes (project/imported.py),
+    and the project files read to say so (path -> digest)."""
+    from .project.projects import device_imports
+
+    return device_imports(text, path, _SETTINGS)
+
+
+def _gate(item: Item) -> tuple[Any, ...]:
     """Phase one, without libcst: does the file get past the prefilter and the ast gate?
     A long file that does is prepared here, where its tree and its units' gate facts are
     (prepared.py): the process that analyses it then parses only the slice."""
     from .collector import GIVE_BACK_CHARS, give_back, paused
     from .gate import needs_engine, tree_for
     from .pipeline import in_worker
-    from .prepared import long_enough, prepare
+    from .prepared import Prepared, long_enough, prepare
 
     index, text = item[0], item[1]
     try:
         with paused(freeze=False):  # collector.py: a collection would rescan the file's whole tree
+            imported, deps = _device_imports(text, item[2])
+            if imported:
+                # Meshes may come from the project's other modules: the whole file, ungated.
+                tree_for(text)
+                return index, True, Prepared(text, None, None)
             if not needs_engine(text):
-                return index, False, None
+                return index, False, None, deps  # holds while the modules it imports are unchanged
             if not long_enough(text):
                 if in_worker():
                     # The file is analysed in the main process or, from a copy of its
@@ -284,35 +300,39 @@ def _gate(item: Item) -> tuple[int, bool, Prepared | None]:
             give_back()
 
 
-def _analyse(settings: dict[str, object], item: Item) -> tuple[int, list[dict[str, Any]]]:
+def _analyse(settings: dict[str, object], item: Item) -> tuple[int, list[dict[str, Any]], dict[str, str]]:
     """`_work` in a worker that may not have its engine yet (forked before the first file)."""
     _engine(settings)
     return _work(item)
 
 
-def _work(item: Item) -> tuple[int, list[dict[str, Any]]]:
+def _work(item: Item) -> tuple[int, list[dict[str, Any]], dict[str, str]]:
     from .collector import GIVE_BACK_CHARS, give_back, paused
 
     index, text, path = item[0], item[1], item[2]
     prepared = item[3] if len(item) > 3 else None
+    deps: dict[str, str] = {}
     try:
         with paused(freeze=False):  # collector.py: no collections while the trees are built
             result = _ENGINE.lint_source(text, path, force=True, prepared=prepared)
         diags = result.diagnostics
+        deps = result.deps
     except Exception as exc:  # noqa: BLE001 - one file's crash must not lose the others
         diags = [Diagnostic(INTERNAL_ERROR, 1, 0, f"internal error while analysing the file: "
                                                   f"{type(exc).__name__}: {exc}")]
     finally:
         if len(text) >= GIVE_BACK_CHARS:
             give_back()
-    return index, [diag_to_dict(d) for d in diags]
+    return index, [diag_to_dict(d) for d in diags], deps
 
 
 def lint_text(text: str, path: str, settings: Mapping[str, object]) -> list[Diagnostic]:
     """The engine in this process (fix rounds, standard input)."""
     from .gate import needs_engine
 
-    if not needs_engine(text):
+    global _SETTINGS
+    _SETTINGS = dict(settings)
+    if not needs_engine(text) and not _device_imports(text, path)[0]:
         return []
     _engine(settings)
     return [diag_from_dict(d) for d in _work((0, text, path))[1]]
@@ -323,7 +343,11 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
     """Read every file, serve what the cache knows, run the engine on the rest."""
     from .cache import content_hash
     from .gate import prefilter
+    from .project.view import unchanged
 
+    global _SETTINGS
+    _SETTINGS = dict(settings)
+    digests: dict[str, str | None] = {}  # project files' digests, read once per run
     reports: list[FileReport] = []
     done, total = 0, len(paths)
 
@@ -345,9 +369,10 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
                 advance()
                 continue
             rep.digest = content_hash(rep.raw)
-            cached = cache.get(rep.digest)
-            if cached is not None:
-                rep.diagnostics, rep.noqa_unknown = cached
+            cached = cache.get(rep.digest, os.path.abspath(path))
+            if cached is not None and (not cached[2] or unchanged(cached[2], digests)):
+                # An entry read from other project files holds while they are unchanged.
+                rep.diagnostics, rep.noqa_unknown = cached[0], cached[1]
                 if not rep.diagnostics:
                     rep.release()
                 advance()
@@ -361,22 +386,27 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
             rep.noqa_unknown = noqa_unknown(text, known)
             if prefilter(text):
                 yield len(reports) - 1, text, path
+                continue
+            imported, deps = _device_imports(text, path)
+            if imported:
+                yield len(reports) - 1, text, path
             else:
                 # The engine would stop at the same prefilter; no need to start it.
-                reject(len(reports) - 1)
+                reject(len(reports) - 1, deps)
 
-    def take(index: int, diags: list[dict[str, Any]]) -> None:
+    def take(index: int, diags: list[dict[str, Any]], deps: dict[str, str]) -> None:
         rep = reports[index]
         rep.diagnostics = [diag_from_dict(d) for d in diags]
         if not any(d.code == INTERNAL_ERROR for d in rep.diagnostics):
-            cache.put(rep.digest, rep.diagnostics, rep.noqa_unknown)  # internal errors: retried next run
+            # internal errors: retried next run
+            cache.put(rep.digest, rep.diagnostics, rep.noqa_unknown, deps, os.path.abspath(rep.path))
         if not rep.diagnostics:
             rep.release()
         advance()
 
-    def reject(index: int) -> None:
+    def reject(index: int, deps: dict[str, str] | None = None) -> None:
         rep = reports[index]
-        cache.put(rep.digest, [], rep.noqa_unknown)
+        cache.put(rep.digest, [], rep.noqa_unknown, deps, os.path.abspath(rep.path))
         rep.release()
         advance()
 
@@ -391,7 +421,7 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
             if verdict[1]:
                 analyse_here(passed(item, verdict))
             else:
-                reject(item[0])
+                reject(item[0], verdict[3] if len(verdict) > 3 else None)
         return reports
     from .pipeline import Workers, gate_and_analyse, share
 

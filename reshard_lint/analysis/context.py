@@ -51,6 +51,10 @@ class FileContext:
         # JAX's experimental cross-host transfer path (TFRT TPU, or this flag) moves some
         # arrays between device sets: the different-set error is then not certain.
         self.cross_host_transfers = "jax_cross_host_transfer_socket_address" in source
+        # The project's modules, when the file is part of one (project/view.py FileView);
+        # ``display``: how messages name this file when it is an imported module's.
+        self.project: Any = None
+        self.display = path
 
     @property
     def python_tree(self) -> ast.Module | None:
@@ -80,6 +84,37 @@ class FileContext:
                 text = self.module.code
             self._positions = NodePositions(self.module, text, self.python_tree)
         return self._positions
+
+    def _home(self, node: cst.CSTNode) -> "FileContext":
+        """The context of the module ``node`` is from: this file's, or an imported one's."""
+        if self.project is None or not self.project.contexts:
+            return self
+        positions = self._ranges()
+        if isinstance(positions, NodePositions) and id(node) in positions.statement_index():
+            return self
+        for other in self.project.contexts:
+            theirs = other._ranges()
+            if isinstance(theirs, NodePositions) and id(node) in theirs.statement_index():
+                return other
+        return self
+
+    def at(self, node: cst.CSTNode | None) -> str:
+        """Where ``node`` is, for a message: ``line 12``, or ``mypkg/mesh.py:12`` when it
+        is in an imported module."""
+        home = self._home(node) if node is not None else self
+        if home is self:
+            return f"line {self.line(node)}"
+        return f"{home.display}:{home.line(node)}"
+
+    def locate(self, node: cst.CSTNode) -> tuple[str | None, int, int] | None:
+        """(the other file's path or None, line, column) of ``node``, for related
+        locations; None when no module at hand holds it."""
+        home = self._home(node)
+        try:
+            line, col, _, _ = home.span(node)
+        except KeyError:
+            return None
+        return (None if home is self else home.path), line, col
 
     def span(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
         rng = self._ranges()[node]
@@ -169,4 +204,4 @@ def _sizes(*vals: DevVal) -> Iterable[int]:
 def describe_mesh(ctx: FileContext, mesh: MeshVal) -> str:
     """``'mesh' (line 12, jax.devices())`` for messages."""
     name = f"'{mesh.name}'" if mesh.name else ctx.code(mesh.node, 40)
-    return f"{name} (line {ctx.line(mesh.node)}, {mesh.devices.desc})"
+    return f"{name} ({ctx.at(mesh.node)}, {mesh.devices.desc})"

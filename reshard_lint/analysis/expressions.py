@@ -61,7 +61,10 @@ class Expressions:
     def eval_Name(self, node: cst.Name, scope: Scope) -> Value:
         if node.value in ("True", "False", "None"):
             return ConstVal({"True": True, "False": False, "None": None}[node.value])
-        return scope.lookup(node.value)
+        found = scope.lookup(node.value)
+        if type(found) is QualVal and self.ctx.project is not None:
+            return self.ctx.project.value(found.qual) or found  # from mypkg.mesh import MESH
+        return found
 
     def eval_Float(self, node: cst.Float, scope: Scope) -> Value:
         return ConstVal(float(node.evaluated_value))
@@ -147,7 +150,10 @@ class Expressions:
             if shard is not None:
                 return shard
         if isinstance(base, QualVal):
-            return QualVal(f"{base.qual}.{attr}")
+            qual = f"{base.qual}.{attr}"
+            if self.ctx.project is not None:
+                return self.ctx.project.value(qual) or QualVal(qual)  # import mypkg.mesh as m; m.MESH
+            return QualVal(qual)
         if isinstance(base, MeshVal):
             if attr == "devices":
                 d = base.devices

@@ -28,7 +28,7 @@ from .models import commitments, device_ids
 from .scope import Scope, block, count_bindings, names_in_target
 from .valueops import dotted, expects_error, ordered
 from .values import (
-    UNKNOWN, ArrayVal, ConstVal, DevVal, FuncVal, InstanceVal, JitVal, MeshContextVal, MeshVal,
+    UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, JitVal, MeshContextVal, MeshVal,
     PATHS, PartialVal, QualVal, SeqVal, ShardingVal, Value, join, undecidable, unknown,
 )
 from ..qualnames import canonical
@@ -67,6 +67,7 @@ class Analyzer(Expressions, Calls, Functions, Classes):
         # Functions and classes made, whose references close cycles (a scope binds a
         # function that closes over the scope; a class holds its methods, which name it).
         self.made: list[FuncVal | ClassVal] = []
+        self.module_scope: Scope | None = None
 
     def release(self) -> None:
         """Break the cycles once the analysis is over: reference counting then frees the
@@ -90,10 +91,14 @@ class Analyzer(Expressions, Calls, Functions, Classes):
         return None
 
     # -- driver ----------------------------------------------------------------------
-    def run(self) -> None:
+    def run(self, module_only: bool = False) -> None:
+        """``module_only``: the module body alone, for what it binds (a summary another
+        module imports, project/summaries.py), not the functions' own runs."""
         module = self.ctx.module
-        scope = Scope(None, "module", count_bindings(module.body))
+        scope = self.module_scope = Scope(None, "module", count_bindings(module.body))
         self.exec_block(module.body, scope)
+        if module_only:
+            return
         self.global_context = self.context_mesh
         global_mesh_context = self.mesh_context
         global_site = self.context_site
@@ -131,7 +136,9 @@ class Analyzer(Expressions, Calls, Functions, Classes):
 
     def new_token(self, node: cst.CSTNode) -> str:
         self.token += 1
-        return f"{self.token}"
+        # Values imported from another module carry that module's tokens: its path keeps
+        # two different shuffles from reading as one.
+        return f"{self.token}" if self.ctx.project is None else f"{self.ctx.path}:{self.token}"
 
     # -- statements ------------------------------------------------------------------
     def exec_block(self, stmts: Sequence[cst.CSTNode], scope: Scope) -> None:
@@ -381,10 +388,17 @@ class Analyzer(Expressions, Calls, Functions, Classes):
                     top = qual.split(".")[0]
                     self._bind_import(top, top, scope)
         elif isinstance(small, cst.ImportFrom):
-            if small.relative or small.module is None:
+            mod = dotted(small.module) if small.module is not None else None
+            if small.relative:
+                # Resolved against this file's package when it is a project module.
+                project = self.ctx.project
+                mod = project.absolute(len(small.relative), mod) if project is not None else None
+            if mod is None:
                 return
-            mod = dotted(small.module)
-            if mod is None or isinstance(small.names, cst.ImportStar):
+            if isinstance(small.names, cst.ImportStar):
+                if self.ctx.project is not None:
+                    for name, value in self.ctx.project.star(mod).items():
+                        scope.vars[name] = value
                 return
             for alias in small.names:
                 name = dotted(alias.name)

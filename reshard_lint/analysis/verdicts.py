@@ -63,7 +63,7 @@ def classify(ctx: FileContext, event: Transfer, code: Optional[str]) -> Verdict:
     x = ctx.code(event.value_node, 30) if event.value_node is not None else "the value"
     if is_host(value):
         made = next((leaf for leaf in _leaves(value) if isinstance(leaf, HostVal)), None)
-        where = f"{made.desc} (line {ctx.line(made.node)})" if made is not None and made.node is not None \
+        where = f"{made.desc} ({ctx.at(made.node)})" if made is not None and made.node is not None \
             else "a literal"
         return Verdict("host_data", f"'{x}' is host data or uncommitted: {where}")
     if event.untargeted:

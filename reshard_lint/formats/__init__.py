@@ -33,6 +33,15 @@ class Finding:
 RuleTable = Mapping[str, Mapping[str, Any]]  # code -> rule metadata (runner.rule_table)
 
 
+def shown_path(path: str) -> str:
+    """Another file a diagnostic points into, as the user's paths are: relative to the
+    working directory when it is below it, else absolute."""
+    import os
+
+    rel = os.path.relpath(path)
+    return path if rel.startswith(os.pardir) else rel
+
+
 def rule_url(code: str) -> str:
     return DOCS_URL.format(code=code)
 

@@ -10,7 +10,7 @@ import json
 from typing import Any, Sequence, TextIO
 
 from ..diagnostic import Diagnostic
-from . import Finding, RuleTable, rule_url
+from . import Finding, RuleTable, rule_url, shown_path
 
 
 # Codes that are not rules (no page): a file that could not be parsed, analysed, read.
@@ -41,7 +41,8 @@ def finding_dict(f: Finding, rules: RuleTable) -> dict[str, Any]:
         "end_location": _loc(d.end_line, d.end_col) if d.end_line else _loc(d.line, d.col),
         "severity": meta.get("severity", "error"),
         "fix": fix,
-        "related": [{"location": _loc(r.line, r.col), "message": r.message} for r in d.related],
+        "related": [{"location": _loc(r.line, r.col), "message": r.message,
+                     **({"filename": shown_path(r.path)} if r.path is not None else {})} for r in d.related],
         "url": rule_url(d.code) if d.code in rules and d.code not in BUILTIN_NAMES else None,
     }
 

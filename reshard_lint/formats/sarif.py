@@ -82,7 +82,7 @@ def render(findings: Sequence[Finding], rules: RuleTable, out: TextIO) -> None:
         if d.related:
             result["relatedLocations"] = [
                 {"id": i, "message": {"text": r.message},
-                 "physicalLocation": {"artifactLocation": _uri(f.path),
+                 "physicalLocation": {"artifactLocation": _uri(r.path if r.path is not None else f.path),
                                       "region": _region(r.line, r.col, 0, 0)}}
                 for i, r in enumerate(d.related)]
         if d.fix is not None:

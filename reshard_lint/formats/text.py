@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Sequence, TextIO
 
-from . import Finding, RuleTable
+from . import Finding, RuleTable, shown_path
 
 
 def header(f: Finding) -> str:
@@ -37,7 +37,7 @@ def text(findings: Sequence[Finding], rules: RuleTable, out: TextIO) -> None:
             out.write("\n")
         out.write(header(f) + "\n")
         src = _line(f, d.line)
-        width = len(str(max([d.line] + [r.line for r in d.related])))
+        width = len(str(max([d.line] + [r.line for r in d.related if r.path is None])))
         gutter = " " * width
         if src is not None:
             end = d.end_col if d.end_line == d.line and d.end_col > d.col else min(len(src), d.col + 1)
@@ -46,7 +46,8 @@ def text(findings: Sequence[Finding], rules: RuleTable, out: TextIO) -> None:
             carets = "^" * max(1, min(end, len(src)) - d.col)
             out.write(f"{gutter} |\n{d.line:>{width}} | {src}\n{gutter} | {_pad(src, d.col)}{carets}\n")
         for r in d.related:
-            out.write(f"{gutter} = note: line {r.line}: {r.message}\n")
+            where = f"line {r.line}" if r.path is None else f"{shown_path(r.path)}:{r.line}"
+            out.write(f"{gutter} = note: {where}: {r.message}\n")
         if d.fix is not None:
             kind = "safe fix, --fix" if d.fix.safe else "unsafe fix, --unsafe-fixes"
             out.write(f"{gutter} = help: {d.fix.title} ({kind})\n")

@@ -38,8 +38,8 @@ class UnseededDeviceShuffle(Rule):
         line, col, end_line, end_col = ctx.span(event.node)
         if _lists_a_set(shuffle.node):
             msg = (
-                f"mesh {describe_mesh(ctx, mesh)} is built from {shuffle.how} (line "
-                f"{ctx.line(shuffle.node)}), a set listed in its iteration order, which follows the "
+                f"mesh {describe_mesh(ctx, mesh)} is built from {shuffle.how} ("
+                f"{ctx.at(shuffle.node)}), a set listed in its iteration order, which follows the "
                 "devices' hashes and differs between processes: every process builds a different mesh "
                 "and the first collective hangs until a deadline error; list the devices in a fixed "
                 "order, e.g. x.sharding.mesh.devices or sorted(..., key=lambda d: d.id)"
@@ -48,7 +48,7 @@ class UnseededDeviceShuffle(Rule):
             return
         msg = (
             f"mesh {describe_mesh(ctx, mesh)} is built from devices shuffled by "
-            f"{shuffle.how} (line {ctx.line(shuffle.node)}) with no seed shared by all processes: "
+            f"{shuffle.how} ({ctx.at(shuffle.node)}) with no seed shared by all processes: "
             "every process builds a different mesh and the first collective hangs until a "
             "deadline error; do not shuffle devices, or permute them with a fixed seed shared "
             "by all processes"

@@ -38,8 +38,8 @@ class DeviceIdAsIndex(Rule):
         index = ctx.module.code_for_node(event.index_node)
         lookup = f"{{d.id: d for d in {base}}}[{index}]"
         msg = (
-            f"'{ctx.code(event.node, 50)}' uses a device id (from {event.index.desc}, line "
-            f"{ctx.line(event.index.node)}) as a position in {event.devices.desc}: ids are positions "
+            f"'{ctx.code(event.node, 50)}' uses a device id (from {event.index.desc}, "
+            f"{ctx.at(event.index.node)}) as a position in {event.devices.desc}: ids are positions "
             "on one process only (multi-process CPU: IndexError, ids 2048 and up; multi-host TPU: "
             f"another device, so the mesh comes out permuted); look the device up by id: {lookup}"
         )

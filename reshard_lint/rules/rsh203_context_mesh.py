@@ -27,7 +27,7 @@ def context_diagnostic(code: str, event: ContextOp) -> Iterable[Diagnostic]:
         return
     setter = site.node.func if isinstance(site.node, cst.Call) else site.node
     where = (f"the context mesh {describe_mesh(ctx, site.mesh)}, set by {ctx.code(setter, 30)} "
-             f"at line {ctx.line(site.node)}")
+             f"at {ctx.at(site.node)}")
     mesh_name = site.mesh.name or "mesh"
     if isinstance(event.array, ArrayVal) and event.array.sharding.device is not None:
         device = event.array.sharding.device
@@ -36,8 +36,8 @@ def context_diagnostic(code: str, event: ContextOp) -> Iterable[Diagnostic]:
         else:
             x = event.array.name or ctx.code(event.array.node, 40)
         msg = (
-            f"'{event.what}' computes on '{x}', committed to one device ({device.desc}, line "
-            f"{ctx.line(event.array.node)}), under {where}: JAX raises \"{_RAISED}\" on one host and "
+            f"'{event.what}' computes on '{x}', committed to one device ({device.desc}, "
+            f"{ctx.at(event.array.node)}), under {where}: JAX raises \"{_RAISED}\" on one host and "
             f"on many; make it on the context mesh (jax.device_put(<host data>, NamedSharding({mesh_name}, "
             "P(...))), or jax.make_array_from_process_local_data in multi-controller code), or compute "
             "outside the context"

@@ -45,8 +45,8 @@ class LocalToGlobalPut(Rule):
             if pair.src is None and own is not None and ctx.locality(own) == "local":
                 x = array_label(ctx, event, pair)
                 yield report(self.code, event, pair, (
-                    f"{event.func} moves '{x}', committed to one device of this process ({own.desc}, line "
-                    f"{ctx.line(pair.array.node)}), to mesh {describe_mesh(ctx, pair.dst)}, which spans all "
+                    f"{event.func} moves '{x}', committed to one device of this process ({own.desc}, "
+                    f"{ctx.at(pair.array.node)}), to mesh {describe_mesh(ctx, pair.dst)}, which spans all "
                     "processes: multi-controller JAX raises \"device_put's second argument must be a Device or "
                     "a Sharding which represents addressable devices\" (for a replicated target: \"does not "
                     "support cross-host device transfers\"); assemble the global array with "

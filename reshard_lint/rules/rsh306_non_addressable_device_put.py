@@ -101,7 +101,7 @@ class NonAddressableDevicePut(Rule):
         x = ctx.code(event.value_node, 30) if isinstance(event.value_node, (cst.Name, cst.Attribute)) \
             else "the array"
         msg = (
-            f"{event.func} reads '{x}', put on {device.desc} (line {ctx.line(put)}), a device of the global "
+            f"{event.func} reads '{x}', put on {device.desc} ({ctx.at(put)}), a device of the global "
             "list that other processes do not own: there the array is not addressable, and JAX raises "
             "\"RuntimeError: Fetching value for jax.Array that spans non-addressable (non process local) "
             "devices is not possible\"; put it on this process's device (jax.local_devices(backend=...)[k]), "

@@ -523,3 +523,40 @@ def test_editor_settings_override_the_project(client: LspClient, tmp_path: Path)
     client.open(uri, BUGGY)
     assert [d["code"] for d in client.wait_diagnostics(uri)] == ["RSH201"]
     assert client.shutdown() == 0
+
+
+def test_mesh_from_another_module_with_its_unsaved_edits(client: LspClient, tmp_path: Path) -> None:
+    # A project: the meshes in mypkg/mesh.py, the transfer in mypkg/sync.py.
+    (tmp_path / "pyproject.toml").write_text("")
+    pkg = tmp_path / "mypkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    mesh_text = ("import jax\nimport numpy as np\nfrom jax.sharding import Mesh\n"
+                 "TRAIN = Mesh(np.array(jax.devices()), ('x',))\n"
+                 "ROLLOUT = Mesh(np.array(jax.devices()[:2]), ('x',))\n")
+    (pkg / "mesh.py").write_text(mesh_text)
+    sync_text = ("import jax\nimport numpy as np\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
+                 "from .mesh import ROLLOUT, TRAIN\n"
+                 "w = jax.device_put(np.zeros(8), NamedSharding(TRAIN, P('x')))\n"
+                 "r = jax.device_put(w, NamedSharding(ROLLOUT, P()))\n")
+    (pkg / "sync.py").write_text(sync_text)
+    client.initialize(tmp_path, options={"reshard-lint": {"debounce": 0.05}})
+    sync, mesh = (pkg / "sync.py").as_uri(), (pkg / "mesh.py").as_uri()
+    client.open(sync, sync_text)
+    [d] = client.wait_diagnostics(sync)
+    assert d["code"] == "RSH201" and "(mypkg/mesh.py:4, jax.devices())" in d["message"]
+    assert [(r["location"]["uri"], r["location"]["range"]["start"]["line"]) for r in d["relatedInformation"]] \
+        == [(mesh, 3), (mesh, 4)]
+    # Editing the mesh module in the editor, unsaved: the importer is linted again from
+    # the editor's text. Rollouts on every device: nothing to report.
+    client.open(mesh, mesh_text)
+    client.wait_diagnostics(mesh)
+    client.change_full(mesh, mesh_text.replace("jax.devices()[:2]", "jax.devices()"), version=2)
+    msg = client.wait_for(lambda m: m["method"] == "textDocument/publishDiagnostics"
+                          and m["params"]["uri"] == sync)
+    assert msg["params"]["diagnostics"] == []
+    client.change_full(mesh, mesh_text, version=3)
+    msg = client.wait_for(lambda m: m["method"] == "textDocument/publishDiagnostics"
+                          and m["params"]["uri"] == sync)
+    assert [d["code"] for d in msg["params"]["diagnostics"]] == ["RSH201"]
+    assert client.shutdown() == 0

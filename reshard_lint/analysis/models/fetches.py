@@ -29,7 +29,8 @@ METHODS = frozenset({"tolist"})
 FUNCTIONS = frozenset({"np.array"})
 
 
-def fetch(an: "Analyzer", value: Value, node: cst.Call, value_node: Optional[cst.CSTNode], func: Text) -> Value:
+def fetch(an: "Analyzer", value: Value, node: cst.Call, value_node: Optional[cst.CSTNode],
+          func: Text) -> Value:
     """A Fetch event for each array of ``value`` with a known mesh or device; the result is host data."""
     for leaf in leaves(value):
         if isinstance(leaf, ArrayVal) and (leaf.mesh is not None or single_device(leaf) is not None):

@@ -1,0 +1,196 @@
+"""A project as the analysis of one of its files sees it: imported names to values.
+
+``Project`` holds what a process knows of one project (its layout, module index and the
+summaries built so far); ``FileView`` is one file's window on it, which the interpreter
+asks for the value behind a qualified name (``mypkg.mesh.MESH``) and which records the
+project files the answer was read from. Reading goes through a callable, so the language
+server can hand in the unsaved text of open documents.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING, Callable
+
+from .modules import ModuleFile, ModuleIndex
+from .roots import Layout
+from .summaries import Summary, build, digest, empty
+
+if TYPE_CHECKING:
+    from ..analysis.context import FileContext
+    from ..analysis.values import Value
+
+# The packages the analysis models: their names are the models', even in JAX's own
+# repository, where ``jax`` is a project package (and analysing it is not the point).
+MODELLED = frozenset({"jax", "jaxlib"})
+
+Analyse = Callable[[str, str, "FileView"], "tuple[dict[str, Value], FileContext] | None"]
+
+
+def read_file(path: str) -> str | None:
+    from ..sources import SourceError, decode, read_bytes
+
+    try:
+        return decode(read_bytes(path), path).text
+    except (SourceError, OSError):
+        return None
+
+
+def unchanged(deps: dict[str, str], now: dict[str, str | None] | None = None) -> bool:
+    """Whether every file in ``deps`` still has the content it had (a cached result's
+    check); ``now`` remembers the digests read, for the other entries of a run."""
+    now = {} if now is None else now
+    for path, d in deps.items():
+        if path not in now:
+            text = read_file(path)
+            now[path] = None if text is None else digest(text)
+        if now[path] != d:
+            return False
+    return True
+
+
+class Project:
+    def __init__(self, layout: Layout, analyse: Analyse,
+                 unsaved: Callable[[str], str | None] = lambda path: None) -> None:
+        self.layout = layout
+        self.index = ModuleIndex(layout)
+        self.unsaved = unsaved  # an editor's text of the file, when it has one open
+        self._analyse = analyse
+        self._summaries: dict[str, Summary] = {}  # realpath -> the latest summary
+        self._building: set[str] = set()
+        self._texts: dict[str, tuple[tuple[int, int], str, str]] = {}  # path -> (stat, digest, text)
+
+    def display(self, path: str) -> str:
+        rel = os.path.relpath(path, self.layout.root)
+        return path if rel.startswith(os.pardir) else rel.replace(os.sep, "/")
+
+    def text(self, path: str) -> tuple[str, str] | None:
+        """(text, digest) of a project file, the editor's when it has the file open; a file
+        unchanged on disk is not read again."""
+        text = self.unsaved(path)
+        if text is not None:
+            return text, digest(text)
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        stamp = (st.st_mtime_ns, st.st_size)
+        known = self._texts.get(path)
+        if known is not None and known[0] == stamp:
+            return known[2], known[1]
+        text = read_file(path)
+        if text is None:
+            return None
+        d = digest(text)
+        self._texts[path] = (stamp, d, text)
+        return text, d
+
+    def current(self, deps: dict[str, str]) -> bool:
+        """Whether every file in ``deps`` still has the content it was read with."""
+        for path, d in deps.items():
+            now = self.text(path)
+            if now is None or now[1] != d:
+                return False
+        return True
+
+    def summary(self, mod: ModuleFile) -> Summary | None:
+        """The summary of a project module; None for a namespace package, an unreadable
+        file, or a module whose own analysis is under way (an import cycle: unknown)."""
+        if mod.path is None:
+            return None
+        key = mod.key
+        known = self._summaries.get(key)
+        if known is not None and self.current(known.deps):
+            return known
+        if key in self._building:
+            return None
+        found = self.text(mod.path)
+        if found is None:
+            return None
+        text, d = found
+        self._building.add(key)
+        try:
+            view = FileView(self, mod)
+            summary = build(mod.name, mod.path, self.display(mod.path), text, d,
+                            lambda t, p: _with_deps(self._analyse(t, p, view), view))
+        except Exception:  # noqa: BLE001 - an imported module's trouble is unknown, not the importer's error
+            summary = empty(mod.name, mod.path, self.display(mod.path), d)
+        finally:
+            self._building.discard(key)
+        self._summaries[key] = summary
+        return summary
+
+
+def _with_deps(found: "tuple[dict[str, Value], FileContext] | None", view: "FileView") \
+        -> "tuple[dict[str, Value], FileContext, dict[str, str], list[FileContext]] | None":
+    return None if found is None else (found[0], found[1], view.deps, view.contexts)
+
+
+class FileView:
+    """One file's imports of the project, and the project files they were read from."""
+
+    def __init__(self, project: Project, module: ModuleFile | None) -> None:
+        self.project = project
+        self.module = module
+        self.deps: dict[str, str] = {}  # path -> digest of every summary used, transitively
+        self.contexts: list[FileContext] = []  # of the modules whose values were taken
+
+    def absolute(self, level: int, module: str | None) -> str | None:
+        """What ``from <level dots><module> import`` names, or None outside a package."""
+        if self.module is None:
+            return None
+        return self.project.index.resolve_relative(self.module, level, module)
+
+    def value(self, qual: str) -> Value | None:
+        """The value a project module exports under ``qual``'s last part, or None (not a
+        project module's name, a module itself, or nothing exportable)."""
+        parts = qual.split(".")
+        if len(parts) < 2 or parts[0] in MODELLED:
+            return None
+        index = self.project.index
+        if index.find(parts[0]) is None:
+            return None
+        mod = index.find(".".join(parts[:-1]))
+        if mod is None or index.find(qual) is not None:
+            return None
+        summary = self._summary(mod, parts[-1])
+        return summary.exports.get(parts[-1]) if summary is not None else None
+
+    def star(self, module: str) -> dict[str, Value]:
+        """The public values ``from module import *`` binds."""
+        mod = self.project.index.find(module)
+        if mod is None or module.split(".")[0] in MODELLED:
+            return {}
+        summary = self._summary(mod, None)
+        if summary is None:
+            return {}
+        return {k: v for k, v in summary.exports.items() if not k.startswith("_")}
+
+    def _summary(self, mod: ModuleFile, name: str | None) -> Summary | None:
+        if mod.path is None:
+            return None
+        if name is not None:
+            found = self.project.text(mod.path)
+            if found is None:
+                return None
+            self.deps[mod.path] = found[1]
+            if not may_bind_value(found[0], name):
+                return None  # a function, a class, or a name the module does not bind
+        summary = self.project.summary(mod)
+        if summary is None:
+            return None
+        self.deps.update(summary.deps)
+        for ctx in summary.contexts:
+            if ctx not in self.contexts:
+                self.contexts.append(ctx)
+        return summary
+
+
+def may_bind_value(text: str, name: str) -> bool:
+    """Whether a module's text may bind ``name`` to a value: some mention of it other than
+    the name of a ``def`` or ``class``. When there is none, the module is not analysed."""
+    for m in re.finditer(rf"\b{re.escape(name)}\b", text):
+        if not re.search(r"\b(?:def|class)\s+$", text[max(0, m.start() - 12):m.start()]):
+            return True
+    return False

@@ -1,0 +1,61 @@
+"""The fixture projects under real multi-controller JAX: each module with a finding fails
+as its rule claims, each clean look-alike runs on every process, with the project root
+on the path as a user runs it (``python -m mypkg.sync`` from the root)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reshard_lint.rules import expected_markers, rule_by_code
+
+from ..conftest import FIXTURES
+from .harness import SnippetResult, matches, run_batch
+
+pytestmark = [pytest.mark.multicontroller, pytest.mark.xdist_group("multicontroller-test_projects")]
+
+PROJECTS = FIXTURES / "projects"
+# Modules a user runs; the others are imported by them.
+ENTRIES = {
+    "crossing": ["mypkg.sync", "mypkg.sync_alias", "mypkg.sync_star", "scripts.train"],
+    "clean": ["app.same", "app.shadowed", "app.uses_rebound", "app.cycle_a"],
+}
+CASES = [(project, module) for project, modules in ENTRIES.items() for module in modules]
+
+
+def _path(project: str, module: str) -> Path:
+    return PROJECTS / project / (module.replace(".", "/") + ".py")
+
+
+def _snippet(project: str, module: str) -> str:
+    root = PROJECTS / project
+    return (f"import runpy, sys\nsys.path.insert(0, {str(root)!r})\n"
+            f"runpy.run_module({module!r}, run_name='__main__')\n")
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, dict[tuple[str, str], SnippetResult]]:
+    snippets = [_snippet(p, m) for p, m in CASES]
+    out: dict[str, dict[tuple[str, str], SnippetResult]] = {}
+    for mode in ("multi", "single"):
+        # multi: 2 processes of 4 CPU devices; single: one process of all 8.
+        results = run_batch(snippets, mode=mode, processes=2, devices=4, timeout=60.0)
+        out[mode] = dict(zip(CASES, results))
+    return out
+
+
+@pytest.mark.parametrize("project,module", CASES, ids=[f"{p}:{m}" for p, m in CASES])
+def test_fixture_project_does_what_its_markers_claim(project: str, module: str,
+                                                     runs: dict[str, dict[tuple[str, str], SnippetResult]]) -> None:
+    codes = {code for _, _, code in expected_markers(_path(project, module).read_text(encoding="utf-8"))}
+    multi, single = runs["multi"][(project, module)], runs["single"][(project, module)]
+    assert single.all_ok(), single.details()
+    if not codes:
+        assert multi.all_ok(), multi.details()
+        return
+    for code in codes:
+        rule = rule_by_code(code)
+        assert rule is not None and rule.grounding is not None and rule.grounding.multi is not None
+        claim = rule.grounding.multi
+        assert matches(multi, claim.status, claim.match, claim.where), multi.details()

@@ -1,0 +1,159 @@
+"""Meshes built in one module of a project and used in another: the fixture projects
+under tests/fixtures/projects/ state their diagnostics inline, and every front end finds
+exactly those, naming the file and line where each mesh was built."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reshard_lint.engine import Engine
+from reshard_lint.rules import expected_markers
+
+from ..conftest import FIXTURES, tool
+
+PROJECTS = FIXTURES / "projects"
+FILES = sorted(PROJECTS.rglob("*.py"))
+
+
+def _expected(path: Path) -> list[tuple[int, int, str]]:
+    return expected_markers(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(PROJECTS)))
+def test_engine_finds_exactly_the_markers(path: Path) -> None:
+    result = Engine().lint_source(path.read_text(encoding="utf-8"), str(path))
+    assert result.error is None
+    assert sorted((d.line, d.col + 1, d.code) for d in result.diagnostics) == _expected(path)
+
+
+def test_message_and_related_locations_name_the_other_file() -> None:
+    path = PROJECTS / "crossing" / "scripts" / "train.py"  # through mypkg/__init__.py's re-export
+    result = Engine().lint_source(path.read_text(encoding="utf-8"), str(path))
+    [d] = result.diagnostics
+    assert "mesh 'TRAIN' (mypkg/mesh.py:6, jax.devices()) to 'ROLLOUT' (mypkg/mesh.py:7, jax.devices()[:2])" \
+        in d.message
+    mesh = str(PROJECTS / "crossing" / "mypkg" / "mesh.py")
+    assert [(r.path, r.line, r.col, r.message) for r in d.related] == [
+        (mesh, 6, 8, "mesh 'TRAIN' is built here"), (mesh, 7, 10, "mesh 'ROLLOUT' is built here")]
+    # The result holds while the files it read are unchanged.
+    assert sorted(Path(p).name for p in result.deps) == ["__init__.py", "mesh.py"]
+
+
+def test_flake8_prints_exactly_the_markers() -> None:
+    for root in sorted(p for p in PROJECTS.iterdir() if p.is_dir()):
+        proc = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select=RSH", "."],
+                              capture_output=True, text=True, cwd=root, timeout=300)
+        assert proc.returncode in (0, 1), proc.stderr
+        got: dict[Path, list[tuple[int, int, str]]] = {}
+        for line in proc.stdout.splitlines():
+            m = re.match(r"(.+?):(\d+):(\d+): (RSH\d{3}) ", line)
+            assert m, line
+            got.setdefault((root / m.group(1)).resolve(), []).append((int(m.group(2)), int(m.group(3)), m.group(4)))
+        for path in sorted(root.rglob("*.py")):
+            assert sorted(got.get(path.resolve(), [])) == _expected(path), path
+
+
+def _check(root: Path, *args: str) -> tuple[int, list[dict[str, object]]]:
+    proc = subprocess.run([tool("reshard-lint"), "check", "--format", "json", *args, "."],
+                          capture_output=True, text=True, cwd=root, timeout=300)
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def test_check_reports_the_markers_with_related_locations_in_the_other_file() -> None:
+    for root in sorted(p for p in PROJECTS.iterdir() if p.is_dir()):
+        _, found = _check(root, "--no-cache")
+        got = sorted((str(f["filename"]), f["location"]["row"], f["location"]["column"], f["code"])  # type: ignore[index]
+                     for f in found)
+        want = sorted((str(p.relative_to(root)), line, col, code)
+                      for p in root.rglob("*.py") for line, col, code in _expected(p))
+        assert got == want, root.name
+        for f in found:
+            assert [r.get("filename") for r in f["related"]] == ["mypkg/mesh.py", "mypkg/mesh.py"]  # type: ignore[union-attr]
+
+
+def test_check_cache_follows_edits_of_the_imported_module(tmp_path: Path) -> None:
+    root = tmp_path / "crossing"
+    shutil.copytree(PROJECTS / "crossing", root)
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    mesh = root / "mypkg" / "mesh.py"
+    original = mesh.read_text(encoding="utf-8")
+
+    def findings() -> list[str]:
+        return sorted(f"{f['filename']}:{f['code']}" for f in _check(root, *cache)[1])
+
+    crossing = ["mypkg/sync.py:RSH201", "mypkg/sync_alias.py:RSH201", "mypkg/sync_star.py:RSH201",
+                "scripts/train.py:RSH201"]
+    assert findings() == crossing
+    assert findings() == crossing  # warm: from the cache
+    # Rollouts on every device too: the same devices, nothing to report, and the cached
+    # results computed against the old mesh.py must not be served.
+    mesh.write_text(original.replace("jax.devices()[:2]", "jax.devices()"), encoding="utf-8")
+    assert findings() == []
+    mesh.write_text(original, encoding="utf-8")
+    assert findings() == crossing
+
+
+def test_an_imported_module_that_does_not_parse_is_unknown(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("")
+    pkg = tmp_path / "app"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "broken.py").write_text("import jax\nfrom jax.sharding import Mesh\nMESH = Mesh(jax.devices(, ('x',))\n")
+    user = pkg / "user.py"
+    user.write_text(
+        "import jax\nimport numpy as np\nfrom jax.sharding import Mesh, NamedSharding, PartitionSpec as P\n"
+        "from .broken import MESH\n"
+        "x = jax.device_put(np.zeros(8), NamedSharding(Mesh(np.array(jax.devices()[:2]), ('x',)), P('x')))\n"
+        "y = jax.device_put(x, NamedSharding(MESH, P()))\n")
+    result = Engine().lint_source(user.read_text(), str(user))
+    assert result.error is None and result.diagnostics == []
+
+
+def test_symlinked_package_and_self_import_terminate(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("")
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "__init__.py").write_text("from .mesh import MESH\nfrom real import MESH as AGAIN\n")
+    (real / "mesh.py").write_text(
+        "import jax\nimport numpy as np\nfrom jax.sharding import Mesh\nfrom real.mesh import MESH as SELF\n"
+        "MESH = Mesh(np.array(jax.devices()[:2]), ('x',))\n")
+    (tmp_path / "alias").symlink_to(real, target_is_directory=True)
+    user = tmp_path / "user.py"
+    user.write_text(
+        "import jax\nimport numpy as np\nfrom jax.sharding import Mesh, NamedSharding, PartitionSpec as P\n"
+        "from alias import MESH\n"
+        "x = jax.device_put(np.zeros(8), NamedSharding(Mesh(np.array(jax.devices()), ('x',)), P('x')))\n"
+        "y = jax.device_put(x, NamedSharding(MESH, P()))  # RSH201:5\n")
+    result = Engine().lint_source(user.read_text(), str(user))
+    assert [(d.line, d.code) for d in result.diagnostics] == [(6, "RSH201")]
+
+
+def test_check_cache_does_not_keep_a_rejection_made_against_an_old_module(tmp_path: Path) -> None:
+    # The user module names no devices, and the module it imports builds none at first:
+    # nothing to analyse. Once that module builds a mesh, the file must be analysed again.
+    root = tmp_path / "proj"
+    (root / "app").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("")
+    (root / "app" / "__init__.py").write_text("")
+    cfg = root / "app" / "cfg.py"
+    cfg.write_text("ROLLOUT = None\n")
+    (root / "app" / "sync.py").write_text(
+        "import jax\nimport numpy as np\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
+        "from .cfg import ROLLOUT, TRAIN\n"
+        "w = jax.device_put(np.zeros(8), NamedSharding(TRAIN, P('x')))\n"
+        "r = jax.device_put(w, NamedSharding(ROLLOUT, P()))\n")
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    assert _check(root, *cache) == (0, [])
+    cfg.write_text("import jax\nimport numpy as np\nfrom jax.sharding import Mesh\n"
+                   "TRAIN = Mesh(np.array(jax.devices()), ('x',))\n"
+                   "ROLLOUT = Mesh(np.array(jax.devices()[:2]), ('x',))\n")
+    status, found = _check(root, *cache)
+    assert status == 1 and [(f["filename"], f["code"]) for f in found] == [("app/sync.py", "RSH201")]
