@@ -39,7 +39,8 @@ from report import evaluate, render
 from tools import (BENCH, detect, ensure_peer_venv, ensure_venv, machine_info, make_commands, tool_versions,
                    versions_text)
 from lsp_latency import LspLatency, measure_lsp
-from trees import JAX_REPO_ENV, Tree, build_managed_corpus, examples_tree, given_corpus, heaviest_tree, jax_repo_tree
+from trees import (JAX_REPO_ENV, Tree, build_managed_corpus, examples_tree, given_corpus, heaviest_tree,
+                   jax_repo_tree, project_tree)
 
 DEFAULT_CORPUS = BENCH / "corpus"
 DEFAULT_JSON = BENCH / "results" / "latest.json"
@@ -176,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         log(note)
         if repo is not None:
             trees += [repo, heaviest_tree(repo, scratch)]
+        trees.append(project_tree(scratch / "project-tree"))  # meshes that cross modules
         if args.trees:
             wanted = set(args.trees.split(","))
             trees = [t for t in trees if t.name in wanted or (t.scale and "scale" in wanted)]

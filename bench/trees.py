@@ -234,6 +234,49 @@ def examples_tree(python: Path, dest: Path) -> Tree | None:
     return tree_stats(Tree("examples", dest, check_only=True))
 
 
+PROJECT_PACKAGES = 12  # the multi-module tree: packages of modules that import meshes
+
+
+def project_tree(dest: Path) -> Tree:
+    """A generated project whose meshes cross modules: each package builds its meshes in
+    ``meshes.py``, re-exports them from ``__init__.py``, and its other modules (a model,
+    a data loader, trainers and a weight sync) import them, relatively, absolutely, through
+    the package or a module alias. One sync per package moves weights from the training
+    mesh to the rollout mesh (RSH201, found across modules); the rest stay on one mesh.
+    Deterministic, so every run measures the same tree."""
+    root = dest / "project"
+    (root / "pyproject.toml").parent.mkdir(parents=True, exist_ok=True)
+    (root / "pyproject.toml").write_text("[project]\nname = 'bench-project'\nversion = '0'\n")
+    head = ("import jax\nimport jax.numpy as jnp\nimport numpy as np\n"
+            "from jax.sharding import NamedSharding, PartitionSpec as P\n\n")
+    body = "".join(
+        f"\n\ndef layer_{k}(x, w):\n    y = jnp.dot(x, w) + {k}\n    return jax.nn.relu(y) * 0.5\n"
+        for k in range(25))
+    for i in range(PROJECT_PACKAGES):
+        pkg = root / f"pkg{i}"
+        pkg.mkdir(parents=True, exist_ok=True)
+        (pkg / "__init__.py").write_text("from .meshes import ROLLOUT, TRAIN\n")
+        (pkg / "meshes.py").write_text(
+            "import jax\nimport numpy as np\nfrom jax.sharding import Mesh\n\n"
+            "TRAIN = Mesh(np.array(jax.devices()), ('data',))\n"
+            "ROLLOUT = Mesh(np.array(jax.devices()[:4]), ('data',))\n")
+        (pkg / "model.py").write_text(head + f"from .meshes import TRAIN\n\nSPEC = NamedSharding(TRAIN, P('data'))\n"
+                                      + body)
+        (pkg / "data.py").write_text(head + f"from pkg{i} import TRAIN\n\n\ndef batch(n):\n"
+                                     "    return jax.device_put(np.zeros((n, 8)), NamedSharding(TRAIN, P('data')))\n"
+                                     + body)
+        for j in range(6):
+            (pkg / f"trainer_{j}.py").write_text(
+                head + f"import pkg{i}.meshes as meshes\nfrom .model import SPEC\n\n"
+                "params = jax.device_put(np.ones((8, 8)), SPEC)\n"
+                "again = jax.device_put(params, NamedSharding(meshes.TRAIN, P()))\n" + body)
+        (pkg / "sync.py").write_text(
+            head + "from .meshes import ROLLOUT, TRAIN\n\n"
+            "weights = jax.device_put(np.zeros(8), NamedSharding(TRAIN, P('data')))\n"
+            "rollout = jax.device_put(weights, NamedSharding(ROLLOUT, P()))\n")
+    return tree_stats(Tree("project", root))
+
+
 def jax_repo_tree(given: Path | None, fetch: bool, corpus_root: Path,
                   log: Callable[[str], None]) -> tuple[Tree | None, str]:
     """The jax repository tree, or None and why it was skipped."""
