@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from . import newer_syntax
 from .diagnostic import Diagnostic
-from .gate import may_have_findings, prefilter
+from .gate import decide, gate_facts, may_have_findings, prefilter
 from .nesting import too_deep
 from .prepared import Prepared, prepare
 from .rules import Rule, all_rules
@@ -96,20 +96,18 @@ class Engine:
         # what the file builds itself).
         imported: frozenset[str] = frozenset()
         if not force:
-            if not prefilter(source):
-                imported = self.projects.device_imports(source, path)[0]
-                if not imported:
-                    return result
+            imported = self.projects.device_imports(source, path)[0]
+            if not imported and not prefilter(source):
+                return result
             result.stage = "gate"
-            if not imported:
-                try:
-                    if tree is None:
-                        tree = newer_syntax.parse(source)
-                except (SyntaxError, ValueError, RecursionError, MemoryError):
-                    tree = None  # libcst decides, and reports why it cannot parse
-                imported = self.projects.device_imports(source, path)[0]
-                if not imported and tree is not None and not may_have_findings(tree):
-                    return result
+            try:
+                if tree is None:
+                    tree = newer_syntax.parse(source)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                tree = None  # libcst decides, and reports why it cannot parse
+            if tree is not None and not (decide(gate_facts(tree), imported) if imported
+                                         else may_have_findings(tree)):
+                return result
             if imported and prepared is None:
                 slice_min_lines = 10**9
         result.stage = "analysed"

@@ -70,7 +70,7 @@ class ReshardChecker:
             # Meshes imported from the project's other modules: read from disk, whole file.
             project = _project_settings(self.filename)
             imported = device_imports(source, self.filename, project)[0]
-            if not imported and not needs_engine(source, self.tree):
+            if not needs_engine(source, self.tree, imported):
                 return
             from .engine import engine_for
 

@@ -42,11 +42,21 @@ _CONSTRUCTION = frozenset({"__init__", "__post_init__", "__new__", "__call__", "
 _SLICE_FIRST = 50_000
 
 
-def needs_engine(source: str, tree: ast.AST | None = None) -> bool:
+def needs_engine(source: str, tree: ast.AST | None = None, imported: frozenset[str] = frozenset()) -> bool:
     """Prefilter and ast gate together, without libcst: may this file have a finding?
+    ``imported``: names the file imports from its project that may hold device values
+    (project/imported.py): the text need not name a device then, and the whole file's
+    facts decide (components.py counts only what a file builds itself).
 
     A file Python cannot parse goes to the engine, which reports why (RSH001).
     """
+    if imported:
+        if tree is None:
+            try:
+                tree = newer_syntax.parse(source)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return True
+        return decide(gate_facts(tree), imported)
     if not prefilter(source):
         return False
     if source.count("\n") >= _SLICE_FIRST:
@@ -329,8 +339,10 @@ def _reads(node: ast.AST, aliases: dict[str, str]) -> tuple[bool, set[str], set[
     return False, names, attrs
 
 
-def decide(facts: GateFacts) -> bool:
-    """The gate's verdict on the facts of a file (or of the parts of it that matter)."""
+def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
+    """The gate's verdict on the facts of a file (or of the parts of it that matter).
+    ``imported``: names bound by imports of project modules that may hold device values
+    (project/imported.py); each one handed to a call counts as a mesh built here."""
     source_scopes: list[int] = []
     counted: set[int] = set()  # nodes whose devices another source already counts
     in_meshes: set[int] = set()  # nodes inside a mesh constructor's arguments
@@ -374,6 +386,10 @@ def decide(facts: GateFacts) -> bool:
         if not origin and any(k.arg in ("out_shardings", "device") for k in node.keywords):
             origin = True
     source_scopes += [scope for scope, node in facts.sources if id(node) not in counted]
+    if imported:
+        used = _imported_arguments(facts, imported)
+        ctors += used
+        source_scopes += [0] * used
     sources = _instances(source_scopes, facts) if (ctors and origin) or device_target else 0
     if ctors and sources >= 2 and origin:
         return True  # RSH2xx/RSH3xx: an array with a known mesh and a second device source
@@ -404,6 +420,34 @@ def decide(facts: GateFacts) -> bool:
         if devices.mentioned(first, scope, aliases):
             return True
     return False
+
+
+def _imported_arguments(facts: GateFacts, imported: frozenset[str]) -> int:
+    """How many device values the imported names hand to calls: a name itself
+    (``NamedSharding(TRAIN, ...)``), or an attribute of a module imported whole (named
+    ``meshes.`` in ``imported``: ``meshes.TRAIN`` and ``meshes.ROLLOUT`` are two); a star
+    import counts as two."""
+    used: set[str] = set()
+    for _, node, _ in facts.calls:
+        func = node.func
+        heads = [*node.args, *(k.value for k in node.keywords)]
+        if type(func) is ast.Attribute and type(func.value) is not ast.Name:  # type: ignore[attr-defined]
+            heads.append(func.value)  # type: ignore[attr-defined]  # meshes.TRAIN.devices()
+        for arg in heads:
+            if type(arg) is ast.Starred:
+                arg = arg.value  # type: ignore[attr-defined]
+            chain: list[str] = []
+            while type(arg) is ast.Attribute:
+                chain.append(arg.attr)  # type: ignore[attr-defined]
+                arg = arg.value  # type: ignore[attr-defined]
+            if type(arg) is not ast.Name:
+                continue
+            name = arg.id  # type: ignore[attr-defined]
+            if name in imported:
+                used.add(name)
+            elif chain and name + "." in imported:
+                used.add(f"{name}.{chain[-1]}")
+    return max(len(used), 2) if "*" in imported else len(used)
 
 
 def _instances(scopes: list[int], facts: GateFacts) -> int:

@@ -269,16 +269,19 @@ def _gate(item: Item) -> tuple[Any, ...]:
     from .collector import GIVE_BACK_CHARS, give_back, paused
     from .gate import needs_engine, tree_for
     from .pipeline import in_worker
-    from .prepared import Prepared, long_enough, prepare
+    from .prepared import long_enough, prepare
 
     index, text = item[0], item[1]
     try:
         with paused(freeze=False):  # collector.py: a collection would rescan the file's whole tree
             imported, deps = _device_imports(text, item[2])
             if imported:
-                # Meshes may come from the project's other modules: the whole file, ungated.
+                # Meshes may come from the project's other modules: gated with them, whole.
+                if needs_engine(text, None, imported):
+                    tree_for(text)
+                    return index, True, Prepared(text, None, None)
                 tree_for(text)
-                return index, True, Prepared(text, None, None)
+                return index, False, None, deps
             if not needs_engine(text):
                 return index, False, None, deps  # holds while the modules it imports are unchanged
             if not long_enough(text):
@@ -332,7 +335,7 @@ def lint_text(text: str, path: str, settings: Mapping[str, object]) -> list[Diag
 
     global _SETTINGS
     _SETTINGS = dict(settings)
-    if not needs_engine(text) and not _device_imports(text, path)[0]:
+    if not needs_engine(text, None, _device_imports(text, path)[0]):
         return []
     _engine(settings)
     return [diag_from_dict(d) for d in _work((0, text, path))[1]]

@@ -3,10 +3,11 @@
 The prefilter and the ast gate skip a file whose own code builds no devices or mesh
 (gate.py); with imports followed, a file that only uses ``TRAIN`` and ``ROLLOUT`` from
 ``mypkg.mesh`` can have a finding. This finds, from the text alone, the names imported
-from project modules whose text builds devices or meshes (or re-exports such a module's
-names), so that such a file goes to the engine whole. It says yes too often (any name
-such a module may bind), never no to a name the analysis could resolve; the standard
-library only: the gate runs where libcst is not imported.
+from project modules that those modules may bind, at module level, to a value built
+from devices (what the analysis follows across modules), directly or re-exported, so
+that such a file goes to the engine whole. It says yes too often (an assignment the
+text cannot place, a word in a value), never no to a name the analysis could resolve;
+the standard library only: the gate runs where libcst is not imported.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import re
 
 from ..prefilter import _DEVICE_SOURCE
 from .modules import ModuleFile
-from .view import MODELLED, FileView, may_bind_value
+from .view import MODELLED, FileView
 
 # Matched at the start of a line holding "import": str.find over the text, then these, is
 # ten times faster than one multiline regex over every file.
@@ -26,7 +27,9 @@ _DEPTH = 4  # re-exports followed through at most this many modules
 
 
 def device_imports(source: str, view: FileView) -> frozenset[str]:
-    """Local names bound by imports of project modules that may hold device values."""
+    """Local names bound by imports of project modules that may hold device values; a
+    module imported whole whose attributes may be such values is named with a trailing
+    dot (``meshes.``), a star import as ``*``."""
     out: set[str] = set()
     index = view.project.index
     froms, imports = _imports(source)
@@ -36,7 +39,7 @@ def device_imports(source: str, view: FileView) -> frozenset[str]:
             continue
         source_mod = index.find(base)
         if names.strip() == "*":
-            if source_mod is not None and _carries(view, source_mod, _DEPTH):
+            if source_mod is not None and _binds_any(view, source_mod, _DEPTH):
                 out.add("*")
             continue
         for name, alias in _NAME.findall(names.strip("()")):
@@ -44,17 +47,32 @@ def device_imports(source: str, view: FileView) -> frozenset[str]:
                 continue
             sub = index.find(f"{base}.{name}")
             if sub is not None:
-                if _carries(view, sub, _DEPTH):
-                    out.add(alias or name)  # a module: its attributes may be device values
+                if _reads_device_attribute(source, alias or name, view, sub):
+                    out.add((alias or name) + ".")  # a module: its attributes may be device values
             elif source_mod is not None and _exports(view, source_mod, name, _DEPTH):
                 out.add(alias or name)
     for module, alias in imports:
         if module.split(".")[0] in MODELLED:
             continue
         mod = index.find(module)
-        if mod is not None and _carries(view, mod, _DEPTH):
-            out.add(alias)
+        if mod is not None and _reads_device_attribute(source, alias, view, mod):
+            out.add(alias + ".")
     return frozenset(out)
+
+
+def _reads_device_attribute(source: str, local: str, view: FileView, mod: ModuleFile) -> bool:
+    """Does ``source`` read ``local.X`` for some X the module ``mod`` (imported whole as
+    ``local``) may bind to a device value?"""
+    attrs: set[str] = set()
+    needle = local + "."
+    i = source.find(needle)
+    while i >= 0:  # str.find, not a lookbehind regex: that tries every position of the file
+        if i == 0 or not (source[i - 1].isalnum() or source[i - 1] in "_."):
+            m = _IDENT.match(source, i + len(needle))
+            if m is not None:
+                attrs.add(m.group(0))
+        i = source.find(needle, i + len(needle))
+    return any(_exports(view, mod, a, _DEPTH) for a in attrs)
 
 
 def _imports(text: str) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
@@ -78,6 +96,17 @@ def _imports(text: str) -> tuple[list[tuple[str, str, str]], list[tuple[str, str
     return froms, imports
 
 
+def _module_imports(view: FileView, mod: ModuleFile, text: str) \
+        -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
+    """``_imports`` of a project module, once per module and content."""
+    key = ("imports", mod.path, view.deps.get(mod.path or ""))
+    memo = view.project.memo
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _imports(text)
+    return found  # type: ignore[return-value]
+
+
 def _text(view: FileView, mod: ModuleFile) -> str | None:
     """The module's text, recorded in ``view.deps``: a verdict read from it holds while
     it is unchanged (a cached rejection too)."""
@@ -90,25 +119,143 @@ def _text(view: FileView, mod: ModuleFile) -> str | None:
     return found[0]
 
 
-def _carries(view: FileView, mod: ModuleFile, depth: int) -> bool:
-    """Does the module build devices or meshes itself, or import from one that does?"""
+# What a module-level value built from devices reads as: a device source, a mesh or
+# sharding constructor, a transfer.
+_VALUE_WORDS = (*_DEVICE_SOURCE, "Mesh", "mesh", "Sharding", "device_put", "make_array", "shard")
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+# A module-level assignment: a line in column 0, its target list, ``=`` (not ``==``).
+_BINDING = re.compile(r"(?m)^([A-Za-z_(\[][\w ,()\[\].*]*?)(?::[^=\n]*)?=(?!=)")
+_KEYWORDS = frozenset({"def", "class", "import", "from", "async", "if", "elif", "else", "for", "while", "with",
+                       "return", "try", "except", "finally", "assert", "del", "lambda", "not", "and", "or", "in",
+                       "is", "raise", "yield", "await", "global", "nonlocal", "pass", "print"})
+
+
+def _bindings(view: FileView, mod: ModuleFile, text: str) -> dict[str, list[str]]:
+    """The module-level assignments of a module (a line in column 0): each target name
+    with the right-hand sides bound to it, continuation lines included. One scan per
+    module and content. A binding inside a module-level ``if`` or ``try`` is not seen: the
+    gate then skips an importer, which loses at most a finding, never adds one."""
+    key = ("bindings", mod.path, view.deps.get(mod.path or ""))
+    memo = view.project.memo
+    found = memo.get(key)
+    if found is not None:
+        return found  # type: ignore[return-value]
+    out: dict[str, list[str]] = {}
+    for m in _BINDING.finditer(text):
+        names = _IDENT.findall(m.group(1))
+        if not names or names[0] in _KEYWORDS:
+            continue
+        end = text.find("\n", m.end())
+        rhs = text[m.end(): len(text) if end < 0 else end]
+        depth, lines = rhs.count("(") + rhs.count("[") - rhs.count(")") - rhs.count("]"), 0
+        while depth > 0 and end >= 0 and lines < 30:  # the value goes on over lines
+            nxt = text.find("\n", end + 1)
+            more = text[end: len(text) if nxt < 0 else nxt]
+            depth += more.count("(") + more.count("[") - more.count(")") - more.count("]")
+            rhs, end, lines = rhs + more, nxt, lines + 1
+        for name in names:
+            out.setdefault(name, []).append(rhs)
+    memo[key] = out  # type: ignore[assignment]
+    return out
+
+
+def exports_value(view: FileView, mod: ModuleFile, name: str) -> bool:
+    """May ``mod`` bind ``name`` at module level to a device value (see ``_exports``)?
+    Memoized per project and module content."""
+    return _exports(view, mod, name, _DEPTH)
+
+
+def _exports(view: FileView, mod: ModuleFile, name: str, depth: int, seen: frozenset[str] = frozenset()) -> bool:
+    """May ``mod`` bind ``name`` at module level to a device value: an assignment whose
+    value names devices, meshes, shardings or transfers (or another such name of the
+    module), or a re-export of one. Functions and classes do not count: calling one
+    from another module is unknown to the analysis anyway."""
     text = _text(view, mod)
-    if text is None:
+    if text is None or depth < 0 or name in seen:
         return False
-    if any(w in text for w in _DEVICE_SOURCE):
-        return True
-    if depth <= 0:
+    key = ("exports", mod.path, name, view.deps.get(mod.path or ""))
+    memo = view.project.memo
+    if key in memo and not seen:
+        return memo[key]
+    found = _exports_uncached(view, mod, text, name, depth, seen | {name})
+    if not seen:
+        memo[key] = found
+    return found
+
+
+def _exports_uncached(view: FileView, mod: ModuleFile, text: str, name: str, depth: int,
+                      seen: frozenset[str]) -> bool:
+    for rhs in _bindings(view, mod, text).get(name, ()):
+        if any(w in rhs for w in _VALUE_WORDS):
+            return True
+        if any(_exports(view, mod, other, depth, seen) for other in set(_IDENT.findall(rhs)) - seen):
+            return True  # ALIAS = TRAIN
+    froms, imports = _module_imports(view, mod, text)
+    if not any(name in names or names.strip() == "*" for _, _, names in froms) \
+            and not any(alias == name for _, alias in imports):
         return False
+    index = view.project.index
     inner = FileView(view.project, mod)
-    for dots, module, _ in _imports(text)[0]:
+    for dots, module, names in froms:
+        if name not in names and names.strip() != "*":
+            continue
         base = inner.absolute(len(dots), module or None) if dots else module
-        if base and base.split(".")[0] not in MODELLED:
-            found = view.project.index.find(base)
-            if found is not None and found != mod and _carries(view, found, depth - 1):
+        if not base or base.split(".")[0] in MODELLED:
+            continue
+        source = index.find(base)
+        if source is None:
+            continue
+        if names.strip() == "*":
+            if _exports(view, source, name, depth - 1):
+                return True
+            continue
+        for taken, alias in _NAME.findall(names.strip("()")):
+            if (alias or taken) != name:
+                continue
+            sub = index.find(f"{base}.{taken}")
+            if sub is not None:
+                return _binds_any(view, sub, depth - 1)
+            if _exports(view, source, taken, depth - 1):
+                return True
+    for module, alias in imports:
+        if alias == name and module.split(".")[0] not in MODELLED:
+            sub = index.find(module)
+            if sub is not None and _binds_any(view, sub, depth - 1):
                 return True
     return False
 
 
-def _exports(view: FileView, mod: ModuleFile, name: str, depth: int) -> bool:
+# A module-level assignment (column 0) whose value names devices, meshes or shardings.
+_ANY_VALUE = re.compile(
+    r"(?m)^[A-Za-z_(\[][^#\n]*[^=!<>\n]=(?!=)[^\n]*(?:devices|Mesh|mesh|Sharding|device_put|make_array|shard)")
+
+
+def _binds_any(view: FileView, mod: ModuleFile, depth: int) -> bool:
+    """May any module-level name of ``mod`` be a device value (read as ``m.X`` through a
+    module imported whole)?"""
     text = _text(view, mod)
-    return text is not None and may_bind_value(text, name) and _carries(view, mod, depth)
+    if text is None or depth < 0:
+        return False
+    key = ("any", mod.path, view.deps.get(mod.path or ""))
+    memo = view.project.memo
+    if key in memo:
+        return memo[key]
+    memo[key] = False  # a cycle of modules importing each other: no
+    found = bool(_ANY_VALUE.search(text))
+    if not found:
+        inner = FileView(view.project, mod)
+        for dots, module, names in _module_imports(view, mod, text)[0]:
+            base = inner.absolute(len(dots), module or None) if dots else module
+            if not base or base.split(".")[0] in MODELLED:
+                continue
+            source = view.project.index.find(base)
+            if source is None or source == mod:
+                continue
+            if any(taken != "import" and _exports(view, source, taken, depth - 1)
+                   for taken, _ in _NAME.findall(names.strip("()"))):
+                found = True
+                break
+    memo[key] = found
+    return found

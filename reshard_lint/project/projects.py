@@ -7,6 +7,7 @@ running the module body only. Layouts are found once per directory.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 from typing import TYPE_CHECKING, Callable, Mapping
@@ -74,8 +75,11 @@ class Projects:
             return None  # unknown: the importing file is not the place to report it
         if too_deep(text, tree) is not None:
             return None
-        module = parse_module(text, python_accepted=True)
-        ctx = FileContext(module, text, path, self.settings)
+        body_only = _module_level_text(text, tree)
+        if body_only is not text:
+            tree = newer_syntax.parse(body_only)
+        module = parse_module(body_only, python_accepted=True)
+        ctx = FileContext(module, body_only, path, self.settings)
         ctx.python_tree = tree
         ctx.project = view
         ctx.display = view.project.display(path)
@@ -84,27 +88,72 @@ class Projects:
             analyzer.run(module_only=True)
             scope = analyzer.module_scope
             exports: dict[str, Value] = {}
+            rebound = _declared_global(text)
             for name, value in (scope.vars.items() if scope is not None else ()):
-                if scope.bindings.get(name) != 1 or _rebound(text, name):  # type: ignore[union-attr]
+                if scope.bindings.get(name) != 1 or name in rebound:  # type: ignore[union-attr]
                     continue
-                if type(value) is QualVal:
-                    # Re-exported (``from .mesh import TRAIN`` in __init__.py): the value
-                    # the other module exports, when it is a project module's.
-                    value = view.value(value.qual) or value
-                if exportable(value):
+                # A re-export (``from .mesh import TRAIN`` in __init__.py) stays a name, resolved
+                # only when an importer asks for it: resolving every one here would analyse
+                # every module a package's __init__.py imports.
+                if exportable(value) or type(value) is QualVal:
                     exports[name] = value
         finally:
             analyzer.release()
         return exports, ctx
 
 
+def _module_level_text(text: str, tree: ast.Module) -> str:
+    """``text`` with the bodies of the functions its module-level code cannot reach
+    blanked out (``pass``, then empty lines: every line keeps its number, every kept
+    node its column). Only module-level values are exported, and a 2,000-line module of
+    helpers then costs libcst and the interpreter its module-level lines."""
+    defs: dict[str, list[ast.AST]] = {}
+    roots: list[ast.AST] = []
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defs.setdefault(stmt.name, []).append(stmt)
+            roots.extend(stmt.decorator_list)
+            roots.extend(stmt.args.defaults)
+        elif isinstance(stmt, ast.ClassDef):
+            defs.setdefault(stmt.name, []).append(stmt)
+            roots.extend([*stmt.bases, *stmt.decorator_list])
+        else:
+            roots.append(stmt)
+    reached: set[str] = set()
+    todo = roots
+    while todo:
+        names = {n.id for node in todo for n in ast.walk(node) if isinstance(n, ast.Name)}
+        todo = [d for name in names - reached if name in defs for d in defs[name]]
+        reached |= names
+    lines = text.split("\n")
+    blanked = False
+    for name, nodes in defs.items():
+        if name in reached:
+            continue
+        for node in nodes:
+            body = node.body  # type: ignore[attr-defined]
+            first, last = body[0].lineno, node.end_lineno or body[-1].lineno
+            if first <= node.lineno or first - 1 >= len(lines):
+                continue  # a one-line def: nothing to save
+            indent = lines[first - 1][: len(lines[first - 1]) - len(lines[first - 1].lstrip())]
+            lines[first - 1] = indent + "pass"
+            for i in range(first, min(last, len(lines))):
+                lines[i] = ""
+            blanked = True
+    return "\n".join(lines) if blanked else text
+
+
 def _ignore(event: object) -> None:
     pass  # the module's own findings are reported when it is checked itself
 
 
-def _rebound(text: str, name: str) -> bool:
-    """A function may rebind it (``global name``): its value at import time is not its value."""
-    return re.search(rf"\bglobal\b[^\n]*\b{re.escape(name)}\b", text) is not None
+_GLOBAL = re.compile(r"(?m)^[ \t]+global[ \t]+([\w \t,]+)")
+
+
+def _declared_global(text: str) -> set[str]:
+    """Names some function declares ``global``: it may rebind them, so their value at
+    import time is not the one an importer sees."""
+    return {n for m in _GLOBAL.finditer(text) for n in re.findall(r"\w+", m.group(1))} if "global" in text else set()
 
 
 _GATE_PROJECTS: dict[tuple[str, ...], Projects] = {}

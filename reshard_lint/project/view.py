@@ -10,12 +10,11 @@ server can hand in the unsaved text of open documents.
 from __future__ import annotations
 
 import os
-import re
 from typing import TYPE_CHECKING, Callable
 
 from .modules import ModuleFile, ModuleIndex
 from .roots import Layout
-from .summaries import Summary, build, digest, empty
+from .summaries import Summary, build, digest, empty, exportable
 
 if TYPE_CHECKING:
     from ..analysis.context import FileContext
@@ -60,6 +59,7 @@ class Project:
         self._summaries: dict[str, Summary] = {}  # realpath -> the latest summary
         self._building: set[str] = set()
         self._texts: dict[str, tuple[tuple[int, int], str, str]] = {}  # path -> (stat, digest, text)
+        self.memo: dict[tuple[object, ...], object] = {}  # the text tests of imported.py, by content
 
     def display(self, path: str) -> str:
         rel = os.path.relpath(path, self.layout.root)
@@ -142,11 +142,11 @@ class FileView:
             return None
         return self.project.index.resolve_relative(self.module, level, module)
 
-    def value(self, qual: str) -> Value | None:
+    def value(self, qual: str, _seen: frozenset[str] = frozenset()) -> Value | None:
         """The value a project module exports under ``qual``'s last part, or None (not a
         project module's name, a module itself, or nothing exportable)."""
         parts = qual.split(".")
-        if len(parts) < 2 or parts[0] in MODELLED:
+        if len(parts) < 2 or parts[0] in MODELLED or qual in _seen:
             return None
         index = self.project.index
         if index.find(parts[0]) is None:
@@ -155,7 +155,12 @@ class FileView:
         if mod is None or index.find(qual) is not None:
             return None
         summary = self._summary(mod, parts[-1])
-        return summary.exports.get(parts[-1]) if summary is not None else None
+        found = summary.exports.get(parts[-1]) if summary is not None else None
+        if found is not None and not exportable(found):
+            # Re-exported (``from .mesh import TRAIN`` in __init__.py): followed when asked;
+            # a cycle of re-exports is unknown.
+            return self.value(getattr(found, "qual", ""), _seen | {qual})
+        return found
 
     def star(self, module: str) -> dict[str, Value]:
         """The public values ``from module import *`` binds."""
@@ -171,12 +176,12 @@ class FileView:
         if mod.path is None:
             return None
         if name is not None:
-            found = self.project.text(mod.path)
-            if found is None:
+            from .imported import exports_value
+
+            # The gate's text test: only a name the module may bind to a device value at
+            # module level gets the module analysed (not a function, a class, a constant).
+            if not exports_value(self, mod, name):
                 return None
-            self.deps[mod.path] = found[1]
-            if not may_bind_value(found[0], name):
-                return None  # a function, a class, or a name the module does not bind
         summary = self.project.summary(mod)
         if summary is None:
             return None
@@ -185,12 +190,3 @@ class FileView:
             if ctx not in self.contexts:
                 self.contexts.append(ctx)
         return summary
-
-
-def may_bind_value(text: str, name: str) -> bool:
-    """Whether a module's text may bind ``name`` to a value: some mention of it other than
-    the name of a ``def`` or ``class``. When there is none, the module is not analysed."""
-    for m in re.finditer(rf"\b{re.escape(name)}\b", text):
-        if not re.search(r"\b(?:def|class)\s+$", text[max(0, m.start() - 12):m.start()]):
-            return True
-    return False
