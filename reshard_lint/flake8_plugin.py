@@ -65,13 +65,19 @@ class ReshardChecker:
             # The gate needs only the ast flake8 already parsed; the engine (and libcst)
             # is imported in the few processes that get a file past it.
             from .gate import needs_engine
-            from .project.projects import device_imports
+            from .project.projects import device_imports, may_import_devices
 
             # Meshes imported from the project's other modules: read from disk, whole file.
-            project = _project_settings(self.filename)
-            imported = device_imports(source, self.filename, project)[0]
+            # Meshes imported from the project's other modules (read from disk), asked only
+            # where the text places an array: the project's settings cost a file read.
+            project = None
+            imported: frozenset[str] = frozenset()
+            if may_import_devices(source):
+                project = _project_settings(self.filename)
+                imported = device_imports(source, self.filename, project)[0]
             if not needs_engine(source, self.tree, imported):
                 return
+            project = project or _project_settings(self.filename)
             from .engine import engine_for
 
             engine = engine_for({"runtime": self._runtime or project["runtime"],
@@ -88,6 +94,7 @@ class ReshardChecker:
 
 
 _PROJECT_SETTINGS: dict[str, dict[str, Any]] = {}
+_RULE_TABLE: list[dict[str, Any]] | None = None
 
 
 def _project_settings(filename: str) -> dict[str, Any]:
@@ -102,10 +109,13 @@ def _project_settings(filename: str) -> dict[str, Any]:
     directory = os.path.dirname(os.path.abspath(filename))
     hit = _PROJECT_SETTINGS.get(directory)
     if hit is None:
+        global _RULE_TABLE
         hit = {"runtime": "auto", "platforms": PLATFORMS}
         path, root = find_project(directory)
         try:
-            options = load(path, rule_table(None), root).options if path else {}
+            if path and _RULE_TABLE is None:
+                _RULE_TABLE = rule_table(None)  # once per process, not once per directory
+            options = load(path, _RULE_TABLE or [], root).options if path else {}
         except ConfigError:
             options = {}
         hit.update({k: options[k] for k in ("runtime", "platforms", "src") if k in options})

@@ -21,6 +21,21 @@ if TYPE_CHECKING:
     from ..analysis.values import Value
 
 
+_ORIGIN_WORDS = ("device_put", "make_array_from", "host_local_array_to_global_array", "out_shardings")
+_DEVICE_KEYWORD = re.compile(r"\bdevice\s*=(?!=)")
+
+
+def may_import_devices(source: str) -> bool:
+    """Imported meshes matter to the gate only where an array is placed (gate.decide: an
+    origin or a device_put); without one the file's own text decides. Substring tests
+    first: every file of a flake8 run pays this."""
+    if "import" not in source:
+        return False
+    if any(w in source for w in _ORIGIN_WORDS):
+        return True
+    return "device" in source and _DEVICE_KEYWORD.search(source) is not None
+
+
 class Projects:
     def __init__(self, settings: Mapping[str, object]) -> None:
         self.settings = dict(settings)
@@ -50,8 +65,7 @@ class Projects:
         """Names ``source`` imports from its project that may hold device values (the
         gate's question, from the text: project/imported.py), and the project files the
         answer was read from, with their digests."""
-        if "import" not in source or not ("device" in source or "shard" in source or "mesh" in source
-                                          or "Mesh" in source):
+        if not may_import_devices(source):
             return frozenset(), {}
         view = self.view(path)
         if view is None:
