@@ -125,11 +125,14 @@ class Cache:
         analysis read with their digests) of a file with this content. An entry that read
         other files holds only for the file at ``path`` it was made for: the same text
         elsewhere imports other modules."""
-        entry = self._old.get(digest)
+        entry = None
+        for key in (f"{digest}@{path}", digest):  # an entry that read other files is the path's
+            entry = self._old.get(key) or self._used.get(key)
+            if entry is not None:
+                digest = key
+                break
         if entry is None:
-            entry = self._used.get(digest)
-            if entry is None:
-                return None
+            return None
         try:
             deps = {str(p): str(d) for p, d in entry.get("p", {}).items()}
             if deps and entry.get("f") != path:
@@ -151,6 +154,7 @@ class Cache:
         if deps:
             entry["p"] = dict(deps)
             entry["f"] = path
+            digest = f"{digest}@{path}"  # the same text elsewhere imports other modules
         self._used[digest] = entry
         self.dirty = True
 

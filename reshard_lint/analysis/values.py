@@ -147,18 +147,28 @@ def text_of(t: Text) -> str:
     return t if isinstance(t, str) else t()
 
 
+class LazyText:
+    """An attribute set to a ``Text``: written out on its first read, kept from then on
+    (in the slot named with a leading underscore)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = "_" + name
+
+    def __get__(self, obj: object, owner: type | None = None) -> str:
+        value = getattr(obj, self.slot)
+        if not isinstance(value, str):
+            value = value()
+            setattr(obj, self.slot, value)
+        return value
+
+
 class SpecVal(Value):
     __slots__ = ("node", "_code")
+    code = LazyText()
 
     def __init__(self, node: cst.CSTNode, code: Text) -> None:
         self.node = node
         self._code = code
-
-    @property
-    def code(self) -> str:
-        if not isinstance(self._code, str):
-            self._code = self._code()
-        return self._code
 
 
 @dataclass(eq=False)
@@ -192,17 +202,12 @@ class HostVal(Value):
     """
 
     __slots__ = ("_desc", "node", "uncommitted")
+    desc = LazyText()  # for coverage evidence: 'np.arange(8.0)'
 
     def __init__(self, desc: Text, node: Optional[cst.CSTNode] = None, uncommitted: bool = False) -> None:
-        self._desc = desc  # for coverage evidence: 'np.arange(8.0)'
+        self._desc = desc
         self.node = node
         self.uncommitted = uncommitted
-
-    @property
-    def desc(self) -> str:
-        if not isinstance(self._desc, str):
-            self._desc = self._desc()
-        return self._desc
 
     def again(self) -> "HostVal":
         """The same data, from a method or attribute that keeps it on the host."""
