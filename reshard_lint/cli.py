@@ -24,9 +24,8 @@ from .config import (PLATFORMS, RUNTIMES, Config, ConfigError, check_codes, chec
                      split_codes)
 from .diagnostic import Diagnostic
 from .runner import (BUILTIN_CODES, ERROR_CODES, INTERNAL_ERROR, IO_ERROR, PARSE_ERROR, FileReport,
-                     _device_imports,
                      decode_error, discover, io_error_diagnostic, lint_files, lint_text, noqa_unknown,
-                     per_file_ignored, read_error, rule_table)
+                     per_file_ignored, project_device_imports, read_error, rule_table)
 from .sources import SourceError
 
 MAX_FIX_ROUNDS = 10
@@ -311,7 +310,7 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
                         total_fixed += out.fixed
                         # Not for a file that reads other project files: the entry would
                         # need their digests (runner.py takes them from the engine).
-                        if cache is not None and not _device_imports(out.new_text, rep.path)[1]:
+                        if cache is not None and not project_device_imports(out.new_text, rep.path)[1]:
                             from .cache import content_hash
                             from .sources import encode
 

@@ -254,7 +254,7 @@ def _init_worker(settings: dict[str, object]) -> None:
 _SETTINGS: dict[str, object] = {}  # this run's, for the projects the gate reads (forked workers inherit it)
 
 
-def _device_imports(text: str, path: str) -> tuple[frozenset[str], dict[str, str]]:
+def project_device_imports(text: str, path: str) -> tuple[frozenset[str], dict[str, str]]:
     """Names the file imports from its project that may hold meshes (project/imported.py),
     and the project files read to say so (path -> digest)."""
     from .project.projects import device_imports
@@ -274,7 +274,7 @@ def _gate(item: Item) -> tuple[Any, ...]:
     index, text = item[0], item[1]
     try:
         with paused(freeze=False):  # collector.py: a collection would rescan the file's whole tree
-            imported, deps = _device_imports(text, item[2])
+            imported, deps = project_device_imports(text, item[2])
             if imported:
                 # Meshes may come from the project's other modules: gated with them, whole.
                 if needs_engine(text, None, imported):
@@ -335,7 +335,7 @@ def lint_text(text: str, path: str, settings: Mapping[str, object]) -> list[Diag
 
     global _SETTINGS
     _SETTINGS = dict(settings)
-    if not needs_engine(text, None, _device_imports(text, path)[0]):
+    if not needs_engine(text, None, project_device_imports(text, path)[0]):
         return []
     _engine(settings)
     return [diag_from_dict(d) for d in _work((0, text, path))[1]]
@@ -390,7 +390,7 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
             if prefilter(text):
                 yield len(reports) - 1, text, path
                 continue
-            imported, deps = _device_imports(text, path)
+            imported, deps = project_device_imports(text, path)
             if imported:
                 yield len(reports) - 1, text, path
             else:
