@@ -338,16 +338,9 @@ class ReshardServer(LanguageServer):
         return None
 
     def deps_current(self, deps: Mapping[str, str]) -> bool:
-        from .project.summaries import digest
-        from .project.view import read_file
+        from .project.view import unchanged
 
-        for path, d in deps.items():
-            text = self.unsaved(path)
-            if text is None:
-                text = read_file(path)
-            if text is None or digest(text) != d:
-                return False
-        return True
+        return unchanged(deps, unsaved=self.unsaved)
 
     def changed(self, uri: str, delay: float) -> None:
         """``uri`` changed: lint it, and every open document whose last analysis read it."""

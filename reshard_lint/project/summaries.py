@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..analysis.context import FileContext
@@ -51,21 +51,12 @@ def exportable(value: "Value") -> bool:
     return isinstance(value, SeqVal) and bool(value.items) and all(exportable(v) for v in value.items)
 
 
-def empty(module: str, path: str, display: str, text_digest: str) -> Summary:
-    return Summary(module, path, display, text_digest, {}, None, {path: text_digest})
-
-
-def build(module: str, path: str, display: str, text: str, text_digest: str,
-          analyse: Callable[[str, str], "tuple[dict[str, Value], FileContext, dict[str, str], list[FileContext]] | None"]
-          ) -> Summary:
-    """``analyse(text, path)``: the module's exportable values, its context, the files
-    it read and the contexts of what it imported; None when it cannot be parsed or
-    analysed (nothing exported)."""
-    found = analyse(text, path)
-    if found is None:
-        return empty(module, path, display, text_digest)
-    exports, ctx, deps, contexts = found
-    if not exports:
-        return Summary(module, path, display, text_digest, {}, None, {**deps, path: text_digest})
-    return Summary(module, path, display, text_digest, exports, ctx, {**deps, path: text_digest},
+def made(module: str, path: str, display: str, text_digest: str, exports: dict[str, "Value"],
+         ctx: "FileContext | None", deps: dict[str, str], contexts: list["FileContext"]) -> Summary:
+    """A module's summary: ``exports`` (empty when it could not be analysed) from ``ctx``,
+    having read the files of ``deps`` and the modules of ``contexts`` besides itself."""
+    deps = {**deps, path: text_digest}
+    if not exports or ctx is None:
+        return Summary(module, path, display, text_digest, {}, None, deps)
+    return Summary(module, path, display, text_digest, exports, ctx, deps,
                    [ctx, *(c for c in contexts if c is not ctx)])

@@ -10,11 +10,11 @@ server can hand in the unsaved text of open documents.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from .modules import ModuleFile, ModuleIndex
 from .roots import Layout
-from .summaries import Summary, build, digest, empty, exportable
+from .summaries import Summary, digest, exportable, made
 
 if TYPE_CHECKING:
     from ..analysis.context import FileContext
@@ -36,13 +36,17 @@ def read_file(path: str) -> str | None:
         return None
 
 
-def unchanged(deps: dict[str, str], now: dict[str, str | None] | None = None) -> bool:
+def unchanged(deps: Mapping[str, str], now: dict[str, str | None] | None = None,
+              unsaved: Callable[[str], str | None] = lambda path: None) -> bool:
     """Whether every file in ``deps`` still has the content it had (a cached result's
-    check); ``now`` remembers the digests read, for the other entries of a run."""
+    check); ``now`` remembers the digests read, for the other entries of a run;
+    ``unsaved``: an editor's text of a file, when it has one open."""
     now = {} if now is None else now
     for path, d in deps.items():
         if path not in now:
-            text = read_file(path)
+            text = unsaved(path)
+            if text is None:
+                text = read_file(path)
             now[path] = None if text is None else digest(text)
         if now[path] != d:
             return False
@@ -110,21 +114,17 @@ class Project:
             return None
         text, d = found
         self._building.add(key)
+        view = FileView(self, mod)
         try:
-            view = FileView(self, mod)
-            summary = build(mod.name, mod.path, self.display(mod.path), text, d,
-                            lambda t, p: _with_deps(self._analyse(t, p, view), view))
+            analysed = self._analyse(text, mod.path, view)
         except Exception:  # noqa: BLE001 - an imported module's trouble is unknown, not the importer's error
-            summary = empty(mod.name, mod.path, self.display(mod.path), d)
+            analysed = None
         finally:
             self._building.discard(key)
+        exports, ctx = analysed if analysed is not None else ({}, None)
+        summary = made(mod.name, mod.path, self.display(mod.path), d, exports, ctx, view.deps, view.contexts)
         self._summaries[key] = summary
         return summary
-
-
-def _with_deps(found: "tuple[dict[str, Value], FileContext] | None", view: "FileView") \
-        -> "tuple[dict[str, Value], FileContext, dict[str, str], list[FileContext]] | None":
-    return None if found is None else (found[0], found[1], view.deps, view.contexts)
 
 
 class FileView:
