@@ -37,6 +37,11 @@ class SyntaxCounts:
             tree = tree or newer_syntax.parse(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return out
+        out.add(tree)
+        return out
+
+    def add(self, tree: ast.AST, sign: int = 1) -> None:
+        """Count ``tree`` in (``sign`` -1: out again)."""
         # One walk by hand, not ast.walk: annotations are skipped whole (they name
         # classes without calling them: not an escape), and the walk is most of the cost.
         stack: list[ast.AST] = [tree]
@@ -61,25 +66,32 @@ class SyntaxCounts:
                     push(value)
             if t is Name:
                 if type(node.ctx) is Load:  # type: ignore[attr-defined]
-                    _add(out.refs, node.id)  # type: ignore[attr-defined]
+                    _add(self.refs, node.id, sign)  # type: ignore[attr-defined]
                 continue
             if t is Attribute:
                 if type(node.ctx) is Load:  # type: ignore[attr-defined]
-                    _add(out.attr_refs, node.attr)  # type: ignore[attr-defined]
+                    _add(self.attr_refs, node.attr, sign)  # type: ignore[attr-defined]
                 continue
             if t is Call:
-                f = node.func
-                if isinstance(f, ast.Name):
-                    _add(out.calls, f.id)
-                elif isinstance(f, ast.Attribute):
-                    _add(out.attr_calls, f.attr)
-                tail = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
-                first = node.args[0] if node.args else None
-                if isinstance(first, ast.Name) and tail in _WRAPPERS:
-                    _add(out.wrapped, first.id)
-                elif isinstance(first, ast.Name) and tail in _TREE_MAPS:
-                    _add(out.calls, first.id)
-        return out
+                self.call(node, sign)  # type: ignore[arg-type]
+
+    def call(self, node: ast.Call, sign: int = 1) -> None:
+        """The counts of a call itself (its callee and what it wraps), not of its parts."""
+        f = node.func
+        if isinstance(f, ast.Name):
+            _add(self.calls, f.id, sign)
+            tail = f.id
+        elif isinstance(f, ast.Attribute):
+            _add(self.attr_calls, f.attr, sign)
+            tail = f.attr
+        else:
+            return
+        first = node.args[0] if node.args else None
+        if isinstance(first, ast.Name):
+            if tail in _WRAPPERS:
+                _add(self.wrapped, first.id, sign)
+            elif tail in _TREE_MAPS:
+                _add(self.calls, first.id, sign)
 
     def name_escapes(self, name: str) -> bool:
         return self.refs.get(name, 0) > self.calls.get(name, 0) + self.wrapped.get(name, 0)
@@ -88,5 +100,5 @@ class SyntaxCounts:
         return self.attr_refs.get(name, 0) > self.attr_calls.get(name, 0)
 
 
-def _add(d: dict[str, int], key: str) -> None:
-    d[key] = d.get(key, 0) + 1
+def _add(d: dict[str, int], key: str, n: int = 1) -> None:
+    d[key] = d.get(key, 0) + n

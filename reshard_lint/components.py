@@ -27,8 +27,10 @@ from __future__ import annotations
 import ast
 from typing import Iterable
 
-from .ast_walk import fields as child_fields, walk as _walk
+from .ast_walk import walk as _walk
+from .call_counts import SyntaxCounts
 from .gate import _CONSTRUCTION, GateFacts, decide, gate_facts
+from .scoping import Scan
 
 # Files shorter than this are analysed whole: below it the walk that groups the units
 # costs about what the smaller parse saves (CPU sliced / whole over the files of jax,
@@ -42,8 +44,6 @@ _RNG = ("rng", "")
 # global generators were seeded (random.seed, np.random.seed), which the shuffles and
 # permutations read. Generators made with their own seed (default_rng, PRNG keys) are
 # values like any other.
-_RNG_NAMES = frozenset({"seed", "shuffle", "permutation", "sample", "choice"})
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
 class _Unit:
@@ -59,12 +59,14 @@ class _Unit:
         self.kind = kind  # import | global | def | header | member
 
 
-def slice_components(source_lines: list[str], tree: ast.Module) -> list[int] | None:
-    """The original line numbers to keep, in order; None when everything is kept."""
+def slice_components(source_lines: list[str], tree: ast.Module,
+                     counts: SyntaxCounts | None = None) -> list[int] | None:
+    """The original line numbers to keep, in order; None when everything is kept.
+    ``counts``: gets the whole file's calls counted (call_counts.py) on the way."""
     global _decided
     units, facts = _decided[1:] if _decided is not None and _decided[0] is tree else _gated_units(tree)
     _decided = None
-    _describe(units)
+    _describe(units, counts)
     parent = list(range(len(units)))
 
     def find(i: int) -> int:
@@ -252,7 +254,7 @@ def _units(tree: ast.Module) -> list[_Unit]:
     return units
 
 
-def _describe(units: list[_Unit]) -> None:
+def _describe(units: list[_Unit], counts: SyntaxCounts | None = None) -> None:
     """What each unit defines for the others and reads from them (Python's scoping)."""
     for u in units:
         if u.kind == "header":
@@ -260,16 +262,20 @@ def _describe(units: list[_Unit]) -> None:
             assert isinstance(stmt, ast.ClassDef)
             u.defines.add(("n", stmt.name))
             u.refs = _names([*stmt.bases, *stmt.keywords, *stmt.decorator_list])
+            if counts is not None:
+                for part in (*stmt.bases, *stmt.keywords, *stmt.decorator_list,
+                             *getattr(stmt, "type_params", ())):
+                    counts.add(part)
         elif u.kind == "member":
             m, cls = u.node, u.owner.node  # type: ignore[union-attr]
             assert isinstance(cls, ast.ClassDef)
-            _facts(m, u, in_class=True)
+            _facts(m, u, True, counts)
             if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name in _CONSTRUCTION:
                 u.refs.add(("n", cls.name))
             elif not isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 u.refs.add(("n", cls.name))  # class variables and fields: what constructors set
         elif u.kind != "import":
-            _facts(u.node, u, in_class=False)
+            _facts(u.node, u, False, counts)
 
 
 # The units and gate facts of the last file the gate decided by units (gate_by_units),
@@ -301,11 +307,11 @@ def gate_by_units(tree: ast.Module) -> bool:
     return verdict
 
 
-def _facts(stmt: ast.stmt, unit: _Unit, in_class: bool) -> None:
+def _facts(stmt: ast.stmt, unit: _Unit, in_class: bool, counts: SyntaxCounts | None) -> None:
     """What a statement of the module (or class) body defines for other units, and the
     names it reads from them: names (``n``) and attributes (``a``) apart, as the
     analysis counts them apart; a function's own locals are its own."""
-    scan = _Scan()
+    scan = Scan(counts)
     loads, binds = scan.scope([stmt], "module")
     unit.defines.update(("n", n) for n in binds | scan.globals)
     unit.defines.update(("a", n) for n in scan.attr_defs)
@@ -317,107 +323,6 @@ def _facts(stmt: ast.stmt, unit: _Unit, in_class: bool) -> None:
         unit.refs.add(_RNG)
     if scan.seeds:
         unit.defines.add(_RNG)
-
-
-class _Scan:
-    """Python's scoping, enough to tell a function's free names from its locals."""
-
-    def __init__(self) -> None:
-        self.attr_refs: set[str] = set()
-        self.attr_defs: set[str] = set()
-        self.globals: set[str] = set()
-        self.rng = False
-        self.seeds = False
-
-    def scope(self, body: list[ast.AST], kind: str, bound: Iterable[str] = ()) -> tuple[set[str], set[str]]:
-        """(names this scope reads that it does not bind, names it binds); names free in
-        nested scopes count as read here unless bound here (a class body binds nothing
-        for the functions in it)."""
-        loads: set[str] = set()
-        binds: set[str] = set(bound)
-        declared: set[str] = set()
-        inner: set[str] = set()
-        stack = list(body)
-        pop, push, extend = stack.pop, stack.append, stack.extend
-        Name, Attribute, Load = ast.Name, ast.Attribute, ast.Load
-        while stack:
-            node = pop()
-            t = type(node)
-            if t is Name:
-                (loads if type(node.ctx) is Load else binds).add(node.id)  # type: ignore[attr-defined]
-                continue
-            if t is Attribute:
-                attr = node.attr  # type: ignore[attr-defined]
-                self.attr_refs.add(attr)
-                if type(node.ctx) is not Load:  # type: ignore[attr-defined]
-                    self.attr_defs.add(attr)
-                push(node.value)  # type: ignore[attr-defined]
-                continue
-            if t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.Lambda:
-                inner |= self._function(node, binds, stack)
-                continue
-            if t is ast.ClassDef:
-                binds.add(node.name)  # type: ignore[attr-defined]
-                extend(node.bases)  # type: ignore[attr-defined]
-                extend(k.value for k in node.keywords)  # type: ignore[attr-defined]
-                extend(node.decorator_list)  # type: ignore[attr-defined]
-                free, _ = self.scope(list(node.body), "class")  # type: ignore[attr-defined]
-                inner |= free
-                continue
-            if t in _COMPREHENSIONS:
-                gens = node.generators  # type: ignore[attr-defined]
-                push(gens[0].iter)  # evaluated in the enclosing scope
-                parts: list[ast.AST] = [g.target for g in gens] + [g.iter for g in gens[1:]]
-                parts += [c for g in gens for c in g.ifs]
-                parts += [node.key, node.value] if t is ast.DictComp else [node.elt]  # type: ignore[attr-defined]
-                free, _ = self.scope(parts, "function")
-                inner |= free
-                continue
-            if t is ast.Global or t is ast.Nonlocal:
-                declared.update(node.names)  # type: ignore[attr-defined]
-                if t is ast.Global:
-                    self.globals.update(node.names)  # type: ignore[attr-defined]
-                continue
-            if t is ast.Import or t is ast.ImportFrom:
-                binds.update((x.asname or x.name).split(".")[0] for x in node.names)  # type: ignore[attr-defined]
-                continue
-            name = getattr(node, "name", None)  # except ... as e, match captures
-            if type(name) is str:
-                binds.add(name)
-            if t is ast.MatchMapping and node.rest:  # type: ignore[attr-defined]
-                binds.add(node.rest)  # type: ignore[attr-defined]
-            for field in child_fields(t):
-                value = getattr(node, field, None)
-                if type(value) is list:
-                    extend(v for v in value if isinstance(v, ast.AST))
-                elif isinstance(value, ast.AST):
-                    push(value)
-        here = binds - declared
-        if loads & _RNG_NAMES or self.attr_refs & _RNG_NAMES:
-            self.rng = True
-            self.seeds = self.seeds or "seed" in loads or "seed" in self.attr_refs
-        if kind == "class":
-            return (loads - here) | inner, here
-        return (loads - here) | (inner - here), here
-
-    def _function(self, node: ast.AST, binds: set[str], stack: list[ast.AST]) -> set[str]:
-        """A function or lambda met in a scope: its defaults, decorators and annotations
-        are read there; its body is a scope of its own. Returns its free names."""
-        a = node.args  # type: ignore[attr-defined]
-        stack.extend(a.defaults)
-        stack.extend(d for d in a.kw_defaults if d is not None)
-        args = [*a.posonlyargs, *a.args, *a.kwonlyargs, *(p for p in (a.vararg, a.kwarg) if p is not None)]
-        if isinstance(node, ast.Lambda):
-            body: list[ast.AST] = [node.body]
-        else:
-            binds.add(node.name)  # type: ignore[attr-defined]
-            stack.extend(node.decorator_list)  # type: ignore[attr-defined]
-            stack.extend(p.annotation for p in args if p.annotation is not None)
-            if node.returns is not None:  # type: ignore[attr-defined]
-                stack.append(node.returns)  # type: ignore[attr-defined]
-            body = list(node.body)  # type: ignore[attr-defined]
-        free, _ = self.scope(body, "function", [p.arg for p in args])
-        return free
 
 
 def _names(nodes: Iterable[ast.AST]) -> set[tuple[str, str]]:

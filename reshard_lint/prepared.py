@@ -30,13 +30,7 @@ class Prepared:
 def prepare(source: str, tree: ast.AST | None, min_lines: int | None = None) -> Prepared:
     """``tree`` is Python's tree of ``source`` (None when it has none); ``min_lines``
     overrides when a file is long enough to slice."""
-    text, line_map, by_component = sliced(source, tree, min_lines)
-    counts = None
-    if by_component:
-        # Units left out by components.py may call what was kept: calls are counted in
-        # the whole file, so a function some of whose callers are gone has unknown
-        # parameters, never ones sharpened by the slice.
-        counts = SyntaxCounts.of(source, tree if isinstance(tree, ast.Module) else None)
+    text, line_map, counts = sliced(source, tree, min_lines)
     shallow = False
     if line_map is not None and isinstance(tree, ast.Module):
         from .nesting import too_deep
@@ -45,8 +39,11 @@ def prepare(source: str, tree: ast.AST | None, min_lines: int | None = None) -> 
     return Prepared(text, line_map, counts, shallow)
 
 
-def sliced(source: str, tree: ast.AST | None, min_lines: int | None) -> tuple[str, list[int] | None, bool]:
-    """The text to parse, its line map, and whether components were left out."""
+def sliced(source: str, tree: ast.AST | None,
+           min_lines: int | None) -> tuple[str, list[int] | None, SyntaxCounts | None]:
+    """The text to parse, its line map, and the whole file's call counts when components
+    were left out: units left out may call what was kept, so a function some of whose
+    callers are gone has unknown parameters, never ones sharpened by the slice."""
     from .components import COMPONENT_MIN_LINES, slice_components
     from .fixes import split_lines
     from .slicing import SLICE_MIN_LINES, keep_lines, slice_source
@@ -56,16 +53,18 @@ def sliced(source: str, tree: ast.AST | None, min_lines: int | None) -> tuple[st
     length = source.count("\n")
     if length < min(limit, by_component) or not isinstance(tree, ast.Module):
         # No tree: Python cannot parse the file, and libcst reports what is wrong with it.
-        return source, None, False
+        return source, None, None
     if length >= by_component:
-        # Test files: hundreds of methods sharing nothing but imports.
+        # Test files: hundreds of methods sharing nothing but imports. The walk that
+        # groups them counts the calls too.
         lines = split_lines(source)
-        kept = slice_components(lines, tree)
+        counts = SyntaxCounts()
+        kept = slice_components(lines, tree, counts)
         if kept is not None:
-            return keep_lines(lines, kept), kept, True
+            return keep_lines(lines, kept), kept, counts
     if length >= limit:
-        return (*slice_source(source, tree), False)
-    return source, None, False
+        return (*slice_source(source, tree), None)
+    return source, None, None
 
 
 def long_enough(source: str) -> bool:

@@ -87,3 +87,25 @@ def test_module_level_callers_do_not_keep_their_component_whole() -> None:
         [(line, "RSH201")]
     text, kept, _ = prepared.sliced(source, ast.parse(source), None)
     assert kept is not None and "def put" in text and "def test_7(" not in text
+
+
+def test_counts_taken_while_slicing_are_the_whole_files() -> None:
+    # The analysis lets call sites decide a function's parameters only if it sees all of
+    # them: a sliced file's counts come from the walk that groups its units, and must be
+    # those of the whole text (annotations never count; decorators, bounds and defaults do).
+    source = ("import jax\nfrom functools import partial\n\n\n"
+              "@register(kind=k(1))\nclass A[T: bound(b)](Base, metaclass=meta(M)):\n"
+              "    x: ann(1) = val(f)\n"
+              "    def m[U: h(y)](self, a: Ann = d(q), *r: R) -> ret(w):\n"
+              "        g = lambda v: helper(v)\n"
+              "        return (jax.jit(self.m), partial(helper, 1),\n"
+              "                jax.tree.map(helper, [z(i) for i in a if c(i)]))\n"
+              + "".join(f"\n\ndef t{i}(mesh):\n    return helper(mesh).sharding\n" for i in range(150)))
+    from reshard_lint.call_counts import SyntaxCounts
+    tree = newer_syntax.parse(source)
+    _, kept, counts = prepared.sliced(source, tree, None)
+    assert kept is not None and counts is not None
+    whole = SyntaxCounts.of(source, tree)
+    for field in ("calls", "refs", "attr_calls", "attr_refs", "wrapped"):
+        got = {k: v for k, v in getattr(counts, field).items() if v}
+        assert got == getattr(whole, field), field
