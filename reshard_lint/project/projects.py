@@ -33,7 +33,23 @@ def may_import_devices(source: str) -> bool:
         return False
     if any(w in source for w in _ORIGIN_WORDS):
         return True
-    return "device" in source and _DEVICE_KEYWORD.search(source) is not None
+    return "device" in source and _device_keyword(source)
+
+
+def _device_keyword(source: str) -> bool:
+    """``_DEVICE_KEYWORD.search(source)``, by str.find: the regex tries its word boundary at
+    every position (0.16 s over the jax repository's files, 0.01 s so)."""
+    n = len(source)
+    i = source.find("device")
+    while i >= 0:
+        end = i + 6
+        if i == 0 or not (source[i - 1].isalnum() or source[i - 1] == "_"):
+            while end < n and source[end].isspace():
+                end += 1
+            if end < n and source[end] == "=" and not source.startswith("=", end + 1):
+                return True
+        i = source.find("device", i + 6)
+    return False
 
 
 class Projects:

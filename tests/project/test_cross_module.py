@@ -157,3 +157,19 @@ def test_check_cache_does_not_keep_a_rejection_made_against_an_old_module(tmp_pa
                    "ROLLOUT = Mesh(np.array(jax.devices()[:2]), ('x',))\n")
     status, found = _check(root, *cache)
     assert status == 1 and [(f["filename"], f["code"]) for f in found] == [("app/sync.py", "RSH201")]
+
+
+@pytest.mark.parametrize("text,reads", [
+    ("import jax\ny = jnp.zeros(8, device=SHARDING)\n", True),
+    ("import jax\ny = jnp.zeros(8, device\n    = SHARDING)\n", True),
+    ("import jax\nok = x.device == d\n", False),
+    ("import jax\nmy_device = d\n", False),
+    ("import jax\nwith jax.default_device(d):\n    pass\n", False),
+    ("y = jnp.zeros(8, device=SHARDING)\n", False),  # imports nothing
+])
+def test_imported_meshes_are_looked_up_only_where_an_array_is_placed(text: str, reads: bool) -> None:
+    # The text test every flake8 file pays before the project's modules are read: a
+    # device= keyword places an array, a comparison or a name ending in "device" does not.
+    from reshard_lint.project.projects import may_import_devices
+
+    assert may_import_devices(text) is reads
