@@ -39,11 +39,11 @@ from .scoping import Scan
 # 600-1200; docs/performance.md).
 COMPONENT_MIN_LINES = 300
 
-_RNG = ("rng", "")
 # The analysis keeps one piece of state across functions: whether Python's and NumPy's
 # global generators were seeded (random.seed, np.random.seed), which the shuffles and
-# permutations read. Generators made with their own seed (default_rng, PRNG keys) are
-# values like any other.
+# permutations read (scoping.py tells which units do). Generators made with their own
+# seed (default_rng, PRNG keys) are values like any other.
+_RNG = ("rng", "")
 
 
 class _Unit:

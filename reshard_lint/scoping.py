@@ -15,7 +15,7 @@ from .ast_walk import fields as child_fields
 from .call_counts import SyntaxCounts
 
 # Seeding or drawing from Python's or NumPy's global generator (components.py: shared state).
-RNG_NAMES = frozenset({"seed", "shuffle", "permutation", "sample", "choice"})
+_RNG_NAMES = frozenset({"seed", "shuffle", "permutation", "sample", "choice"})
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
@@ -115,7 +115,7 @@ class Scan:
                 elif isinstance(value, ast.AST):
                     push(value)
         here = binds - declared
-        if loads & RNG_NAMES or self.attr_refs & RNG_NAMES:
+        if loads & _RNG_NAMES or self.attr_refs & _RNG_NAMES:
             self.rng = True
             self.seeds = self.seeds or "seed" in loads or "seed" in self.attr_refs
         if kind == "class":

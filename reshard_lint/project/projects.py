@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 
 
 _ORIGIN_WORDS = ("device_put", "make_array_from", "host_local_array_to_global_array", "out_shardings")
-_DEVICE_KEYWORD = re.compile(r"\bdevice\s*=(?!=)")
 
 
 def may_import_devices(source: str) -> bool:
@@ -37,8 +36,9 @@ def may_import_devices(source: str) -> bool:
 
 
 def _device_keyword(source: str) -> bool:
-    """``_DEVICE_KEYWORD.search(source)``, by str.find: the regex tries its word boundary at
-    every position (0.16 s over the jax repository's files, 0.01 s so)."""
+    """Does ``device =`` (not ``==``) stand in the text as a name of its own, as the regex
+    ``\\bdevice\\s*=(?!=)`` finds it? By str.find: the regex tries its word boundary at
+    every position (may_import_devices over the jax repository's files 0.22 -> 0.08 s)."""
     n = len(source)
     i = source.find("device")
     while i >= 0:
