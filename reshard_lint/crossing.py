@@ -45,7 +45,8 @@ def pairs(event: Transfer) -> Iterator[Pair]:
     if isinstance(value, ArrayVal):
         if isinstance(target, SeqVal):
             return
-        yield Pair(value, target, True)
+        # A jitted call's result may be a pytree: no ``x.sharding`` to rebuild a target on.
+        yield Pair(value, target, value.derived != "tree")
         return
     if isinstance(value, SeqVal):
         items = list(_flatten(value))
@@ -75,7 +76,9 @@ def cross_host_path(ctx: FileContext, pair: Pair) -> bool:
     if src is None or dst is None or not isinstance(target, ShardingVal):
         return False
     a_spec, t_spec = pair.array.sharding.spec, target.spec
-    if a_spec is None or t_spec is None or a_spec.code != t_spec.code:
+    if pair.array.derived:
+        pass  # computed: its layout may be the target's
+    elif a_spec is None or t_spec is None or a_spec.code != t_spec.code:
         return False
     return ctx.devices.same_layout_other_processes(src.devices.fn, dst.devices.fn,
                                                    src.devices.sizes + dst.devices.sizes)
@@ -84,7 +87,11 @@ def cross_host_path(ctx: FileContext, pair: Pair) -> bool:
 def array_label(ctx: FileContext, event: Transfer, pair: Pair) -> str:
     if pair.single_leaf and isinstance(event.value_node, (cst.Name, cst.Attribute)):
         return ctx.code(event.value_node, 30)
-    return pair.array.name or "<array>"
+    if pair.array.name:
+        return pair.array.name
+    if event.value is pair.array and event.value_node is not None:
+        return ctx.code(event.value_node, 30)  # a computation's result: step(x), x[:4]
+    return "<array>"
 
 
 def sides(ctx: FileContext, pair: Pair) -> str:
@@ -196,4 +203,6 @@ def rebuild_on_own_mesh(ctx: FileContext, event: Transfer, pair: Pair) -> Option
 def fix_hint(ctx: FileContext, event: Transfer, pair: Pair) -> str:
     x = array_label(ctx, event, pair)
     spec = spec_code(ctx, pair.target) or "spec"
+    if pair.array.derived == "tree" and pair.src is not None and pair.src.name:
+        return f"NamedSharding({pair.src.name}, {spec})"  # a jitted call's results: no .sharding
     return f"NamedSharding({x}.sharding.mesh, {spec})"

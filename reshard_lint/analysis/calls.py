@@ -9,7 +9,7 @@ import libcst as cst
 from . import contextmesh, devices as dv
 from .arguments import Call
 from .events import Transfer, TransferKind
-from .models import HANDLERS, commitments, device_ids, fetches, host
+from .models import HANDLERS, commitments, device_ids, fetches, host, placement
 from .reasons import IMPORTED, UNFOLLOWED_CALL, UNKNOWN_OBJECT, UNMODELLED_JAX, outside_reason
 from .scope import Scope
 from .valueops import const_int, label, literal_sizes, ordered, shape_fns, squeeze
@@ -52,7 +52,10 @@ class Calls:
         if isinstance(func, PartialVal) and bound is None:
             if isinstance(func.func, QualVal) and canonical(func.func.qual) == "jax.jit":
                 return JitVal(node, func.kwargs.get("in_shardings", UNKNOWN),
-                              func.kwargs.get("out_shardings", UNKNOWN), func=args.arg(0))
+                              func.kwargs.get("out_shardings", UNKNOWN), func=args.arg(0),
+                              plain=not func.star and not func.args and len(args.positional) == 1
+                              and not args.keywords and not args.has_star
+                              and placement.keeps_placement(func.kwargs))
             if isinstance(func.func, FuncVal):
                 return self.call_function(func.func, args, node, prefix=func.args, extra_kwargs=func.kwargs)
             return UNKNOWN
@@ -98,6 +101,8 @@ class Calls:
                 return fetches.fetch(self, recv, node, getattr(node.func, "value", None), f".{method}()")
             if method in ("block_until_ready", "astype", "copy"):
                 return recv
+            if method in placement.ARRAY_METHODS:
+                return placement.derived(recv, node)
             if method == "devices":
                 src = recv.sharding.mesh.devices if recv.sharding.mesh is not None else recv.sharding.device
                 if src is not None:
@@ -159,9 +164,10 @@ class Calls:
         return UNKNOWN
 
     def call_jit(self, jit: JitVal, call: Call, node: cst.Call, bound: Optional[Value] = None) -> Value:
+        params = None
         if isinstance(jit.func, FuncVal):
             # The compiled body sees the arguments' shardings: it runs with them.
-            self.observe_call(jit.func, call, node, bound=bound)
+            params = self.observe_call(jit.func, call, node, bound=bound)
         if contextmesh.jit_call(self, jit, call, node):
             return UNKNOWN  # the call fails under the context mesh
         ins = jit.in_shardings
@@ -186,6 +192,12 @@ class Calls:
             return ArrayVal(outs, node)
         if isinstance(outs, SeqVal) and all(isinstance(o, ShardingVal) for o in outs.items):
             return SeqVal(tuple(ArrayVal(o, node) for o in outs.items))  # type: ignore[arg-type]
+        if jit.plain:
+            src = placement.placed_on([v for v, _ in call.positional] + [v for v, _ in call.keywords.values()])
+            if src is not None:
+                # The body's return value gives the results' structure (a tuple to unpack).
+                shape = self.inline(jit.func, params) if params is not None else UNKNOWN  # type: ignore[arg-type]
+                return placement.results(src, node, shape)
         return UNKNOWN
 
     # -- calls to known functions ----------------------------------------------------

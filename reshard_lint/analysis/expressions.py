@@ -12,7 +12,7 @@ from .scope import Scope, names_in_target
 from .valueops import (
     NO_KEY, ascending, const_int, int_arith, int_fn, label, mesh_label, ordered, row_or_device,
 )
-from .models import commitments, device_ids
+from .models import commitments, device_ids, placement
 from .models.numpy import index_grid
 from .models.randomness import permute_rows
 from .values import (
@@ -174,8 +174,8 @@ class Expressions:
         if isinstance(base, ArrayVal):
             if attr == "sharding":
                 return base.sharding
-            if attr in ("T", "mT"):
-                return base
+            if attr in placement.ARRAY_ATTRS:
+                return placement.derived(base, node)
             return UNKNOWN
         if (dev_id := device_ids.attribute_id(base, attr, node, self)) is not None:  # type: ignore[arg-type]
             return dev_id
@@ -223,8 +223,11 @@ class Expressions:
         if shard is not None:
             return shard
         if isinstance(base, ArrayVal):
-            contextmesh.operands(self, node, [(base, node.value)])
-            return UNKNOWN
+            if contextmesh.operands(self, node, [(base, node.value)]):
+                return UNKNOWN  # the computation fails under the context mesh
+            return placement.derived(base, node)
+        if isinstance(base, HostVal):
+            return placement.host_element(self, base, node, parts)
         if isinstance(base, SeqVal) and base.kind == "dict" and len(parts) == 1 \
                 and isinstance(parts[0], ConstVal) and NO_KEY not in base.keys:
             key = parts[0].value
@@ -319,6 +322,10 @@ class Expressions:
             return left
         if isinstance(right, ArrayVal) and isinstance(left, (IntVal, ConstVal)):
             return right
+        if isinstance(left, ArrayVal) and isinstance(right, HostVal):
+            return placement.derived(left, node)  # host data and uncommitted arrays follow it
+        if isinstance(right, ArrayVal) and isinstance(left, HostVal):
+            return placement.derived(right, node)
         host = [v for v in (left, right) if isinstance(v, HostVal)]
         if host and all(isinstance(v, (HostVal, IntVal, ConstVal)) for v in (left, right)):
             # Host data with host data stays on the host; an uncommitted operand keeps

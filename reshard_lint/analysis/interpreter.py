@@ -24,12 +24,12 @@ from .context import FileContext
 from .events import Event
 from .expressions import Expressions
 from .functions import Functions
-from .models import commitments, device_ids
+from .models import commitments, device_ids, placement
 from .scope import Scope, block, count_bindings, names_in_target
 from .valueops import dotted, expects_error, ordered
 from .values import (
     UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, JitVal, MeshContextVal, MeshVal,
-    PATHS, PartialVal, QualVal, SeqVal, ShardingVal, Value, join, undecidable, unknown,
+    HostVal, PATHS, PartialVal, QualVal, SeqVal, ShardingVal, Value, join, undecidable, unknown,
 )
 from ..qualnames import canonical
 
@@ -307,13 +307,14 @@ class Analyzer(Expressions, Calls, Functions, Classes):
 
     def apply_decorator(self, dec: Value, func: Value, node: cst.CSTNode) -> Value:
         if isinstance(dec, QualVal) and canonical(dec.qual) == "jax.jit":
-            return JitVal(node, func=func)
+            return JitVal(node, func=func, plain=True)
         if isinstance(dec, PartialVal) and isinstance(dec.func, QualVal) \
                 and canonical(dec.func.qual) == "jax.jit":
             return JitVal(node, dec.kwargs.get("in_shardings", UNKNOWN),
-                          dec.kwargs.get("out_shardings", UNKNOWN), func=func)
+                          dec.kwargs.get("out_shardings", UNKNOWN), func=func,
+                          plain=not dec.star and not dec.args and placement.keeps_placement(dec.kwargs))
         if isinstance(dec, JitVal):  # jax.jit(out_shardings=...) used as a decorator factory
-            return JitVal(dec.node, dec.in_shardings, dec.out_shardings, func=func)
+            return JitVal(dec.node, dec.in_shardings, dec.out_shardings, func=func, plain=dec.plain)
         return UNKNOWN
 
     def run_function(self, func: FuncVal, parent: Scope, self_val: Optional[InstanceVal]) -> None:
@@ -437,6 +438,11 @@ class Analyzer(Expressions, Calls, Functions, Classes):
                     isinstance(e, cst.StarredElement) for e in elements):
                 for el, item in zip(elements, value.items):
                     self.bind(el.value, item, scope)
+            elif isinstance(value, HostVal):
+                # Rows of host data, keys of jax.random.split(key): host data and
+                # uncommitted arrays like the whole.
+                for el in elements:
+                    self.bind(el.value, placement.host_element(self, value, el.value), scope)
             else:
                 for el in elements:
                     self.bind(el.value, UNKNOWN, scope)

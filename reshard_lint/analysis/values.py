@@ -188,6 +188,9 @@ class ArrayVal(Value):
     sharding: ShardingVal
     node: cst.CSTNode  # where it was made
     name: Optional[str] = None
+    # Computed from arrays on this sharding's devices (models/placement.py), layout
+    # unknown: 'array', or 'tree' for a jitted call's result, which may be a pytree of them.
+    derived: str = ""
 
     @property
     def mesh(self) -> Optional[MeshVal]:
@@ -257,6 +260,9 @@ class JitVal(Value):
     in_shardings: Value = UNKNOWN
     out_shardings: Value = UNKNOWN
     func: Value = UNKNOWN  # the function it compiles, when known: its body sees the arguments
+    # Given nothing that places its results (shardings, device, backend): they are
+    # placed where its committed arguments are (models/placement.py).
+    plain: bool = False
 
 
 @dataclass(eq=False)
@@ -264,6 +270,7 @@ class PartialVal(Value):
     func: Value
     args: tuple[Value, ...]
     kwargs: dict[str, Value]
+    star: bool = False  # given *args or **kwargs: what it binds is not all known
 
 
 @dataclass(eq=False)

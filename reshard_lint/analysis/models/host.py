@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ..arguments import Call
+from . import placement
 from ..reasons import COMMITTED_OPERAND, MESH_CONTEXT, UNMODELLED_JAX
 from ..values import ConstVal, HostVal, IntVal, SeqVal, Value, is_unknown, unknown
 
@@ -54,6 +55,8 @@ def jnp_result(an: "Analyzer", name: str, call: Call, node: cst.Call) -> Value:
     args = [v for v, _ in call.positional] + [v for k, (v, _) in call.keywords.items() if k != "dtype"]
     if args and all(is_host(v) for v in args):
         return _uncommitted(an, node, "uncommitted")
+    if short not in placement.NOT_ARRAYS and (placed := placement.computed(args, node)) is not None:
+        return placed
     if any(is_unknown(v) for v in args):
         return unknown(COMMITTED_OPERAND)
     return unknown(UNMODELLED_JAX)
@@ -68,6 +71,8 @@ def random_result(an: "Analyzer", name: str, call: Call, node: cst.Call) -> Valu
     key = call.arg(0, "key")
     if short in _KEY_ONLY and is_host(key):
         return _uncommitted(an, node, "uncommitted")
+    if short in _KEY_ONLY and (placed := placement.computed([key], node)) is not None:
+        return placed
     if is_unknown(key):
         return unknown(COMMITTED_OPERAND)
     return unknown(UNMODELLED_JAX)

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from . import handles
+from . import handles, placement
 from ..arguments import Call
 from ..events import TransferKind
 from .commitments import on_device
@@ -88,7 +88,9 @@ def _host_to_global(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> V
 def _jit(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     ins = as_target(an, call.arg(-1, "in_shardings"), call.arg_node(-1, "in_shardings"))
     outs = as_target(an, call.arg(-1, "out_shardings"), call.arg_node(-1, "out_shardings"))
-    return JitVal(node, ins, outs, func=call.arg(0, "fun"))
+    return JitVal(node, ins, outs, func=call.arg(0, "fun"),
+                  plain=not call.has_star and len(call.positional) <= 1
+                  and placement.keeps_placement(call.keywords))
 
 
 @handles("functools.partial")
@@ -97,7 +99,7 @@ def _partial(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
         return UNKNOWN
     func = call.positional[0][0]
     kwargs = {k: as_target(an, v, a.value) for k, (v, a) in call.keywords.items()}
-    return PartialVal(func, tuple(v for v, _ in call.positional[1:]), kwargs)
+    return PartialVal(func, tuple(v for v, _ in call.positional[1:]), kwargs, star=call.has_star)
 
 
 @handles("jax.lax.with_sharding_constraint", "jax.sharding.reshard")

@@ -1,0 +1,116 @@
+"""Computation follows committed data: what JAX computes from an array stays on its devices.
+
+An eager operation (indexing, arithmetic, ``jnp``/``lax``/``jax.random`` functions,
+array methods) and a jitted call without shardings run on the devices of their
+committed arguments, and their results are committed there, in the same order: JAX
+takes the device assignment from those arguments, and when two of them disagree (or a
+context mesh or a sharding inside disagrees) the call raises "Received incompatible
+devices for jitted computation" and has no result at all (observed with jax 0.10.2 on
+8 CPU devices: jitted results, slices, arithmetic with host data, jnp and jax.random
+functions, array methods; the RSH201 and RSH203 examples run it under multi-controller
+JAX). So a result is placed wherever any one committed argument is, whatever the others.
+
+What is not known is the result's layout (its PartitionSpec): a ``derived`` array has
+none, so no rule that reads the layout (RSH305, the cross-host path of RSH201) fires on
+it. Iterating over an array is not here: ``a, b = x`` fetches the rows to uncommitted
+single-device arrays (observed), so unpacking a placed array stays unknown.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable, Optional, Sequence
+
+import libcst as cst
+
+from ..reasons import COMMITTED_OPERAND, MESH_CONTEXT
+from ..valueops import leaves
+from ..values import ArrayVal, ConstVal, HostVal, IntVal, SeqVal, ShardingVal, Value, unknown
+
+if TYPE_CHECKING:
+    from ..interpreter import Analyzer
+
+# jax.Array methods and attributes whose result is an array computed from it.
+ARRAY_METHODS = frozenset({
+    "sum", "mean", "max", "min", "prod", "std", "var", "all", "any", "argmax", "argmin", "cumsum",
+    "cumprod", "reshape", "ravel", "flatten", "transpose", "swapaxes", "squeeze", "clip", "round", "dot",
+    "conj", "conjugate", "repeat", "take", "sort", "argsort", "nonzero", "trace", "diagonal", "view",
+})
+ARRAY_ATTRS = frozenset({"T", "mT", "real", "imag"})
+# jax.jit options that leave the device assignment to the arguments.
+_JIT_KEEPS = frozenset({"static_argnums", "static_argnames", "donate_argnums", "donate_argnames", "inline",
+                        "keep_unused", "abstracted_axes", "compiler_options"})
+# jax.numpy functions that return something other than arrays computed on the devices of
+# their arguments: shapes, dtypes, predicates on types, printing, function wrappers.
+NOT_ARRAYS = frozenset({
+    "shape", "ndim", "size", "result_type", "dtype", "iscomplexobj", "isrealobj", "issubdtype",
+    "isscalar", "isdtype", "iinfo", "finfo", "promote_types", "can_cast", "broadcast_shapes",
+    "array_str", "array_repr", "printoptions", "get_printoptions", "set_printoptions", "vectorize",
+    "frompyfunc", "from_dlpack", "dtypes", "iterable", "save", "load", "ufunc",
+})
+
+
+def keeps_placement(keywords: Iterable[str]) -> bool:
+    """A ``jax.jit`` given only these keywords places its results with its arguments."""
+    return all(k in _JIT_KEEPS for k in keywords)
+
+
+def placed_on(values: Iterable[Value]) -> Optional[ArrayVal]:
+    """The committed array that decides where a computation on ``values`` runs: the first
+    one, when every committed array among them is on the same mesh (or device) object;
+    None when there is none or two disagree (that call fails, or is not this simple)."""
+    first: Optional[ArrayVal] = None
+    for v in values:
+        for leaf in leaves(v):
+            if not isinstance(leaf, ArrayVal):
+                continue
+            if first is None:
+                first = leaf
+            elif not _same_place(first.sharding, leaf.sharding):
+                return None
+    return first
+
+
+def _same_place(a: ShardingVal, b: ShardingVal) -> bool:
+    if a.mesh is not None or b.mesh is not None:
+        return a.mesh is b.mesh
+    return a.device is not None and a.device is b.device
+
+
+def derived(src: ArrayVal, node: cst.CSTNode, tree: bool = False) -> ArrayVal:
+    """An array computed from ``src`` (a pytree of them: ``tree``): on its devices, in
+    their order, layout unknown. An element of a tree is an array either way: indexing
+    a tuple of results gives one, indexing one result a piece of it."""
+    s = src.sharding
+    return ArrayVal(ShardingVal(s.node, mesh=s.mesh, device=s.device, from_context=s.from_context), node,
+                    derived="tree" if tree else "array")
+
+
+def results(src: ArrayVal, node: cst.CSTNode, shape: Value) -> Value:
+    """A jitted call's results: every leaf committed to ``src``'s devices (constants
+    included), in the containers its body returns when the analysis knows them."""
+    if isinstance(shape, SeqVal):
+        return SeqVal(tuple(results(src, node, item) for item in shape.items), shape.kind, shape.keys)
+    if isinstance(shape, ConstVal) and shape.value is None:
+        return shape  # no leaf
+    return derived(src, node, tree=not isinstance(shape, (ArrayVal, HostVal, ConstVal, IntVal)))
+
+
+def computed(values: Iterable[Value], node: cst.CSTNode) -> Optional[ArrayVal]:
+    """The result of an eager computation on ``values`` that holds a committed array."""
+    src = placed_on(values)
+    return derived(src, node) if src is not None else None
+
+
+def host_element(an: "Analyzer", base: HostVal, node: cst.CSTNode, index: Sequence[object] = ()) -> Value:
+    """An element or slice of host data (indexing, unpacking): host data too. NumPy
+    converts a jax.Array index to its own; an uncommitted jax.Array indexed by a
+    committed one is computed on that one's devices, and under a mesh context on the
+    context's."""
+    if base.uncommitted:
+        if an.mesh_context:
+            return unknown(MESH_CONTEXT)
+        values = [v for part in index for v in (part if isinstance(part, tuple) else (part,))
+                  if isinstance(v, Value)]
+        if not all(isinstance(v, (HostVal, ConstVal, IntVal)) for v in values):
+            return computed(values, node) or unknown(COMMITTED_OPERAND)
+    return HostVal(base._desc, node, base.uncommitted)
