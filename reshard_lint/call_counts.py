@@ -85,6 +85,9 @@ class SyntaxCounts:
             _add(self.attr_calls, f.attr, sign)
             tail = f.attr
         else:
+            wrapped = _wrapped(f)
+            if wrapped is not None:
+                _add(self.calls, wrapped, sign)  # jax.jit(f)(x): the analysis calls f there
             return
         first = node.args[0] if node.args else None
         if isinstance(first, ast.Name):
@@ -98,6 +101,15 @@ class SyntaxCounts:
 
     def attr_escapes(self, name: str) -> bool:
         return self.attr_refs.get(name, 0) > self.attr_calls.get(name, 0)
+
+
+def _wrapped(f: ast.expr) -> Optional[str]:
+    """``f`` of a wrapper made and called at once: ``jax.jit(f)(x)``, ``partial(f, a)(b)``."""
+    if not isinstance(f, ast.Call) or not f.args or not isinstance(f.args[0], ast.Name):
+        return None
+    g = f.func
+    tail = g.id if isinstance(g, ast.Name) else g.attr if isinstance(g, ast.Attribute) else ""
+    return f.args[0].id if tail in _WRAPPERS else None
 
 
 def _add(d: dict[str, int], key: str, n: int = 1) -> None:

@@ -26,6 +26,7 @@ import libcst as cst
 
 from ..call_counts import SyntaxCounts
 from .arguments import Call
+from .localcounts import local_counts
 from .values import UNKNOWN, ClassVal, FuncVal, Value, is_unknown, join, unknown
 
 NO_CALL_SITE = "a parameter no call site feeds"
@@ -54,6 +55,7 @@ class CallSites:
         self.aliases: dict[cst.CSTNode, set[str]] = {}  # names a wrapper of the function is bound to
         # The scheduler asks for every waiting function after each run: count once.
         self._expected: dict[cst.CSTNode, Optional[int]] = {}
+        self._locals: dict[cst.FunctionDef, Optional[SyntaxCounts]] = {}
 
     @property
     def counts(self) -> SyntaxCounts:
@@ -117,9 +119,21 @@ class CallSites:
                 n += c.calls.get(cls_name, 0)
             return n
         names = {name} | self.aliases.get(fn, set())
+        if names == {name}:
+            c = self._local(func) or c
         if any(c.name_escapes(n) for n in names):
             return None
         return sum(c.calls.get(n, 0) for n in names)
+
+    def _local(self, func: FuncVal) -> Optional[SyntaxCounts]:
+        """The counts inside the function that defines ``func``, when one does
+        (localcounts.py); names bound to wrappers of it are counted module-wide."""
+        outer = getattr(func.scope, "node", None)
+        if not isinstance(outer, cst.FunctionDef):
+            return None
+        if outer not in self._locals:
+            self._locals[outer] = local_counts(outer)
+        return self._locals[outer]
 
     def ready(self, func: FuncVal) -> bool:
         """Every call the module spells for ``func`` has been seen (it can run now)."""

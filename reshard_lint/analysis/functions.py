@@ -79,7 +79,7 @@ class Functions:
             body_stmts = block(fn.body)
             bindings = count_bindings(body_stmts)
         scope = Scope(parent if parent.kind != "class" else parent.parent, "function",
-                      self._param_bindings(fn.params, bindings))
+                      self._param_bindings(fn.params, bindings), fn)
         for n in self._param_names(fn.params):
             scope.vars[n] = params.get(n, UNKNOWN)
         self.inline_stack.append(fn)

@@ -322,7 +322,7 @@ class Analyzer(Expressions, Calls, Functions, Classes):
         assert isinstance(fn, cst.FunctionDef)
         body = block(fn.body)
         scope = Scope(parent if parent.kind != "class" else parent.parent, "function",
-                      self._param_bindings(fn.params, count_bindings(body)))
+                      self._param_bindings(fn.params, count_bindings(body)), fn)
         params = self._param_names(fn.params)
         scope.vars.update(self.callsites.parameters(func, params))
         is_method = self_val is not None and params and not any(

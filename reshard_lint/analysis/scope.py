@@ -15,11 +15,13 @@ from ..qualnames import BUILTINS
 
 
 class Scope:
-    def __init__(self, parent: Optional["Scope"], kind: str, bindings: dict[str, int]) -> None:
+    def __init__(self, parent: Optional["Scope"], kind: str, bindings: dict[str, int],
+                 node: Optional[cst.CSTNode] = None) -> None:
         self.parent = parent
         self.kind = kind  # 'module' | 'function' | 'class'
         self.vars: dict[str, Value] = {}
         self.bindings = bindings  # name -> number of binding sites in this scope
+        self.node = node  # the function whose body this is
 
     def lookup(self, name: str) -> Value:
         if name in self.vars:

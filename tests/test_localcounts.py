@@ -1,0 +1,86 @@
+"""The counts inside a function (analysis/localcounts.py) against Python's own tree.
+
+The libcst walk decides which names are read; Python's ``ast`` says so with its Load
+context. On every function of a set of real modules the two must agree on calls and
+wrapped functions, and the walk may count a name read more often (which only makes a
+function look escaped), never less (which would hide a use).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import textwrap
+import unittest
+
+import libcst as cst
+import pytest
+
+from reshard_lint.analysis.localcounts import local_counts
+from reshard_lint.call_counts import SyntaxCounts
+
+from .conftest import FIXTURES
+
+MODULES = [json.__file__, os.__file__, textwrap.__file__, unittest.case.__file__, ast.__file__,
+           *sorted(str(p) for p in FIXTURES.glob("*.py"))]
+
+
+def _functions(source: str) -> tuple[list[ast.FunctionDef], list[cst.FunctionDef]]:
+    tree = ast.parse(source)
+    py = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+    py.sort(key=lambda n: n.lineno)
+    out: list[cst.FunctionDef] = []
+
+    class V(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            out.append(node)
+
+    cst.parse_module(source).visit(V())
+    return py, out  # both in source order (visit order is source order)
+
+
+@pytest.mark.parametrize("path", MODULES, ids=os.path.basename)
+def test_counts_agree_with_python(path: str) -> None:
+    source = open(path, encoding="utf-8").read()
+    py, lib = _functions(source)
+    assert len(py) == len(lib)
+    for a, c in zip(py, lib):
+        assert a.name == c.name.value
+        want = SyntaxCounts()
+        for stmt in a.body:
+            want.add(stmt)
+        got = local_counts(c)
+        if got is None:
+            assert any(isinstance(n, (ast.Global, ast.Nonlocal)) for s in a.body for n in ast.walk(s))
+            continue
+        assert got.calls == want.calls, a.name
+        assert got.wrapped == want.wrapped, a.name
+        assert got.attr_calls == want.attr_calls, a.name
+        for name, n in want.refs.items():
+            assert got.refs.get(name, 0) >= n, (a.name, name)
+
+
+def test_a_local_function_handed_on_elsewhere_does_not_escape_here() -> None:
+    source = textwrap.dedent("""
+        def test_a():
+            def f(x):
+                return x
+            return f(1)
+
+        def test_b():
+            def f(x):
+                return x
+            return apply(f)
+    """)
+    _, (a, _, b, _) = _functions(source)
+    ca, cb = local_counts(a), local_counts(b)
+    assert ca is not None and cb is not None
+    assert not ca.name_escapes("f") and ca.calls["f"] == 1
+    assert cb.name_escapes("f")
+
+
+def test_a_global_declaration_gives_up() -> None:
+    source = "def outer():\n    global f\n    def f():\n        pass\n"
+    _, (outer, _) = _functions(source)
+    assert local_counts(outer) is None
