@@ -15,8 +15,9 @@ from . import newer_syntax
 from .ast_walk import FIELDS, fields
 
 # Callees whose first argument is a function they wrap (not an escape): calls of the
-# wrapper are calls of the function. A tree map calls it on each leaf.
-_WRAPPERS = frozenset({"jit", "partial"})
+# wrapper are calls of the function (the analysis runs it there: analysis/calls.py,
+# models/transforms.py). A tree map calls it on each leaf.
+WRAPPERS = frozenset({"jit", "partial", "grad", "value_and_grad", "vmap", "checkpoint", "remat"})
 _TREE_MAPS = frozenset({"tree_map", "map"})
 
 
@@ -91,7 +92,7 @@ class SyntaxCounts:
             return
         first = node.args[0] if node.args else None
         if isinstance(first, ast.Name):
-            if tail in _WRAPPERS:
+            if tail in WRAPPERS:
                 _add(self.wrapped, first.id, sign)
             elif tail in _TREE_MAPS:
                 _add(self.calls, first.id, sign)
@@ -104,12 +105,17 @@ class SyntaxCounts:
 
 
 def _wrapped(f: ast.expr) -> Optional[str]:
-    """``f`` of a wrapper made and called at once: ``jax.jit(f)(x)``, ``partial(f, a)(b)``."""
-    if not isinstance(f, ast.Call) or not f.args or not isinstance(f.args[0], ast.Name):
-        return None
-    g = f.func
-    tail = g.id if isinstance(g, ast.Name) else g.attr if isinstance(g, ast.Attribute) else ""
-    return f.args[0].id if tail in _WRAPPERS else None
+    """``f`` of a wrapper made and called at once: ``jax.jit(f)(x)``, ``partial(f, a)(b)``,
+    ``jax.jit(jax.grad(f))(x)``."""
+    while isinstance(f, ast.Call) and f.args:
+        g = f.func
+        tail = g.id if isinstance(g, ast.Name) else g.attr if isinstance(g, ast.Attribute) else ""
+        if tail not in WRAPPERS:
+            return None
+        f = f.args[0]
+        if isinstance(f, ast.Name):
+            return f.id
+    return None
 
 
 def _add(d: dict[str, int], key: str, n: int = 1) -> None:

@@ -9,14 +9,15 @@ import libcst as cst
 from . import contextmesh, devices as dv
 from .arguments import Call
 from .events import Transfer, TransferKind
-from .models import HANDLERS, commitments, device_ids, fetches, host, placement
+from .models import HANDLERS, commitments, device_ids, fetches, host, placement, transforms
 from .reasons import IMPORTED, UNFOLLOWED_CALL, UNKNOWN_OBJECT, UNMODELLED_JAX, outside_reason
 from .scope import Scope
 from .valueops import const_int, label, literal_sizes, ordered, shape_fns, squeeze
 from .values import (
     UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, IndexPermutation, InstanceVal, IntVal, JitVal,
     PartialVal,
-    HostVal, MeshVal, OwnShardingVal, QualVal, RngVal, SeqVal, ShardingVal, Shuffle, Unknown, Value,
+    HostVal, MeshVal, OwnShardingVal, QualVal, RngVal, SeqVal, ShardingVal, Shuffle, TransformVal, Unknown,
+    Value,
     is_unknown, undecidable, unknown,
 )
 from ..qualnames import canonical
@@ -49,6 +50,9 @@ class Calls:
             return self.call_function(func, args, node, bound=bound)
         if isinstance(func, JitVal):
             return self.call_jit(func, args, node, bound=bound)
+        if isinstance(func, TransformVal) and bound is None:
+            self.enter(func, args, node)
+            return transforms.results(func, args, node)
         if isinstance(func, PartialVal) and bound is None:
             if isinstance(func.func, QualVal) and canonical(func.func.qual) == "jax.jit":
                 return JitVal(node, func.kwargs.get("in_shardings", UNKNOWN),
@@ -164,10 +168,8 @@ class Calls:
         return UNKNOWN
 
     def call_jit(self, jit: JitVal, call: Call, node: cst.Call, bound: Optional[Value] = None) -> Value:
-        params = None
-        if isinstance(jit.func, FuncVal):
-            # The compiled body sees the arguments' shardings: it runs with them.
-            params = self.observe_call(jit.func, call, node, bound=bound)
+        # The compiled body sees the arguments' shardings: it runs with them.
+        params = self.enter(jit.func, call, node, bound=bound)
         if contextmesh.jit_call(self, jit, call, node):
             return UNKNOWN  # the call fails under the context mesh
         ins = jit.in_shardings
@@ -199,6 +201,29 @@ class Calls:
                 shape = self.inline(jit.func, params) if params is not None else UNKNOWN  # type: ignore[arg-type]
                 return placement.results(src, node, shape)
         return UNKNOWN
+
+    def enter(self, func: Value, call: Call, node: cst.Call, bound: Optional[Value] = None
+              ) -> Optional[dict[str, Value]]:
+        """A function a transformation runs with these arguments: a def's call site is
+        recorded (its own run sees it); a lambda, which has no run of its own, runs here."""
+        if isinstance(func, TransformVal):
+            if func.kind == "vmap":
+                call = Call.of_values(node, [transforms.unbatched(v, node) for v, _ in call.positional]) \
+                    if not call.keywords and not call.has_star else call
+            self.enter(func.func, call, node)
+            return None
+        if not isinstance(func, FuncVal):
+            return None
+        params = self.observe_call(func, call, node, bound=bound)
+        if params is not None and isinstance(func.node, cst.Lambda):
+            # The context mesh meets the call as a whole (contextmesh.jit_call), not
+            # each traced operation of the body: one failure, reported once.
+            site, self.context_site = self.context_site, UNKNOWN
+            try:
+                self.run_callable(func, params, quiet=False)
+            finally:
+                self.context_site = site
+        return params
 
     # -- calls to known functions ----------------------------------------------------
     def call_qual(self, qual: str, call: Call, node: cst.Call, scope: Scope) -> Value:

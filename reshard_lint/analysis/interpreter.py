@@ -29,7 +29,7 @@ from .scope import Scope, block, count_bindings, names_in_target
 from .valueops import dotted, expects_error, ordered
 from .values import (
     UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, JitVal, MeshContextVal, MeshVal,
-    HostVal, PATHS, PartialVal, QualVal, SeqVal, ShardingVal, Value, join, undecidable, unknown,
+    HostVal, PATHS, PartialVal, QualVal, SeqVal, ShardingVal, TransformVal, Value, join, undecidable, unknown,
 )
 from ..qualnames import canonical
 
@@ -428,7 +428,7 @@ class Analyzer(Expressions, Calls, Functions, Classes):
             name = target.value
             if isinstance(value, (MeshVal, ShardingVal, ArrayVal)) and value.name is None:
                 value.name = name
-            wrapped = value.func if isinstance(value, (JitVal, PartialVal)) else None
+            wrapped = value.func if isinstance(value, (JitVal, PartialVal, TransformVal)) else None
             if isinstance(wrapped, FuncVal):
                 self.callsites.alias(wrapped, name)  # calls of `name` are calls of the function
             scope.vars[name] = value

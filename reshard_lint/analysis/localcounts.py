@@ -17,9 +17,8 @@ from typing import Optional
 
 import libcst as cst
 
-from ..call_counts import SyntaxCounts
+from ..call_counts import WRAPPERS, SyntaxCounts
 
-_WRAPPERS = frozenset({"jit", "partial"})
 _TREE_MAPS = frozenset({"tree_map", "map"})
 
 
@@ -37,6 +36,17 @@ def _tail(func: cst.BaseExpression) -> str:
     if isinstance(func, cst.Attribute):
         return func.attr.value
     return ""
+
+
+def _wrapped(f: cst.BaseExpression) -> Optional[str]:
+    """As call_counts._wrapped: ``f`` of ``jax.jit(f)(x)``, ``jax.jit(jax.grad(f))(x)``."""
+    while isinstance(f, cst.Call) and f.args and f.args[0].keyword is None and not f.args[0].star:
+        if _tail(f.func) not in WRAPPERS:
+            return None
+        f = f.args[0].value
+        if isinstance(f, cst.Name):
+            return f.value
+    return None
 
 
 class _Walker:
@@ -80,15 +90,13 @@ class _Walker:
             _add(c.calls, func.value)
         elif isinstance(func, cst.Attribute):
             _add(c.attr_calls, func.attr.value)
-        elif isinstance(func, cst.Call) and _tail(func.func) in _WRAPPERS and func.args \
-                and func.args[0].keyword is None and not func.args[0].star \
-                and isinstance(func.args[0].value, cst.Name):
-            _add(c.calls, func.args[0].value.value)  # jax.jit(f)(x): the analysis calls f there
+        elif (wrapped := _wrapped(func)) is not None:
+            _add(c.calls, wrapped)  # jax.jit(f)(x): the analysis calls f there
         tail = _tail(func)
         first = node.args[0].value if node.args and node.args[0].keyword is None and not node.args[0].star \
             else None
         if isinstance(first, cst.Name):
-            if tail in _WRAPPERS:
+            if tail in WRAPPERS:
                 _add(c.wrapped, first.value)
             elif tail in _TREE_MAPS:
                 _add(c.calls, first.value)

@@ -266,6 +266,16 @@ class JitVal(Value):
 
 
 @dataclass(eq=False)
+class TransformVal(Value):
+    """``jax.grad(f)``, ``jax.value_and_grad(f)``, ``jax.vmap(f)`` (models/transforms.py)."""
+
+    node: cst.CSTNode
+    kind: str  # 'grad' | 'value_and_grad' | 'vmap'
+    func: Value = UNKNOWN
+    has_aux: bool = False
+
+
+@dataclass(eq=False)
 class PartialVal(Value):
     func: Value
     args: tuple[Value, ...]

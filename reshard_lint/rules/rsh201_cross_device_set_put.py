@@ -27,7 +27,7 @@ class CrossDeviceSetPut(Rule):
     fix_safety = "unsafe"
     events = (Transfer,)
     runtimes = ("multi-controller",)
-    what = 'Flags `jax.device_put(x, s)`, its pytree form, `x.to_device(s)` and `device_put(x, P(...))` under `jax.set_mesh`, when the array `x` was made on one mesh and `s` is on a mesh with a **different set of devices** (a subset, a superset, other devices, another platform), including a row or column of a device grid (`grid[1]`, `grid[:, 0]`) and the first `prod(shape)` devices that `jax.make_mesh(shape, names, devices=...)` keeps from the list it is given (on every platform; the platform decides only their order). The array may be computed: JAX commits what it computes from an array (a slice, arithmetic with host data, `jnp` and `jax.random` functions, array methods, a jitted call given no shardings) to the devices of that array, so such a result is on the mesh of its operand.'
+    what = 'Flags `jax.device_put(x, s)`, its pytree form, `x.to_device(s)` and `device_put(x, P(...))` under `jax.set_mesh`, when the array `x` was made on one mesh and `s` is on a mesh with a **different set of devices** (a subset, a superset, other devices, another platform), including a row or column of a device grid (`grid[1]`, `grid[:, 0]`) and the first `prod(shape)` devices that `jax.make_mesh(shape, names, devices=...)` keeps from the list it is given (on every platform; the platform decides only their order). The array may be computed: JAX commits what it computes from an array (a slice, arithmetic with host data, `jnp` and `jax.random` functions, array methods, a jitted call given no shardings, `jax.grad`, `jax.value_and_grad` and `jax.vmap` of a function) to the devices of that array, so such a result is on the mesh of its operand.'
     why = 'On one host this works, so tests never see it. In multi-controller JAX the move crosses hosts and JAX raises `ValueError: For a cross-host reshard in multi-controller JAX, input and target sharding should have the same set of devices` (some processes raise `NotImplementedError: Cannot reshard an input that is not fully addressable` instead), when the expensive multi-host job starts.'
     fix_text = "Unsafe. When the target is a `NamedSharding` whose `PartitionSpec` can be written at the call, the fix rebuilds the target on the array's own mesh: `jax.device_put(x, NamedSharding(x.sharding.mesh, P('x')))`. That changes which devices hold the result: where the code meant to move the data to the target's devices (weights to the rollout devices), the fixed code keeps them where they are. So it is applied only with `--unsafe-fixes`, and offered as unsafe in the editor. Moving data between device groups on purpose needs a host transfer or `jax.make_array_from_process_local_data`, which the fix does not attempt."
     references = ('jax-ml/jax#26645', 'jax-ml/jax#34264', 'sgl-project/sglang-jax#470', 'google/tunix#843')
@@ -259,6 +259,11 @@ import jax.numpy as jnp
 half = Mesh(np.array(jax.devices()[:4]), ('x',))
 y = jax.device_put(jnp.sin(x)[:4], NamedSharding(half, P('x')))  # RSH201:5
 """, note="an eager computation's result stays on its operand's devices"),
+        Invalid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+grads = jax.grad(lambda w: (w * w).sum())(x)
+y = jax.device_put(grads, NamedSharding(half, P('x')))  # RSH201:5
+""", note="gradients are computed where the arguments are"),
         Valid(_HEAD + """
 @jax.jit
 def step(a):

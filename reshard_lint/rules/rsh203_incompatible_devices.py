@@ -93,6 +93,10 @@ step = jax.jit(lambda a: a * 2)
 y = step(x)[:4] + h  # RSH203:5
 """, note="computed arrays stay on their operands' devices: a jitted call's result, then a slice of it"),
         Invalid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+y = jax.jit(lambda v: jax.lax.with_sharding_constraint(v, NamedSharding(half, P('x'))))(x)  # RSH203:23
+""", note="a jitted lambda's body runs with the arguments of its call"),
+        Invalid(_HEAD + """
 from jax.sharding import AxisType
 explicit = Mesh(np.array(jax.devices()), ('x',), axis_types=(AxisType.Explicit,))
 rev = Mesh(np.array(jax.devices()[::-1]), ('x',), axis_types=(AxisType.Explicit,))  # RSH102:7

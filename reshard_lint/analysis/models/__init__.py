@@ -31,4 +31,4 @@ def handles(*names: str) -> Callable[[Handler], Handler]:
     return deco
 
 
-from . import builtins, commitments, devices, fetches, host, meshes, numpy, randomness, transfers  # noqa: E402,F401 (register)
+from . import builtins, commitments, devices, fetches, host, meshes, numpy, randomness, transfers, transforms  # noqa: E402,F401,E501 (register)

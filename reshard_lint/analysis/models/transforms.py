@@ -1,0 +1,72 @@
+"""Function transformations: jax.grad, jax.value_and_grad, jax.vmap, jax.checkpoint.
+
+Calling ``jax.grad(f)(x)`` runs ``f`` on ``x`` (traced, on x's devices) and returns the
+gradients; ``jax.vmap(f)(x)`` runs ``f`` on slices of ``x``; ``jax.checkpoint(f)`` is ``f``
+as far as values go. So the analysis runs the function's body with the arguments
+(slices: arrays of unknown layout, for vmap), and the results are placed with the
+committed arguments, as any computation's (placement.py). A transformation given an
+option that names devices, or a function the analysis does not know, is not followed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from . import handles, placement
+from ..arguments import Call
+from ..scope import Scope
+from ..values import UNKNOWN, ArrayVal, ConstVal, FuncVal, SeqVal, TransformVal, Value
+
+if TYPE_CHECKING:
+    from ..interpreter import Analyzer
+
+# Options that change what is differentiated or batched, not where anything runs.
+_KEEPS = {
+    "grad": frozenset({"argnums", "has_aux", "holomorphic", "allow_int", "reduce_axes"}),
+    "vmap": frozenset({"in_axes", "out_axes", "axis_name", "axis_size", "spmd_axis_name"}),
+}
+_KEEPS["value_and_grad"] = _KEEPS["grad"]
+
+
+def _transform(kind: str) -> object:
+    def handler(an: "Analyzer", call: Call, node: cst.Call, scope: Scope) -> Value:
+        f = call.arg(0, "fun")
+        if not isinstance(f, FuncVal) or call.has_star or len(call.positional) > 1 \
+                or any(k not in _KEEPS[kind] and k != "fun" for k in call.keywords):
+            return UNKNOWN
+        aux = call.arg(-1, "has_aux")
+        return TransformVal(node, kind, f, has_aux=isinstance(aux, ConstVal) and aux.value is True)
+    return handler
+
+
+handles("jax.grad")(_transform("grad"))  # type: ignore[arg-type]
+handles("jax.value_and_grad")(_transform("value_and_grad"))  # type: ignore[arg-type]
+handles("jax.vmap")(_transform("vmap"))  # type: ignore[arg-type]
+
+
+@handles("jax.checkpoint")
+def _checkpoint(an: "Analyzer", call: Call, node: cst.Call, scope: Scope) -> Value:
+    f = call.arg(0, "fun")
+    return f if isinstance(f, FuncVal) and len(call.positional) == 1 and not call.has_star else UNKNOWN
+
+
+def unbatched(v: Value, node: cst.CSTNode) -> Value:
+    """What vmap's function sees of an argument: its arrays sliced, layout unknown."""
+    if isinstance(v, ArrayVal):
+        return placement.derived(v, node)
+    if isinstance(v, SeqVal):
+        return SeqVal(tuple(unbatched(i, node) for i in v.items), v.kind, v.keys)
+    return v
+
+
+def results(t: TransformVal, call: Call, node: cst.CSTNode) -> Value:
+    """The results: placed with the committed arguments (the function's own, for vmap)."""
+    src = placement.placed_on([v for v, _ in call.positional] + [v for v, _ in call.keywords.values()])
+    if src is None:
+        return UNKNOWN
+    if t.kind == "value_and_grad":
+        value = placement.derived(src, node, tree=True)
+        return SeqVal((value, placement.derived(src, node, tree=True)))
+    return placement.derived(src, node, tree=True)
