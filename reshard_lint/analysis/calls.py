@@ -106,7 +106,7 @@ class Calls:
             if method in ("block_until_ready", "astype", "copy"):
                 return recv
             if method in placement.ARRAY_METHODS:
-                return placement.derived(recv, node)
+                return placement.derived(recv, node, method in placement.TUPLES)
             if method == "devices":
                 src = recv.sharding.mesh.devices if recv.sharding.mesh is not None else recv.sharding.device
                 if src is not None:

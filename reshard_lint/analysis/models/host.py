@@ -55,7 +55,8 @@ def jnp_result(an: "Analyzer", name: str, call: Call, node: cst.Call) -> Value:
     args = [v for v, _ in call.positional] + [v for k, (v, _) in call.keywords.items() if k != "dtype"]
     if args and all(is_host(v) for v in args):
         return _uncommitted(an, node, "uncommitted")
-    if short not in placement.NOT_ARRAYS and (placed := placement.computed(args, node)) is not None:
+    if short not in placement.NOT_ARRAYS and \
+            (placed := placement.computed(args, node, short in placement.TUPLES)) is not None:
         return placed
     if any(is_unknown(v) for v in args):
         return unknown(COMMITTED_OPERAND)

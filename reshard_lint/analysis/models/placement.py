@@ -1,7 +1,7 @@
 """Computation follows committed data: what JAX computes from an array stays on its devices.
 
-An eager operation (indexing, arithmetic, ``jnp``/``lax``/``jax.random`` functions,
-array methods) and a jitted call without shardings run on the devices of their
+An eager operation (indexing, arithmetic, ``jnp`` and ``jax.random`` functions, array
+methods) and a jitted call without shardings run on the devices of their
 committed arguments, and their results are committed there, in the same order: JAX
 takes the device assignment from those arguments, and when two of them disagree (or a
 context mesh or a sharding inside disagrees) the call raises "Received incompatible
@@ -34,6 +34,13 @@ ARRAY_METHODS = frozenset({
     "sum", "mean", "max", "min", "prod", "std", "var", "all", "any", "argmax", "argmin", "cumsum",
     "cumprod", "reshape", "ravel", "flatten", "transpose", "swapaxes", "squeeze", "clip", "round", "dot",
     "conj", "conjugate", "repeat", "take", "sort", "argsort", "nonzero", "trace", "diagonal", "view",
+})
+# jax.numpy functions and array methods that return a tuple or list of arrays: no
+# ``.sharding`` of the whole to rebuild a target on (crossing.py).
+TUPLES = frozenset({
+    "nonzero", "split", "array_split", "hsplit", "vsplit", "dsplit", "unravel_index", "meshgrid",
+    "broadcast_arrays", "histogram", "unique", "frexp", "modf", "divmod", "linalg.eigh", "linalg.eig",
+    "linalg.svd", "linalg.qr", "linalg.slogdet",
 })
 ARRAY_ATTRS = frozenset({"T", "mT", "real", "imag"})
 # jax.jit options that leave the device assignment to the arguments.
@@ -95,10 +102,11 @@ def results(src: ArrayVal, node: cst.CSTNode, shape: Value) -> Value:
     return derived(src, node, tree=not isinstance(shape, (ArrayVal, HostVal, ConstVal, IntVal)))
 
 
-def computed(values: Iterable[Value], node: cst.CSTNode) -> Optional[ArrayVal]:
-    """The result of an eager computation on ``values`` that holds a committed array."""
+def computed(values: Iterable[Value], node: cst.CSTNode, tree: bool = False) -> Optional[ArrayVal]:
+    """The result of an eager computation on ``values`` that holds a committed array
+    (``tree``: a tuple or list of arrays)."""
     src = placed_on(values)
-    return derived(src, node) if src is not None else None
+    return derived(src, node, tree) if src is not None else None
 
 
 def host_element(an: "Analyzer", base: HostVal, node: cst.CSTNode, index: Sequence[object] = ()) -> Value:
