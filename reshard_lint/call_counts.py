@@ -18,7 +18,7 @@ from .ast_walk import FIELDS, fields
 # wrapper are calls of the function (the analysis runs it there: analysis/calls.py,
 # models/transforms.py). A tree map calls it on each leaf.
 WRAPPERS = frozenset({"jit", "partial", "grad", "value_and_grad", "vmap", "checkpoint", "remat"})
-_TREE_MAPS = frozenset({"tree_map", "map"})
+TREE_MAPS = frozenset({"tree_map", "map"})
 
 
 @dataclass
@@ -94,7 +94,7 @@ class SyntaxCounts:
         if isinstance(first, ast.Name):
             if tail in WRAPPERS:
                 _add(self.wrapped, first.id, sign)
-            elif tail in _TREE_MAPS:
+            elif tail in TREE_MAPS:
                 _add(self.calls, first.id, sign)
 
     def name_escapes(self, name: str) -> bool:

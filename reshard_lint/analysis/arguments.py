@@ -28,6 +28,10 @@ class Call:
         call.has_star = False
         return call
 
+    def values(self) -> list[Value]:
+        """Every argument's value, positional then keyword."""
+        return [v for v, _ in self.positional] + [v for v, _ in self.keywords.values()]
+
     def arg(self, index: int, name: str | None = None) -> Value:
         if name is not None and name in self.keywords:
             return self.keywords[name][0]

@@ -195,7 +195,7 @@ class Calls:
         if isinstance(outs, SeqVal) and all(isinstance(o, ShardingVal) for o in outs.items):
             return SeqVal(tuple(ArrayVal(o, node) for o in outs.items))  # type: ignore[arg-type]
         if jit.plain:
-            src = placement.placed_on([v for v, _ in call.positional] + [v for v, _ in call.keywords.values()])
+            src = placement.placed_on(call.values())
             if src is not None:
                 # The body's return value gives the results' structure (a tuple to unpack).
                 shape = self.inline(jit.func, params) if params is not None else UNKNOWN  # type: ignore[arg-type]

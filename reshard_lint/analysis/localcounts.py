@@ -17,16 +17,14 @@ from typing import Optional
 
 import libcst as cst
 
-from ..call_counts import WRAPPERS, SyntaxCounts
-
-_TREE_MAPS = frozenset({"tree_map", "map"})
+from ..call_counts import TREE_MAPS, WRAPPERS, SyntaxCounts
 
 
 def local_counts(fn: cst.FunctionDef) -> Optional[SyntaxCounts]:
     """Calls and references of names in ``fn``'s body; None when it declares a name
     ``global`` or ``nonlocal``: what it defines may then be read from outside."""
     walker = _Walker()
-    walker.stmts(fn.body)
+    walker.node(fn.body)
     return None if walker.declared else walker.counts
 
 
@@ -53,9 +51,6 @@ class _Walker:
     def __init__(self) -> None:
         self.counts = SyntaxCounts()
         self.declared = False
-
-    def stmts(self, node: cst.CSTNode) -> None:
-        self.node(node)
 
     def node(self, node: cst.CSTNode) -> None:
         t = type(node)
@@ -98,7 +93,7 @@ class _Walker:
         if isinstance(first, cst.Name):
             if tail in WRAPPERS:
                 _add(c.wrapped, first.value)
-            elif tail in _TREE_MAPS:
+            elif tail in TREE_MAPS:
                 _add(c.calls, first.value)
         self.node(func)
         for a in node.args:

@@ -63,7 +63,7 @@ def unbatched(v: Value, node: cst.CSTNode) -> Value:
 
 def results(t: TransformVal, call: Call, node: cst.CSTNode) -> Value:
     """The results: placed with the committed arguments (the function's own, for vmap)."""
-    src = placement.placed_on([v for v, _ in call.positional] + [v for v, _ in call.keywords.values()])
+    src = placement.placed_on(call.values())
     if src is None:
         return UNKNOWN
     if t.kind == "value_and_grad":
