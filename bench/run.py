@@ -36,8 +36,8 @@ from pathlib import Path
 import trees as _trees
 from measure import Result, measure, run_all
 from report import evaluate, render
-from tools import (BENCH, detect, ensure_peer_venv, ensure_venv, machine_info, make_commands, tool_versions,
-                   versions_text)
+from tools import (BENCH, compile_bytecode, detect, ensure_peer_venv, ensure_venv, machine_info, make_commands,
+                   tool_versions, versions_text)
 from lsp_latency import LspLatency, measure_lsp
 from trees import (JAX_REPO_ENV, Tree, build_managed_corpus, examples_tree, given_corpus, heaviest_tree,
                    jax_repo_tree, project_tree)
@@ -109,6 +109,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--skip", default="",
                    help="commands not to run, comma-separated keys (e.g. flake8_j1_F: the memory baseline)")
     p.add_argument("--no-lsp", action="store_true", help="skip the language server latency")
+    p.add_argument(
+        "--short-repeat", type=int, default=None,
+        help="repetitions on trees whose flake8 -j2 F run takes under 5 s "
+        "(default 7, or --repeat when that is below 3)",
+    )
     p.add_argument("--lsp-repeat", type=int, default=5, help="repetitions of the language server timing")
     p.add_argument("--json", type=Path, default=DEFAULT_JSON, help="where to write the results JSON")
     return p.parse_args(argv)
@@ -151,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
 
     repeat = args.repeat or (1 if args.quick else 3)
     peer_repeat = min(repeat, args.peer_repeat)
+    short_repeat = args.short_repeat if args.short_repeat is not None else (7 if repeat >= 3 else repeat)
     timeout = args.timeout or (120.0 if args.quick else 600.0)
     peer_timeout = args.peer_timeout or (60.0 if args.quick else 300.0)
     problems: list[str] = []
@@ -160,6 +166,9 @@ def main(argv: list[str] | None = None) -> int:
         python = Path(sys.executable)
     else:
         python, problems = ensure_venv(log)
+    compiled = compile_bytecode(python, log)
+    if compiled:
+        problems.append(compiled)
     versions = tool_versions(python)
     log(f"tool environment: {versions_text(python, versions)}")
 
@@ -223,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"warning: load average {load_before[0]:.2f} before the run: other work on this machine "
                 "makes wall times noisy (CPU seconds are reported too)"
             )
-        results, diags = run_all(trees, commands, repeat, peer_repeat, timeout, peer_timeout, log)
+        results, diags = run_all(trees, commands, repeat, peer_repeat, timeout, peer_timeout, log,
+                                 short_repeat)
         lsp = None
         if not args.no_lsp:
             log("language server: didOpen and didChange on a generated document")
@@ -252,6 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         "settings": {
             "repeat": repeat,
             "peer_repeat": peer_repeat,
+            "short_repeat": short_repeat,
             "quick": args.quick,
             "timeout_s": timeout,
             "peer_timeout_s": peer_timeout,
