@@ -279,6 +279,21 @@ k0, k1 = jax.random.split(jax.random.key(0))
 y = jax.device_put(jax.random.normal(k0, (4,)), NamedSharding(half, P('x')))
 print(y.sharding)
 """, note="keys split from a fresh key are uncommitted, and so is what is drawn from them"),
+        Invalid(_HEAD + """
+import jax.numpy as jnp
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+with jax.set_mesh(mesh):
+    w = jnp.zeros(8) + 1.0
+y = jax.device_put(w, NamedSharding(half, P('x')))  # RSH201:5
+""", note="under jax.set_mesh an array jnp makes is committed to the context mesh, replicated"),
+        Valid(_HEAD + """
+import jax.numpy as jnp
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+with mesh:
+    w = jnp.zeros(8) + 1.0
+y = jax.device_put(w, NamedSharding(half, P('x')))
+print(y.sharding)
+""", note="under the legacy `with mesh:` it stays uncommitted and moves anywhere"),
     )
 
     grounding = Grounding(

@@ -3,7 +3,7 @@
 JAX places an uncommitted array wherever it is first used, so it crosses no mesh.
 A result is uncommitted only when every array it is computed from is host data or
 uncommitted, no ``device``/``sharding``/``out_sharding`` is given, and no mesh
-context is in force (under ``jax.set_mesh`` results follow the context mesh).
+context is in force (under ``jax.set_mesh`` results are committed to the context mesh).
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ import libcst as cst
 from ..arguments import Call
 from . import placement
 from ..reasons import COMMITTED_OPERAND, MESH_CONTEXT, UNMODELLED_JAX
-from ..values import ConstVal, HostVal, IntVal, SeqVal, Value, is_unknown, unknown
+from ..values import (
+    ArrayVal, ConstVal, HostVal, IntVal, MeshContextVal, SeqVal, ShardingVal, Value, is_unknown, unknown,
+)
 
 if TYPE_CHECKING:
     from ..interpreter import Analyzer
@@ -42,6 +44,14 @@ def is_host(v: Value) -> bool:
 
 def _uncommitted(an: "Analyzer", node: cst.Call, what: str) -> Value:
     if an.mesh_context:
+        site = an.context_site
+        if isinstance(site, MeshContextVal) and site.mesh is an.context_mesh:
+            # Under jax.set_mesh(m) the result is committed to m, replicated
+            # (NamedSharding(m, P()), observed on jax 0.10.2 for auto and explicit axes;
+            # RSH201's examples run both cases under multi-controller JAX); under the legacy
+            # ``with mesh:`` it stays uncommitted, and under a context the analysis cannot
+            # see it is unknown. Its layout is left unknown (``derived``).
+            return ArrayVal(ShardingVal(node, mesh=site.mesh, from_context=True), node, derived="array")
         return unknown(MESH_CONTEXT)
     return HostVal(an.ctx.lazy_code(node, 40, f" ({what})"), node, uncommitted=True)
 
