@@ -273,6 +273,7 @@ class TransformVal(Value):
     kind: str  # 'grad' | 'value_and_grad' | 'vmap'
     func: Value = UNKNOWN
     has_aux: bool = False
+    parts: int = 0  # argnums given as a tuple of this many positions: a tuple of gradients
 
 
 @dataclass(eq=False)

@@ -264,6 +264,12 @@ half = Mesh(np.array(jax.devices()[:4]), ('x',))
 grads = jax.grad(lambda w: (w * w).sum())(x)
 y = jax.device_put(grads, NamedSharding(half, P('x')))  # RSH201:5
 """, note="gradients are computed where the arguments are"),
+        Invalid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+w = jax.device_put(np.ones(8), NamedSharding(mesh, P('x')))
+gx, gw = jax.jit(jax.grad(lambda a, b: (a * b).sum(), argnums=(0, 1)))(x, w)
+y = jax.device_put(gw, NamedSharding(half, P('x')))  # RSH201:5
+""", note="argnums=(0, 1) gives a tuple of gradients, each where the arguments are"),
         Valid(_HEAD + """
 @jax.jit
 def step(a):
@@ -279,6 +285,12 @@ k0, k1 = jax.random.split(jax.random.key(0))
 y = jax.device_put(jax.random.normal(k0, (4,)), NamedSharding(half, P('x')))
 print(y.sharding)
 """, note="keys split from a fresh key are uncommitted, and so is what is drawn from them"),
+        Valid(_HEAD + """
+w = jax.device_put(np.ones(8), NamedSharding(mesh, P('x')))
+gx, gw = jax.value_and_grad(lambda a, b: (a * b).sum(), argnums=(0, 1))(x, w)[1]
+y = jax.device_put(gw, NamedSharding(mesh, P()))
+print(y.sharding)
+"""),
         Invalid(_HEAD + """
 import jax.numpy as jnp
 half = Mesh(np.array(jax.devices()[:4]), ('x',))

@@ -17,7 +17,7 @@ import libcst as cst
 from . import handles, placement
 from ..arguments import Call
 from ..scope import Scope
-from ..values import UNKNOWN, ArrayVal, ConstVal, FuncVal, SeqVal, TransformVal, Value
+from ..values import UNKNOWN, ArrayVal, ConstVal, FuncVal, JitVal, SeqVal, TransformVal, Value
 
 if TYPE_CHECKING:
     from ..interpreter import Analyzer
@@ -33,12 +33,24 @@ _KEEPS["value_and_grad"] = _KEEPS["grad"]
 def _transform(kind: str) -> object:
     def handler(an: "Analyzer", call: Call, node: cst.Call, scope: Scope) -> Value:
         f = call.arg(0, "fun")
+        if isinstance(f, JitVal) and f.plain:
+            f = f.func  # a jitted function given no shardings computes where its arguments are
         if not isinstance(f, FuncVal) or call.has_star or len(call.positional) > 1 \
                 or any(k not in _KEEPS[kind] and k != "fun" for k in call.keywords):
             return UNKNOWN
         aux = call.arg(-1, "has_aux")
-        return TransformVal(node, kind, f, has_aux=isinstance(aux, ConstVal) and aux.value is True)
+        return TransformVal(node, kind, f, has_aux=isinstance(aux, ConstVal) and aux.value is True,
+                            parts=_positions(call.arg(-1, "argnums")) if kind != "vmap" else 0)
     return handler
+
+
+def _positions(argnums: Value) -> int:
+    """How many positions ``argnums`` names when it is a tuple or list; 0 otherwise."""
+    if isinstance(argnums, SeqVal):
+        return len(argnums.items)
+    if isinstance(argnums, ConstVal) and isinstance(argnums.value, (tuple, list)):
+        return len(argnums.value)
+    return 0
 
 
 handles("jax.grad")(_transform("grad"))  # type: ignore[arg-type]
@@ -66,7 +78,10 @@ def results(t: TransformVal, call: Call, node: cst.CSTNode) -> Value:
     src = placement.placed_on(call.values())
     if src is None:
         return UNKNOWN
+    grads: Value = placement.derived(src, node, tree=True)
+    if t.parts and not t.has_aux:
+        # argnums=(0, 1): a tuple with one gradient (a pytree) per position.
+        grads = SeqVal(tuple(placement.derived(src, node, tree=True) for _ in range(t.parts)))
     if t.kind == "value_and_grad":
-        value = placement.derived(src, node, tree=True)
-        return SeqVal((value, placement.derived(src, node, tree=True)))
-    return placement.derived(src, node, tree=True)
+        return SeqVal((placement.derived(src, node, tree=True), grads))
+    return grads
