@@ -199,10 +199,11 @@ class Calls:
             if src is not None:
                 # The body's return value gives the results' structure (a tuple to unpack),
                 # a transformation's its own (argnums=(0, 1): a tuple of gradients).
+                shape: Value = UNKNOWN
                 if isinstance(jit.func, TransformVal):
                     shape = transforms.results(jit.func, call, node)
-                else:
-                    shape = self.inline(jit.func, params) if params is not None else UNKNOWN  # type: ignore[arg-type]
+                elif params is not None:
+                    shape = self.inline(jit.func, params)  # type: ignore[arg-type]
                 return placement.results(src, node, shape)
         return UNKNOWN
 

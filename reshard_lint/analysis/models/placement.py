@@ -99,7 +99,8 @@ def results(src: ArrayVal, node: cst.CSTNode, shape: Value) -> Value:
         return SeqVal(tuple(results(src, node, item) for item in shape.items), shape.kind, shape.keys)
     if isinstance(shape, ConstVal) and shape.value is None:
         return shape  # no leaf
-    leaf = isinstance(shape, (HostVal, ConstVal, IntVal)) or (isinstance(shape, ArrayVal) and shape.derived != "tree")
+    leaf = isinstance(shape, (HostVal, ConstVal, IntVal)) \
+        or (isinstance(shape, ArrayVal) and shape.derived != "tree")
     return derived(src, node, tree=not leaf)
 
 
