@@ -52,7 +52,6 @@ class FileReport:
     diagnostics: list[Diagnostic] = field(default_factory=list)  # engine output, unfiltered
     noqa_unknown: list[tuple[int, str]] = field(default_factory=list)  # (line, code) in noqa comments
     error: str | None = None  # why the file could not be read or decoded: an RSH003 message
-    cached: bool = False  # served from the cache, not analysed
     _source: Source | None = None
 
     def release(self) -> None:
@@ -347,13 +346,11 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
     """Read every file, serve what the cache knows, run the engine on the rest."""
     from .cache import content_hash
     from .gate import prefilter
-    from .project.interface import Interfaces
-    from .project.view import current, read_file, unchanged
+    from .project.view import unchanged
 
     global _SETTINGS
     _SETTINGS = dict(settings)
     digests: dict[str, str | None] = {}  # project files' digests, read once per run
-    interfaces = Interfaces(read_file)
     reports: list[FileReport] = []
     done, total = 0, len(paths)
 
@@ -376,8 +373,9 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
                 continue
             rep.digest = content_hash(rep.raw)
             cached = cache.get(rep.digest, os.path.abspath(path))
-            if cached is not None and held(cached[2], cached[3], rep, cached[0], cached[1]):
-                rep.diagnostics, rep.noqa_unknown, rep.cached = cached[0], cached[1], True
+            if cached is not None and (not cached[2] or unchanged(cached[2], digests)):
+                # An entry read from other project files holds while they are unchanged.
+                rep.diagnostics, rep.noqa_unknown = cached[0], cached[1]
                 if not rep.diagnostics:
                     rep.release()
                 advance()
@@ -399,39 +397,19 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
                 # The engine would stop at the same prefilter; no need to start it.
                 reject(len(reports) - 1, deps)
 
-    def held(deps: dict[str, str], ifaces: dict[str, str], rep: FileReport,
-             diags: list[Diagnostic], noqa_found: list[tuple[int, str]]) -> bool:
-        """Does a cached entry hold? One that read other project files holds while each is
-        unchanged, or changed without changing what it shows importers (its interface);
-        then the entry is stored again with their new contents."""
-        if not deps or unchanged(deps, digests):
-            return True
-        if not ifaces or cache.directory is None:
-            return False
-        now = {path: current(path, digests) for path in deps}
-        if not interfaces.still_holds(deps, ifaces, digests):
-            return False
-        fresh = {path: d for path, d in now.items() if d is not None}
-        cache.put(rep.digest, diags, noqa_found, fresh, os.path.abspath(rep.path),
-                  interfaces.for_deps(fresh))
-        return True
-
-    def store(rep: FileReport, diags: list[Diagnostic], deps: dict[str, str] | None) -> None:
-        ifaces = interfaces.for_deps(deps) if deps and cache.directory is not None else None
-        cache.put(rep.digest, diags, rep.noqa_unknown, deps, os.path.abspath(rep.path), ifaces)
-
     def take(index: int, diags: list[dict[str, Any]], deps: dict[str, str]) -> None:
         rep = reports[index]
         rep.diagnostics = [diag_from_dict(d) for d in diags]
         if not any(d.code == INTERNAL_ERROR for d in rep.diagnostics):
-            store(rep, rep.diagnostics, deps)  # internal errors: retried next run
+            # internal errors: retried next run
+            cache.put(rep.digest, rep.diagnostics, rep.noqa_unknown, deps, os.path.abspath(rep.path))
         if not rep.diagnostics:
             rep.release()
         advance()
 
     def reject(index: int, deps: dict[str, str] | None = None) -> None:
         rep = reports[index]
-        store(rep, [], deps)
+        cache.put(rep.digest, [], rep.noqa_unknown, deps, os.path.abspath(rep.path))
         rep.release()
         advance()
 

@@ -42,18 +42,15 @@ def unchanged(deps: Mapping[str, str], now: dict[str, str | None] | None = None,
     check); ``now`` remembers the digests read, for the other entries of a run;
     ``unsaved``: an editor's text of a file, when it has one open."""
     now = {} if now is None else now
-    return all(current(path, now, unsaved) == d for path, d in deps.items())
-
-
-def current(path: str, now: dict[str, str | None],
-            unsaved: Callable[[str], str | None] = lambda path: None) -> str | None:
-    """The digest of the file's content now (None: unreadable), read once per ``now``."""
-    if path not in now:
-        text = unsaved(path)
-        if text is None:
-            text = read_file(path)
-        now[path] = None if text is None else digest(text)
-    return now[path]
+    for path, d in deps.items():
+        if path not in now:
+            text = unsaved(path)
+            if text is None:
+                text = read_file(path)
+            now[path] = None if text is None else digest(text)
+        if now[path] != d:
+            return False
+    return True
 
 
 class Project:
