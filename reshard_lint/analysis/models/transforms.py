@@ -78,10 +78,12 @@ def results(t: TransformVal, call: Call, node: cst.CSTNode) -> Value:
     src = placement.placed_on(call.values())
     if src is None:
         return UNKNOWN
-    grads: Value = placement.derived(src, node, tree=True)
+    grads: Value
     if t.parts and not t.has_aux:
         # argnums=(0, 1): a tuple with one gradient (a pytree) per position.
         grads = SeqVal(tuple(placement.derived(src, node, tree=True) for _ in range(t.parts)))
+    else:
+        grads = placement.derived(src, node, tree=True)
     if t.kind == "value_and_grad":
         return SeqVal((placement.derived(src, node, tree=True), grads))
     return grads
