@@ -120,11 +120,11 @@ class Cache:
             self._old = {}
 
     def get(self, digest: str, path: str = "") -> \
-            tuple[list[Diagnostic], list[tuple[int, str]], dict[str, str]] | None:
+            tuple[list[Diagnostic], list[tuple[int, str]], dict[str, str], dict[str, str]] | None:
         """(engine diagnostics, unknown codes in noqa comments, the project files the
-        analysis read with their digests) of a file with this content. An entry that read
-        other files holds only for the file at ``path`` it was made for: the same text
-        elsewhere imports other modules."""
+        analysis read with their digests, and with their interfaces: project/interface.py)
+        of a file with this content. An entry that read other files holds only for the file
+        at ``path`` it was made for: the same text elsewhere imports other modules."""
         entry = None
         for key in (f"{digest}@{path}", digest):  # an entry that read other files is the path's
             entry = self._old.get(key) or self._used.get(key)
@@ -138,7 +138,7 @@ class Cache:
             if deps and entry.get("f") != path:
                 return None
             out = ([diag_from_dict(o) for o in entry["d"]], [(int(n), str(c)) for n, c in entry.get("q", ())],
-                   deps)
+                   deps, {str(p): str(i) for p, i in entry.get("i", {}).items()})
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
         self._used[digest] = entry
@@ -146,7 +146,8 @@ class Cache:
         return out
 
     def put(self, digest: str, diagnostics: Iterable[Diagnostic],
-            noqa_unknown: Iterable[tuple[int, str]] = (), deps: Mapping[str, str] | None = None, path: str = "") -> None:
+            noqa_unknown: Iterable[tuple[int, str]] = (), deps: Mapping[str, str] | None = None,
+            path: str = "", interfaces: Mapping[str, str] | None = None) -> None:
         entry: dict[str, Any] = {"d": [diag_to_dict(d) for d in diagnostics]}
         q = [list(x) for x in noqa_unknown]
         if q:
@@ -154,6 +155,8 @@ class Cache:
         if deps:
             entry["p"] = dict(deps)
             entry["f"] = path
+            if interfaces:
+                entry["i"] = dict(interfaces)
             digest = f"{digest}@{path}"  # the same text elsewhere imports other modules
         self._used[digest] = entry
         self.dirty = True

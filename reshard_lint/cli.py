@@ -266,6 +266,11 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
         show = sys.stderr.isatty() and len(files) >= PROGRESS_MIN_FILES and not args.quiet
         reports = lint_files(files, settings, cache, args.jobs or _cpu_count(), codes,
                              _progress if show else None)
+        if args.verbose:
+            served = sum(r.cached for r in reports)
+            analysed = sum(not r.cached and r.error is None for r in reports)
+            _summary(f"reshard-lint: {len(reports)} file{'s' * (len(reports) != 1)} read, "
+                     f"{served} served from the cache, {analysed} analysed.")
         # A path that does not exist is an RSH003 finding, as flake8 and ruff report it.
         reports += [FileReport(m, error=_missing_reason(m)) for m in missing]
 
@@ -503,6 +508,8 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--format", choices=("text", "concise", "json", "sarif", "github"), default="text")
     o.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     o.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
+    o.add_argument("-v", "--verbose", action="store_true",
+                   help="also say on stderr how many files the cache served and how many were analysed")
     s = c.add_argument_group("files and configuration")
     s.add_argument("--stdin-filename", metavar="NAME", help="the file name to report for -")
     s.add_argument("--config", metavar="FILE", help="read settings from this pyproject.toml")

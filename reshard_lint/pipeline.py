@@ -179,7 +179,7 @@ def gate_and_analyse(workers: Workers, items: Iterable[Item], gate: Callable[[It
         if verdict[1]:
             ready.append(passed(item, verdict))
         else:
-            reject(item[0], verdict[3] if len(verdict) > 3 else None)  # (index, False, None, deps)
+            reject(item[0], *verdict[3:])  # (index, False, None[, deps, interfaces])
 
     def analyse_one() -> bool:
         if not ready:

@@ -52,6 +52,7 @@ class FileReport:
     diagnostics: list[Diagnostic] = field(default_factory=list)  # engine output, unfiltered
     noqa_unknown: list[tuple[int, str]] = field(default_factory=list)  # (line, code) in noqa comments
     error: str | None = None  # why the file could not be read or decoded: an RSH003 message
+    cached: bool = False  # served from the cache, not analysed
     _source: Source | None = None
 
     def release(self) -> None:
@@ -262,6 +263,15 @@ def project_device_imports(text: str, path: str) -> tuple[frozenset[str], dict[s
     return device_imports(text, path, _SETTINGS)
 
 
+def gate_interfaces(path: str, deps: Mapping[str, str]) -> dict[str, str]:
+    """The interfaces of the project files the gate read for ``path`` (interface.py)."""
+    if not deps:
+        return {}
+    from .project.projects import gate_projects
+
+    return gate_projects(_SETTINGS).interfaces(path, deps)
+
+
 def _gate(item: Item) -> tuple[Any, ...]:
     """Phase one, without libcst: does the file get past the prefilter and the ast gate?
     A long file that does is prepared here, where its tree and its units' gate facts are
@@ -281,9 +291,10 @@ def _gate(item: Item) -> tuple[Any, ...]:
                     tree_for(text)
                     return index, True, Prepared(text, None, None)
                 tree_for(text)
-                return index, False, None, deps
+                return index, False, None, deps, gate_interfaces(item[2], deps)
             if not needs_engine(text):
-                return index, False, None, deps  # holds while the modules it imports are unchanged
+                # holds while the modules it imports are unchanged
+                return index, False, None, deps, gate_interfaces(item[2], deps)
             if not long_enough(text):
                 if in_worker():
                     # The file is analysed in the main process or, from a copy of its
@@ -303,30 +314,35 @@ def _gate(item: Item) -> tuple[Any, ...]:
             give_back()
 
 
-def _analyse(settings: dict[str, object], item: Item) -> tuple[int, list[dict[str, Any]], dict[str, str]]:
+def _analyse(settings: dict[str, object], item: Item) \
+        -> tuple[int, list[dict[str, Any]], dict[str, str], dict[str, str]]:
     """`_work` in a worker that may not have its engine yet (forked before the first file)."""
     _engine(settings)
     return _work(item)
 
 
-def _work(item: Item) -> tuple[int, list[dict[str, Any]], dict[str, str]]:
+def _work(item: Item) -> tuple[int, list[dict[str, Any]], dict[str, str], dict[str, str]]:
+    """(index, diagnostics, the project files read with their digests, and with their
+    interfaces), computed here: the summaries that give the interfaces are this process's."""
     from .collector import GIVE_BACK_CHARS, give_back, paused
 
     index, text, path = item[0], item[1], item[2]
     prepared = item[3] if len(item) > 3 else None
     deps: dict[str, str] = {}
+    interfaces: dict[str, str] = {}
     try:
         with paused(freeze=False):  # collector.py: no collections while the trees are built
             result = _ENGINE.lint_source(text, path, force=True, prepared=prepared)
         diags = result.diagnostics
         deps = result.deps
+        interfaces = _ENGINE.projects.interfaces(path, deps)
     except Exception as exc:  # noqa: BLE001 - one file's crash must not lose the others
         diags = [Diagnostic(INTERNAL_ERROR, 1, 0, f"internal error while analysing the file: "
                                                   f"{type(exc).__name__}: {exc}")]
     finally:
         if len(text) >= GIVE_BACK_CHARS:
             give_back()
-    return index, [diag_to_dict(d) for d in diags], deps
+    return index, [diag_to_dict(d) for d in diags], deps, interfaces
 
 
 def lint_text(text: str, path: str, settings: Mapping[str, object]) -> list[Diagnostic]:
@@ -346,7 +362,8 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
     """Read every file, serve what the cache knows, run the engine on the rest."""
     from .cache import content_hash
     from .gate import prefilter
-    from .project.view import unchanged
+    from .project.interface import still_holds
+    from .project.view import current, read_file, unchanged
 
     global _SETTINGS
     _SETTINGS = dict(settings)
@@ -373,9 +390,8 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
                 continue
             rep.digest = content_hash(rep.raw)
             cached = cache.get(rep.digest, os.path.abspath(path))
-            if cached is not None and (not cached[2] or unchanged(cached[2], digests)):
-                # An entry read from other project files holds while they are unchanged.
-                rep.diagnostics, rep.noqa_unknown = cached[0], cached[1]
+            if cached is not None and held(rep, *cached):
+                rep.diagnostics, rep.noqa_unknown, rep.cached = cached[0], cached[1], True
                 if not rep.diagnostics:
                     rep.release()
                 advance()
@@ -395,21 +411,35 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
                 yield len(reports) - 1, text, path
             else:
                 # The engine would stop at the same prefilter; no need to start it.
-                reject(len(reports) - 1, deps)
+                reject(len(reports) - 1, deps, gate_interfaces(path, deps) if cache.directory else None)
 
-    def take(index: int, diags: list[dict[str, Any]], deps: dict[str, str]) -> None:
+    def held(rep: FileReport, diags: list[Diagnostic], noqa_found: list[tuple[int, str]],
+             deps: dict[str, str], interfaces: dict[str, str]) -> bool:
+        """Does a cached entry hold? One that read other project files holds while each is
+        unchanged, or changed without changing what importers see of it (its interface:
+        project/interface.py); it is then stored again with their new digests."""
+        if not deps or unchanged(deps, digests):
+            return True
+        if not still_holds(deps, interfaces, lambda p: current(p, digests), read_file):
+            return False
+        fresh = {p: current(p, digests) or d for p, d in deps.items()}
+        cache.put(rep.digest, diags, noqa_found, fresh, os.path.abspath(rep.path), interfaces)
+        return True
+
+    def take(index: int, diags: list[dict[str, Any]], deps: dict[str, str],
+             interfaces: dict[str, str] | None = None) -> None:
         rep = reports[index]
         rep.diagnostics = [diag_from_dict(d) for d in diags]
         if not any(d.code == INTERNAL_ERROR for d in rep.diagnostics):
             # internal errors: retried next run
-            cache.put(rep.digest, rep.diagnostics, rep.noqa_unknown, deps, os.path.abspath(rep.path))
+            cache.put(rep.digest, rep.diagnostics, rep.noqa_unknown, deps, os.path.abspath(rep.path), interfaces)
         if not rep.diagnostics:
             rep.release()
         advance()
 
-    def reject(index: int, deps: dict[str, str] | None = None) -> None:
+    def reject(index: int, deps: dict[str, str] | None = None, interfaces: dict[str, str] | None = None) -> None:
         rep = reports[index]
-        cache.put(rep.digest, [], rep.noqa_unknown, deps, os.path.abspath(rep.path))
+        cache.put(rep.digest, [], rep.noqa_unknown, deps, os.path.abspath(rep.path), interfaces)
         rep.release()
         advance()
 
@@ -424,7 +454,7 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
             if verdict[1]:
                 analyse_here(passed(item, verdict))
             else:
-                reject(item[0], verdict[3] if len(verdict) > 3 else None)
+                reject(item[0], *verdict[3:])
         return reports
     from .pipeline import Workers, gate_and_analyse, share
 

@@ -140,8 +140,13 @@ def _bindings(view: FileView, mod: ModuleFile, text: str) -> dict[str, list[str]
     key = ("bindings", mod.path, view.deps.get(mod.path or ""))
     memo = view.project.memo
     found = memo.get(key)
-    if found is not None:
-        return found  # type: ignore[return-value]
+    if found is None:
+        found = memo[key] = bindings(text)
+    return found  # type: ignore[return-value]
+
+
+def bindings(text: str) -> dict[str, list[str]]:
+    """``_bindings`` of a text, unmemoized."""
     out: dict[str, list[str]] = {}
     for m in _BINDING.finditer(text):
         names = _IDENT.findall(m.group(1))
@@ -157,7 +162,6 @@ def _bindings(view: FileView, mod: ModuleFile, text: str) -> dict[str, list[str]
             rhs, end, lines = rhs + more, nxt, lines + 1
         for name in names:
             out.setdefault(name, []).append(rhs)
-    memo[key] = out  # type: ignore[assignment]
     return out
 
 

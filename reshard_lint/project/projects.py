@@ -90,6 +90,11 @@ class Projects:
 
         return device_imports(source, view), view.deps
 
+    def interfaces(self, path: str, deps: Mapping[str, str]) -> dict[str, str]:
+        """The interfaces (interface.py) of the project files ``path``'s result read."""
+        view = self.view(path) if deps else None
+        return view.project.interfaces(deps) if view is not None else {}
+
     def _summarise(self, text: str, path: str, view: FileView) -> "tuple[dict[str, Value], FileContext] | None":
         """The module body of ``text`` run for the values it binds once, and its context."""
         from .. import newer_syntax
@@ -99,13 +104,19 @@ class Projects:
         from ..cst_parse import parse_module
         from ..nesting import too_deep
 
+        from .interface import summary_part
+
         try:
             tree = newer_syntax.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
+            view.shape = summary_part("\0unparsable", set())
             return None  # unknown: the importing file is not the place to report it
         if too_deep(text, tree) is not None:
+            view.shape = summary_part("\0too deep", set())
             return None
         body_only = _module_level_text(text, tree)
+        rebound = _declared_global(text)
+        view.shape = summary_part(body_only, rebound)
         if body_only is not text:
             tree = newer_syntax.parse(body_only)
         module = parse_module(body_only, python_accepted=True)
@@ -118,7 +129,6 @@ class Projects:
             analyzer.run(module_only=True)
             scope = analyzer.module_scope
             exports: dict[str, Value] = {}
-            rebound = _declared_global(text)
             for name, value in (scope.vars.items() if scope is not None else ()):
                 if scope.bindings.get(name) != 1 or name in rebound:  # type: ignore[union-attr]
                     continue
@@ -189,12 +199,17 @@ def _declared_global(text: str) -> set[str]:
 _GATE_PROJECTS: dict[tuple[str, ...], Projects] = {}
 
 
-def device_imports(source: str, path: str, settings: Mapping[str, object]) -> tuple[frozenset[str], dict[str, str]]:
-    """``Projects.device_imports`` in a process that has no engine (the gate's workers,
-    flake8 before the engine is needed): one set of projects per ``src`` setting."""
+def gate_projects(settings: Mapping[str, object]) -> Projects:
+    """The projects of a process that has no engine (the gate's workers, flake8 before
+    the engine is needed): one set per ``src`` setting."""
     src = settings.get("src")
     key = tuple(src) if isinstance(src, (list, tuple)) else ()
     projects = _GATE_PROJECTS.get(key)
     if projects is None:
         projects = _GATE_PROJECTS[key] = Projects({"src": list(key)} if key else {})
-    return projects.device_imports(source, path)
+    return projects
+
+
+def device_imports(source: str, path: str, settings: Mapping[str, object]) -> tuple[frozenset[str], dict[str, str]]:
+    """``Projects.device_imports`` in a process that has no engine."""
+    return gate_projects(settings).device_imports(source, path)

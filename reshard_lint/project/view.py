@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Callable, Mapping
 
 from .modules import ModuleFile, ModuleIndex
 from .roots import Layout
+from .interface import UNKNOWN
 from .summaries import Summary, digest, exportable, made
 
 if TYPE_CHECKING:
@@ -42,15 +43,18 @@ def unchanged(deps: Mapping[str, str], now: dict[str, str | None] | None = None,
     check); ``now`` remembers the digests read, for the other entries of a run;
     ``unsaved``: an editor's text of a file, when it has one open."""
     now = {} if now is None else now
-    for path, d in deps.items():
-        if path not in now:
-            text = unsaved(path)
-            if text is None:
-                text = read_file(path)
-            now[path] = None if text is None else digest(text)
-        if now[path] != d:
-            return False
-    return True
+    return all(current(path, now, unsaved) == d for path, d in deps.items())
+
+
+def current(path: str, now: dict[str, str | None],
+            unsaved: Callable[[str], str | None] = lambda path: None) -> str | None:
+    """The digest of the file's content now (None: unreadable), read once per ``now``."""
+    if path not in now:
+        text = unsaved(path)
+        if text is None:
+            text = read_file(path)
+        now[path] = None if text is None else digest(text)
+    return now[path]
 
 
 class Project:
@@ -64,6 +68,8 @@ class Project:
         self._building: set[str] = set()
         self._texts: dict[str, tuple[tuple[int, int], str, str]] = {}  # path -> (stat, digest, text)
         self.memo: dict[tuple[object, ...], object] = {}  # the text tests of imported.py, by content
+        # (path, digest) -> interface.summary_part of every module summarised here
+        self.shapes: dict[tuple[str, str], str] = {}
 
     def display(self, path: str) -> str:
         rel = os.path.relpath(path, self.layout.root)
@@ -98,6 +104,25 @@ class Project:
                 return False
         return True
 
+    def interfaces(self, deps: Mapping[str, str]) -> dict[str, str]:
+        """The interfaces (interface.py) of the files of ``deps`` as this process read
+        them: the gate part of each, and the summary part of those summarised here. A file
+        whose text here is not the one of ``deps`` gets none: it must then be unchanged."""
+        from .interface import gate_part
+
+        out: dict[str, str] = {}
+        for path, d in deps.items():
+            key = ("interface", path, d)
+            gate = self.memo.get(key)
+            if gate is None:
+                found = self.text(path)
+                if found is None or found[1] != d:
+                    continue
+                gate = self.memo[key] = gate_part(found[0])
+            shape = self.shapes.get((path, d))
+            out[path] = f"{gate}:{shape}" if shape is not None else gate  # type: ignore[str-bytes-safe]
+        return out
+
     def summary(self, mod: ModuleFile) -> Summary | None:
         """The summary of a project module; None for a namespace package, an unreadable
         file, or a module whose own analysis is under way (an import cycle: unknown)."""
@@ -118,9 +143,10 @@ class Project:
         try:
             analysed = self._analyse(text, mod.path, view)
         except Exception:  # noqa: BLE001 - an imported module's trouble is unknown, not the importer's error
-            analysed = None
+            analysed, view.shape = None, None
         finally:
             self._building.discard(key)
+        self.shapes[(mod.path, d)] = view.shape or UNKNOWN
         exports, ctx = analysed if analysed is not None else ({}, None)
         summary = made(mod.name, mod.path, self.display(mod.path), d, exports, ctx, view.deps, view.contexts)
         self._summaries[key] = summary
@@ -135,6 +161,8 @@ class FileView:
         self.module = module
         self.deps: dict[str, str] = {}  # path -> digest of every summary used, transitively
         self.contexts: list[FileContext] = []  # of the modules whose values were taken
+        # Of the module this view summarises: interface.summary_part of the text it ran.
+        self.shape: str | None = None
 
     def absolute(self, level: int, module: str | None) -> str | None:
         """What ``from <level dots><module> import`` names, or None outside a package."""

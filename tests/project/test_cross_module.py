@@ -101,6 +101,114 @@ def test_check_cache_follows_edits_of_the_imported_module(tmp_path: Path) -> Non
     assert findings() == crossing
 
 
+MESH_WITH_HELPERS = """import jax
+import numpy as np
+from jax.sharding import Mesh
+
+
+def rollout_devices(n):
+    return jax.devices()[:n]
+
+
+def unused_helper(x):
+    return x + 1
+
+
+# Training on every device, rollouts on the first two: two device sets.
+TRAIN = Mesh(np.array(jax.devices()), ("x",))
+ROLLOUT = Mesh(np.array(jax.devices()[:2]), ("x",))
+
+
+def trailing_helper(x):
+    return x
+"""
+
+
+def _cached_check(root: Path, mesh: Path, edit: str | None, *args: str) -> tuple[list[str], str]:
+    """(findings as file:row of the target mesh:code, what -v says of the cache) of a real
+    `check` in ``root``, after writing ``edit`` to ``mesh`` when given."""
+    if edit is not None:
+        mesh.write_text(edit, encoding="utf-8")
+    proc = subprocess.run([tool("reshard-lint"), "check", "-v", "--format", "json", *args, "."],
+                          capture_output=True, text=True, cwd=root, timeout=300)
+    assert proc.returncode in (0, 1), proc.stderr
+    found = sorted(f"{f['filename']}:{f['related'][1]['location']['row']}:{f['code']}"
+                   for f in json.loads(proc.stdout))
+    [counts] = [line for line in proc.stderr.splitlines() if line.startswith("reshard-lint: ")]
+    return found, counts.removeprefix("reshard-lint: ")
+
+
+def test_check_cache_reanalyses_importers_only_when_the_interface_changes(tmp_path: Path) -> None:
+    # mypy's interface hash: an edit that no importer can see re-analyses the edited module
+    # alone; one that changes a mesh, a function module-level code calls, or the line a
+    # mesh is built on re-analyses its importers too (their messages name that line).
+    root = tmp_path / "crossing"
+    shutil.copytree(PROJECTS / "crossing", root)
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    mesh = root / "mypkg" / "mesh.py"
+    text = MESH_WITH_HELPERS
+    mesh.write_text(text, encoding="utf-8")
+
+    def run(edit: str | None = None) -> tuple[list[str], str]:
+        return _cached_check(root, mesh, edit, *cache)
+
+    def crossing(row: int) -> list[str]:
+        return [f"{name}:{row}:RSH201" for name in
+                ("mypkg/sync.py", "mypkg/sync_alias.py", "mypkg/sync_star.py", "scripts/train.py")]
+
+    # mypkg/__init__.py only re-exports: its own result never depends on mesh.py.
+    importers_too, mesh_alone = ("6 files read, 1 served from the cache, 5 analysed.",
+                                 "6 files read, 5 served from the cache, 1 analysed.")
+    assert run() == (crossing(16), "6 files read, 0 served from the cache, 6 analysed.")
+    assert run() == (crossing(16), "6 files read, 6 served from the cache, 0 analysed.")
+    # Inside a function module-level code never calls, no line moved: mesh.py alone.
+    assert run(text.replace("return x + 1", "return x * 2 + 1")) == (crossing(16), mesh_alone)
+    # Lines added to a function after every module-level line: mesh.py alone.
+    assert run(text.replace("    return x\n", "    y = x\n    return y\n")) == (crossing(16), mesh_alone)
+    # A line added above the meshes: every importer, and their messages follow it.
+    assert run(text.replace("    return x + 1\n", "    y = x + 1\n    return y\n")) == (crossing(17), importers_too)
+    # ROLLOUT now built by a function module-level code calls: importers again ...
+    text = text.replace("np.array(jax.devices()[:2])", "np.array(rollout_devices(2))")
+    assert run(text) == (crossing(16), importers_too)
+    # ... and an edit inside that function reaches them.
+    assert run(text.replace("jax.devices()[:n]", "jax.devices()")) == ([], importers_too)
+
+
+def test_check_cache_keeps_interfaces_computed_in_the_workers(tmp_path: Path) -> None:
+    # Past 64 files `check` gates and analyses in worker processes: the interfaces stored
+    # are the workers' (the summaries' blanked text, the gate's text tests). Importers that
+    # used the summary of mesh.py follow the line a mesh moved to; those the gate turned
+    # away having read only mesh.py's imports and assignments keep their results.
+    root = tmp_path / "crossing"
+    shutil.copytree(PROJECTS / "crossing", root)
+    mesh = root / "mypkg" / "mesh.py"
+    mesh.write_text(MESH_WITH_HELPERS, encoding="utf-8")
+    for i in range(35):
+        (root / "mypkg" / f"placed_{i:02}.py").write_text(
+            "import numpy as np\nimport jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
+            "from mypkg.mesh import ROLLOUT, TRAIN\n\n"
+            "x = jax.device_put(np.zeros(8), NamedSharding(TRAIN, P()))\n"
+            "y = jax.device_put(x, NamedSharding(ROLLOUT, P()))  # RSH201\n",
+            encoding="utf-8")
+        (root / "mypkg" / f"helped_{i:02}.py").write_text(
+            "from mypkg.mesh import unused_helper\n\n# not a device_put: a helper of the mesh module\n"
+            "print(unused_helper(1))\n", encoding="utf-8")
+
+    def run(edit: str | None = None) -> tuple[list[str], str]:
+        return _cached_check(root, mesh, edit, "-j", "2", "--cache-dir", str(tmp_path / "cache"))
+
+    crossing = sorted(f"{name}:{{}}:RSH201" for name in (
+        "mypkg/sync.py", "mypkg/sync_alias.py", "mypkg/sync_star.py", "scripts/train.py",
+        *(f"mypkg/placed_{i:02}.py" for i in range(35))))
+    assert run() == ([c.format(16) for c in crossing], "76 files read, 0 served from the cache, 76 analysed.")
+    # Inside a function module-level code never calls: mesh.py alone.
+    assert run(MESH_WITH_HELPERS.replace("return x + 1", "return x * 2 + 1")) == \
+        ([c.format(16) for c in crossing], "76 files read, 75 served from the cache, 1 analysed.")
+    # A line added above the meshes: the 39 importers that used its summary, and mesh.py.
+    moved = MESH_WITH_HELPERS.replace("    return x + 1\n", "    y = x + 1\n    return y\n")
+    assert run(moved) == ([c.format(17) for c in crossing], "76 files read, 36 served from the cache, 40 analysed.")
+
+
 def test_an_imported_module_that_does_not_parse_is_unknown(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("")
     pkg = tmp_path / "app"

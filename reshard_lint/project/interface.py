@@ -1,0 +1,96 @@
+"""What a project module shows the files that import it, as a hash (mypy's interface hash).
+
+A cached ``check`` result of a file that read other project modules holds while they are
+unchanged; with these hashes it also holds when one of them changed in a way its
+importers cannot see. An importer reads a module in two ways, both functions of its text:
+
+- the gate's text tests (imported.py): the import lines, the module-level assignments,
+  and whether some module-level line names devices. Every importer that read the module
+  at all read these: the *gate part*;
+- its summary (projects.py ``_summarise``): whether the text parses and is not nested too
+  deeply, the module-level code with the bodies of the functions that code cannot reach
+  blanked out (every line keeps its number: messages name the lines where an imported
+  mesh was built), and the names functions declare ``global``: the *summary part*, only
+  for a module some analysis in the process summarised.
+
+A module's interface is ``gate`` or ``gate:summary``. The parts are computed where the
+module was read anyway (the gate's regex scans, the summary's blanked text), so a cold
+run pays a hash of text it already holds; only a warm run that finds an imported module
+changed computes its parts from the new text, the summary part by an ``ast`` parse.
+The modules a module imports in turn are dependencies of the importer's result of their
+own, each checked by its own interface.
+
+Standard library only: a warm run decides here without importing libcst.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Callable, Mapping
+
+UNKNOWN = "?"  # a summary that failed for a reason the text does not show: any edit counts
+
+
+def _hash(*parts: str) -> str:
+    h = hashlib.blake2b(digest_size=12)
+    for part in parts:
+        h.update(part.encode("utf-8", "surrogatepass"))
+        h.update(b"\0\1")
+    return h.hexdigest()
+
+
+def gate_part(text: str) -> str:
+    """The hash of what the gate's text tests read of a module."""
+    from .imported import _ANY_VALUE, _imports, bindings
+
+    froms, imports = _imports(text)
+    return _hash(repr(froms), repr(imports), repr(sorted(bindings(text).items())),
+                 "1" if _ANY_VALUE.search(text) else "0")
+
+
+def summary_part(body_only: str, rebound: set[str]) -> str:
+    """The hash of what a summary runs: its module-level text (trailing blank lines do not
+    move any line) and the names it does not export because a function rebinds them."""
+    return _hash(body_only.rstrip(), " ".join(sorted(rebound)))
+
+
+def summary_part_of(text: str) -> str:
+    """``summary_part`` of a module's text as ``_summarise`` computes it."""
+    from .. import newer_syntax
+    from ..nesting import too_deep
+    from .projects import _declared_global, _module_level_text
+
+    try:
+        tree = newer_syntax.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return summary_part("\0unparsable", set())
+    if too_deep(text, tree) is not None:
+        return summary_part("\0too deep", set())
+    return summary_part(_module_level_text(text, tree), _declared_global(text))
+
+
+def interface_of(text: str, with_summary: bool) -> str:
+    gate = gate_part(text)
+    return f"{gate}:{summary_part_of(text)}" if with_summary else gate
+
+
+def still_holds(deps: Mapping[str, str], interfaces: Mapping[str, str],
+                current: Callable[[str], str | None], read: Callable[[str], str | None]) -> bool:
+    """Whether a result computed from the files of ``deps`` (path -> digest) holds for
+    their contents now: each is unchanged, or changed with the interface stored for it.
+    ``current`` gives a file's digest now, ``read`` its text."""
+    from .summaries import digest
+
+    for path, d in deps.items():
+        now = current(path)
+        if now == d:
+            continue
+        stored = interfaces.get(path)
+        if now is None or stored is None or stored.endswith(":" + UNKNOWN):
+            return False
+        text = read(path)
+        if text is None or digest(text) != now:
+            return False
+        if interface_of(text, ":" in stored) != stored:
+            return False
+    return True

@@ -1,0 +1,75 @@
+"""A module's interface (project/interface.py): the hash that decides whether the files
+importing it are analysed again. Equal only where no importer can see the difference."""
+
+from __future__ import annotations
+
+import pytest
+
+from reshard_lint.project.interface import interface_of
+
+MODULE = '''import jax
+import numpy as np
+from jax.sharding import Mesh
+
+
+def rollout_devices(n):
+    return jax.devices()[:n]
+
+
+TRAIN = Mesh(np.array(jax.devices()), ("x",))
+ROLLOUT = Mesh(np.array(rollout_devices(2)), ("x",))
+
+
+def unused_helper(x):
+    y = x + 1
+    return y
+
+
+class Trainer:
+    def step(self, x):
+        return x
+'''
+
+
+def interface(text: str) -> str:
+    return interface_of(text, with_summary=True)
+
+
+@pytest.mark.parametrize("old,new", [
+    ("y = x + 1", "y = x * 2 + 1"),  # a function module-level code never calls
+    ("    return y\n", "    return y  # why\n"),
+    ("    return x\n", "    y = x\n    return y\n"),  # more lines after every module-level one
+    ("class Trainer:\n    def step(self, x):\n        return x\n",  # a class module-level code never names
+     "class Trainer:\n    def step(self, x):\n        return x + 1\n"),
+])
+def test_edits_no_importer_can_see_keep_the_interface(old: str, new: str) -> None:
+    assert old in MODULE
+    assert interface(MODULE.replace(old, new)) == interface(MODULE)
+
+
+@pytest.mark.parametrize("old,new", [
+    ('ROLLOUT = Mesh(np.array(rollout_devices(2)), ("x",))', 'ROLLOUT = Mesh(np.array(rollout_devices(4)), ("x",))'),
+    ("return jax.devices()[:n]", "return jax.devices()[n:]"),  # called by module-level code
+    ("    y = x + 1\n", "    y = x + 1\n    z = 2\n"),  # moves the class: a line an importer may name
+    ("import jax\n", "# a comment\nimport jax\n"),  # moves every mesh
+    ("    y = x + 1\n", "    global TRAIN\n"),  # TRAIN may be rebound: not exported
+    ("    y = x + 1\n", "    import mypkg.other as y\n"),  # the gate reads import lines anywhere
+    ("TRAIN = Mesh(", "TRAIN = (Mesh("),  # no longer parses
+])
+def test_edits_an_importer_may_see_change_it(old: str, new: str) -> None:
+    assert old in MODULE
+    assert interface(MODULE.replace(old, new)) != interface(MODULE)
+
+
+def test_a_class_module_level_code_names_counts_whole() -> None:
+    reached = MODULE + "\nT = Trainer()\n"
+    assert interface(reached.replace("        return x\n", "        return x + 1\n")) != interface(reached)
+
+
+def test_the_gate_part_alone_ignores_what_only_a_summary_reads() -> None:
+    # An importer whose result read only the gate's text tests of the module (it was never
+    # summarised for it) keeps its result through an edit of a function module-level code
+    # calls; one that used the summary does not.
+    edited = MODULE.replace("return jax.devices()[:n]", "return jax.devices()[n:]")
+    assert interface_of(edited, with_summary=False) == interface_of(MODULE, with_summary=False)
+    assert interface_of(edited, with_summary=True) != interface_of(MODULE, with_summary=True)
