@@ -431,7 +431,17 @@ def _imported_arguments(facts: GateFacts, imported: frozenset[str]) -> int:
     for _, node, _ in facts.calls:
         func = node.func
         heads = [*node.args, *(k.value for k in node.keywords)]
-        if type(func) is ast.Attribute and type(func.value) is not ast.Name:  # type: ignore[attr-defined]
+        # An imported function that may make device values: each call may make others
+        # (make_mesh() and make_mesh(2)), and one call several (a pair of meshes).
+        called = None
+        if type(func) is ast.Name and func.id in imported:  # type: ignore[attr-defined]
+            called = func.id  # type: ignore[attr-defined]
+        elif type(func) is ast.Attribute and type(func.value) is ast.Name:  # type: ignore[attr-defined]
+            if func.value.id + "." in imported:  # type: ignore[attr-defined]
+                called = f"{func.value.id}.{func.attr}"  # type: ignore[attr-defined]
+        if called is not None:
+            used |= {f"{called}()@{id(node)}", f"{called}()@{id(node)}#2"}
+        elif type(func) is ast.Attribute and type(func.value) is not ast.Name:  # type: ignore[attr-defined]
             heads.append(func.value)  # type: ignore[attr-defined]  # meshes.TRAIN.devices()
         for arg in heads:
             if type(arg) is ast.Starred:

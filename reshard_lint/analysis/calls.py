@@ -232,6 +232,11 @@ class Calls:
 
     # -- calls to known functions ----------------------------------------------------
     def call_qual(self, qual: str, call: Call, node: cst.Call, scope: Scope) -> Value:
+        if self.ctx.project is not None:
+            # m.make_mesh(2), m a project module imported whole: its function, run here.
+            found = self.ctx.project.value(qual)
+            if isinstance(found, (FuncVal, JitVal)):
+                return self.call_value(found, call, node)
         name = canonical(qual)
         if contextmesh.qual_call(self, name or qual, call, node):
             return UNKNOWN  # the computation fails under the context mesh

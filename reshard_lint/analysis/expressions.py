@@ -256,7 +256,8 @@ class Expressions:
         if isinstance(part, IndexPermutation):
             return permute_rows(self, base, part, node)
         if isinstance(part, tuple):
-            lo, hi, st = part
+            # devs[:n] with n None (a default) is the whole list, as Python slices it.
+            lo, hi, st = (None if isinstance(p, ConstVal) and p.value is None else p for p in part)
             fns = []
             for p in (lo, hi, st):
                 if p is None:

@@ -1,4 +1,5 @@
-"""Calls of the module's own functions, methods and classes.
+"""Calls of the module's own functions, methods and classes, and of other project
+modules' functions (project/defs.py), which run here quietly.
 
 Two things happen at a call: the call site is recorded (callsites.py), so that the
 function's own run sees the values its callers pass; and the function is evaluated
@@ -33,8 +34,9 @@ class Functions:
                      ) -> Optional[dict[str, Value]]:
         params = bind_arguments(func.node, call, func.defaults, bound, tuple(prefix), extra_kwargs)
         # Only the analysis proper records call sites: a quiet evaluation for a return
-        # value runs the same calls again in one caller's context.
-        if not self.quiet and isinstance(func.node, cst.FunctionDef):
+        # value runs the same calls again in one caller's context. Another module's
+        # function has its call sites there.
+        if not self.quiet and func.home is None and isinstance(func.node, cst.FunctionDef):
             self.callsites.observe(func, node, params)
         return params
 
@@ -65,7 +67,8 @@ class Functions:
         params = self.observe_call(func, Call.of_values(node, [leaf]), node)
         if params is None:
             return unknown(UNMATCHED)
-        return self.run_callable(func, params, quiet=False)
+        # Another module's function: what happens in it is that module's to report.
+        return self.run_callable(func, params, quiet=func.home is not None)
 
     def run_callable(self, func: FuncVal, params: dict[str, Value], quiet: bool) -> Value:
         fn = func.node

@@ -290,6 +290,7 @@ class FuncVal(Value):
     scope: object  # the Scope it closes over
     defaults: dict[str, Value] = field(default_factory=dict)  # evaluated where defined
     owner: Optional["ClassVal"] = None  # the class whose body defines it (a method)
+    home: Optional[str] = None  # the file of another module that defines it (project/summaries.py)
 
 
 @dataclass(eq=False)

@@ -13,8 +13,9 @@ the standard library only: the gate runs where libcst is not imported.
 from __future__ import annotations
 
 import re
+from typing import Callable, TypeVar
 
-from ..prefilter import _DEVICE_SOURCE
+from .defs import VALUE_WORDS, device_functions
 from .modules import ModuleFile
 from .view import MODELLED, FileView
 
@@ -24,6 +25,7 @@ _FROM = re.compile(r"[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[
 _IMPORT_AS = re.compile(r"[ \t]*import[ \t]+([\w.]+)[ \t]+as[ \t]+(\w+)")
 _NAME = re.compile(r"(\w+)(?:\s+as\s+(\w+))?")
 _DEPTH = 4  # re-exports followed through at most this many modules
+T = TypeVar("T")
 
 
 def device_imports(source: str, view: FileView) -> frozenset[str]:
@@ -96,15 +98,19 @@ def _imports(text: str) -> tuple[list[tuple[str, str, str]], list[tuple[str, str
     return froms, imports
 
 
-def _module_imports(view: FileView, mod: ModuleFile, text: str) \
-        -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
-    """``_imports`` of a project module, once per module and content."""
-    key = ("imports", mod.path, view.deps.get(mod.path or ""))
+def _per_content(view: FileView, mod: ModuleFile, text: str, compute: Callable[[str], T]) -> T:
+    """``compute(text)`` of a project module, once per module and content."""
+    key = (compute.__name__, mod.path, view.deps.get(mod.path or ""))
     memo = view.project.memo
     found = memo.get(key)
     if found is None:
-        found = memo[key] = _imports(text)
+        found = memo[key] = compute(text)
     return found  # type: ignore[return-value]
+
+
+def _module_imports(view: FileView, mod: ModuleFile, text: str) \
+        -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
+    return _per_content(view, mod, text, _imports)
 
 
 def _text(view: FileView, mod: ModuleFile) -> str | None:
@@ -119,9 +125,6 @@ def _text(view: FileView, mod: ModuleFile) -> str | None:
     return found[0]
 
 
-# What a module-level value built from devices reads as: a device source, a mesh or
-# sharding constructor, a transfer.
-_VALUE_WORDS = (*_DEVICE_SOURCE, "Mesh", "mesh", "Sharding", "device_put", "make_array", "shard")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -137,12 +140,7 @@ def _bindings(view: FileView, mod: ModuleFile, text: str) -> dict[str, list[str]
     with the right-hand sides bound to it, continuation lines included. One scan per
     module and content. A binding inside a module-level ``if`` or ``try`` is not seen: the
     gate then skips an importer, which loses at most a finding, never adds one."""
-    key = ("bindings", mod.path, view.deps.get(mod.path or ""))
-    memo = view.project.memo
-    found = memo.get(key)
-    if found is None:
-        found = memo[key] = bindings(text)
-    return found  # type: ignore[return-value]
+    return _per_content(view, mod, text, bindings)
 
 
 def bindings(text: str) -> dict[str, list[str]]:
@@ -165,6 +163,13 @@ def bindings(text: str) -> dict[str, list[str]]:
     return out
 
 
+def calls_function(view: FileView, mod: ModuleFile, name: str) -> bool:
+    """Is ``name`` one of ``mod``'s functions that may give a device value (defs.py)? Its
+    importers then need the module's summary with those functions' bodies."""
+    text = _text(view, mod)
+    return text is not None and name in _per_content(view, mod, text, device_functions)
+
+
 def exports_value(view: FileView, mod: ModuleFile, name: str) -> bool:
     """May ``mod`` bind ``name`` at module level to a device value (see ``_exports``)?
     Memoized per project and module content."""
@@ -174,8 +179,8 @@ def exports_value(view: FileView, mod: ModuleFile, name: str) -> bool:
 def _exports(view: FileView, mod: ModuleFile, name: str, depth: int, seen: frozenset[str] = frozenset()) -> bool:
     """May ``mod`` bind ``name`` at module level to a device value: an assignment whose
     value names devices, meshes, shardings or transfers (or another such name of the
-    module), or a re-export of one. Functions and classes do not count: calling one
-    from another module is unknown to the analysis anyway."""
+    module), a function whose body names them (defs.py), or a re-export of one. Classes
+    do not count: constructing one from another module is unknown to the analysis."""
     text = _text(view, mod)
     if text is None or depth < 0 or name in seen:
         return False
@@ -191,8 +196,10 @@ def _exports(view: FileView, mod: ModuleFile, name: str, depth: int, seen: froze
 
 def _exports_uncached(view: FileView, mod: ModuleFile, text: str, name: str, depth: int,
                       seen: frozenset[str]) -> bool:
+    if name in _per_content(view, mod, text, device_functions):
+        return True  # a function whose body builds or moves device values (defs.py)
     for rhs in _bindings(view, mod, text).get(name, ()):
-        if any(w in rhs for w in _VALUE_WORDS):
+        if any(w in rhs for w in VALUE_WORDS):
             return True
         if any(_exports(view, mod, other, depth, seen) for other in set(_IDENT.findall(rhs)) - seen):
             return True  # ALIAS = TRAIN

@@ -13,7 +13,8 @@ importers cannot see. An importer reads a module in two ways, both functions of 
   mesh was built), and the names functions declare ``global``: the *summary part*, only
   for a module some analysis in the process summarised.
 
-A module's interface is ``gate`` or ``gate:summary``. The parts are computed where the
+A module's interface is ``gate`` or ``gate:summary``; the summary part starts with ``F``
+for the summary that also keeps the bodies of the functions importers call (defs.py). The parts are computed where the
 module was read anyway (the gate's regex scans, the summary's blanked text), so a cold
 run pays a hash of text it already holds; only a warm run that finds an imported module
 changed computes its parts from the new text, the summary part by an ``ast`` parse.
@@ -41,11 +42,12 @@ def _hash(*parts: str) -> str:
 
 def gate_part(text: str) -> str:
     """The hash of what the gate's text tests read of a module."""
+    from .defs import device_functions
     from .imported import _ANY_VALUE, _imports, bindings
 
     froms, imports = _imports(text)
     return _hash(repr(froms), repr(imports), repr(sorted(bindings(text).items())),
-                 "1" if _ANY_VALUE.search(text) else "0")
+                 "1" if _ANY_VALUE.search(text) else "0", " ".join(sorted(device_functions(text))))
 
 
 def summary_part(body_only: str, rebound: set[str]) -> str:
@@ -54,24 +56,31 @@ def summary_part(body_only: str, rebound: set[str]) -> str:
     return _hash(body_only.rstrip(), " ".join(sorted(rebound)))
 
 
-def summary_part_of(text: str) -> str:
-    """``summary_part`` of a module's text as ``_summarise`` computes it."""
+def summary_part_of(text: str, full: bool = False) -> str:
+    """``summary_part`` of a module's text as ``_summarise`` computes it; ``full``: the
+    summary that keeps the bodies of the functions importers call (``F`` before it)."""
     from .. import newer_syntax
     from ..nesting import too_deep
+    from .defs import device_functions
     from .projects import _declared_global, _module_level_text
 
     try:
         tree = newer_syntax.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return summary_part("\0unparsable", set())
+        return ("F" if full else "") + summary_part("\0unparsable", set())
     if too_deep(text, tree) is not None:
-        return summary_part("\0too deep", set())
-    return summary_part(_module_level_text(text, tree), _declared_global(text))
+        return ("F" if full else "") + summary_part("\0too deep", set())
+    keep = device_functions(text) if full else frozenset()
+    return ("F" if full else "") + summary_part(_module_level_text(text, tree, keep), _declared_global(text))
 
 
-def interface_of(text: str, with_summary: bool) -> str:
+def interface_of(text: str, summary: str | None) -> str:
+    """The interface of ``text`` with the parts of a stored one: ``summary`` is the stored
+    summary part (None: the gate part alone)."""
     gate = gate_part(text)
-    return f"{gate}:{summary_part_of(text)}" if with_summary else gate
+    if summary is None:
+        return gate
+    return f"{gate}:{summary_part_of(text, full=summary.startswith('F'))}"
 
 
 def still_holds(deps: Mapping[str, str], interfaces: Mapping[str, str],
@@ -91,6 +100,6 @@ def still_holds(deps: Mapping[str, str], interfaces: Mapping[str, str],
         text = read(path)
         if text is None or digest(text) != now:
             return False
-        if interface_of(text, ":" in stored) != stored:
+        if interface_of(text, stored.partition(":")[2] or None) != stored:
             return False
     return True

@@ -13,7 +13,7 @@ import re
 from typing import TYPE_CHECKING, Callable, Mapping
 
 from .roots import Layout, layout_for
-from .summaries import exportable
+from .summaries import callable_export, exportable
 from .view import FileView, Project
 
 if TYPE_CHECKING:
@@ -95,8 +95,11 @@ class Projects:
         view = self.view(path) if deps else None
         return view.project.interfaces(deps) if view is not None else {}
 
-    def _summarise(self, text: str, path: str, view: FileView) -> "tuple[dict[str, Value], FileContext] | None":
-        """The module body of ``text`` run for the values it binds once, and its context."""
+    def _summarise(self, text: str, path: str, view: FileView, full: bool = False) \
+            -> "tuple[dict[str, Value], FileContext] | None":
+        """The module body of ``text`` run for the values it binds once, and its context;
+        ``full``: with the functions importers may call for device values (defs.py),
+        exported with the scope they close over."""
         from .. import newer_syntax
         from ..analysis import Analyzer
         from ..analysis.context import FileContext
@@ -104,19 +107,22 @@ class Projects:
         from ..cst_parse import parse_module
         from ..nesting import too_deep
 
+        from .defs import device_functions
         from .interface import summary_part
 
+        full_mark = "F" if full else ""
         try:
             tree = newer_syntax.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            view.shape = summary_part("\0unparsable", set())
+            view.shape = full_mark + summary_part("\0unparsable", set())
             return None  # unknown: the importing file is not the place to report it
         if too_deep(text, tree) is not None:
-            view.shape = summary_part("\0too deep", set())
+            view.shape = full_mark + summary_part("\0too deep", set())
             return None
-        body_only = _module_level_text(text, tree)
+        called = device_functions(text) if full else frozenset()
+        body_only = _module_level_text(text, tree, called)
         rebound = _declared_global(text)
-        view.shape = summary_part(body_only, rebound)
+        view.shape = full_mark + summary_part(body_only, rebound)
         if body_only is not text:
             tree = newer_syntax.parse(body_only)
         module = parse_module(body_only, python_accepted=True)
@@ -125,6 +131,7 @@ class Projects:
         ctx.project = view
         ctx.display = view.project.display(path)
         analyzer = Analyzer(ctx, _ignore)
+        functions = False
         try:
             analyzer.run(module_only=True)
             scope = analyzer.module_scope
@@ -137,16 +144,23 @@ class Projects:
                 # every module a package's __init__.py imports.
                 if exportable(value) or type(value) is QualVal:
                     exports[name] = value
+                elif name in called and (func := callable_export(value, path)) is not None:
+                    exports[name] = func
+                    functions = True
         finally:
-            analyzer.release()
+            if not functions:
+                # An exported function keeps the module's scope alive as its closure, and
+                # with it the values release() would take apart.
+                analyzer.release()
         return exports, ctx
 
 
-def _module_level_text(text: str, tree: ast.Module) -> str:
+def _module_level_text(text: str, tree: ast.Module, keep: frozenset[str] = frozenset()) -> str:
     """``text`` with the bodies of the functions its module-level code cannot reach
     blanked out (``pass``, then empty lines: every line keeps its number, every kept
-    node its column). Only module-level values are exported, and a 2,000-line module of
-    helpers then costs libcst and the interpreter its module-level lines."""
+    node its column). Only module-level values, and the functions named in ``keep``
+    (those importers call: defs.py), are exported, and a 2,000-line module of helpers
+    then costs libcst and the interpreter its module-level lines."""
     defs: dict[str, list[ast.AST]] = {}
     roots: list[ast.AST] = []
     for stmt in tree.body:
@@ -154,12 +168,14 @@ def _module_level_text(text: str, tree: ast.Module) -> str:
             defs.setdefault(stmt.name, []).append(stmt)
             roots.extend(stmt.decorator_list)
             roots.extend(stmt.args.defaults)
+            if stmt.name in keep:
+                roots.append(stmt)
         elif isinstance(stmt, ast.ClassDef):
             defs.setdefault(stmt.name, []).append(stmt)
             roots.extend([*stmt.bases, *stmt.decorator_list])
         else:
             roots.append(stmt)
-    reached: set[str] = set()
+    reached: set[str] = set(keep)
     todo = roots
     while todo:
         names = {n.id for node in todo for n in ast.walk(node) if isinstance(n, ast.Name)}

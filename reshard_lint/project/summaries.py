@@ -2,9 +2,11 @@
 
 A summary is the module analysed once (libcst, the same interpreter) for the values its
 module body leaves bound: device lists, meshes, shardings, arrays placed on them, and
-tuples of these. A name bound at more than one site, or rebound by a function
-(``global``), is not exported: its value at import time is not known. Functions and
-classes are not exported yet: calling one from another module stays unknown.
+tuples of these; and, in the summary an importer asks for when it calls one, the
+functions whose bodies build device values (defs.py). A name bound at more than one
+site, or rebound by a function (``global``), is not exported: its value at import time
+is not known. Classes are not exported yet: constructing one from another module stays
+unknown.
 
 Summaries are kept per process, keyed by the module's file and content: flake8 workers,
 the language server and ``reshard-lint check`` each analyse a module once however many
@@ -40,6 +42,7 @@ class Summary:
     # The contexts its exports' nodes are in: its own, and those of the modules it
     # re-exports from.
     contexts: list["FileContext"] = field(default_factory=list)
+    full: bool = False  # exports the functions importers call, too (defs.py)
 
 
 def exportable(value: "Value") -> bool:
@@ -51,12 +54,34 @@ def exportable(value: "Value") -> bool:
     return isinstance(value, SeqVal) and bool(value.items) and all(exportable(v) for v in value.items)
 
 
+def callable_export(value: "Value", path: str) -> "Value | None":
+    """A module-level function (or one under ``jax.jit``) another module may call, marked
+    as the module's at ``path``: its body runs in the caller's analysis, quietly (the
+    findings inside it are the defining module's own to report), or None."""
+    from ..analysis.values import FuncVal, JitVal
+
+    func = value.func if isinstance(value, JitVal) else value
+    if not isinstance(func, FuncVal) or func.owner is not None or func.scope is None:
+        return None
+    func.home = path
+    return value
+
+
+def reexport(value: "Value") -> bool:
+    """A name a module binds by importing it (``from .mesh import TRAIN``), followed only
+    when an importer asks for it."""
+    from ..analysis.values import QualVal
+
+    return type(value) is QualVal
+
+
 def made(module: str, path: str, display: str, text_digest: str, exports: dict[str, "Value"],
-         ctx: "FileContext | None", deps: dict[str, str], contexts: list["FileContext"]) -> Summary:
+         ctx: "FileContext | None", deps: dict[str, str], contexts: list["FileContext"],
+         full: bool = False) -> Summary:
     """A module's summary: ``exports`` (empty when it could not be analysed) from ``ctx``,
     having read the files of ``deps`` and the modules of ``contexts`` besides itself."""
     deps = {**deps, path: text_digest}
     if not exports or ctx is None:
-        return Summary(module, path, display, text_digest, {}, None, deps)
+        return Summary(module, path, display, text_digest, {}, None, deps, full=full)
     return Summary(module, path, display, text_digest, exports, ctx, deps,
-                   [ctx, *(c for c in contexts if c is not ctx)])
+                   [ctx, *(c for c in contexts if c is not ctx)], full)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable, Mapping
 from .modules import ModuleFile, ModuleIndex
 from .roots import Layout
 from .interface import UNKNOWN
-from .summaries import Summary, digest, exportable, made
+from .summaries import Summary, digest, made, reexport
 
 if TYPE_CHECKING:
     from ..analysis.context import FileContext
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 # repository, where ``jax`` is a project package (and analysing it is not the point).
 MODELLED = frozenset({"jax", "jaxlib"})
 
-Analyse = Callable[[str, str, "FileView"], "tuple[dict[str, Value], FileContext] | None"]
+Analyse = Callable[[str, str, "FileView", bool], "tuple[dict[str, Value], FileContext] | None"]
 
 
 def read_file(path: str) -> str | None:
@@ -123,14 +123,16 @@ class Project:
             out[path] = f"{gate}:{shape}" if shape is not None else gate  # type: ignore[str-bytes-safe]
         return out
 
-    def summary(self, mod: ModuleFile) -> Summary | None:
+    def summary(self, mod: ModuleFile, full: bool = False) -> Summary | None:
         """The summary of a project module; None for a namespace package, an unreadable
-        file, or a module whose own analysis is under way (an import cycle: unknown)."""
+        file, or a module whose own analysis is under way (an import cycle: unknown).
+        ``full``: one that also exports the functions importers call (defs.py); made once
+        an importer calls one, it then serves every importer."""
         if mod.path is None:
             return None
         key = mod.key
         known = self._summaries.get(key)
-        if known is not None and self.current(known.deps):
+        if known is not None and (known.full or not full) and self.current(known.deps):
             return known
         if key in self._building:
             return None
@@ -141,14 +143,14 @@ class Project:
         self._building.add(key)
         view = FileView(self, mod)
         try:
-            analysed = self._analyse(text, mod.path, view)
+            analysed = self._analyse(text, mod.path, view, full)
         except Exception:  # noqa: BLE001 - an imported module's trouble is unknown, not the importer's error
             analysed, view.shape = None, None
         finally:
             self._building.discard(key)
         self.shapes[(mod.path, d)] = view.shape or UNKNOWN
         exports, ctx = analysed if analysed is not None else ({}, None)
-        summary = made(mod.name, mod.path, self.display(mod.path), d, exports, ctx, view.deps, view.contexts)
+        summary = made(mod.name, mod.path, self.display(mod.path), d, exports, ctx, view.deps, view.contexts, full)
         self._summaries[key] = summary
         return summary
 
@@ -184,7 +186,7 @@ class FileView:
             return None
         summary = self._summary(mod, parts[-1])
         found = summary.exports.get(parts[-1]) if summary is not None else None
-        if found is not None and not exportable(found):
+        if found is not None and reexport(found):
             # Re-exported (``from .mesh import TRAIN`` in __init__.py): followed when asked;
             # a cycle of re-exports is unknown.
             return self.value(getattr(found, "qual", ""), _seen | {qual})
@@ -203,14 +205,16 @@ class FileView:
     def _summary(self, mod: ModuleFile, name: str | None) -> Summary | None:
         if mod.path is None:
             return None
+        full = False
         if name is not None:
-            from .imported import exports_value
+            from .imported import calls_function, exports_value
 
             # The gate's text test: only a name the module may bind to a device value at
-            # module level gets the module analysed (not a function, a class, a constant).
+            # module level, or a function that may make one, gets the module analysed.
             if not exports_value(self, mod, name):
                 return None
-        summary = self.project.summary(mod)
+            full = calls_function(self, mod, name)
+        summary = self.project.summary(mod, full)
         if summary is None:
             return None
         self.deps.update(summary.deps)

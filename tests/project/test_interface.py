@@ -32,7 +32,7 @@ class Trainer:
 
 
 def interface(text: str) -> str:
-    return interface_of(text, with_summary=True)
+    return interface_of(text, "")
 
 
 @pytest.mark.parametrize("old,new", [
@@ -71,5 +71,16 @@ def test_the_gate_part_alone_ignores_what_only_a_summary_reads() -> None:
     # summarised for it) keeps its result through an edit of a function module-level code
     # calls; one that used the summary does not.
     edited = MODULE.replace("return jax.devices()[:n]", "return jax.devices()[n:]")
-    assert interface_of(edited, with_summary=False) == interface_of(MODULE, with_summary=False)
-    assert interface_of(edited, with_summary=True) != interface_of(MODULE, with_summary=True)
+    assert interface_of(edited, None) == interface_of(MODULE, None)
+    assert interface_of(edited, "") != interface_of(MODULE, "")
+
+
+def test_the_full_summary_part_covers_the_functions_importers_call() -> None:
+    # An importer that called rollout_devices() read its body: the full summary's part
+    # ("F...") changes with it, and not with a helper nothing there reaches.
+    full = "F"
+    called = MODULE.replace("return jax.devices()[:n]", "return jax.devices()[::-1][:n]")
+    helper = MODULE.replace("y = x + 1", "y = x * 2 + 1")
+    assert interface_of(called, full) != interface_of(MODULE, full)
+    assert interface_of(helper, full) == interface_of(MODULE, full)
+    assert interface_of(MODULE, full) != interface_of(MODULE, "")

@@ -1,0 +1,53 @@
+"""Which functions of a module another module's calls are followed into (project/defs.py):
+those whose bodies name device values, found from the text alone."""
+
+from __future__ import annotations
+
+from reshard_lint.project.defs import device_functions
+
+MODULE = '''import jax
+import numpy as np
+from jax.sharding import Mesh
+
+
+def make_mesh(n=None):
+    return Mesh(np.array(jax.devices()[:n]), ("x",))
+
+
+async def fetch_devices():
+    return jax.local_devices()
+
+
+def build(
+    shape,
+) -> object:
+    # A signature over several lines: its body still counts.
+    return jax.make_mesh(shape, ("x", "y"))
+
+
+def learning_rate(step):
+    return 0.1 / (1 + step)
+
+
+class Trainer:
+    def mesh(self):
+        return jax.devices()
+
+
+def last():
+    return jax.device_put(1.0)
+'''
+
+
+def test_bodies_that_name_device_values_count() -> None:
+    assert device_functions(MODULE) == {"make_mesh", "fetch_devices", "build", "last"}
+
+
+def test_a_body_ends_at_the_next_column_zero_line() -> None:
+    # learning_rate is followed by a class whose method names devices: not learning_rate's.
+    assert "learning_rate" not in device_functions(MODULE)
+    assert device_functions("def f():\n    return 1\nx = jax.devices()\n") == frozenset()
+
+
+def test_no_def_no_function() -> None:
+    assert device_functions("MESH = Mesh(jax.devices(), ('x',))\n") == frozenset()
