@@ -243,8 +243,9 @@ def project_tree(dest: Path) -> Tree:
     weight sync import them (relatively, through the package, through a module alias),
     and a dozen model modules around them compute without meshes, importing helpers from
     one another, as most modules of a real project do (on maxtext, 60 of 664 files name a
-    mesh). One sync per package moves weights from the training mesh to the rollout mesh
-    (RSH201, found across modules). Deterministic, so every run measures the same tree."""
+    mesh). One sync per package moves weights from the training mesh to the rollout mesh,
+    and one server to a mesh a factory of ``meshes.py`` makes (RSH201 twice, found across
+    modules, the second through the factory's body). Deterministic, so every run measures the same tree."""
     root = dest / "project"
     root.mkdir(parents=True, exist_ok=True)
     (root / "pyproject.toml").write_text("[project]\nname = 'bench-project'\nversion = '0'\n")
@@ -260,7 +261,8 @@ def project_tree(dest: Path) -> Tree:
         (pkg / "meshes.py").write_text(
             "import jax\nimport numpy as np\nfrom jax.sharding import Mesh\n\n"
             "TRAIN = Mesh(np.array(jax.devices()), ('data',))\n"
-            "ROLLOUT = Mesh(np.array(jax.devices()[:4]), ('data',))\n")
+            "ROLLOUT = Mesh(np.array(jax.devices()[:4]), ('data',))\n\n\n"
+            "def serving_mesh(n):\n    return Mesh(np.array(jax.devices()[:n]), ('data',))\n")
         (pkg / "data.py").write_text(head + f"from pkg{i} import TRAIN\n\n\ndef batch(n):\n"
                                      "    return jax.device_put(np.zeros((n, 8)), NamedSharding(TRAIN, P('data')))\n"
                                      + body)
@@ -269,6 +271,10 @@ def project_tree(dest: Path) -> Tree:
             "SPEC = NamedSharding(meshes.TRAIN, P('data'))\n"
             "params = jax.device_put(np.ones((8, 8)), SPEC)\n"
             "again = jax.device_put(params, NamedSharding(meshes.TRAIN, P()))\n" + body)
+        (pkg / "serve.py").write_text(
+            head + "from .meshes import TRAIN, serving_mesh\n\n"
+            "weights = jax.device_put(np.zeros(8), NamedSharding(TRAIN, P('data')))\n"
+            "served = jax.device_put(weights, NamedSharding(serving_mesh(2), P()))\n")
         (pkg / "sync.py").write_text(
             head + "from .meshes import ROLLOUT, TRAIN\n\n"
             "weights = jax.device_put(np.zeros(8), NamedSharding(TRAIN, P('data')))\n"

@@ -11,7 +11,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from .analysis.context import FileContext, describe_mesh
+from .analysis.context import FileContext, describe_mesh, mesh_label
 from .analysis.devices import PLATFORMS
 from .diagnostic import Diagnostic, Edit, Fix, Related
 from .analysis.events import Transfer
@@ -124,8 +124,7 @@ def reorder_clause(ctx: FileContext, pair: Pair) -> str:
         return ""  # a reordering written in the code: the same on every platform
     where = " and ".join(_PLATFORM_NAMES[p] for p in on)
     a, b = pair.src, pair.dst
-    label_a = f"'{a.name}'" if a.name else ctx.code(a.node, 40)
-    label_b = f"'{b.name}'" if b.name else ctx.code(b.node, 40)
+    label_a, label_b = mesh_label(ctx, a), mesh_label(ctx, b)
     return (f" on {where} ({label_a} orders devices by {order_phrase(a.devices, on[0])}, "
             f"{label_b} by {order_phrase(b.devices, on[0])})")
 
@@ -138,7 +137,7 @@ def related(ctx: FileContext, *meshes: Optional[MeshVal]) -> tuple[Related, ...]
         where = ctx.locate(m.node)
         if where is None:
             continue
-        label = f"'{m.name}'" if m.name else ctx.code(m.node, 30)
+        label = mesh_label(ctx, m, 30)
         out.append(Related(where[1], where[2], f"mesh {label} is built here", where[0]))
     return tuple(out)
 

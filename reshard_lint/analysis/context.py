@@ -55,6 +55,9 @@ class FileContext:
         # ``display``: how messages name this file when it is an imported module's.
         self.project: Any = None
         self.display = path
+        # id(mesh) -> the call in this file that made it in another module's function: a
+        # mesh with no name here is called by that call (describe_mesh).
+        self.made_by: dict[int, cst.CSTNode] = {}
 
     @property
     def python_tree(self) -> ast.Module | None:
@@ -201,7 +204,23 @@ def _sizes(*vals: DevVal) -> Iterable[int]:
     return out
 
 
+def mesh_label(ctx: FileContext, mesh: MeshVal, limit: int = 40) -> str:
+    """``'mesh'``; for a mesh no name holds, the call in this file that made it
+    (``serving_mesh(2)``) or its constructor's code."""
+    if mesh.name:
+        return f"'{mesh.name}'"
+    call = ctx.made_by.get(id(mesh))
+    return ctx.code(call if call is not None else mesh.node, limit)
+
+
 def describe_mesh(ctx: FileContext, mesh: MeshVal) -> str:
-    """``'mesh' (line 12, jax.devices())`` for messages."""
-    name = f"'{mesh.name}'" if mesh.name else ctx.code(mesh.node, 40)
-    return f"{name} ({ctx.at(mesh.node)}, {mesh.devices.desc})"
+    """``'mesh' (line 12, jax.devices())`` for messages; a mesh another module's function
+    made for a call here: ``'train' (make_mesh(), line 7, built at mypkg/meshes.py:8,
+    jax.devices()[:n])``, or unnamed ``serving_mesh(2) (line 9, built at ...)``."""
+    call = ctx.made_by.get(id(mesh))
+    if call is None:
+        return f"{mesh_label(ctx, mesh)} ({ctx.at(mesh.node)}, {mesh.devices.desc})"
+    made = f"{ctx.at(call)}, built at {ctx.at(mesh.node)}, {mesh.devices.desc}"
+    if not mesh.name:
+        return f"{ctx.code(call, 40)} ({made})"
+    return f"{mesh_label(ctx, mesh)} ({ctx.code(call, 30)}, {made})"

@@ -16,7 +16,7 @@ import libcst as cst
 from .arguments import Call
 from .callsites import bind_arguments
 from .scope import Scope, block, count_bindings
-from .values import UNKNOWN, FuncVal, Value, join, unknown
+from .values import UNKNOWN, FuncVal, MeshVal, SeqVal, Value, join, unknown
 
 _MAX_INLINE_DEPTH = 3
 _MAX_CONTEXTS = 8  # distinct argument contexts evaluated per function
@@ -45,7 +45,13 @@ class Functions:
         params = self.observe_call(func, call, node, bound=bound, prefix=prefix, extra_kwargs=extra_kwargs)
         if params is None:
             return unknown(UNMATCHED)
-        return self.inline(func, params)
+        result = self.inline(func, params)
+        if func.home is not None and not self.inline_stack:
+            # Messages name this call beside the other module's line (context.describe_mesh).
+            for made in (result.items if isinstance(result, SeqVal) else (result,)):
+                if isinstance(made, MeshVal):
+                    self.ctx.made_by.setdefault(id(made), node)
+        return result
 
     def inline(self, func: FuncVal, params: dict[str, Value]) -> Value:
         """The function's return value for these arguments, evaluated quietly, memoized."""

@@ -46,6 +46,21 @@ def test_message_and_related_locations_name_the_other_file() -> None:
     assert sorted(Path(p).name for p in result.deps) == ["__init__.py", "mesh.py"]
 
 
+def test_a_mesh_made_by_another_modules_function_is_named_by_its_call() -> None:
+    # Both meshes come from one line of lab/meshes.py: the message says which call made
+    # each, and where the factory built it.
+    root = PROJECTS / "factories" / "lab"
+    messages = {}
+    for name in ("train.py", "serve.py"):
+        path = root / name
+        [d] = Engine().lint_source(path.read_text(encoding="utf-8"), str(path)).diagnostics
+        messages[name] = d.message
+    assert ("from mesh 'train' (make_mesh(), line 7, built at lab/meshes.py:8, jax.devices()[:n]) "
+            "to 'rollout' (make_mesh(2), line 8, built at lab/meshes.py:8, jax.devices()[:n])") in messages["train.py"]
+    assert ("from mesh make_mesh() (line 8, built at lab/meshes.py:8, jax.devices()[:n]) "
+            "to make_mesh(2) (line 9, built at lab/meshes.py:8, jax.devices()[:n])") in messages["serve.py"]
+
+
 def test_flake8_prints_exactly_the_markers() -> None:
     for root in sorted(p for p in PROJECTS.iterdir() if p.is_dir()):
         proc = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select=RSH", "."],
