@@ -437,7 +437,7 @@ def _imported_arguments(facts: GateFacts, imported: frozenset[str]) -> int:
         if type(func) is ast.Name and func.id in imported:  # type: ignore[attr-defined]
             called = func.id  # type: ignore[attr-defined]
         elif type(func) is ast.Attribute and type(func.value) is ast.Name:  # type: ignore[attr-defined]
-            if func.value.id + "." in imported:  # type: ignore[attr-defined]
+            if f"{func.value.id}.{func.attr}" in imported:  # type: ignore[attr-defined]  # meshes.make_mesh(2)
                 called = f"{func.value.id}.{func.attr}"  # type: ignore[attr-defined]
         if called is not None:
             used |= {f"{called}()@{id(node)}", f"{called}()@{id(node)}#2"}

@@ -2,9 +2,11 @@
 
 ``from mypkg.meshes import make_mesh`` then ``make_mesh(2)``: the analysis runs the
 function's body with the caller's arguments, as it runs a helper of the same file. Only
-a module-level ``def`` whose body names devices, meshes, shardings or transfers counts
-(the gate's test, imported.py): such a name gets the importing file analysed, and the
-module a summary that keeps those bodies (projects.py). A body the text cannot delimit
+a module-level ``def`` whose body builds devices counts (a device source, a mesh
+constructor, or a module-level name bound to one: the gate's test, imported.py): such a
+name gets the importing file analysed, and the module a summary that keeps those bodies
+(projects.py). A function that takes a mesh and builds a sharding on it does not: its
+callers that have a mesh of their own pass the gate by it. A body the text cannot delimit
 (a column-0 line inside a string) ends early: the function may then not count, which
 loses a finding, never adds one; the engine asks the same test, so it agrees.
 
@@ -24,17 +26,38 @@ _NEXT_TOP = re.compile(r"(?m)^[^\s#)]")
 # What a value built from devices reads as: a device source, a mesh or sharding
 # constructor, a transfer.
 VALUE_WORDS = (*_DEVICE_SOURCE, "Mesh", "mesh", "Sharding", "device_put", "make_array", "shard")
+# What builds devices itself: a function that only forwards a mesh it is given (most
+# functions that say "mesh" or "sharding") makes nothing its caller does not have.
+SOURCE_WORDS = (*_DEVICE_SOURCE, "Mesh(")
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_RETURNS = re.compile(r"\b(?:return[ \t]+(?!None\b)[^\s#]|yield\b)")
+_PROSE = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|#[^\n]*')
 
 
 def device_functions(text: str) -> frozenset[str]:
-    """Names of the module-level functions whose text names a device value."""
+    """Names of the module-level functions that return something and whose bodies build
+    device values: a device source or a mesh constructor, or a module-level name the
+    module binds to one."""
     if "def" not in text:
         return frozenset()
+    from .imported import bindings
+
+    held: set[str] | None = None  # module-level names bound to device values, when needed
     out: set[str] = set()
     for m in _DEF.finditer(text):
         eol = text.find("\n", m.end())
         nxt = _NEXT_TOP.search(text, eol + 1) if eol >= 0 else None
         body = text[m.end(): nxt.start() if nxt is not None else len(text)]
-        if any(w in body for w in VALUE_WORDS):
+        if "#" in body or '"""' in body or "'''" in body:
+            body = _PROSE.sub("", body)  # "jax.devices()" in a docstring builds nothing
+        if _RETURNS.search(body) is None:
+            continue  # gives its caller nothing (an assert_* helper): nothing to follow
+        if any(w in body for w in SOURCE_WORDS):
             out.add(m.group(1))
+            continue
+        if held is None:
+            held = {name for name, values in bindings(text).items()
+                    if any(w in v for v in values for w in SOURCE_WORDS)}
+        if held and not held.isdisjoint(_IDENT.findall(body)):
+            out.add(m.group(1))  # def batch(n): return jax.device_put(..., NamedSharding(TRAIN, ...))
     return frozenset(out)

@@ -31,7 +31,8 @@ T = TypeVar("T")
 def device_imports(source: str, view: FileView) -> frozenset[str]:
     """Local names bound by imports of project modules that may hold device values; a
     module imported whole whose attributes may be such values is named with a trailing
-    dot (``meshes.``), a star import as ``*``."""
+    dot (``meshes.``) and with each such attribute read (``meshes.make_mesh``), a star
+    import as ``*``."""
     out: set[str] = set()
     index = view.project.index
     froms, imports = _imports(source)
@@ -49,22 +50,23 @@ def device_imports(source: str, view: FileView) -> frozenset[str]:
                 continue
             sub = index.find(f"{base}.{name}")
             if sub is not None:
-                if _reads_device_attribute(source, alias or name, view, sub):
-                    out.add((alias or name) + ".")  # a module: its attributes may be device values
+                # a module: its attributes may be device values
+                out |= _device_attributes(source, alias or name, view, sub)
             elif source_mod is not None and _exports(view, source_mod, name, _DEPTH):
                 out.add(alias or name)
     for module, alias in imports:
         if module.split(".")[0] in MODELLED:
             continue
         mod = index.find(module)
-        if mod is not None and _reads_device_attribute(source, alias, view, mod):
-            out.add(alias + ".")
+        if mod is not None:
+            out |= _device_attributes(source, alias, view, mod)
     return frozenset(out)
 
 
-def _reads_device_attribute(source: str, local: str, view: FileView, mod: ModuleFile) -> bool:
-    """Does ``source`` read ``local.X`` for some X the module ``mod`` (imported whole as
-    ``local``) may bind to a device value?"""
+def _device_attributes(source: str, local: str, view: FileView, mod: ModuleFile) -> set[str]:
+    """``{local., local.X, ...}`` for the attributes X that ``source`` reads of the module
+    ``mod`` (imported whole as ``local``) and that it may bind to a device value; empty
+    when there is none."""
     attrs: set[str] = set()
     needle = local + "."
     i = source.find(needle)
@@ -74,7 +76,8 @@ def _reads_device_attribute(source: str, local: str, view: FileView, mod: Module
             if m is not None:
                 attrs.add(m.group(0))
         i = source.find(needle, i + len(needle))
-    return any(_exports(view, mod, a, _DEPTH) for a in attrs)
+    found = {f"{local}.{a}" for a in sorted(attrs) if _exports(view, mod, a, _DEPTH)}
+    return found | {needle} if found else found
 
 
 def _imports(text: str) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:

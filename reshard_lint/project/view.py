@@ -165,6 +165,7 @@ class FileView:
         self.contexts: list[FileContext] = []  # of the modules whose values were taken
         # Of the module this view summarises: interface.summary_part of the text it ran.
         self.shape: str | None = None
+        self._values: dict[str, Value | None] = {}  # value(), asked for every qualified call
 
     def absolute(self, level: int, module: str | None) -> str | None:
         """What ``from <level dots><module> import`` names, or None outside a package."""
@@ -175,6 +176,13 @@ class FileView:
     def value(self, qual: str, _seen: frozenset[str] = frozenset()) -> Value | None:
         """The value a project module exports under ``qual``'s last part, or None (not a
         project module's name, a module itself, or nothing exportable)."""
+        if _seen:
+            return self._value(qual, _seen)
+        if qual not in self._values:
+            self._values[qual] = self._value(qual, _seen)
+        return self._values[qual]
+
+    def _value(self, qual: str, _seen: frozenset[str]) -> Value | None:
         parts = qual.split(".")
         if len(parts) < 2 or parts[0] in MODELLED or qual in _seen:
             return None
