@@ -69,11 +69,17 @@ class Analyzer(Expressions, Calls, Functions, Classes):
         self.made: list[FuncVal | ClassVal] = []
         self.module_scope: Scope | None = None
 
-    def release(self) -> None:
+    def release(self, keep: Sequence[Value] = ()) -> None:
         """Break the cycles once the analysis is over: reference counting then frees the
         file's values and the trees they hold as soon as the caller lets go, where the
         cyclic collector would rescan them first (on the jax repository 770,000 objects
-        in the main process of `check`)."""
+        in the main process of `check`). ``keep``: functions another module calls (a
+        summary's exports), left whole with the scope they close over."""
+        if keep:
+            # What they call (helpers of the module, its classes) must stay whole too.
+            self.made = []
+            self.memo = {}
+            return
         for v in self.made:
             if isinstance(v, FuncVal):
                 v.scope = None

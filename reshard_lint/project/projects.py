@@ -131,7 +131,7 @@ class Projects:
         ctx.project = view
         ctx.display = view.project.display(path)
         analyzer = Analyzer(ctx, _ignore)
-        functions = False
+        functions: list[Value] = []
         try:
             analyzer.run(module_only=True)
             scope = analyzer.module_scope
@@ -146,12 +146,10 @@ class Projects:
                     exports[name] = value
                 elif name in called and (func := callable_export(value, path)) is not None:
                     exports[name] = func
-                    functions = True
+                    functions.append(getattr(func, "func", func))  # a jitted one's function
         finally:
-            if not functions:
-                # An exported function keeps the module's scope alive as its closure, and
-                # with it the values release() would take apart.
-                analyzer.release()
+            # An exported function keeps its module's scope as its closure: not taken apart.
+            analyzer.release(keep=functions)
         return exports, ctx
 
 

@@ -55,10 +55,10 @@ def test_a_mesh_made_by_another_modules_function_is_named_by_its_call() -> None:
         path = root / name
         [d] = Engine().lint_source(path.read_text(encoding="utf-8"), str(path)).diagnostics
         messages[name] = d.message
-    assert ("from mesh 'train' (make_mesh(), line 7, built at lab/meshes.py:8, jax.devices()[:n]) "
-            "to 'rollout' (make_mesh(2), line 8, built at lab/meshes.py:8, jax.devices()[:n])") in messages["train.py"]
-    assert ("from mesh make_mesh() (line 8, built at lab/meshes.py:8, jax.devices()[:n]) "
-            "to make_mesh(2) (line 9, built at lab/meshes.py:8, jax.devices()[:n])") in messages["serve.py"]
+    assert ("from mesh 'train' (make_mesh(), line 7, built at lab/meshes.py:12, jax.devices()[:n]) "
+            "to 'rollout' (make_mesh(2), line 8, built at lab/meshes.py:12, jax.devices()[:n])") in messages["train.py"]
+    assert ("from mesh make_mesh() (line 8, built at lab/meshes.py:12, jax.devices()[:n]) "
+            "to make_mesh(2) (line 9, built at lab/meshes.py:12, jax.devices()[:n])") in messages["serve.py"]
 
 
 def test_flake8_prints_exactly_the_markers() -> None:
