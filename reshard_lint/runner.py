@@ -253,6 +253,9 @@ def _init_worker(settings: dict[str, object]) -> None:
 
 
 _SETTINGS: dict[str, object] = {}  # this run's, for the projects the gate reads (forked workers inherit it)
+# Whether this run caches results: only then are the interfaces of the project files a
+# result read worth computing (forked workers inherit it too).
+_INTERFACES = False
 
 
 def project_device_imports(text: str, path: str) -> tuple[frozenset[str], dict[str, str]]:
@@ -265,7 +268,7 @@ def project_device_imports(text: str, path: str) -> tuple[frozenset[str], dict[s
 
 def gate_interfaces(path: str, deps: Mapping[str, str]) -> dict[str, str]:
     """The interfaces of the project files the gate read for ``path`` (interface.py)."""
-    if not deps:
+    if not deps or not _INTERFACES:
         return {}
     from .project.projects import gate_projects
 
@@ -335,7 +338,8 @@ def _work(item: Item) -> tuple[int, list[dict[str, Any]], dict[str, str], dict[s
             result = _ENGINE.lint_source(text, path, force=True, prepared=prepared)
         diags = result.diagnostics
         deps = result.deps
-        interfaces = _ENGINE.projects.interfaces(path, deps)
+        if _INTERFACES:
+            interfaces = _ENGINE.projects.interfaces(path, deps)
     except Exception as exc:  # noqa: BLE001 - one file's crash must not lose the others
         diags = [Diagnostic(INTERNAL_ERROR, 1, 0, f"internal error while analysing the file: "
                                                   f"{type(exc).__name__}: {exc}")]
@@ -349,8 +353,8 @@ def lint_text(text: str, path: str, settings: Mapping[str, object]) -> list[Diag
     """The engine in this process (fix rounds, standard input)."""
     from .gate import needs_engine
 
-    global _SETTINGS
-    _SETTINGS = dict(settings)
+    global _SETTINGS, _INTERFACES
+    _SETTINGS, _INTERFACES = dict(settings), False
     if not needs_engine(text, None, project_device_imports(text, path)[0]):
         return []
     _engine(settings)
@@ -365,8 +369,8 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
     from .project.interface import still_holds
     from .project.view import current, read_file, unchanged
 
-    global _SETTINGS
-    _SETTINGS = dict(settings)
+    global _SETTINGS, _INTERFACES
+    _SETTINGS, _INTERFACES = dict(settings), cache.directory is not None
     digests: dict[str, str | None] = {}  # project files' digests, read once per run
     reports: list[FileReport] = []
     done, total = 0, len(paths)
@@ -411,7 +415,7 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
                 yield len(reports) - 1, text, path
             else:
                 # The engine would stop at the same prefilter; no need to start it.
-                reject(len(reports) - 1, deps, gate_interfaces(path, deps) if cache.directory else None)
+                reject(len(reports) - 1, deps, gate_interfaces(path, deps))
 
     def held(rep: FileReport, diags: list[Diagnostic], noqa_found: list[tuple[int, str]],
              deps: dict[str, str], interfaces: dict[str, str]) -> bool:

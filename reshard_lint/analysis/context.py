@@ -220,7 +220,6 @@ def describe_mesh(ctx: FileContext, mesh: MeshVal) -> str:
     call = ctx.made_by.get(id(mesh))
     if call is None:
         return f"{mesh_label(ctx, mesh)} ({ctx.at(mesh.node)}, {mesh.devices.desc})"
-    made = f"{ctx.at(call)}, built at {ctx.at(mesh.node)}, {mesh.devices.desc}"
-    if not mesh.name:
-        return f"{ctx.code(call, 40)} ({made})"
-    return f"{mesh_label(ctx, mesh)} ({ctx.code(call, 30)}, {made})"
+    named = f"{ctx.code(call, 30)}, " if mesh.name else ""  # unnamed, the label is the call
+    built = f"built at {ctx.at(mesh.node)}, {mesh.devices.desc}"
+    return f"{mesh_label(ctx, mesh)} ({named}{ctx.at(call)}, {built})"

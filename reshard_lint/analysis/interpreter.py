@@ -69,18 +69,14 @@ class Analyzer(Expressions, Calls, Functions, Classes):
         self.made: list[FuncVal | ClassVal] = []
         self.module_scope: Scope | None = None
 
-    def release(self, keep: Sequence[Value] = ()) -> None:
+    def release(self, keep_values: bool = False) -> None:
         """Break the cycles once the analysis is over: reference counting then frees the
         file's values and the trees they hold as soon as the caller lets go, where the
         cyclic collector would rescan them first (on the jax repository 770,000 objects
-        in the main process of `check`). ``keep``: functions another module calls (a
-        summary's exports), left whole with the scope they close over."""
-        if keep:
-            # What they call (helpers of the module, its classes) must stay whole too.
-            self.made = []
-            self.memo = {}
-            return
-        for v in self.made:
+        in the main process of `check`). ``keep_values``: a summary exports functions
+        another module calls; they, and the helpers and classes of the module they call,
+        stay whole with the scope they close over."""
+        for v in () if keep_values else self.made:
             if isinstance(v, FuncVal):
                 v.scope = None
                 v.owner = None

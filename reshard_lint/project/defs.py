@@ -29,7 +29,7 @@ VALUE_WORDS = (*_DEVICE_SOURCE, "Mesh", "mesh", "Sharding", "device_put", "make_
 # What builds devices itself: a function that only forwards a mesh it is given (most
 # functions that say "mesh" or "sharding") makes nothing its caller does not have.
 SOURCE_WORDS = (*_DEVICE_SOURCE, "Mesh(")
-_IDENT = re.compile(r"[A-Za-z_]\w*")
+IDENT = re.compile(r"[A-Za-z_]\w*")
 _RETURNS = re.compile(r"\b(?:return[ \t]+(?!None\b)[^\s#]|yield\b)")
 _PROSE = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|#[^\n]*')
 
@@ -58,6 +58,6 @@ def device_functions(text: str) -> frozenset[str]:
         if held is None:
             held = {name for name, values in bindings(text).items()
                     if any(w in v for v in values for w in SOURCE_WORDS)}
-        if held and not held.isdisjoint(_IDENT.findall(body)):
+        if held and not held.isdisjoint(IDENT.findall(body)):
             out.add(m.group(1))  # def batch(n): return jax.device_put(..., NamedSharding(TRAIN, ...))
     return frozenset(out)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Callable, TypeVar
 
-from .defs import VALUE_WORDS, device_functions
+from .defs import IDENT as _IDENT, VALUE_WORDS, device_functions
 from .modules import ModuleFile
 from .view import MODELLED, FileView
 
@@ -101,14 +101,19 @@ def _imports(text: str) -> tuple[list[tuple[str, str, str]], list[tuple[str, str
     return froms, imports
 
 
-def _per_content(view: FileView, mod: ModuleFile, text: str, compute: Callable[[str], T]) -> T:
-    """``compute(text)`` of a project module, once per module and content."""
-    key = (compute.__name__, mod.path, view.deps.get(mod.path or ""))
-    memo = view.project.memo
+def per_content(memo: dict[tuple[object, ...], object], path: str | None, text_digest: str | None, text: str,
+                compute: Callable[[str], T]) -> T:
+    """``compute(text)`` of the project file at ``path``, once per file and content in
+    a project's ``memo``."""
+    key = (compute.__name__, path, text_digest)
     found = memo.get(key)
     if found is None:
         found = memo[key] = compute(text)
     return found  # type: ignore[return-value]
+
+
+def _per_content(view: FileView, mod: ModuleFile, text: str, compute: Callable[[str], T]) -> T:
+    return per_content(view.project.memo, mod.path, view.deps.get(mod.path or ""), text, compute)
 
 
 def _module_imports(view: FileView, mod: ModuleFile, text: str) \
@@ -126,9 +131,6 @@ def _text(view: FileView, mod: ModuleFile) -> str | None:
         return None
     view.deps[mod.path] = found[1]
     return found[0]
-
-
-_IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
 # A module-level assignment: a line in column 0, its target list, ``=`` (not ``==``).

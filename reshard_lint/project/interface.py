@@ -27,7 +27,7 @@ Standard library only: a warm run decides here without importing libcst.
 from __future__ import annotations
 
 import hashlib
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 UNKNOWN = "?"  # a summary that failed for a reason the text does not show: any edit counts
 
@@ -40,14 +40,18 @@ def _hash(*parts: str) -> str:
     return h.hexdigest()
 
 
-def gate_part(text: str) -> str:
-    """The hash of what the gate's text tests read of a module."""
+def gate_part(text: str, fact: Callable[[Callable[[str], Any]], Any] | None = None) -> str:
+    """The hash of what the gate's text tests read of a module; ``fact(compute)`` gives
+    ``compute(text)``, from the gate's memo where the process has one."""
     from .defs import device_functions
     from .imported import _ANY_VALUE, _imports, bindings
 
-    froms, imports = _imports(text)
-    return _hash(repr(froms), repr(imports), repr(sorted(bindings(text).items())),
-                 "1" if _ANY_VALUE.search(text) else "0", " ".join(sorted(device_functions(text))))
+    if fact is None:
+        def fact(compute: Callable[[str], Any]) -> Any:
+            return compute(text)
+    froms, imports = fact(_imports)
+    return _hash(repr(froms), repr(imports), repr(sorted(fact(bindings).items())),
+                 "1" if _ANY_VALUE.search(text) else "0", " ".join(sorted(fact(device_functions))))
 
 
 def summary_part(body_only: str, rebound: set[str]) -> str:
@@ -59,19 +63,9 @@ def summary_part(body_only: str, rebound: set[str]) -> str:
 def summary_part_of(text: str, full: bool = False) -> str:
     """``summary_part`` of a module's text as ``_summarise`` computes it; ``full``: the
     summary that keeps the bodies of the functions importers call (``F`` before it)."""
-    from .. import newer_syntax
-    from ..nesting import too_deep
-    from .defs import device_functions
-    from .projects import _declared_global, _module_level_text
+    from .projects import module_level
 
-    try:
-        tree = newer_syntax.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return ("F" if full else "") + summary_part("\0unparsable", set())
-    if too_deep(text, tree) is not None:
-        return ("F" if full else "") + summary_part("\0too deep", set())
-    keep = device_functions(text) if full else frozenset()
-    return ("F" if full else "") + summary_part(_module_level_text(text, tree, keep), _declared_global(text))
+    return module_level(text, full).shape
 
 
 def interface_of(text: str, summary: str | None) -> str:

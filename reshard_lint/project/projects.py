@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import os
 import re
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping, NamedTuple
 
 from .roots import Layout, layout_for
 from .summaries import callable_export, exportable
@@ -105,52 +105,69 @@ class Projects:
         from ..analysis.context import FileContext
         from ..analysis.values import QualVal
         from ..cst_parse import parse_module
-        from ..nesting import too_deep
 
-        from .defs import device_functions
-        from .interface import summary_part
-
-        full_mark = "F" if full else ""
-        try:
-            tree = newer_syntax.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            view.shape = full_mark + summary_part("\0unparsable", set())
+        run = module_level(text, full)
+        view.shape = run.shape
+        if run.tree is None:
             return None  # unknown: the importing file is not the place to report it
-        if too_deep(text, tree) is not None:
-            view.shape = full_mark + summary_part("\0too deep", set())
-            return None
-        called = device_functions(text) if full else frozenset()
-        body_only = _module_level_text(text, tree, called)
-        rebound = _declared_global(text)
-        view.shape = full_mark + summary_part(body_only, rebound)
-        if body_only is not text:
-            tree = newer_syntax.parse(body_only)
-        module = parse_module(body_only, python_accepted=True)
-        ctx = FileContext(module, body_only, path, self.settings)
-        ctx.python_tree = tree
+        module = parse_module(run.body, python_accepted=True)
+        ctx = FileContext(module, run.body, path, self.settings)
+        ctx.python_tree = run.tree if run.body is text else newer_syntax.parse(run.body)
         ctx.project = view
         ctx.display = view.project.display(path)
         analyzer = Analyzer(ctx, _ignore)
-        functions: list[Value] = []
+        functions = False
         try:
             analyzer.run(module_only=True)
             scope = analyzer.module_scope
             exports: dict[str, Value] = {}
             for name, value in (scope.vars.items() if scope is not None else ()):
-                if scope.bindings.get(name) != 1 or name in rebound:  # type: ignore[union-attr]
+                if scope.bindings.get(name) != 1 or name in run.rebound:  # type: ignore[union-attr]
                     continue
                 # A re-export (``from .mesh import TRAIN`` in __init__.py) stays a name, resolved
                 # only when an importer asks for it: resolving every one here would analyse
                 # every module a package's __init__.py imports.
                 if exportable(value) or type(value) is QualVal:
                     exports[name] = value
-                elif name in called and (func := callable_export(value, path)) is not None:
+                elif name in run.called and (func := callable_export(value, path)) is not None:
                     exports[name] = func
-                    functions.append(getattr(func, "func", func))  # a jitted one's function
+                    functions = True
         finally:
             # An exported function keeps its module's scope as its closure: not taken apart.
-            analyzer.release(keep=functions)
+            analyzer.release(keep_values=functions)
         return exports, ctx
+
+
+class ModuleLevel(NamedTuple):
+    """What a summary of a module's text runs."""
+
+    shape: str  # interface.summary_part of it
+    tree: ast.Module | None  # Python's tree of the whole text; None: nothing runs (no parse, too deep)
+    body: str  # the text with the bodies no importer reaches blanked out
+    rebound: set[str]  # names a function declares ``global``: not exported
+    called: frozenset[str]  # the functions kept for importers to call (a full summary)
+
+
+def module_level(text: str, full: bool) -> ModuleLevel:
+    """What ``_summarise`` runs of ``text``, and the summary part of its interface (the
+    warm ``check`` asks for that alone, interface.py); ``full``: keeping the functions
+    importers call (defs.py), its summary part marked ``F``."""
+    from .. import newer_syntax
+    from ..nesting import too_deep
+    from .defs import device_functions
+    from .interface import summary_part
+
+    mark = "F" if full else ""
+    try:
+        tree = newer_syntax.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ModuleLevel(mark + summary_part("\0unparsable", set()), None, text, set(), frozenset())
+    if too_deep(text, tree) is not None:
+        return ModuleLevel(mark + summary_part("\0too deep", set()), None, text, set(), frozenset())
+    called = device_functions(text) if full else frozenset()
+    body = _module_level_text(text, tree, called)
+    rebound = _declared_global(text)
+    return ModuleLevel(mark + summary_part(body, rebound), tree, body, rebound, called)
 
 
 def _module_level_text(text: str, tree: ast.Module, keep: frozenset[str] = frozenset()) -> str:

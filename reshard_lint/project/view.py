@@ -108,6 +108,7 @@ class Project:
         """The interfaces (interface.py) of the files of ``deps`` as this process read
         them: the gate part of each, and the summary part of those summarised here. A file
         whose text here is not the one of ``deps`` gets none: it must then be unchanged."""
+        from .imported import per_content
         from .interface import gate_part
 
         out: dict[str, str] = {}
@@ -118,7 +119,10 @@ class Project:
                 found = self.text(path)
                 if found is None or found[1] != d:
                     continue
-                gate = self.memo[key] = gate_part(found[0])
+                # The text facts the gate already took of this content, from its memo.
+                text = found[0]
+                gate = self.memo[key] = gate_part(
+                    text, lambda compute: per_content(self.memo, path, d, text, compute))
             shape = self.shapes.get((path, d))
             out[path] = f"{gate}:{shape}" if shape is not None else gate  # type: ignore[str-bytes-safe]
         return out

@@ -211,6 +211,8 @@ def test_a_file_deleted_after_it_was_listed(tmp_path: Path) -> None:
     from reshard_lint.runner import lint_files
 
     class NoCache:
+        directory = None  # as Cache(None, ...): disabled
+
         def get(self, digest: str) -> None:
             return None
 
