@@ -59,10 +59,13 @@ class _Unit:
         self.kind = kind  # import | global | def | header | member
 
 
-def slice_components(source_lines: list[str], tree: ast.Module,
-                     counts: SyntaxCounts | None = None) -> list[int] | None:
+def slice_components(source_lines: list[str], tree: ast.Module, counts: SyntaxCounts | None = None,
+                     imported: frozenset[str] = frozenset()) -> list[int] | None:
     """The original line numbers to keep, in order; None when everything is kept.
-    ``counts``: gets the whole file's calls counted (call_counts.py) on the way."""
+    ``counts``: gets the whole file's calls counted (call_counts.py) on the way;
+    ``imported``: the names the file imports from its project that may hold device
+    values (project/imported.py), which seed the units that read them as the file's own
+    devices do."""
     global _decided
     units, facts = _decided[1:] if _decided is not None and _decided[0] is tree else _gated_units(tree)
     _decided = None
@@ -80,7 +83,7 @@ def slice_components(source_lines: list[str], tree: ast.Module,
         if u.kind != "import":
             for n in u.defines:
                 definers.setdefault(n, []).append(i)
-    carries = _carrying(units, facts, definers)
+    carries = _carrying(units, facts, definers, imported)
     # u -> the units it reads from that carry no device value: kept with u, but not
     # joined to u's component (see _carrying).
     reads: dict[int, set[int]] = {}
@@ -150,7 +153,7 @@ def slice_components(source_lines: list[str], tree: ast.Module,
         support = needs(root)
         # Module-level statements are in ``always`` already: counted once.
         if decide(GateFacts.merged(always + [facts[i] for r in support for i in groups[r]
-                                             if units[i].kind != "global"])):
+                                             if units[i].kind != "global"]), imported):
             keep |= support
     # A class statement kept for what it defines needs a body: its first member, with
     # everything that member needs (no member is kept without its component).
@@ -190,9 +193,11 @@ _CARRYING_KEYWORDS = frozenset({"in_shardings", "out_shardings", "device", "devi
                                 "out_sharding", "backend"})
 
 
-def _carrying(units: list["_Unit"], facts: list[GateFacts], definers: dict[tuple[str, str], list[int]]) -> list[bool]:
-    """Which units may hold a device value: those that build or read one (the seeds), and
-    those that read a name or attribute a carrying unit defines.
+def _carrying(units: list["_Unit"], facts: list[GateFacts], definers: dict[tuple[str, str], list[int]],
+              imported: frozenset[str] = frozenset()) -> list[bool]:
+    """Which units may hold a device value: those that build or read one (the seeds, with
+    those that read a name ``imported`` from the project), and those that read a name or
+    attribute a carrying unit defines.
 
     A unit that carries none only moves other values around; its callers feed its
     parameters but need not be kept with it: when a caller is left out, the analysis
@@ -201,8 +206,10 @@ def _carrying(units: list["_Unit"], facts: list[GateFacts], definers: dict[tuple
     that read it keep it (``reads``). On test files this is what keeps hundreds of test
     methods calling one helper apart.
     """
-    seeds = [u.kind != "import" and _seed(facts[i]) for i, u in enumerate(units)]
-    carrying = list(seeds)
+    # A module imported whole (``meshes.``) seeds every unit that reads the module's name.
+    reads_imported = {("n", n.rstrip(".")) for n in imported if n.endswith(".") or "." not in n}
+    carrying = [u.kind != "import" and (_seed(facts[i]) or not reads_imported.isdisjoint(u.refs))
+                for i, u in enumerate(units)]
     readers: dict[int, list[int]] = {}
     for i, u in enumerate(units):
         if u.kind == "import":

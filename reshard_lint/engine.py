@@ -85,16 +85,18 @@ class Engine:
     def lint_source(self, source: str, path: str = "<stdin>", tree: ast.AST | None = None,
                     *, force: bool = False, slice_min_lines: int | None = None,
                     cancelled: Callable[[], bool] | None = None,
-                    prepared: Prepared | None = None) -> FileResult:
+                    prepared: Prepared | None = None,
+                    imported: frozenset[str] = frozenset()) -> FileResult:
         """Diagnostics for one file. ``force`` skips the prefilter and the gate (the caller
-        ran them); ``slice_min_lines`` overrides when a file is long enough to slice;
+        ran them, and says with ``imported`` which names the file imports from its project
+        that may hold device values); ``slice_min_lines`` overrides when a file is long
+        enough to slice;
         ``cancelled`` is asked between stages and for every event, and raises Cancelled;
         ``prepared``: what the file's Python tree gave, made where the tree was."""
         result = FileResult(path)
         # Names imported from the project's modules that may hold meshes: the file's own
         # text need not name any, and its parts are not cut apart (components.py counts
         # what the file builds itself).
-        imported: frozenset[str] = frozenset()
         if not force:
             imported = self.projects.device_imports(source, path)[0]
             if not imported and not prefilter(source):
@@ -108,8 +110,6 @@ class Engine:
             if tree is not None and not (decide(gate_facts(tree), imported) if imported
                                          else may_have_findings(tree)):
                 return result
-            if imported and prepared is None:
-                slice_min_lines = 10**9
         result.stage = "analysed"
         import libcst as cst
 
@@ -124,7 +124,7 @@ class Engine:
                 from .gate import tree_for
 
                 tree = tree_for(source) or _parse_or_none(source)
-            prepared = prepare(source, tree, slice_min_lines)
+            prepared = prepare(source, tree, slice_min_lines, imported)
         source, line_map, counts = prepared.text, prepared.line_map, prepared.counts
         _check(cancelled)
 

@@ -85,7 +85,7 @@ class ReshardChecker:
                                  **({"src": project["src"]} if "src" in project else {})})
             with paused():  # collector.py: no collections while libcst builds its tree
                 diags = engine.lint_source(source, self.filename, self.tree, force=True,
-                                           slice_min_lines=10**9 if imported else None).diagnostics
+                                           imported=imported).diagnostics
         except Exception as exc:  # noqa: BLE001 - never abort the user's flake8 run
             yield 1, 0, f"RSH002 internal error in reshard-lint: {type(exc).__name__}: {exc}", type(self)
             return

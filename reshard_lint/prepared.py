@@ -27,10 +27,12 @@ class Prepared:
     shallow: bool = False
 
 
-def prepare(source: str, tree: ast.AST | None, min_lines: int | None = None) -> Prepared:
+def prepare(source: str, tree: ast.AST | None, min_lines: int | None = None,
+            imported: frozenset[str] = frozenset()) -> Prepared:
     """``tree`` is Python's tree of ``source`` (None when it has none); ``min_lines``
-    overrides when a file is long enough to slice."""
-    text, line_map, counts = sliced(source, tree, min_lines)
+    overrides when a file is long enough to slice; ``imported``: the names it imports
+    from its project that may hold device values (project/imported.py)."""
+    text, line_map, counts = sliced(source, tree, min_lines, imported)
     shallow = False
     if line_map is not None and isinstance(tree, ast.Module):
         from .nesting import too_deep
@@ -39,17 +41,26 @@ def prepare(source: str, tree: ast.AST | None, min_lines: int | None = None) -> 
     return Prepared(text, line_map, counts, shallow)
 
 
-def sliced(source: str, tree: ast.AST | None,
-           min_lines: int | None) -> tuple[str, list[int] | None, SyntaxCounts | None]:
+def sliced(source: str, tree: ast.AST | None, min_lines: int | None,
+           imported: frozenset[str] = frozenset()) -> tuple[str, list[int] | None, SyntaxCounts | None]:
     """The text to parse, its line map, and the whole file's call counts when components
     were left out: units left out may call what was kept, so a function some of whose
-    callers are gone has unknown parameters, never ones sharpened by the slice."""
+    callers are gone has unknown parameters, never ones sharpened by the slice.
+
+    A file that imports device values from its project is sliced by components, whose
+    units reading those names are seeds; not by top-level statements (slicing.py seeds
+    only what a file builds itself), and not at all after a star import of the project,
+    whose names are not known here."""
     from .components import COMPONENT_MIN_LINES, slice_components
     from .fixes import split_lines
     from .slicing import SLICE_MIN_LINES, keep_lines, slice_source
 
+    if "*" in imported:
+        return source, None, None
     limit = SLICE_MIN_LINES if min_lines is None else min_lines
     by_component = COMPONENT_MIN_LINES if min_lines is None else min_lines
+    if imported:
+        limit = 10**9
     length = source.count("\n")
     if length < min(limit, by_component) or not isinstance(tree, ast.Module):
         # No tree: Python cannot parse the file, and libcst reports what is wrong with it.
@@ -59,7 +70,7 @@ def sliced(source: str, tree: ast.AST | None,
         # groups them counts the calls too.
         lines = split_lines(source)
         counts = SyntaxCounts()
-        kept = slice_components(lines, tree, counts)
+        kept = slice_components(lines, tree, counts, imported)
         if kept is not None:
             return keep_lines(lines, kept), kept, counts
     if length >= limit:

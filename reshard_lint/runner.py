@@ -279,6 +279,7 @@ def _gate(item: Item) -> tuple[Any, ...]:
     """Phase one, without libcst: does the file get past the prefilter and the ast gate?
     A long file that does is prepared here, where its tree and its units' gate facts are
     (prepared.py): the process that analyses it then parses only the slice."""
+    from . import newer_syntax
     from .collector import GIVE_BACK_CHARS, give_back, paused
     from .gate import needs_engine, tree_for
     from .pipeline import in_worker
@@ -289,11 +290,16 @@ def _gate(item: Item) -> tuple[Any, ...]:
         with paused(freeze=False):  # collector.py: a collection would rescan the file's whole tree
             imported, deps = project_device_imports(text, item[2])
             if imported:
-                # Meshes may come from the project's other modules: gated with them, whole.
-                if needs_engine(text, None, imported):
-                    tree_for(text)
-                    return index, True, Prepared(text, None, None)
-                tree_for(text)
+                # Meshes may come from the project's other modules: gated with them, and
+                # sliced by the units that read them.
+                tree_for(text)  # let go of an earlier file's tree
+                try:
+                    tree = newer_syntax.parse(text)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    return index, True, Prepared(text, None, None)  # libcst says what is wrong
+                if needs_engine(text, tree, imported):
+                    # Always a Prepared: the engine slices one it is not given without them.
+                    return index, True, prepare(text, tree, None, imported)
                 return index, False, None, deps, gate_interfaces(item[2], deps)
             if not needs_engine(text):
                 # holds while the modules it imports are unchanged

@@ -109,3 +109,68 @@ def test_counts_taken_while_slicing_are_the_whole_files() -> None:
     for field in ("calls", "refs", "attr_calls", "attr_refs", "wrapped"):
         got = {k: v for k, v in getattr(counts, field).items() if v}
         assert got == getattr(whole, field), field
+
+
+PROJECTS = FIXTURES / "projects"
+PROJECT_FILES = sorted(p for p in PROJECTS.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", PROJECT_FILES, ids=[str(p.relative_to(PROJECTS)) for p in PROJECT_FILES])
+def test_files_importing_meshes_sliced_find_the_same(path) -> None:  # type: ignore[no-untyped-def]
+    # The units that read names imported from the project seed the slice (components.py).
+    source, name = path.read_text(encoding="utf-8"), str(path)
+    imported = ENGINE.projects.device_imports(source, name)[0]
+    whole = ENGINE.lint_source(source, name, force=True, slice_min_lines=10**9, imported=imported)
+    sliced = ENGINE.lint_source(source, name, force=True, slice_min_lines=0, imported=imported)
+    handed = pickle.loads(pickle.dumps(prepared.prepare(source, newer_syntax.parse(source), 0, imported)))
+    elsewhere = ENGINE.lint_source(source, name, force=True, prepared=handed)
+
+    def keys(result):  # type: ignore[no-untyped-def]
+        return [(d.sort_key, d.fix, d.message) for d in result.diagnostics]
+
+    assert keys(sliced) == keys(whole) == keys(elsewhere)
+
+
+def _test_module(tmp_path, head: str, uses: str):  # type: ignore[no-untyped-def]
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "meshes.py").write_text(
+        "import jax\nimport numpy as np\nfrom jax.sharding import Mesh\n\n"
+        "TRAIN = Mesh(np.array(jax.devices()), ('x',))\nROLLOUT = Mesh(np.array(jax.devices()[:4]), ('x',))\n")
+    methods = "".join(f"    def test_{i}(self):\n        return np.ones({i}) + 1\n\n" for i in range(200))
+    source = ("import jax\nimport numpy as np\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
+              + head + "\n\nclass T:\n" + methods + uses)
+    path = tmp_path / "pkg" / "test_sync.py"
+    path.write_text(source)
+    return source, str(path)
+
+
+@pytest.mark.parametrize("head,uses", [
+    ("from pkg.meshes import ROLLOUT, TRAIN\n",
+     "    def test_sync(self):\n        w = jax.device_put(np.ones(8), NamedSharding(TRAIN, P('x')))\n"
+     "        return jax.device_put(w, NamedSharding(ROLLOUT, P()))\n"),
+    ("import pkg.meshes as meshes\n",
+     "    def test_sync(self):\n        w = jax.device_put(np.ones(8), NamedSharding(meshes.TRAIN, P('x')))\n"
+     "        return jax.device_put(w, NamedSharding(meshes.ROLLOUT, P()))\n"),
+], ids=["from-import", "module-alias"])
+def test_long_file_importing_meshes_is_sliced_to_the_units_reading_them(tmp_path, head: str, uses: str) -> None:  # type: ignore[no-untyped-def]
+    source, path = _test_module(tmp_path, head, uses)
+    engine = Engine()
+    imported = engine.projects.device_imports(source, path)[0]
+    assert imported
+    text, kept, _ = prepared.sliced(source, ast.parse(source), None, imported)
+    assert kept is not None and "def test_sync" in text and "def test_7(" not in text
+    whole = engine.lint_source(source, path, force=True, slice_min_lines=10**9, imported=imported)
+    sliced = engine.lint_source(source, path)  # as flake8 and check find it: gated, then sliced
+    assert [(d.line, d.col, d.code) for d in sliced.diagnostics] == \
+        [(d.line, d.col, d.code) for d in whole.diagnostics] == [(source.count("\n"), 15, "RSH201")]
+
+
+def test_star_import_of_the_project_is_not_sliced(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    source, path = _test_module(tmp_path, "from pkg.meshes import *\n",
+                                "    def test_sync(self):\n"
+                                "        return jax.device_put(np.ones(8), NamedSharding(TRAIN, P('x')))\n")
+    imported = Engine().projects.device_imports(source, path)[0]
+    assert "*" in imported
+    assert prepared.sliced(source, ast.parse(source), None, imported)[1] is None
