@@ -333,7 +333,7 @@ def _analyse(settings: dict[str, object], item: Item) \
 def _work(item: Item) -> tuple[int, list[dict[str, Any]], dict[str, str], dict[str, str]]:
     """(index, diagnostics, the project files read with their digests, and with their
     interfaces), computed here: the summaries that give the interfaces are this process's."""
-    from .collector import GIVE_BACK_CHARS, give_back, paused
+    from .collector import GIVE_BACK_PARSED_CHARS, give_back, paused
 
     index, text, path = item[0], item[1], item[2]
     prepared = item[3] if len(item) > 3 else None
@@ -350,7 +350,7 @@ def _work(item: Item) -> tuple[int, list[dict[str, Any]], dict[str, str], dict[s
         diags = [Diagnostic(INTERNAL_ERROR, 1, 0, f"internal error while analysing the file: "
                                                   f"{type(exc).__name__}: {exc}")]
     finally:
-        if len(text) >= GIVE_BACK_CHARS:
+        if len(prepared.text if prepared is not None else text) >= GIVE_BACK_PARSED_CHARS:
             give_back()
     return index, [diag_to_dict(d) for d in diags], deps, interfaces
 

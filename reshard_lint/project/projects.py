@@ -135,6 +135,9 @@ class Projects:
         finally:
             # An exported function keeps its module's scope as its closure: not taken apart.
             analyzer.release(keep_values=functions)
+        # Python's tree is wanted again only for the positions of a message naming this
+        # module: parsed again then, not kept with every summary.
+        ctx.python_tree, ctx.lazy_tree = None, True
         return exports, ctx
 
 

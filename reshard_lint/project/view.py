@@ -10,6 +10,7 @@ server can hand in the unsaved text of open documents.
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Callable, Mapping
 
 from .modules import ModuleFile, ModuleIndex
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 # The packages the analysis models: their names are the models', even in JAX's own
 # repository, where ``jax`` is a project package (and analysing it is not the point).
 MODELLED = frozenset({"jax", "jaxlib"})
+# Texts of project files kept by a Project, the most recently read.
+_RECENT = 8
 
 Analyse = Callable[[str, str, "FileView", bool], "tuple[dict[str, Value], FileContext] | None"]
 
@@ -66,7 +69,10 @@ class Project:
         self._analyse = analyse
         self._summaries: dict[str, Summary] = {}  # realpath -> the latest summary
         self._building: set[str] = set()
-        self._texts: dict[str, tuple[tuple[int, int], str, str]] = {}  # path -> (stat, digest, text)
+        self._stamps: dict[str, tuple[tuple[int, int], str]] = {}  # path -> (stat, digest)
+        # path -> text of the files read last: a gate over a whole tree reads hundreds of
+        # modules, and most are asked again only through the memo (3-5 MB kept otherwise).
+        self._recent: OrderedDict[str, str] = OrderedDict()
         self.memo: dict[tuple[object, ...], object] = {}  # the text tests of imported.py, by content
         # (path, digest) -> interface.summary_part of every module summarised here
         self.shapes: dict[tuple[str, str], str] = {}
@@ -86,21 +92,41 @@ class Project:
         except OSError:
             return None
         stamp = (st.st_mtime_ns, st.st_size)
-        known = self._texts.get(path)
+        known = self._stamps.get(path)
         if known is not None and known[0] == stamp:
-            return known[2], known[1]
+            text = self._recent.get(path)
+            if text is not None:
+                self._recent.move_to_end(path)
+                return text, known[1]
         text = read_file(path)
         if text is None:
             return None
         d = digest(text)
-        self._texts[path] = (stamp, d, text)
+        self._stamps[path] = (stamp, d)
+        self._recent[path] = text
+        if len(self._recent) > _RECENT:
+            self._recent.popitem(last=False)
         return text, d
+
+    def digest_of(self, path: str) -> str | None:
+        """The digest of a project file's content now, from its stat when it was read before."""
+        text = self.unsaved(path)
+        if text is not None:
+            return digest(text)
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        known = self._stamps.get(path)
+        if known is not None and known[0] == (st.st_mtime_ns, st.st_size):
+            return known[1]
+        found = self.text(path)
+        return found[1] if found is not None else None
 
     def current(self, deps: dict[str, str]) -> bool:
         """Whether every file in ``deps`` still has the content it was read with."""
         for path, d in deps.items():
-            now = self.text(path)
-            if now is None or now[1] != d:
+            if self.digest_of(path) != d:
                 return False
         return True
 
