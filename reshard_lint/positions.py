@@ -20,7 +20,6 @@ the position of a few nodes, so positions are found here for one statement at a 
 from __future__ import annotations
 
 import ast
-import dataclasses
 import re
 from typing import Iterator, Mapping, Sequence
 
@@ -29,12 +28,12 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from . import newer_syntax
+# Whitespace is never a diagnostic's node: not indexed (a request for one falls back).
+from .cst_children import KINDS as _KINDS, NODE as _NODE, SEQUENCE as _SEQUENCE
+from .cst_children import fields as _fields, kind as _kind
 from .fixes import split_lines
 
 _NEWLINE = re.compile(r"\r\n?|\n")
-# Whitespace is never a diagnostic's node: not indexed (a request for one falls back).
-_SKIP = (cst.BaseParenthesizableWhitespace, cst.TrailingWhitespace, cst.EmptyLine, cst.Newline, cst.Comment)
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 # Bodies of compound statements hold statements of their own; the header is the rest.
 _BODIES = ("body", "orelse", "handlers", "finalbody")
 
@@ -275,30 +274,4 @@ def _split(text: str) -> list[str]:
     if last < len(text):
         out.append(text[last:])
     return out
-
-
-_OTHER, _NODE, _SEQUENCE = 0, 1, 2
-# type -> what a field of that type holds: isinstance against libcst's abstract classes
-# is slow, and the index visits every node of the file once.
-_KINDS: dict[type, int] = {}
-
-
-def _kind(t: type) -> int:
-    kind = _KINDS.get(t)
-    if kind is None:
-        if issubclass(t, cst.CSTNode):
-            kind = _OTHER if issubclass(t, _SKIP) else _NODE
-        elif t is tuple or t is list:
-            kind = _SEQUENCE
-        else:
-            kind = _OTHER
-        _KINDS[t] = kind
-    return kind
-
-
-def _fields(kind: type) -> tuple[str, ...]:
-    names = _CHILD_FIELDS.get(kind)
-    if names is None:
-        names = _CHILD_FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind))
-    return names
 

@@ -18,6 +18,7 @@ from typing import Optional
 import libcst as cst
 
 from ..call_counts import TREE_MAPS, WRAPPERS, SyntaxCounts
+from ..cst_children import children
 
 
 def local_counts(fn: cst.FunctionDef) -> Optional[SyntaxCounts]:
@@ -61,7 +62,7 @@ class _Walker:
         if handler is not None:
             handler(self, node)
             return
-        for child in node.children:
+        for child in children(node):
             self.node(child)
 
     def store(self, target: cst.CSTNode) -> None:

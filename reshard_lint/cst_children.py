@@ -1,0 +1,64 @@
+"""A libcst node's child nodes, read from its fields.
+
+``CSTNode.children`` runs a visitor through the node's ``_visit_and_replace_children``
+(libcst's own comment calls it slow): on the jax repository's files that reach the
+engine it was 1.35 s of the 1.57 s the local call counts took (localcounts.py). Here
+the fields of a node type are read once, and what a field holds is told by a table of
+types, not ``isinstance`` against libcst's abstract classes. Whitespace, comments and
+newlines hold no name and are never a diagnostic's node: left out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Iterator
+
+import libcst as cst
+
+_WHITESPACE = (cst.BaseParenthesizableWhitespace, cst.TrailingWhitespace, cst.EmptyLine, cst.Newline,
+               cst.Comment)
+
+OTHER, NODE, SEQUENCE = 0, 1, 2
+# type -> what a field of that type holds.
+KINDS: dict[type, int] = {}
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def kind(t: type) -> int:
+    found = KINDS.get(t)
+    if found is None:
+        if issubclass(t, cst.CSTNode):
+            found = OTHER if issubclass(t, _WHITESPACE) else NODE
+        elif t is tuple or t is list:
+            found = SEQUENCE
+        else:
+            found = OTHER
+        KINDS[t] = found
+    return found
+
+
+def fields(t: type) -> tuple[str, ...]:
+    """The names of a node type's fields."""
+    names = _FIELDS.get(t)
+    if names is None:
+        names = _FIELDS[t] = tuple(f.name for f in dataclasses.fields(t))
+    return names
+
+
+def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The nodes ``node.children`` gives, whitespace left out, in field order."""
+    kinds = KINDS
+    for name in fields(type(node)):
+        value = getattr(node, name)
+        k = kinds.get(type(value))
+        if k is None:
+            k = kind(type(value))
+        if k == NODE:
+            yield value
+        elif k == SEQUENCE:
+            for item in value:
+                k = kinds.get(type(item))
+                if k is None:
+                    k = kind(type(item))
+                if k == NODE:
+                    yield item
