@@ -206,7 +206,18 @@ def _exports_uncached(view: FileView, mod: ModuleFile, text: str, name: str, dep
     for rhs in _bindings(view, mod, text).get(name, ()):
         if any(w in rhs for w in VALUE_WORDS):
             return True
-        if any(_exports(view, mod, other, depth, seen) for other in set(_IDENT.findall(rhs)) - seen):
+        # ``X = handlers.X`` through a module imported whole: that module's X, not
+        # whether it binds anything (an alias of a class read as a device value made
+        # every importer of pytree_checkpoint_handler.py summarise it).
+        for head, attr in _ATTRIBUTE.findall(rhs):
+            sub = _module_named(view, mod, text, head)
+            if sub is not None:
+                if _exports(view, sub, attr, depth - 1):
+                    return True
+            elif head not in seen and _exports(view, mod, head, depth, seen):
+                return True
+        rest = set(_IDENT.findall(_ATTRIBUTE.sub(" ", rhs))) - seen
+        if any(_exports(view, mod, other, depth, seen) for other in rest):
             return True  # ALIAS = TRAIN
     froms, imports = _module_imports(view, mod, text)
     if not any(name in names or names.strip() == "*" for _, _, names in froms) \
@@ -241,6 +252,30 @@ def _exports_uncached(view: FileView, mod: ModuleFile, text: str, name: str, dep
             if sub is not None and _binds_any(view, sub, depth - 1):
                 return True
     return False
+
+
+# ``head.attr`` in a value (not ``x.head.attr``: a chain's head is its first name).
+_ATTRIBUTE = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\.([A-Za-z_]\w*)")
+
+
+def _module_named(view: FileView, mod: ModuleFile, text: str, head: str) -> ModuleFile | None:
+    """The project module ``mod`` imports whole as ``head`` (``from pkg import sub``,
+    ``import pkg.sub as head``), or None."""
+    froms, imports = _module_imports(view, mod, text)
+    index = view.project.index
+    for dots, module, names in froms:
+        if head not in names:
+            continue
+        base = FileView(view.project, mod).absolute(len(dots), module or None) if dots else module
+        if not base or base.split(".")[0] in MODELLED:
+            continue
+        for taken, alias in _NAME.findall(names.strip("()")):
+            if (alias or taken) == head:
+                return index.find(f"{base}.{taken}")
+    for module, alias in imports:
+        if alias == head and module.split(".")[0] not in MODELLED:
+            return index.find(module)
+    return None
 
 
 # A module-level assignment (column 0) whose value names devices, meshes or shardings.
