@@ -95,8 +95,8 @@ class Engine:
         ``prepared``: what the file's Python tree gave, made where the tree was."""
         result = FileResult(path)
         # Names imported from the project's modules that may hold meshes: the file's own
-        # text need not name any, and its parts are not cut apart (components.py counts
-        # what the file builds itself).
+        # text need not name any, and they seed its slice (components.py) as what the
+        # file builds itself does.
         if not force:
             imported = self.projects.device_imports(source, path)[0]
             if not imported and not prefilter(source):

@@ -57,10 +57,8 @@ def sliced(source: str, tree: ast.AST | None, min_lines: int | None,
 
     if "*" in imported:
         return source, None, None
-    limit = SLICE_MIN_LINES if min_lines is None else min_lines
     by_component = COMPONENT_MIN_LINES if min_lines is None else min_lines
-    if imported:
-        limit = 10**9
+    limit = 10**9 if imported else (SLICE_MIN_LINES if min_lines is None else min_lines)
     length = source.count("\n")
     if length < min(limit, by_component) or not isinstance(tree, ast.Module):
         # No tree: Python cannot parse the file, and libcst reports what is wrong with it.

@@ -60,6 +60,16 @@ def current(path: str, now: dict[str, str | None],
     return now[path]
 
 
+def _stamp(path: str) -> tuple[int, int] | None:
+    """What says a file is unchanged since it was read: its mtime and size; None when it
+    cannot be read."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
 class Project:
     def __init__(self, layout: Layout, analyse: Analyse,
                  unsaved: Callable[[str], str | None] = lambda path: None) -> None:
@@ -83,21 +93,36 @@ class Project:
 
     def text(self, path: str) -> tuple[str, str] | None:
         """(text, digest) of a project file, the editor's when it has the file open; a file
-        unchanged on disk is not read again."""
+        unchanged on disk is not read again while its text is among the last read."""
         text = self.unsaved(path)
         if text is not None:
             return text, digest(text)
-        try:
-            st = os.stat(path)
-        except OSError:
+        stamp = _stamp(path)
+        if stamp is None:
             return None
-        stamp = (st.st_mtime_ns, st.st_size)
         known = self._stamps.get(path)
         if known is not None and known[0] == stamp:
             text = self._recent.get(path)
             if text is not None:
                 self._recent.move_to_end(path)
                 return text, known[1]
+        return self._read(path, stamp)
+
+    def digest_of(self, path: str) -> str | None:
+        """The digest of a project file's content now, from its stat when it was read before."""
+        text = self.unsaved(path)
+        if text is not None:
+            return digest(text)
+        stamp = _stamp(path)
+        if stamp is None:
+            return None
+        known = self._stamps.get(path)
+        if known is not None and known[0] == stamp:
+            return known[1]
+        found = self._read(path, stamp)
+        return found[1] if found is not None else None
+
+    def _read(self, path: str, stamp: tuple[int, int]) -> tuple[str, str] | None:
         text = read_file(path)
         if text is None:
             return None
@@ -107,21 +132,6 @@ class Project:
         if len(self._recent) > _RECENT:
             self._recent.popitem(last=False)
         return text, d
-
-    def digest_of(self, path: str) -> str | None:
-        """The digest of a project file's content now, from its stat when it was read before."""
-        text = self.unsaved(path)
-        if text is not None:
-            return digest(text)
-        try:
-            st = os.stat(path)
-        except OSError:
-            return None
-        known = self._stamps.get(path)
-        if known is not None and known[0] == (st.st_mtime_ns, st.st_size):
-            return known[1]
-        found = self.text(path)
-        return found[1] if found is not None else None
 
     def current(self, deps: dict[str, str]) -> bool:
         """Whether every file in ``deps`` still has the content it was read with."""
