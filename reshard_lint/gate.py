@@ -21,7 +21,7 @@ from .prefilter import prefilter
 _FRESH_CALLS = frozenset({"devices", "local_devices"})  # device lists in enumeration order
 _DEVICE_CALLS = _FRESH_CALLS | {"create_device_mesh", "create_hybrid_device_mesh"}
 _DEVICE_ATTRS = frozenset({"devices", "device_set"})
-_MESH_CTORS = frozenset({"Mesh", "make_mesh"})
+_MESH_CTORS = frozenset({"Mesh", "make_mesh", "create_mesh", "with_explicit_mesh"})
 # Calls and attributes that can reorder a device list.
 _REORDERS = frozenset({"reversed", "flip", "fliplr", "flipud", "roll", "transpose", "swapaxes",
                        "moveaxis", "permutation", "shuffle", "sample", "sorted", "choice", "list"})
@@ -31,8 +31,10 @@ _ORIGINS = frozenset({"device_put", "make_array_from_callback", "make_array_from
                       "make_array_from_process_local_data", "host_local_array_to_global_array"})
 # Where an array with a known mesh meets something other than a second device source:
 # the context mesh, a shard's own device, a fetch to the host.
-_ONE_MESH_USES = frozenset({"set_mesh", "use_mesh", "addressable_data", "addressable_shards", "device_get",
+_ONE_MESH_USES = frozenset({"addressable_data", "addressable_shards", "device_get",
                             "asarray", "array", "tolist"})
+# jnp.array(x) and jnp.asarray(x) compute on x's devices: no fetch to the host (RSH305).
+_JNP_MAKERS = frozenset({"array", "asarray"})
 # Members a constructor call reaches: ``Cls(...)`` calls them.
 _CONSTRUCTION = frozenset({"__init__", "__post_init__", "__new__", "__call__", "setup", "__init_subclass__"})
 
@@ -120,7 +122,7 @@ class GateFacts:
     """
 
     __slots__ = ("sources", "reorders", "assigns", "calls", "aliases", "ids", "indexed", "one_mesh_use",
-                 "declared_global", "attrs", "functions", "inner")
+                 "declared_global", "attrs", "functions", "inner", "helpers")
 
     def __init__(self) -> None:
         self.sources: list[tuple[int, ast.AST]] = []  # device attributes read (mesh.devices), by scope
@@ -138,6 +140,8 @@ class GateFacts:
         self.functions: dict[int, tuple[str, ...]] = {}
         # ... and the names of the functions and lambdas defined inside it.
         self.inner: dict[int, set[str]] = {}
+        # ... and those functions and lambdas themselves, by scope, with their names.
+        self.helpers: dict[int, list[tuple[tuple[str, ...], ast.AST]]] = {}
 
     @staticmethod
     def merged(parts: Iterable["GateFacts"]) -> "GateFacts":
@@ -156,6 +160,8 @@ class GateFacts:
             out.functions.update(p.functions)
             for scope, names in p.inner.items():
                 out.inner.setdefault(scope, set()).update(names)
+            for scope, nodes in p.helpers.items():
+                out.helpers.setdefault(scope, []).extend(nodes)
         return out
 
 
@@ -177,7 +183,10 @@ def gate_facts(tree: ast.AST, owner: str | None = None) -> GateFacts:
     facts = GateFacts()
     reorders, assigns, calls, aliases = facts.reorders, facts.assigns, facts.calls, facts.aliases
     sources = facts.sources
-    functions, inner = facts.functions, facts.inner
+    functions, inner, helpers = facts.functions, facts.inner, facts.helpers
+    # Decorators of module-level functions and methods run once, where the function is
+    # defined: @jtu.with_explicit_mesh(...) makes one mesh however often the test runs.
+    defining: set[int] = set()
     owners: dict[int, str] = {}  # a class's members -> the class
     Call, Attribute, Subscript = ast.Call, ast.Attribute, ast.Subscript
     BinOp, ListComp = ast.BinOp, ast.ListComp
@@ -198,7 +207,7 @@ def gate_facts(tree: ast.AST, owner: str | None = None) -> GateFacts:
             continue
         t = type(node)
         if t is Call:
-            calls.append((_name(node.func), node, scope))  # type: ignore[attr-defined]
+            calls.append((_name(node.func), node, 0 if id(node) in defining else scope))  # type: ignore[attr-defined]
         elif t is Attribute:
             attr = node.attr  # type: ignore[attr-defined]
             attrs_seen.add(attr)
@@ -239,6 +248,7 @@ def gate_facts(tree: ast.AST, owner: str | None = None) -> GateFacts:
             elif type(value) is ast.Lambda:
                 if scope:
                     inner.setdefault(scope, set()).update(names, attrs)
+                    helpers.setdefault(scope, []).append(((*names, *attrs), value))
                 else:
                     functions[id(value)] = (*names, *attrs)
         elif t is ast.Global:
@@ -253,8 +263,10 @@ def gate_facts(tree: ast.AST, owner: str | None = None) -> GateFacts:
             called = (fname, cls) if cls is not None and fname in _CONSTRUCTION else (fname,)
             if scope:
                 inner.setdefault(scope, set()).update(called)
+                helpers.setdefault(scope, []).append((called, node))
             else:
                 functions[id(node)] = called
+                defining.update(id(d) for d in node.decorator_list)  # type: ignore[attr-defined]
         elif t is ast.ClassDef:
             for member in node.body:  # type: ignore[attr-defined]
                 owners[id(member)] = node.name  # type: ignore[attr-defined]
@@ -343,7 +355,7 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
     """The gate's verdict on the facts of a file (or of the parts of it that matter).
     ``imported``: names bound by imports of project modules that may hold device values
     (project/imported.py); each one handed to a call counts as a mesh built here."""
-    source_scopes: list[int] = []
+    source_scopes: list[tuple[int, ast.AST | None]] = []
     counted: set[int] = set()  # nodes whose devices another source already counts
     in_meshes: set[int] = set()  # nodes inside a mesh constructor's arguments
     reorders = list(facts.reorders)
@@ -359,7 +371,7 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
         if name in _DEVICE_CALLS:
             counted.add(id(node.func))  # jax.devices() is one source, not a call and an attribute
             if id(node) not in counted:
-                source_scopes.append(scope)
+                source_scopes.append((scope, node))
         elif name in _MESH_CTORS:
             ctors += 1
             inside = {id(sub) for arg in (*node.args, *node.keywords) for sub in walk(arg)}
@@ -369,7 +381,7 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
                 # Mesh(devs, ...) is not a source of its own: its devices are counted where
                 # they are made (a call, an attribute, a call site feeding a parameter), and a
                 # mesh of devices the file does not make is unknown to the analysis.
-                source_scopes.append(scope)
+                source_scopes.append((scope, node))
                 counted |= inside
         elif name in _REORDERS:
             reorders.append((scope, node))
@@ -381,15 +393,16 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
                 device_target = device_target or type(target) in (ast.Subscript, ast.Name)
         elif name == "NamedSharding":
             shardings.append((scope, node))
-        elif name in _ONE_MESH_USES and id(node) not in in_meshes:  # not np.array(jax.devices())
+        elif name in _ONE_MESH_USES and id(node) not in in_meshes \
+                and not (raw in _JNP_MAKERS and _on_jnp(node.func)):  # not np.array(jax.devices())
             one_mesh_use = True
         if not origin and any(k.arg in ("out_shardings", "device") for k in node.keywords):
             origin = True
-    source_scopes += [scope for scope, node in facts.sources if id(node) not in counted]
+    source_scopes += [(scope, node) for scope, node in facts.sources if id(node) not in counted]
     if imported:
         used = _imported_arguments(facts, imported)
         ctors += used
-        source_scopes += [0] * used
+        source_scopes += [(0, None)] * used
     sources = _instances(source_scopes, facts) if (ctors and origin) or device_target else 0
     if ctors and sources >= 2 and origin:
         return True  # RSH2xx/RSH3xx: an array with a known mesh and a second device source
@@ -460,32 +473,32 @@ def _imported_arguments(facts: GateFacts, imported: frozenset[str]) -> int:
     return max(len(used), 2) if "*" in imported else len(used)
 
 
-def _instances(scopes: list[int], facts: GateFacts) -> int:
-    """How many device values the sources in ``scopes`` can give, up to 2.
+def _instances(sources: list[tuple[int, ast.AST | None]], facts: GateFacts) -> int:
+    """How many device values the sources (their scopes and nodes) can give, up to 2.
 
     The analysis evaluates a function's body at each call it follows: one
     ``jax.make_mesh(shape, ...)`` in a helper called with two shapes is two meshes.
     """
-    if len(scopes) != 1 or scopes[0] == 0:
-        return min(len(scopes), 2)
+    if len(sources) != 1 or sources[0][0] == 0:
+        return min(len(sources), 2)
     calls: dict[str, list[int]] = {}  # a called name -> the scopes of its calls
     passed: set[str] = set()  # names handed to a call: partial(f), jax.jit(f), callbacks
     aliases = facts.aliases
-    for raw, node, scope in facts.calls:
+    for raw, call, scope in facts.calls:
         calls.setdefault(aliases.get(raw, raw), []).append(scope)
-        for arg in (*node.args, *(k.value for k in node.keywords)):
+        for arg in (*call.args, *(k.value for k in call.keywords)):
             if type(arg) in (ast.Name, ast.Attribute, ast.Starred):
                 n = _name(arg.value if type(arg) is ast.Starred else arg)  # type: ignore[attr-defined]
                 passed.add(aliases.get(n, n))
-
-    return _times(scopes[0], frozenset(), facts, calls, passed)
+    scope, node = sources[0]
+    return _times(scope, frozenset(), facts, calls, passed, node)
 
 
 def _times(scope: int, seen: frozenset[int], facts: GateFacts, calls: dict[str, list[int]],
-           passed: set[str]) -> int:
-    """How many times the function of ``scope`` runs, up to 2. A module-level function,
-    not a closure calling itself: that would be a reference cycle holding the file's
-    tree until the next collection."""
+           passed: set[str], node: ast.AST | None = None) -> int:
+    """How many times the function of ``scope`` runs, up to 2; with ``node``, how many
+    times ``node`` in it does. A module-level function, not a closure calling itself:
+    that would be a reference cycle holding the file's tree until the next collection."""
     if scope == 0:
         return 1
     if scope in seen:
@@ -495,6 +508,25 @@ def _times(scope: int, seen: frozenset[int], facts: GateFacts, calls: dict[str, 
         if n in passed:
             return 2
         outer += sum(_times(s, seen | {scope}, facts, calls, passed) for s in calls.get(n, ()))
-    if any(n in passed or len(calls.get(n, ())) >= 2 for n in facts.inner.get(scope, ())):
-        outer = 2 * max(outer, 1)  # a helper defined in the function, called twice
+    if node is None:
+        repeated = any(n in passed or len(calls.get(n, ())) >= 2 for n in facts.inner.get(scope, ()))
+    else:
+        repeated = any(_within(node, helper) for names, helper in facts.helpers.get(scope, ())
+                       if any(n in passed or len(calls.get(n, ())) >= 2 for n in names))
+    if repeated:
+        outer = 2 * max(outer, 1)  # in a helper defined in the function, called twice
     return min(max(outer, 1), 2)
+
+
+def _within(node: ast.AST, outer: ast.AST) -> bool:
+    start = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    end = (node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+    return (outer.lineno, outer.col_offset) <= start \
+        and end <= (outer.end_lineno, outer.end_col_offset)  # type: ignore[attr-defined]
+
+
+def _on_jnp(func: ast.AST) -> bool:
+    """``jnp.f`` or ``jax.numpy.f``."""
+    base = getattr(func, "value", None)
+    return type(base) is ast.Name and base.id == "jnp" or type(base) is ast.Attribute \
+        and base.attr == "numpy" and type(base.value) is ast.Name and base.value.id == "jax"  # type: ignore[attr-defined]

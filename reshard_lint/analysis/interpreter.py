@@ -28,8 +28,9 @@ from .models import commitments, device_ids, placement
 from .scope import Scope, block, count_bindings, names_in_target
 from .valueops import dotted, expects_error, ordered
 from .values import (
-    UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, JitVal, MeshContextVal, MeshVal,
-    HostVal, PATHS, PartialVal, QualVal, SeqVal, ShardingVal, TransformVal, Value, join, undecidable, unknown,
+    UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, JitVal, MeshContextVal,
+    MeshDecoratorVal, MeshVal, HostVal, PATHS, PartialVal, QualVal, SeqVal, ShardingVal, TransformVal, Value,
+    join, undecidable, unknown,
 )
 from ..qualnames import canonical
 
@@ -295,6 +296,8 @@ class Analyzer(Expressions, Calls, Functions, Classes):
         func: Value = fn
         for dec in reversed(stmt.decorators):
             d = self.eval(dec.decorator, scope)
+            if isinstance(d, MeshDecoratorVal):
+                fn.context = d.context
             func = self.apply_decorator(d, func, dec.decorator)
         scope.vars[stmt.name.value] = func
         self.pending.append((fn, scope, self_val))
@@ -336,6 +339,13 @@ class Analyzer(Expressions, Calls, Functions, Classes):
             # A static or class method: its call sites bind the parameters differently.
             for p in params:
                 scope.vars[p] = unknown(NO_CALL_SITE)
+        if func.context is not None:
+            # Run by its decorator under jax.set_mesh(mesh), given mesh=mesh.
+            self.context_mesh = func.context.mesh
+            self.context_site = func.context
+            self.mesh_context = True
+            if "mesh" in params:
+                scope.vars["mesh"] = func.context.mesh
         self.returns.append([])
         self.exec_block(body, scope)
         self.returns.pop()

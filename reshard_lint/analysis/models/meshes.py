@@ -38,8 +38,8 @@ def _mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     return mesh
 
 
-def _physical(an: Analyzer, call: Call, node: cst.Call, shape_v: Value, devs: Value,
-              given: bool, exact: bool = False) -> DevVal:
+def builder_devices(an: Analyzer, call: Call, node: cst.Call, shape_v: Value, devs: Value,
+                    given: bool, exact: bool = False) -> DevVal:
     """The device array of make_mesh/create_device_mesh: the platform's order of a known set.
 
     The order is the platform's (TPU: physical coordinates and the shape, GPU: sorted by
@@ -89,7 +89,7 @@ def _physical(an: Analyzer, call: Call, node: cst.Call, shape_v: Value, devs: Va
 def _make_mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     shape_v = call.arg(0, "axis_shapes")
     given = call.given(-1, "devices")
-    d = _physical(an, call, node, shape_v, call.arg(-1, "devices"), given)
+    d = builder_devices(an, call, node, shape_v, call.arg(-1, "devices"), given)
     mesh = MeshVal(devices=d, node=node, ctor="jax.make_mesh", sizes=d.sizes, name=an.name_for(node))
     an.ctx.mesh_roots.add(id(d.fn))
     an.emit(MeshBuilt(node=node, ctx=an.ctx, mesh=mesh))
@@ -102,7 +102,7 @@ def _create_device_mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scope) 
     given = call.given(1, "devices")
     if call.given(2, "contiguous_submeshes"):
         return DevVal(fn=undecidable, desc=an.ctx.code(node, 60), node=node)
-    return _physical(an, call, node, shape_v, call.arg(1, "devices"), given, exact=True)
+    return builder_devices(an, call, node, shape_v, call.arg(1, "devices"), given, exact=True)
 
 
 @handles("create_hybrid_device_mesh")
