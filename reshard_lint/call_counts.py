@@ -19,6 +19,9 @@ from .ast_walk import FIELDS, fields
 # models/transforms.py). A tree map calls it on each leaf.
 WRAPPERS = frozenset({"jit", "partial", "grad", "value_and_grad", "vmap", "checkpoint", "remat"})
 TREE_MAPS = frozenset({"tree_map", "map"})
+# Methods of a jitted function that trace it with the arguments given, as a call does:
+# ``f.lower(x)`` calls ``f`` there (analysis/calls.py).
+TRACES = frozenset({"lower", "trace", "eval_shape"})
 
 
 @dataclass
@@ -85,6 +88,8 @@ class SyntaxCounts:
         elif isinstance(f, ast.Attribute):
             _add(self.attr_calls, f.attr, sign)
             tail = f.attr
+            if tail in TRACES and isinstance(f.value, ast.Name):
+                _add(self.calls, f.value.id, sign)
         else:
             wrapped = _wrapped(f)
             if wrapped is not None:

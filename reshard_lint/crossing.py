@@ -193,7 +193,11 @@ def rebuild_on_own_mesh(ctx: FileContext, event: Transfer, pair: Pair) -> Option
     if spec is None or ns is None:
         return None
     x = ctx.code(event.value_node, 10_000)
-    line, col, end_line, end_col = ctx.span(event.target_node)
+    target = event.target_node
+    while isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute) \
+            and target.func.attr.value == "with_memory_kind":
+        target = target.func.value  # the sharding itself: the memory kind stays as written
+    line, col, end_line, end_col = ctx.span(target)
     text = f"{ns}({x}.sharding.mesh, {spec})"
     return Fix(title=f"Build the target on the array's own mesh: {text}",
                edits=(Edit(line, col, end_line, end_col, text),), safe=False)

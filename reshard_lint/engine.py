@@ -246,6 +246,8 @@ class Engine:
             rule.start(ctx)
             finishers.append(rule)
         analyzer = Analyzer(ctx, sink)
+        if observer is not None:
+            analyzer.expected_sink = transfers.append
         analyzer.run()
         for rule in finishers:
             if ctx.runtime not in rule.runtimes:

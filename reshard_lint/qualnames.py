@@ -42,6 +42,9 @@ _ALIASES: dict[str, str] = {
     "jax.sharding.P": "jax.sharding.PartitionSpec",
     "jax._src.partition_spec.PartitionSpec": "jax.sharding.PartitionSpec",
     "jax.sharding.SingleDeviceSharding": "jax.sharding.SingleDeviceSharding",
+    "jax._src.sharding_impls.SingleDeviceSharding": "jax.sharding.SingleDeviceSharding",
+    # the same constructor with memory_kind= keyword-only (jax/_src/sharding_impls.py)
+    "jax._src.sharding_impls.make_single_device_sharding": "jax.sharding.SingleDeviceSharding",
     "jax.set_mesh": "jax.set_mesh",
     "jax.sharding.set_mesh": "jax.set_mesh",
     "jax.sharding.use_mesh": "jax.set_mesh",

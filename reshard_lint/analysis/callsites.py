@@ -41,6 +41,9 @@ STAR = "a parameter fed by *args or **kwargs"
 class Site:
     node: cst.CSTNode
     params: Optional[dict[str, Value]]  # None: the arguments could not be matched
+    # The context mesh in force at the call (the analyzer's context_mesh and whether a
+    # mesh context may be in force), which a function traced or run there sees.
+    context: Optional[tuple[Value, bool]] = None
 
 
 class CallSites:
@@ -63,16 +66,19 @@ class CallSites:
             self._counts = SyntaxCounts.of(self._source, self._tree)
         return self._counts
 
-    def observe(self, func: FuncVal, node: cst.CSTNode, params: Optional[dict[str, Value]]) -> None:
+    def observe(self, func: FuncVal, node: cst.CSTNode, params: Optional[dict[str, Value]],
+                context: Optional[tuple[Value, bool]] = None) -> None:
         fn_sites = self.sites.setdefault(func.node, {})
         old = fn_sites.get(id(node))
+        if old is not None and old.context != context:
+            context = None
         if old is not None and old.params is not None and params is not None:
             # The same call evaluated again (a tree-map callback, a loop): join.
             merged = {k: join(v, params.get(k, UNKNOWN)) for k, v in old.params.items()}
             params = merged
         elif old is not None:
             params = None
-        fn_sites[id(node)] = Site(node, params)
+        fn_sites[id(node)] = Site(node, params, context)
 
     def observe_fields(self, cls: ClassVal, node: cst.CSTNode, params: Optional[dict[str, Value]]) -> None:
         """A dataclass constructor call: its fields are the parameters."""
@@ -143,6 +149,18 @@ class CallSites:
     def parameters(self, func: FuncVal, names: list[str]) -> dict[str, Value]:
         """The value of each parameter: one value all call sites agree on, or unknown."""
         return self._agreed(self.expected(func), self.sites.get(func.node, {}), names)
+
+    def context(self, func: FuncVal) -> Optional[tuple[Value, bool]]:
+        """The context mesh every call of ``func`` runs it under, when every call was
+        seen and they agree (one mesh object); None otherwise."""
+        want = self.expected(func)
+        seen = self.sites.get(func.node, {})
+        if not want or len(seen) != want:
+            return None
+        contexts = {(id(s.context[0]), s.context[1]) if s.context is not None else None for s in seen.values()}
+        if len(contexts) != 1 or None in contexts:
+            return None
+        return next(iter(seen.values())).context
 
     def _agreed(self, want: Optional[int], seen: dict[int, Site], names: list[str]) -> dict[str, Value]:
         if want is None:

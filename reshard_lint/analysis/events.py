@@ -71,6 +71,9 @@ class Transfer(Event):
     func: str
     has_global_shape: bool = False
     untargeted: bool = False  # device_put(x) with no target: uncommitted, crosses nothing
+    # Run as the first thing a block expecting an error does (interpreter.exec_with):
+    # coverage classifies it, no rule reads it.
+    expected_error: bool = False
 
 
 @dataclass(eq=False)

@@ -37,7 +37,7 @@ class Functions:
         # value runs the same calls again in one caller's context. Another module's
         # function has its call sites there.
         if not self.quiet and func.home is None and isinstance(func.node, cst.FunctionDef):
-            self.callsites.observe(func, node, params)
+            self.callsites.observe(func, node, params, (self.context_mesh, self.mesh_context))
         return params
 
     def call_function(self, func: FuncVal, call: Call, node: cst.CSTNode, *, bound: Optional[Value] = None,

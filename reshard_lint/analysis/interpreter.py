@@ -49,6 +49,11 @@ class Analyzer(Expressions, Calls, Functions, Classes):
         # The jax.set_mesh call in force (a MeshContextVal), read by contextmesh.py.
         self.context_site: Value = UNKNOWN
         self.global_context: Value = UNKNOWN
+        # reshard-lint coverage: where the first transfer of an expected-error block's
+        # first statement goes (it runs: the block expects it to fail), and the quiet
+        # level and helper depth it is taken at; no rule sees it.
+        self.expected_sink: Optional[Sink] = None
+        self.expecting: Optional[tuple[int, int]] = None
         self.pending: list[tuple[FuncVal, Scope, Optional[InstanceVal]]] = []
         # The text parsed, not module.code: that regenerates every node of the module.
         if ctx.call_counts is not None:
@@ -258,10 +263,11 @@ class Analyzer(Expressions, Calls, Functions, Classes):
         site_before = self.context_site
         # Code inside `with pytest.raises(...)` / `self.assertRaises(...)` is meant to fail.
         raising = any(expects_error(item.item) for item in stmt.items)
+        observed = raising and not self.quiet and self.expected_sink is not None
         if raising:
             self.quiet += 1
         try:
-            self._exec_with(stmt, scope)
+            self._exec_with(stmt, scope, observed)
         finally:
             if raising:
                 self.quiet -= 1
@@ -269,7 +275,7 @@ class Analyzer(Expressions, Calls, Functions, Classes):
             self.mesh_context = in_context
             self.context_site = site_before
 
-    def _exec_with(self, stmt: cst.With, scope: Scope) -> None:
+    def _exec_with(self, stmt: cst.With, scope: Scope, observed: bool = False) -> None:
         for item in stmt.items:
             val = self.eval(item.item, scope)
             if isinstance(val, MeshVal):
@@ -287,7 +293,15 @@ class Analyzer(Expressions, Calls, Functions, Classes):
             if item.asname is not None:
                 bound = val.mesh if isinstance(val, MeshContextVal) else val
                 self.bind(item.asname.name, bound, scope)  # type: ignore[arg-type]
-        self.exec_block(block(stmt.body), scope)
+        body = block(stmt.body)
+        if observed and body:
+            self.expecting = (self.quiet, len(self.inline_stack))
+            try:
+                self.exec_stmt(body[0], scope)
+            finally:
+                self.expecting = None
+            body = body[1:]
+        self.exec_block(body, scope)
 
     def exec_def(self, stmt: cst.FunctionDef, scope: Scope, self_val: InstanceVal | None = None) -> None:
         owner = self_val.cls if self_val is not None else None
@@ -346,6 +360,15 @@ class Analyzer(Expressions, Calls, Functions, Classes):
             self.mesh_context = True
             if "mesh" in params:
                 scope.vars["mesh"] = func.context.mesh
+        else:
+            shared = self.callsites.context(func)
+            if shared is not None and shared[0] is not self.context_mesh:
+                # Every call runs it under one context mesh (a jitted function traced there,
+                # a helper called there): its bare PartitionSpecs place on that mesh. Its
+                # operations meet the context at the call (contextmesh.jit_call), so no
+                # context site here, as for a lambda run at its call.
+                self.context_mesh, self.mesh_context = shared
+                self.context_site = UNKNOWN
         self.returns.append([])
         self.exec_block(body, scope)
         self.returns.pop()

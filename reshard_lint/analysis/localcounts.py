@@ -17,7 +17,7 @@ from typing import Optional
 
 import libcst as cst
 
-from ..call_counts import TREE_MAPS, WRAPPERS, SyntaxCounts
+from ..call_counts import TRACES, TREE_MAPS, WRAPPERS, SyntaxCounts
 from ..cst_children import children
 
 
@@ -86,6 +86,8 @@ class _Walker:
             _add(c.calls, func.value)
         elif isinstance(func, cst.Attribute):
             _add(c.attr_calls, func.attr.value)
+            if func.attr.value in TRACES and isinstance(func.value, cst.Name):
+                _add(c.calls, func.value.value)
         elif (wrapped := _wrapped(func)) is not None:
             _add(c.calls, wrapped)  # jax.jit(f)(x): the analysis calls f there
         tail = _tail(func)

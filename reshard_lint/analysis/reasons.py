@@ -22,9 +22,10 @@ MESH_CONTEXT = "an array made under a mesh context"
 NOT_REACHED = "a call the analysis did not run (a callback it does not follow, an expected-error block)"
 NOT_COMPARABLE = "two meshes whose comparison is not certain on every topology"
 OTHER = "a value the analysis does not model"
+EXPECTED_ERROR = "a transfer between two meshes in a block that expects an error"
 
 __all__ = [
-    "ATTRIBUTE", "CONFIG", "COMMITTED_OPERAND", "CONTAINER", "DISAGREE", "ESCAPES", "IMPORTED",
+    "ATTRIBUTE", "CONFIG", "COMMITTED_OPERAND", "CONTAINER", "DISAGREE", "ESCAPES", "EXPECTED_ERROR", "IMPORTED",
     "MESH_CONTEXT",
     "NOT_COMPARABLE", "NOT_REACHED", "NO_CALL_SITE", "OTHER", "PACKAGE_CALL", "PATHS", "RECURSIVE", "STAR",
     "UNFOLLOWED_CALL", "UNKNOWN_OBJECT", "UNMODELLED_JAX", "UNSEEN_CALLS", "outside_reason",

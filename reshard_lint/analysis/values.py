@@ -335,10 +335,31 @@ def join(a: Value, b: Value) -> Value:
         return a
     if isinstance(a, QualVal) and isinstance(b, QualVal) and a.qual == b.qual:
         return a
+    if isinstance(a, ArrayVal) and isinstance(b, ArrayVal):
+        return _joined_arrays(a, b)
+    if isinstance(a, HostVal) and isinstance(b, HostVal):
+        # Host data either way: it crosses no mesh (the first one's description stands).
+        return HostVal(a._desc, a.node, a.uncommitted or b.uncommitted)
     for v in (a, b):
         if isinstance(v, Unknown) and v.reason:
             return v
     return Unknown(PATHS)
+
+
+def _joined_arrays(a: "ArrayVal", b: "ArrayVal") -> Value:
+    """Two arrays on one mesh (or one device) object are on its devices whichever path
+    made them; their layout is known only when both have the same sharding."""
+    sa, sb = a.sharding, b.sharding
+    if sa.mesh is not None:
+        if sa.mesh is not sb.mesh:
+            return Unknown(PATHS)
+    elif sb.mesh is not None or sa.device is None or sa.device is not sb.device:
+        return Unknown(PATHS)
+    tree = "tree" in (a.derived, b.derived)
+    if sa is sb:
+        return ArrayVal(sa, a.node, derived="tree" if tree else a.derived or b.derived)
+    return ArrayVal(ShardingVal(sa.node, mesh=sa.mesh, device=sa.device, from_context=sa.from_context
+                                and sb.from_context), a.node, derived="tree" if tree else "array")
 
 
 def undecidable(_: Model) -> object:

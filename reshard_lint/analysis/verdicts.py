@@ -15,7 +15,7 @@ from typing import Optional
 from .context import FileContext, describe_mesh
 from .events import Transfer
 from .models.host import is_host
-from .reasons import IMPORTED, NOT_COMPARABLE, OTHER, UNMODELLED_JAX
+from .reasons import EXPECTED_ERROR, IMPORTED, NOT_COMPARABLE, OTHER, UNMODELLED_JAX
 from .values import (
     ArrayVal, DevVal, HostVal, MeshVal, OwnShardingVal, QualVal, SeqVal, ShardingVal, Unknown, Value,
 )
@@ -59,6 +59,14 @@ def classify(ctx: FileContext, event: Transfer, code: Optional[str]) -> Verdict:
     """The verdict on one transfer event; ``code`` is the diagnostic anchored at its call."""
     if code is not None:
         return Verdict("crossing", f"{code} fires")
+    verdict = _classify(ctx, event)
+    if event.expected_error and verdict.detail == NOT_COMPARABLE:
+        # The block expects a failure, maybe this very one: no rule reads this transfer.
+        return Verdict("unresolved", EXPECTED_ERROR)
+    return verdict
+
+
+def _classify(ctx: FileContext, event: Transfer) -> Verdict:
     value, target = event.value, event.target
     x = ctx.code(event.value_node, 30) if event.value_node is not None else "the value"
     if is_host(value):
@@ -67,7 +75,9 @@ def classify(ctx: FileContext, event: Transfer, code: Optional[str]) -> Verdict:
             else "a literal"
         return Verdict("host_data", f"'{x}' is host data or uncommitted: {where}")
     if event.untargeted:
-        return Verdict("same_devices", f"no target: device_put leaves '{x}' on the devices it is on")
+        # No other devices: in one process a committed array stays where it is; in
+        # multi-controller JAX a global one raises instead (the Device path, RSH301's error).
+        return Verdict("same_devices", f"no target: device_put moves '{x}' to no other devices")
     if isinstance(target, OwnShardingVal) and target.of is value:
         return Verdict("same_devices", f"the target is built from '{x}'s own sharding")
     arrays = _leaves(value)

@@ -27,7 +27,7 @@ class CrossDeviceSetPut(Rule):
     fix_safety = "unsafe"
     events = (Transfer,)
     runtimes = ("multi-controller",)
-    what = 'Flags `jax.device_put(x, s)`, its pytree form, `x.to_device(s)` and `device_put(x, P(...))` under `jax.set_mesh`, when the array `x` was made on one mesh and `s` is on a mesh with a **different set of devices** (a subset, a superset, other devices, another platform), including a row or column of a device grid (`grid[1]`, `grid[:, 0]`) and the first `prod(shape)` devices that `jax.make_mesh(shape, names, devices=...)` keeps from the list it is given (on every platform; the platform decides only their order). The array may be computed: JAX commits what it computes from an array (a slice, arithmetic with host data, `jnp` and `jax.random` functions, array methods, a jitted call given no shardings, `jax.grad`, `jax.value_and_grad` and `jax.vmap` of a function) to the devices of that array, so such a result is on the mesh of its operand.'
+    what = 'Flags `jax.device_put(x, s)`, its pytree form, `x.to_device(s)` and `device_put(x, P(...))` under `jax.set_mesh` (also in a function every call of which runs there), when the array `x` was made on one mesh and `s` is on a mesh with a **different set of devices** (in any memory: `s.with_memory_kind(...)` is on the devices of s; a subset, a superset, other devices, another platform), including a row or column of a device grid (`grid[1]`, `grid[:, 0]`) and the first `prod(shape)` devices that `jax.make_mesh(shape, names, devices=...)` keeps from the list it is given (on every platform; the platform decides only their order). The array may be computed: JAX commits what it computes from an array (a slice, arithmetic with host data, `jnp`, `jax.random`, `jax.lax` and `jax.nn` functions, array methods, a jitted call given no shardings, `jax.grad`, `jax.value_and_grad` and `jax.vmap` of a function) to the devices of that array, so such a result is on the mesh of its operand.'
     why = 'On one host this works, so tests never see it. In multi-controller JAX the move crosses hosts and JAX raises `ValueError: For a cross-host reshard in multi-controller JAX, input and target sharding should have the same set of devices` (some processes raise `NotImplementedError: Cannot reshard an input that is not fully addressable` instead), when the expensive multi-host job starts.'
     fix_text = "Unsafe. When the target is a `NamedSharding` whose `PartitionSpec` can be written at the call, the fix rebuilds the target on the array's own mesh: `jax.device_put(x, NamedSharding(x.sharding.mesh, P('x')))`. That changes which devices hold the result: where the code meant to move the data to the target's devices (weights to the rollout devices), the fixed code keeps them where they are. So it is applied only with `--unsafe-fixes`, and offered as unsafe in the editor. Moving data between device groups on purpose needs a host transfer or `jax.make_array_from_process_local_data`, which the fix does not attempt."
     references = ('jax-ml/jax#26645', 'jax-ml/jax#34264', 'sgl-project/sglang-jax#470', 'google/tunix#843')
@@ -79,6 +79,70 @@ z = jax.make_array_from_callback((8,), NamedSharding(mesh, P('x')), lambda idx: 
 with jax.set_mesh(sub):
     y = jax.device_put(z, P('x'))  # RSH201:9
 """),
+        Invalid(_HEAD + """
+sub = Mesh(np.array(jax.devices()[:4]), ('x',))
+
+
+def replicate(a):
+    return jax.device_put(a, P())  # RSH201:12
+
+
+with jax.set_mesh(sub):
+    y = replicate(x)
+""", note="a helper every call runs under one context mesh places a bare PartitionSpec on it"),
+        Valid(_HEAD + """
+@jax.jit
+def replicate(a):
+    return jax.device_put(a, P())
+
+
+with jax.set_mesh(mesh):
+    y = replicate(x)
+print(y.sharding)
+""", note="traced at its call, under the context mesh x is on"),
+        Invalid(_HEAD + """
+import sys
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+if sys.argv[-1] == 'replicated':
+    w = jax.device_put(np.ones(8), NamedSharding(mesh, P()))
+else:
+    w = x * 2
+y = jax.device_put(w, NamedSharding(half, P('x')))  # RSH201:5
+""", note="bound on two paths, on one mesh either way"),
+        Invalid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+h = jax.lax.fori_loop(0, 3, lambda i, c: jax.nn.relu(c) * 2, jax.lax.dynamic_slice(x, (0,), (8,)))
+y = jax.device_put(h, NamedSharding(half, P('x')))  # RSH201:5
+""", note="jax.lax and jax.nn compute on their operands' devices, as jnp does"),
+        Valid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+h = jax.lax.full_like(x, 1.0, shape=(4,))
+y = jax.device_put(h, NamedSharding(half, P('x')))
+print(y.sharding)
+""", note="full_like with another shape makes an uncommitted array"),
+        Invalid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+y = jax.device_put(x, jax.memory.Space.Host)
+z = jax.device_put(y, NamedSharding(half, P('x')))  # RSH201:5
+""", note="jax.memory.Space.Host moves x to host memory of its own devices"),
+        Invalid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+y = jax.device_put(x, NamedSharding(half, P('x')).with_memory_kind('pinned_host'))  # RSH201:5
+""", fixed=_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+y = jax.device_put(x, NamedSharding(x.sharding.mesh, P('x')).with_memory_kind('pinned_host'))  # RSH201:5
+""", note="another memory of the same devices: with_memory_kind keeps the mesh"),
+        Valid(_HEAD + """
+s = NamedSharding(mesh, P('x'))
+y = jax.device_put(x, s.with_memory_kind('pinned_host'))
+print(y.sharding)
+"""),
+        Valid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+h = jax.device_put(np.arange(8.0))
+z = jax.device_put(h, NamedSharding(half, P('x')))
+print(z.sharding)
+""", note="device_put of host data without a target makes an uncommitted array"),
         Invalid(_HEAD + """
 half = Mesh(np.array(jax.devices()[:4]), ('x',))
 tree = {'w': x, 'b': x}

@@ -79,6 +79,17 @@ f = jax.jit(lambda a: a * 2, out_shardings=NamedSharding(half, P('x')))
 y = f(x)  # RSH203:5
 """),
         Invalid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+
+
+@jax.jit
+def f(a):
+    return jax.lax.with_sharding_constraint(a, NamedSharding(half, P('x')))  # RSH203:12
+
+
+lowered = f.lower(x)
+""", note="f.lower(x) traces f with x, as a call does"),
+        Invalid(_HEAD + """
 rev = Mesh(np.array(jax.devices()[::-1]), ('x',))  # RSH102:7
 y = jax.jit(lambda a: a + 1, out_shardings=NamedSharding(rev, P('x')))(x)  # RSH203:5
 """),

@@ -56,6 +56,24 @@ NOT_ARRAYS = frozenset({
 })
 
 
+# jax.lax and jax.nn functions that are not computations on their operands' devices:
+# they return shapes, functions, or (full_like with another shape) an uncommitted array.
+_NOT_COMPUTATIONS = frozenset({"jax.lax.broadcast_shapes", "jax.lax.full_like", "jax.lax.axis_index",
+                               "jax.lax.axis_size"})
+_NOT_COMPUTING_PACKAGES = ("jax.nn.initializers.",)
+
+
+def lax_result(qual: str, values: Iterable[Value], node: cst.CSTNode) -> Optional[ArrayVal]:
+    """A ``jax.lax`` or ``jax.nn`` function given a committed array: a computation on its
+    devices like any other (observed on jax 0.10.2 for activations, one_hot, slicing and
+    updates, reductions, scan, cond and fori_loop; RSH201's examples run some under
+    multi-controller JAX). Its results may be a pytree (control flow), so ``tree``. None
+    when no committed operand decides."""
+    if qual in _NOT_COMPUTATIONS or qual.startswith(_NOT_COMPUTING_PACKAGES):
+        return None
+    return computed(values, node, tree=True)
+
+
 def keeps_placement(keywords: Iterable[str]) -> bool:
     """A ``jax.jit`` given only these keywords places its results with its arguments."""
     return all(k in _JIT_KEEPS for k in keywords)

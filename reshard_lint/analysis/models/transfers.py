@@ -10,11 +10,13 @@ from . import handles, placement
 from ..arguments import Call
 from ..events import TransferKind
 from .commitments import on_device
+from .host import is_host
 from .meshes import as_target
 from ..scope import Scope
 from ..valueops import leaves
 from ..values import (
-    ArrayVal, FuncVal, JitVal, MeshVal, PartialVal, SeqVal, ShardingVal, SpecVal, UNKNOWN, Value,
+    ArrayVal, FuncVal, HostVal, JitVal, MeshVal, OwnShardingVal, PartialVal, QualVal, SeqVal, ShardingVal,
+    SpecVal, UNKNOWN, Unknown, Value,
 )
 
 if TYPE_CHECKING:
@@ -27,11 +29,39 @@ def _device_put(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value
     if not call.given(1, "device"):
         an.transfer("device_put", node, x, UNKNOWN, call.arg_node(0, "x"), None, an.ctx.code(node.func, 40),
                     untargeted=True)
-        return UNKNOWN  # uncommitted: no origin
+        return left_in_place(an, x, node)
     target = as_target(an, call.arg(1, "device"), call.arg_node(1, "device"))
+    if isinstance(target, QualVal) and target.qual.startswith("jax.memory.Space."):
+        target = _same_devices(x, target)
     an.transfer("device_put", node, x, target, call.arg_node(0, "x"), call.arg_node(1, "device"),
                 an.ctx.code(node.func, 40))
     return placed(x, target, node)
+
+
+def _same_devices(x: Value, space: Value) -> Value:
+    """``device_put(x, jax.memory.Space.Host)``: x's own devices, another memory
+    (observed, jax 0.10.2; RSH201's examples run it under multi-controller JAX)."""
+    if isinstance(x, ArrayVal):
+        return x.sharding
+    if isinstance(x, Unknown) and x is not UNKNOWN:
+        return OwnShardingVal(x)
+    return space
+
+
+def left_in_place(an: Analyzer, x: Value, node: cst.Call) -> Value:
+    """``device_put(x)`` without a target: host data becomes an uncommitted array, under
+    jax.set_mesh too (observed, jax 0.10.2 on 8 CPU devices; RSH201's examples run it
+    under multi-controller JAX). A committed array keeps its sharding in one process,
+    but in multi-controller JAX a global one raises "When the second argument to
+    device_put is a Device, the first argument must be a fully addressable array"
+    (observed: the target None takes the Device path), so that result is unknown."""
+    if isinstance(x, Unknown):
+        return x
+    if isinstance(x, SeqVal):
+        return SeqVal(tuple(left_in_place(an, i, node) for i in x.items), x.kind, x.keys)
+    if is_host(x):
+        return HostVal(an.ctx.lazy_code(node, 40, " (uncommitted)"), node, uncommitted=True)
+    return UNKNOWN
 
 
 def array_on(sharding: Value, node: cst.CSTNode) -> Value:
