@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from reshard_lint.rules import expected_markers, rule_by_code
+from reshard_lint.rules import expected_markers
 
 from ..conftest import FIXTURES
-from .harness import SnippetResult, matches, run_batch
+from .claims import assert_claimed
+from .harness import SnippetResult, run_batch
 
 pytestmark = [pytest.mark.multicontroller, pytest.mark.xdist_group("multicontroller-test_jax_test_util")]
 
@@ -65,11 +66,4 @@ def test_jax_test_util_fixture_does_what_its_markers_claim(index: int, runs: dic
         assert multi.all_ok(), multi.details()
         assert single.all_ok(), single.details()
         return
-    for code in codes:
-        rule = rule_by_code(code)
-        assert rule is not None and rule.grounding is not None and rule.grounding.multi is not None
-        claim = rule.grounding.multi
-        assert matches(multi, claim.status, claim.match, claim.where), multi.details()
-        one = rule.grounding.single
-        if one is not None:
-            assert matches(single, one.status, one.match, one.where), single.details()
+    assert_claimed(codes, multi, single)

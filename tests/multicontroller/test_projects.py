@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from reshard_lint.rules import expected_markers, rule_by_code
+from reshard_lint.rules import expected_markers
 
 from ..conftest import FIXTURES
-from .harness import SnippetResult, matches, run_batch
+from .claims import assert_claimed
+from .harness import SnippetResult, run_batch
 
 pytestmark = [pytest.mark.multicontroller, pytest.mark.xdist_group("multicontroller-test_projects")]
 
@@ -55,8 +56,4 @@ def test_fixture_project_does_what_its_markers_claim(project: str, module: str,
     if not codes:
         assert multi.all_ok(), multi.details()
         return
-    for code in codes:
-        rule = rule_by_code(code)
-        assert rule is not None and rule.grounding is not None and rule.grounding.multi is not None
-        claim = rule.grounding.multi
-        assert matches(multi, claim.status, claim.match, claim.where), multi.details()
+    assert_claimed(codes, multi)

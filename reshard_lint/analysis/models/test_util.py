@@ -13,11 +13,10 @@ import libcst as cst
 
 from . import handles
 from ..arguments import Call
-from ..events import MeshBuilt
 from ..reasons import UNMODELLED_JAX
 from ..scope import Scope
-from ..values import UNKNOWN, ConstVal, MeshContextVal, MeshDecoratorVal, MeshVal, Value, unknown
-from .meshes import builder_devices
+from ..values import UNKNOWN, ConstVal, MeshContextVal, MeshDecoratorVal, Value, unknown
+from .meshes import make_mesh_value
 
 if TYPE_CHECKING:
     from ..interpreter import Analyzer
@@ -38,11 +37,7 @@ def _test_util_create_mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scop
     on the devices sorted by id instead: not modelled."""
     if _iota_order(call, 2):
         return unknown(UNMODELLED_JAX)
-    d = builder_devices(an, call, node, call.arg(0, "mesh_shape"), UNKNOWN, False)
-    mesh = MeshVal(devices=d, node=node, ctor="jax.make_mesh", sizes=d.sizes, name=an.name_for(node))
-    an.ctx.mesh_roots.add(id(d.fn))
-    an.emit(MeshBuilt(node=node, ctx=an.ctx, mesh=mesh))
-    return mesh
+    return make_mesh_value(an, call, node, call.arg(0, "mesh_shape"), UNKNOWN, False)
 
 
 @handles("jax._src.test_util.with_explicit_mesh")
@@ -53,9 +48,6 @@ def _test_util_with_explicit_mesh(an: Analyzer, call: Call, node: cst.Call, scop
     modelled."""
     if _iota_order(call, 3):
         return unknown(UNMODELLED_JAX)
-    d = builder_devices(an, call, node, call.arg(0, "sizes"), UNKNOWN, False)
     # The test receives it as ``mesh``: messages call it so.
-    mesh = MeshVal(devices=d, node=node, ctor="jax.make_mesh", sizes=d.sizes, name="mesh")
-    an.ctx.mesh_roots.add(id(d.fn))
-    an.emit(MeshBuilt(node=node, ctx=an.ctx, mesh=mesh))
+    mesh = make_mesh_value(an, call, node, call.arg(0, "sizes"), UNKNOWN, False, name="mesh")
     return MeshDecoratorVal(MeshContextVal(mesh, node))
