@@ -28,9 +28,8 @@ from .models import commitments, device_ids, placement
 from .scope import Scope, block, count_bindings, names_in_target
 from .valueops import dotted, expects_error, ordered
 from .values import (
-    UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, JitVal, MeshContextVal,
-    MeshDecoratorVal, MeshVal, HostVal, PATHS, PartialVal, QualVal, SeqVal, ShardingVal, TransformVal, Value,
-    join, undecidable, unknown,
+    UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, JitVal, MeshContextVal, MeshVal,
+    HostVal, PATHS, PartialVal, QualVal, SeqVal, ShardingVal, TransformVal, Value, join, undecidable, unknown,
 )
 from ..qualnames import canonical
 
@@ -310,8 +309,6 @@ class Analyzer(Expressions, Calls, Functions, Classes):
         func: Value = fn
         for dec in reversed(stmt.decorators):
             d = self.eval(dec.decorator, scope)
-            if isinstance(d, MeshDecoratorVal):
-                fn.context = d.context
             func = self.apply_decorator(d, func, dec.decorator)
         scope.vars[stmt.name.value] = func
         self.pending.append((fn, scope, self_val))
@@ -353,22 +350,14 @@ class Analyzer(Expressions, Calls, Functions, Classes):
             # A static or class method: its call sites bind the parameters differently.
             for p in params:
                 scope.vars[p] = unknown(NO_CALL_SITE)
-        if func.context is not None:
-            # Run by its decorator under jax.set_mesh(mesh), given mesh=mesh.
-            self.context_mesh = func.context.mesh
-            self.context_site = func.context
-            self.mesh_context = True
-            if "mesh" in params:
-                scope.vars["mesh"] = func.context.mesh
-        else:
-            shared = self.callsites.context(func)
-            if shared is not None and shared[0] is not self.context_mesh:
-                # Every call runs it under one context mesh (a jitted function traced there,
-                # a helper called there): its bare PartitionSpecs place on that mesh. Its
-                # operations meet the context at the call (contextmesh.jit_call), so no
-                # context site here, as for a lambda run at its call.
-                self.context_mesh, self.mesh_context = shared
-                self.context_site = UNKNOWN
+        shared = self.callsites.context(func)
+        if shared is not None and shared[0] is not self.context_mesh:
+            # Every call runs it under one context mesh (a jitted function traced there,
+            # a helper called there): its bare PartitionSpecs place on that mesh. Its
+            # operations meet the context at the call (contextmesh.jit_call), so no
+            # context site here, as for a lambda run at its call.
+            self.context_mesh, self.mesh_context = shared
+            self.context_site = UNKNOWN
         self.returns.append([])
         self.exec_block(body, scope)
         self.returns.pop()

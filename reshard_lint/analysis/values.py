@@ -291,8 +291,6 @@ class FuncVal(Value):
     defaults: dict[str, Value] = field(default_factory=dict)  # evaluated where defined
     owner: Optional["ClassVal"] = None  # the class whose body defines it (a method)
     home: Optional[str] = None  # the file of another module that defines it (project/summaries.py)
-    # A decorator runs it under jax.set_mesh and passes that mesh as ``mesh=``.
-    context: Optional["MeshContextVal"] = None
 
 
 @dataclass(eq=False)
@@ -314,14 +312,6 @@ class MeshContextVal(Value):
 
     mesh: MeshVal
     node: Optional[cst.CSTNode] = None  # the set_mesh call, for messages
-
-
-@dataclass(eq=False)
-class MeshDecoratorVal(Value):
-    """A decorator that runs the function under ``jax.set_mesh(context.mesh)`` and passes
-    that mesh as the ``mesh`` keyword (jax's test helper ``jtu.with_explicit_mesh``)."""
-
-    context: MeshContextVal
 
 
 PATHS = "a name bound differently on different paths (branches, loops, handlers)"

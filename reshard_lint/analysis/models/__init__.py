@@ -31,7 +31,4 @@ def handles(*names: str) -> Callable[[Handler], Handler]:
     return deco
 
 
-from . import (  # noqa: E402,F401 (register)
-    builtins, commitments, devices, fetches, host, meshes, numpy, randomness, test_util, transfers,
-    transforms,
-)
+from . import builtins, commitments, devices, fetches, host, meshes, numpy, randomness, transfers, transforms  # noqa: E402,F401,E501 (register)
