@@ -336,14 +336,18 @@ def join(a: Value, b: Value) -> Value:
     return Unknown(PATHS)
 
 
+def same_place(a: ShardingVal, b: ShardingVal) -> bool:
+    """Both on one mesh object, or (meshless) on one device object."""
+    if a.mesh is not None or b.mesh is not None:
+        return a.mesh is b.mesh
+    return a.device is not None and a.device is b.device
+
+
 def _joined_arrays(a: "ArrayVal", b: "ArrayVal") -> Value:
     """Two arrays on one mesh (or one device) object are on its devices whichever path
     made them; their layout is known only when both have the same sharding."""
     sa, sb = a.sharding, b.sharding
-    if sa.mesh is not None:
-        if sa.mesh is not sb.mesh:
-            return Unknown(PATHS)
-    elif sb.mesh is not None or sa.device is None or sa.device is not sb.device:
+    if not same_place(sa, sb):
         return Unknown(PATHS)
     tree = "tree" in (a.derived, b.derived)
     if sa is sb:

@@ -38,8 +38,8 @@ def _mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     return mesh
 
 
-def builder_devices(an: Analyzer, call: Call, node: cst.Call, shape_v: Value, devs: Value,
-                    given: bool, exact: bool = False) -> DevVal:
+def _physical(an: Analyzer, call: Call, node: cst.Call, shape_v: Value, devs: Value,
+              given: bool, exact: bool = False) -> DevVal:
     """The device array of make_mesh/create_device_mesh: the platform's order of a known set.
 
     The order is the platform's (TPU: physical coordinates and the shape, GPU: sorted by
@@ -87,15 +87,10 @@ def builder_devices(an: Analyzer, call: Call, node: cst.Call, shape_v: Value, de
 
 @handles("jax.make_mesh")
 def _make_mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    shape_v = call.arg(0, "axis_shapes")
     given = call.given(-1, "devices")
-    return make_mesh_value(an, call, node, call.arg(0, "axis_shapes"), call.arg(-1, "devices"), given)
-
-
-def make_mesh_value(an: Analyzer, call: Call, node: cst.Call, shape_v: Value, devs: Value, given: bool,
-                    name: Optional[str] = None) -> MeshVal:
-    """The mesh jax.make_mesh builds for this shape (and the devices given, if any)."""
-    d = builder_devices(an, call, node, shape_v, devs, given)
-    mesh = MeshVal(devices=d, node=node, ctor="jax.make_mesh", sizes=d.sizes, name=name or an.name_for(node))
+    d = _physical(an, call, node, shape_v, call.arg(-1, "devices"), given)
+    mesh = MeshVal(devices=d, node=node, ctor="jax.make_mesh", sizes=d.sizes, name=an.name_for(node))
     an.ctx.mesh_roots.add(id(d.fn))
     an.emit(MeshBuilt(node=node, ctx=an.ctx, mesh=mesh))
     return mesh
@@ -107,7 +102,7 @@ def _create_device_mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scope) 
     given = call.given(1, "devices")
     if call.given(2, "contiguous_submeshes"):
         return DevVal(fn=undecidable, desc=an.ctx.code(node, 60), node=node)
-    return builder_devices(an, call, node, shape_v, call.arg(1, "devices"), given, exact=True)
+    return _physical(an, call, node, shape_v, call.arg(1, "devices"), given, exact=True)
 
 
 @handles("create_hybrid_device_mesh")

@@ -24,7 +24,7 @@ import libcst as cst
 
 from ..reasons import COMMITTED_OPERAND, MESH_CONTEXT
 from ..valueops import leaves
-from ..values import ArrayVal, ConstVal, HostVal, IntVal, SeqVal, ShardingVal, Value, unknown
+from ..values import ArrayVal, ConstVal, HostVal, IntVal, SeqVal, ShardingVal, Value, same_place, unknown
 
 if TYPE_CHECKING:
     from ..interpreter import Analyzer
@@ -90,15 +90,9 @@ def placed_on(values: Iterable[Value]) -> Optional[ArrayVal]:
                 continue
             if first is None:
                 first = leaf
-            elif not _same_place(first.sharding, leaf.sharding):
+            elif not same_place(first.sharding, leaf.sharding):
                 return None
     return first
-
-
-def _same_place(a: ShardingVal, b: ShardingVal) -> bool:
-    if a.mesh is not None or b.mesh is not None:
-        return a.mesh is b.mesh
-    return a.device is not None and a.device is b.device
 
 
 def derived(src: ArrayVal, node: cst.CSTNode, tree: bool = False) -> ArrayVal:
