@@ -240,7 +240,7 @@ class Calls:
         if self.ctx.project is not None:
             # m.make_mesh(2), m a project module imported whole: its function, run here.
             found = self.ctx.project.value(qual)
-            if isinstance(found, (FuncVal, JitVal)):
+            if isinstance(found, (FuncVal, JitVal, ClassVal)):
                 return self.call_value(found, call, node)
         name = canonical(qual)
         if contextmesh.qual_call(self, name or qual, call, node):

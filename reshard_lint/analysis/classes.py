@@ -2,7 +2,8 @@
 
 Attributes live on the class (one abstract instance): ``self.attr`` is known in methods
 when one statement assigns it, and ``__init__`` runs with what the constructor calls
-pass. A dataclass (``@dataclasses.dataclass``, ``@flax.struct.dataclass``, subclasses
+pass. A class of another module gets an instance per construction instead, its
+``__init__`` run with that call's arguments. A dataclass (``@dataclasses.dataclass``, ``@flax.struct.dataclass``, subclasses
 of ``flax.struct.PyTreeNode`` or ``flax.linen.Module``) has no ``__init__`` to run:
 its fields take what every constructor call passes, or their defaults, with the same
 rules as parameters (callsites.py).
@@ -17,8 +18,9 @@ import libcst as cst
 
 from .arguments import Call
 from .callsites import UNSEEN_CALLS
+from .functions import UNMATCHED
 from .scope import Scope, block, count_bindings
-from .values import UNKNOWN, ClassVal, ConstVal, FuncVal, InstanceVal, QualVal, Value, unknown
+from .values import UNKNOWN, ClassVal, ConstVal, FuncVal, InstanceVal, MeshVal, QualVal, ShardingVal, Value, unknown
 
 _DATACLASS_DECORATORS = ("dataclasses.dataclass", "flax.struct.dataclass", "chex.dataclass")
 _DATACLASS_BASES = ("flax.struct.PyTreeNode", "flax.linen.Module", "flax.linen.module.Module")
@@ -110,6 +112,8 @@ class Classes:
 
     def construct(self, cls: ClassVal, call: Call, node: cst.CSTNode) -> Value:
         """``Cls(...)``: its ``__init__`` sees the arguments; the one abstract instance."""
+        if cls.home is not None:
+            return self._construct_imported(cls, call, node)
         if cls.instance is None:
             cls.instance = InstanceVal(cls)
         init = cls.attrs.get("__init__")
@@ -118,6 +122,36 @@ class Classes:
         elif cls.fields is not None and not self.quiet:
             self.callsites.observe_fields(cls, node, _bind_fields(cls.fields, call))
         return cls.instance
+
+    def _construct_imported(self, cls: ClassVal, call: Call, node: cst.CSTNode) -> Value:
+        """A class of another module (project/defs.py): an instance of its own per
+        construction, whose attributes are what this call's ``__init__`` (or, for a
+        dataclass, its fields) gives them, run quietly: what happens inside is the
+        defining module's to report. The class's call sites are in other files too, so
+        the single abstract instance of a class of this file would be a guess here."""
+        own = ClassVal(cls.node, dict(cls.attrs), home=cls.home)
+        instance = own.instance = InstanceVal(own)
+        fields = cls.fields
+        if isinstance(fields, Fields):
+            bound = _bind_fields(fields, call)
+            for name in fields.names:
+                own.attrs[name] = bound[name] if bound is not None else unknown(UNMATCHED)
+            return instance
+        init = cls.attrs.get("__init__")
+        if isinstance(init, FuncVal):
+            self.building.append(instance)
+            try:
+                self.call_function(init, call, node, bound=instance)
+            finally:
+                self.building.pop()
+        if not self.inline_stack:
+            # Messages name this construction beside the other module's line
+            # (context.describe_mesh): two instances' meshes come from one line there.
+            for value in own.attrs.values():
+                mesh = value.mesh if isinstance(value, ShardingVal) else value
+                if isinstance(mesh, MeshVal):
+                    self.ctx.made_by.setdefault(id(mesh), node)
+        return instance
 
     def field_value(self, cls: ClassVal, name: str) -> Value:
         """A dataclass field: what every constructor call passes, once all were seen."""
@@ -148,9 +182,9 @@ def _fields(body: Sequence[cst.CSTNode], cscope: Scope, attr_sites: dict[str, in
                 name = small.target.value
                 names.append(name)
                 if small.value is not None:
-                    v = cscope.vars.get(name, UNKNOWN)
-                    # `field(default_factory=...)` and the like: a default the analysis does not know.
-                    defaults[name] = v if not isinstance(small.value, cst.Call) else UNKNOWN
+                    # Evaluated once, where the class is defined, as Python does; a
+                    # `field(default_factory=...)` is a call the models leave unknown.
+                    defaults[name] = cscope.vars.get(name, UNKNOWN)
     return Fields(names, defaults)
 
 

@@ -63,6 +63,9 @@ class Analyzer(Expressions, Calls, Functions, Classes):
                                        ctx.python_tree)
         self.memo: dict[cst.CSTNode, dict[tuple[tuple[str, int], ...], tuple[dict[str, Value], Value]]] = {}
         self.inits: dict[int, FuncVal] = {}  # id(class) -> its __init__
+        # Instances of another module's classes whose __init__ runs (quietly): it sets
+        # their attributes (classes.py).
+        self.building: list[InstanceVal] = []
         self.ran: set[int] = set()  # ids of the functions whose own run is done
         self.returns: list[list[Value]] = []
         self.rng_seeded: dict[str, Optional[bool]] = {"random": None, "numpy": None}
@@ -475,8 +478,9 @@ class Analyzer(Expressions, Calls, Functions, Classes):
         elif isinstance(target, cst.Attribute):
             obj = self.eval(target.value, scope)
             # Only a function's own run assigns attributes: a quiet evaluation for one
-            # caller's return value would leave that caller's values on the class.
-            if isinstance(obj, InstanceVal) and not self.quiet:
+            # caller's return value would leave that caller's values on the class. An
+            # instance of another module's class has its own (Classes._construct_imported).
+            if isinstance(obj, InstanceVal) and (not self.quiet or any(obj is b for b in self.building)):
                 sites = obj.cls.attrs.get("__sites__")
                 count = sites.value.get(target.attr.value, 0) if isinstance(sites, ConstVal) else 0
                 if count == 1:

@@ -299,6 +299,7 @@ class ClassVal(Value):
     attrs: dict[str, Value] = field(default_factory=dict)
     instance: Optional["InstanceVal"] = None  # one abstract instance: attributes live on the class
     fields: Optional[object] = None  # classes.Fields of a dataclass
+    home: Optional[str] = None  # the file of another module that defines it (project/summaries.py)
 
 
 @dataclass(eq=False)

@@ -1,8 +1,10 @@
-"""A module's functions another module may call for a device value, from the text alone.
+"""A module's functions and classes another module may call for a device value, from the
+text alone.
 
 ``from mypkg.meshes import make_mesh`` then ``make_mesh(2)``: the analysis runs the
-function's body with the caller's arguments, as it runs a helper of the same file. Only
-a module-level ``def`` whose body builds devices counts (a device source, a mesh
+function's body with the caller's arguments, as it runs a helper of the same file;
+``Trainer(2)`` runs the class's ``__init__`` for that instance. Only a module-level
+``def`` or ``class`` whose body builds devices counts (a device source, a mesh
 constructor, or a module-level name bound to one: the gate's test, imported.py): such a
 name gets the importing file analysed, and the module a summary that keeps those bodies
 (projects.py). A function that takes a mesh and builds a sharding on it does not: its
@@ -21,7 +23,7 @@ from ..prefilter import _DEVICE_SOURCE
 
 # A module-level def; its body runs to the next line in column 0 that is not blank, a
 # comment, or the closing parenthesis of a signature over several lines.
-_DEF = re.compile(r"(?m)^(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(")
+_DEF = re.compile(r"(?m)^(?:(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(|class[ \t]+(\w+)[ \t]*[(:])")
 _NEXT_TOP = re.compile(r"(?m)^[^\s#)]")
 # What a value built from devices reads as: a device source, a mesh or sharding
 # constructor, a transfer.
@@ -35,10 +37,10 @@ _PROSE = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|#[^\n]*')
 
 
 def device_functions(text: str) -> frozenset[str]:
-    """Names of the module-level functions that return something and whose bodies build
-    device values: a device source or a mesh constructor, or a module-level name the
-    module binds to one."""
-    if "def" not in text:
+    """Names of the module-level functions that return something, and classes, whose
+    bodies build device values: a device source or a mesh constructor, or a module-level
+    name the module binds to one."""
+    if "def" not in text and "class" not in text:
         return frozenset()
     from .imported import bindings
 
@@ -50,14 +52,15 @@ def device_functions(text: str) -> frozenset[str]:
         body = text[m.end(): nxt.start() if nxt is not None else len(text)]
         if "#" in body or '"""' in body or "'''" in body:
             body = _PROSE.sub("", body)  # "jax.devices()" in a docstring builds nothing
-        if _RETURNS.search(body) is None:
+        name = m.group(1) or m.group(2)
+        if m.group(1) and _RETURNS.search(body) is None:
             continue  # gives its caller nothing (an assert_* helper): nothing to follow
         if any(w in body for w in SOURCE_WORDS):
-            out.add(m.group(1))
+            out.add(name)
             continue
         if held is None:
             held = {name for name, values in bindings(text).items()
                     if any(w in v for v in values for w in SOURCE_WORDS)}
         if held and not held.isdisjoint(IDENT.findall(body)):
-            out.add(m.group(1))  # def batch(n): return jax.device_put(..., NamedSharding(TRAIN, ...))
+            out.add(name)  # def batch(n): return jax.device_put(..., NamedSharding(TRAIN, ...))
     return frozenset(out)

@@ -184,8 +184,7 @@ def exports_value(view: FileView, mod: ModuleFile, name: str) -> bool:
 def _exports(view: FileView, mod: ModuleFile, name: str, depth: int, seen: frozenset[str] = frozenset()) -> bool:
     """May ``mod`` bind ``name`` at module level to a device value: an assignment whose
     value names devices, meshes, shardings or transfers (or another such name of the
-    module), a function whose body names them (defs.py), or a re-export of one. Classes
-    do not count: constructing one from another module is unknown to the analysis."""
+    module), a function or class whose body names them (defs.py), or a re-export of one."""
     text = _text(view, mod)
     if text is None or depth < 0 or name in seen:
         return False

@@ -191,6 +191,8 @@ def _module_level_text(text: str, tree: ast.Module, keep: frozenset[str] = froze
         elif isinstance(stmt, ast.ClassDef):
             defs.setdefault(stmt.name, []).append(stmt)
             roots.extend([*stmt.bases, *stmt.decorator_list])
+            if stmt.name in keep:
+                roots.append(stmt)
         else:
             roots.append(stmt)
     reached: set[str] = set(keep)

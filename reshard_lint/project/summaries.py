@@ -3,10 +3,9 @@
 A summary is the module analysed once (libcst, the same interpreter) for the values its
 module body leaves bound: device lists, meshes, shardings, arrays placed on them, and
 tuples of these; and, in the summary an importer asks for when it calls one, the
-functions whose bodies build device values (defs.py). A name bound at more than one
-site, or rebound by a function (``global``), is not exported: its value at import time
-is not known. Classes are not exported yet: constructing one from another module stays
-unknown.
+functions and classes whose bodies build device values (defs.py). A name bound at more
+than one site, or rebound by a function (``global``), is not exported: its value at
+import time is not known.
 
 Summaries are kept per process, keyed by the module's file and content: flake8 workers,
 the language server and ``reshard-lint check`` each analyse a module once however many
@@ -55,11 +54,19 @@ def exportable(value: "Value") -> bool:
 
 
 def callable_export(value: "Value", path: str) -> "Value | None":
-    """A module-level function (or one under ``jax.jit``) another module may call, marked
-    as the module's at ``path``: its body runs in the caller's analysis, quietly (the
-    findings inside it are the defining module's own to report), or None."""
-    from ..analysis.values import FuncVal, JitVal
+    """A module-level function (or one under ``jax.jit``) or class another module may
+    call, marked as the module's at ``path``: its body (a class's ``__init__`` and
+    methods) runs in the caller's analysis, quietly (the findings inside it are the
+    defining module's own to report), or None."""
+    from ..analysis.values import ClassVal, FuncVal, JitVal
 
+    if isinstance(value, ClassVal):
+        value.home = path
+        for v in value.attrs.values():
+            method = v.func if isinstance(v, JitVal) else v
+            if isinstance(method, FuncVal):
+                method.home = path
+        return value
     func = value.func if isinstance(value, JitVal) else value
     if not isinstance(func, FuncVal) or func.owner is not None or func.scope is None:
         return None

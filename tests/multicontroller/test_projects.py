@@ -22,6 +22,7 @@ ENTRIES = {
     "crossing": ["mypkg.sync", "mypkg.sync_alias", "mypkg.sync_star", "scripts.train"],
     "clean": ["app.same", "app.shadowed", "app.uses_rebound", "app.cycle_a"],
     "factories": ["lab.train", "lab.pair", "lab.same", "lab.callers", "lab.trainer", "lab.serve"],
+    "classes": ["fleet.train", "fleet.same", "fleet.instances"],
 }
 CASES = [(project, module) for project, modules in ENTRIES.items() for module in modules]
 

@@ -90,7 +90,7 @@ def test_check_reports_the_markers_with_related_locations_in_the_other_file() ->
         want = sorted((str(p.relative_to(root)), line, col, code)
                       for p in root.rglob("*.py") for line, col, code in _expected(p))
         assert got == want, root.name
-        meshes = {"crossing": "mypkg/mesh.py", "factories": "lab/meshes.py"}.get(root.name)
+        meshes = {"crossing": "mypkg/mesh.py", "factories": "lab/meshes.py", "classes": "fleet/models.py"}.get(root.name)
         for f in found:  # both meshes built in the other module: a factory's body, or its module level
             assert [r.get("filename") for r in f["related"]] == [meshes, meshes]  # type: ignore[union-attr]
 
@@ -114,6 +114,26 @@ def test_check_cache_follows_edits_of_the_imported_module(tmp_path: Path) -> Non
     mesh.write_text(original.replace("jax.devices()[:2]", "jax.devices()"), encoding="utf-8")
     assert findings() == []
     mesh.write_text(original, encoding="utf-8")
+    assert findings() == crossing
+
+
+def test_check_cache_follows_edits_of_an_imported_class(tmp_path: Path) -> None:
+    root = tmp_path / "classes"
+    shutil.copytree(PROJECTS / "classes", root)
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    models = root / "fleet" / "models.py"
+    original = models.read_text(encoding="utf-8")
+
+    def findings() -> list[str]:
+        return sorted(f"{f['filename']}:{f['location']['row']}" for f in _check(root, *cache)[1])
+
+    crossing = ["fleet/instances.py:12", "fleet/instances.py:18", "fleet/train.py:9"]
+    assert findings() == crossing
+    # Rollouts on every device, whatever the constructor is given: the trainers' meshes
+    # are one device set; the cached results read the old __init__.
+    models.write_text(original.replace("jax.devices()[:rollout_devices]", "jax.devices()"), encoding="utf-8")
+    assert findings() == ["fleet/instances.py:18"]
+    models.write_text(original, encoding="utf-8")
     assert findings() == crossing
 
 

@@ -54,7 +54,15 @@ def batch(x):
 
 
 def test_bodies_that_build_device_values_and_return_count() -> None:
-    assert device_functions(MODULE) == {"make_mesh", "fetch_devices", "build", "batch"}
+    assert device_functions(MODULE) == {"make_mesh", "fetch_devices", "build", "Trainer", "batch"}
+
+
+def test_a_class_counts_by_its_whole_body() -> None:
+    # Its instances hold what __init__ builds: no return needed.
+    text = ("class Trainer:\n    def __init__(self, n):\n        self.mesh = Mesh(jax.devices()[:n], ('x',))\n\n\n"
+            "class Config:\n    def __init__(self, lr):\n        self.lr = lr\n\n\n"
+            "@dataclasses.dataclass\nclass Layout(\n    Base,\n):\n    MESH = Mesh(np.array(jax.devices()), ('x',))\n")
+    assert device_functions(text) == {"Trainer", "Layout"}
 
 
 def test_forwarders_asserts_and_docstrings_do_not_count() -> None:
