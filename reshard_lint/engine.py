@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import ast
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from . import newer_syntax
-from .diagnostic import Diagnostic
+from .diagnostic import Diagnostic, Related
 from .gate import decide, gate_facts, may_have_findings, prefilter
 from .nesting import too_deep
 from .prepared import Prepared, prepare
@@ -231,12 +231,18 @@ class Engine:
 
         def sink(event: object) -> None:
             _check(cancelled)
-            if observer is not None and type(event).__name__ == "Transfer":
+            if observer is not None and type(event).__name__ == "Transfer" \
+                    and getattr(event, "through", None) is None:
+                # A transfer of another module's function run for a call here is a site
+                # of that module (coverage counts it there), not a second one here.
                 transfers.append(event)
             for rule in self.by_event.get(type(event), ()):
                 if ctx.runtime not in rule.runtimes:
                     continue
                 for diag in rule.check(event):  # type: ignore[arg-type]
+                    through = getattr(event, "through", None)
+                    if through is not None:
+                        diag = _through(ctx, diag, through)
                     key = id(event.node)  # type: ignore[attr-defined]
                     prio = rule.priority
                     if key not in best or prio > best[key][0]:
@@ -297,3 +303,12 @@ def default_engine() -> Engine:
 def lint_source(source: str, path: str = "<stdin>", settings: Mapping[str, object] | None = None,
                 tree: ast.AST | None = None) -> FileResult:
     return engine_for(settings).lint_source(source, path, tree)
+
+
+def _through(ctx: Any, diag: Diagnostic, inner: object) -> Diagnostic:
+    """A diagnostic at a call of another module's function, pointing at the transfer
+    inside it that the call's arguments make fail, and without a fix: the code to change
+    may be in either file."""
+    where = ctx.locate(inner)  # type: ignore[arg-type]
+    extra = (Related(where[1], where[2], "the transfer this call runs", where[0]),) if where is not None else ()
+    return replace(diag, fix=None, related=diag.related + extra)

@@ -400,9 +400,12 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
             origin = True
     source_scopes += [(scope, node) for scope, node in facts.sources if id(node) not in counted]
     if imported:
-        used = _imported_arguments(facts, imported)
+        used, called = _imported_arguments(facts, imported)
         ctors += used
         source_scopes += [(0, None)] * used
+        # An imported function that may build or move arrays: its result may be placed,
+        # or its body move what this file hands it (project/defs.py).
+        origin = origin or called
     sources = _instances(source_scopes, facts) if (ctors and origin) or device_target else 0
     if ctors and sources >= 2 and origin:
         return True  # RSH2xx/RSH3xx: an array with a known mesh and a second device source
@@ -435,11 +438,11 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
     return False
 
 
-def _imported_arguments(facts: GateFacts, imported: frozenset[str]) -> int:
+def _imported_arguments(facts: GateFacts, imported: frozenset[str]) -> tuple[int, bool]:
     """How many device values the imported names hand to calls: a name itself
     (``NamedSharding(TRAIN, ...)``), or an attribute of a module imported whole (named
     ``meshes.`` in ``imported``: ``meshes.TRAIN`` and ``meshes.ROLLOUT`` are two); a star
-    import counts as two."""
+    import counts as two. And whether an imported name is called."""
     used: set[str] = set()
     for _, node, _ in facts.calls:
         func = node.func
@@ -470,7 +473,8 @@ def _imported_arguments(facts: GateFacts, imported: frozenset[str]) -> int:
                 used.add(name)
             elif chain and name + "." in imported:
                 used.add(f"{name}.{chain[-1]}")
-    return max(len(used), 2) if "*" in imported else len(used)
+    called = any("()@" in u for u in used)
+    return (max(len(used), 2) if "*" in imported else len(used)), called or "*" in imported
 
 
 def _instances(sources: list[tuple[int, ast.AST | None]], facts: GateFacts) -> int:

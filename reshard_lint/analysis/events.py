@@ -74,6 +74,9 @@ class Transfer(Event):
     # Run as the first thing a block expecting an error does (interpreter.exec_with):
     # coverage classifies it, no rule reads it.
     expected_error: bool = False
+    # The transfer inside another module's function that this call of it runs with its
+    # arguments (functions.py): ``node`` is the call here, ``through`` the transfer there.
+    through: Optional[cst.CSTNode] = None
 
 
 @dataclass(eq=False)

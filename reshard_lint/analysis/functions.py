@@ -45,7 +45,18 @@ class Functions:
         params = self.observe_call(func, call, node, bound=bound, prefix=prefix, extra_kwargs=extra_kwargs)
         if params is None:
             return unknown(UNMATCHED)
-        result = self.inline(func, params)
+        if func.home is not None and not self.quiet and self.relay is None and _straight(func.node):
+            # Another module's function called by this file's own code: run with this
+            # call's arguments, its transfers are this call's to report (interpreter.emit).
+            # Only a body of simple statements: a guard inside (``if jax.process_index()
+            # == 0``) would be read around the call here instead.
+            self.relay = (node, 1, 1)
+            try:
+                result = self.run_callable(func, params, quiet=True)
+            finally:
+                self.relay = None
+        else:
+            result = self.inline(func, params)
         if func.home is not None and not self.inline_stack:
             # Messages name this call beside the other module's line (context.describe_mesh).
             for made in (result.items if isinstance(result, SeqVal) else (result,)):
@@ -110,3 +121,11 @@ class Functions:
         for other in rets[1:]:
             v = join(v, other)
         return v
+
+
+def _straight(fn: cst.CSTNode) -> bool:
+    """A function whose body is simple statements only: no branch, loop, ``with``, ``try``,
+    ``assert`` or ``raise``."""
+    return isinstance(fn, cst.FunctionDef) and isinstance(fn.body, cst.IndentedBlock) and all(
+        isinstance(s, cst.SimpleStatementLine) and not any(isinstance(x, (cst.Assert, cst.Raise)) for x in s.body)
+        for s in fn.body.body)

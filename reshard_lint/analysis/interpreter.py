@@ -13,6 +13,7 @@ models in models/. Precision rules:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Iterable, Optional, Sequence
 
 import libcst as cst
@@ -21,7 +22,7 @@ from .calls import Calls
 from .classes import Classes
 from .callsites import NO_CALL_SITE, CallSites
 from .context import FileContext
-from .events import Event
+from .events import Event, Transfer
 from .expressions import Expressions
 from .functions import Functions
 from .models import commitments, device_ids, placement
@@ -66,6 +67,9 @@ class Analyzer(Expressions, Calls, Functions, Classes):
         # Instances of another module's classes whose __init__ runs (quietly): it sets
         # their attributes (classes.py).
         self.building: list[InstanceVal] = []
+        # (the call here, quiet level, helper depth) while another module's function runs
+        # for a call of this file's own code: its transfers are this call's (emit).
+        self.relay: Optional[tuple[cst.CSTNode, int, int]] = None
         self.ran: set[int] = set()  # ids of the functions whose own run is done
         self.returns: list[list[Value]] = []
         self.rng_seeded: dict[str, Optional[bool]] = {"random": None, "numpy": None}
@@ -143,6 +147,13 @@ class Analyzer(Expressions, Calls, Functions, Classes):
     def emit(self, event: Event) -> None:
         if not self.quiet:
             self.sink(event)
+        elif self.relay is not None and isinstance(event, Transfer) \
+                and (self.quiet, len(self.inline_stack)) == self.relay[1:]:
+            # A transfer of another module's function, run for a call here with this
+            # call's arguments: reported at the call (functions.py).
+            call = self.relay[0]
+            self.sink(replace(event, node=call, value_node=None, target_node=None, through=event.node,
+                              func=f"{self.ctx.code(call, 40)}, through its {event.func} at {self.ctx.at(event.node)},"))
 
     def new_token(self, node: cst.CSTNode) -> str:
         self.token += 1

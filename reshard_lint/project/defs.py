@@ -29,8 +29,11 @@ _NEXT_TOP = re.compile(r"(?m)^[^\s#)]")
 # constructor, a transfer.
 VALUE_WORDS = (*_DEVICE_SOURCE, "Mesh", "mesh", "Sharding", "device_put", "make_array", "shard")
 # What builds devices itself: a function that only forwards a mesh it is given (most
-# functions that say "mesh" or "sharding") makes nothing its caller does not have.
+# functions that say "mesh" or "sharding") makes nothing its caller does not have; and
+# what moves arrays: a function that puts what it is given on a mesh it is given can
+# fail for one caller's arguments (functions.py runs it for each call).
 SOURCE_WORDS = (*_DEVICE_SOURCE, "Mesh(")
+MOVE_WORDS = ("device_put(", "with_sharding_constraint(", "reshard(")
 IDENT = re.compile(r"[A-Za-z_]\w*")
 _RETURNS = re.compile(r"\b(?:return[ \t]+(?!None\b)[^\s#]|yield\b)")
 _PROSE = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|#[^\n]*')
@@ -39,7 +42,8 @@ _PROSE = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|#[^\n]*')
 def device_functions(text: str) -> frozenset[str]:
     """Names of the module-level functions that return something, and classes, whose
     bodies build device values: a device source or a mesh constructor, or a module-level
-    name the module binds to one."""
+    name the module binds to one; and of the functions that return something and move
+    arrays (``jax.device_put``, a sharding constraint, ``reshard``)."""
     if "def" not in text and "class" not in text:
         return frozenset()
     from .imported import bindings
@@ -55,7 +59,7 @@ def device_functions(text: str) -> frozenset[str]:
         name = m.group(1) or m.group(2)
         if m.group(1) and _RETURNS.search(body) is None:
             continue  # gives its caller nothing (an assert_* helper): nothing to follow
-        if any(w in body for w in SOURCE_WORDS):
+        if any(w in body for w in SOURCE_WORDS) or m.group(1) and any(w in body for w in MOVE_WORDS):
             out.add(name)
             continue
         if held is None:

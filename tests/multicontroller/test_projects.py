@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from reshard_lint.rules import expected_markers
+from reshard_lint.rules import expected_markers, rule_by_code
 
 from ..conftest import FIXTURES
 from .claims import assert_claimed
@@ -23,6 +23,7 @@ ENTRIES = {
     "clean": ["app.same", "app.shadowed", "app.uses_rebound", "app.cycle_a"],
     "factories": ["lab.train", "lab.pair", "lab.same", "lab.callers", "lab.trainer", "lab.serve"],
     "classes": ["fleet.train", "fleet.same", "fleet.instances"],
+    "movers": ["ops.sync", "ops.same", "ops.jitted"],
 }
 CASES = [(project, module) for project, modules in ENTRIES.items() for module in modules]
 
@@ -53,8 +54,11 @@ def test_fixture_project_does_what_its_markers_claim(project: str, module: str,
                                                      runs: dict[str, dict[tuple[str, str], SnippetResult]]) -> None:
     codes = {code for _, _, code in expected_markers(_path(project, module).read_text(encoding="utf-8"))}
     multi, single = runs["multi"][(project, module)], runs["single"][(project, module)]
-    assert single.all_ok(), single.details()
     if not codes:
+        assert single.all_ok(), single.details()
         assert multi.all_ok(), multi.details()
         return
-    assert_claimed(codes, multi)
+    # One process of all the devices too: runs, or fails as the rule claims there (RSH203).
+    assert_claimed(codes, multi, single)
+    if not any(rule_by_code(code).grounding.single for code in codes):  # type: ignore[union-attr]
+        assert single.all_ok(), single.details()

@@ -90,9 +90,12 @@ def test_check_reports_the_markers_with_related_locations_in_the_other_file() ->
         want = sorted((str(p.relative_to(root)), line, col, code)
                       for p in root.rglob("*.py") for line, col, code in _expected(p))
         assert got == want, root.name
-        meshes = {"crossing": "mypkg/mesh.py", "factories": "lab/meshes.py", "classes": "fleet/models.py"}.get(root.name)
+        meshes = {"crossing": "mypkg/mesh.py", "factories": "lab/meshes.py", "classes": "fleet/models.py",
+                  "movers": "ops/meshes.py"}.get(root.name)
+        # The transfer inside another module's function that a call runs with its arguments.
+        inside = ["ops/placing.py"] if root.name == "movers" else []
         for f in found:  # both meshes built in the other module: a factory's body, or its module level
-            assert [r.get("filename") for r in f["related"]] == [meshes, meshes]  # type: ignore[union-attr]
+            assert [r.get("filename") for r in f["related"]] == [meshes, meshes, *inside]  # type: ignore[union-attr]
 
 
 def test_check_cache_follows_edits_of_the_imported_module(tmp_path: Path) -> None:
@@ -115,6 +118,23 @@ def test_check_cache_follows_edits_of_the_imported_module(tmp_path: Path) -> Non
     assert findings() == []
     mesh.write_text(original, encoding="utf-8")
     assert findings() == crossing
+
+
+def test_a_transfer_run_for_a_call_is_reported_there_and_counted_once() -> None:
+    root = PROJECTS / "movers"
+    [d] = Engine().lint_source((root / "ops" / "sync.py").read_text(encoding="utf-8"),
+                               str(root / "ops" / "sync.py")).diagnostics
+    assert d.message.startswith("replicate(weights, ROLLOUT), through its jax.device_put at ops/placing.py:7, "
+                                "moves 'weights' from mesh 'TRAIN' (ops/meshes.py:6, jax.devices())")
+    assert d.fix is None  # the code to change may be in either file
+    assert [(Path(r.path or "").name, r.line, r.message) for r in d.related][-1] == \
+        ("placing.py", 7, "the transfer this call runs")
+    # coverage: the transfer is a site of ops/placing.py, not a second one at the call.
+    proc = subprocess.run([tool("reshard-lint"), "coverage", "--sites", "--format", "json", "."],
+                          capture_output=True, text=True, cwd=root, timeout=300)
+    sites = sorted((s["path"], s["line"]) for s in json.loads(proc.stdout)["site_list"])
+    assert sites == [("ops/jitted.py", 8), ("ops/placing.py", 7), ("ops/placing.py", 14), ("ops/placing.py", 18),
+                     ("ops/same.py", 9), ("ops/sync.py", 8)]
 
 
 def test_check_cache_follows_edits_of_an_imported_class(tmp_path: Path) -> None:
