@@ -27,7 +27,7 @@ from .expressions import Expressions
 from .functions import Functions
 from .models import commitments, device_ids, placement
 from .scope import Scope, block, count_bindings, names_in_target
-from .valueops import dotted, expects_error, ordered
+from .valueops import dotted, element, expects_error, ordered
 from .values import (
     UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, JitVal, MeshContextVal, MeshVal,
     HostVal, PATHS, PartialVal, QualVal, SeqVal, ShardingVal, TransformVal, Value, join, undecidable, unknown,
@@ -481,6 +481,11 @@ class Analyzer(Expressions, Calls, Functions, Classes):
                 # uncommitted arrays like the whole.
                 for el in elements:
                     self.bind(el.value, placement.host_element(self, value, el.value), scope)
+            elif ordered(value) and not any(isinstance(e, cst.StarredElement) for e in elements):
+                # d1, d2 = jax.local_devices()[:2]: the first devices (rows of a grid); on a
+                # topology with another count Python raises instead.
+                for i, el in enumerate(elements):
+                    self.bind(el.value, element(value, i, el.value, self.ctx.devices), scope)
             else:
                 for el in elements:
                     self.bind(el.value, UNKNOWN, scope)

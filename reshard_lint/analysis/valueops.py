@@ -144,6 +144,15 @@ def row_or_device(single: DevVal, base: DevVal, devices: dv.Evaluator) -> DevVal
     return single
 
 
+def element(base: DevVal, i: int, node: cst.CSTNode, devices: dv.Evaluator) -> DevVal:
+    """``base[i]`` for an unpacking (``d1, d2 = devs[:2]``): a device, or a row of a grid."""
+    f = base.fn
+    single = DevVal(fn=lambda m: f(m).index0(i), desc=f"{base.desc}[{i}]", node=node,
+                    fresh=base.fresh, from_mesh=base.from_mesh, sizes=base.sizes)
+    single.single = True
+    return row_or_device(single, base, devices)
+
+
 def mesh_label(mesh: MeshVal) -> str:
     return mesh.name or "mesh"
 

@@ -55,6 +55,13 @@ def _target_mesh(t: Value) -> Optional[MeshVal]:
     return None
 
 
+def _device(t: Value) -> Optional[DevVal]:
+    """The one device of a single-device target or sharding."""
+    if isinstance(t, ShardingVal) and t.mesh is None:
+        t = t.device  # type: ignore[assignment]
+    return t if isinstance(t, DevVal) and t.single else None
+
+
 def classify(ctx: FileContext, event: Transfer, code: Optional[str]) -> Verdict:
     """The verdict on one transfer event; ``code`` is the diagnostic anchored at its call."""
     if code is not None:
@@ -89,6 +96,14 @@ def _classify(ctx: FileContext, event: Transfer) -> Verdict:
     evidence = ""
     for a, t in zip(arrays, targets):
         assert isinstance(a, ArrayVal)
+        on, to = _device(a.sharding), _device(t)
+        if a.mesh is None and on is not None and to is not None:
+            # An array committed to one device, put on one device: the same one, or unresolved.
+            if ctx.compare(on, to) != "same":
+                return Verdict("unresolved", NOT_COMPARABLE)
+            evidence = f"'{x}' is on device {on.desc} ({ctx.at(on.node)}) and the target on " \
+                       f"{to.desc} ({ctx.at(to.node)}): the same device"
+            continue
         dst = _target_mesh(t)
         if dst is None:
             if isinstance(t, (ShardingVal, DevVal)):

@@ -65,6 +65,10 @@ y = jax.device_put(x, jax.devices()[0])  # RSH301:5
 first = jax.local_devices()[0]
 y = jax.device_put(x, first)  # RSH301:5
 """),
+        Invalid(_HEAD + """
+first, second = jax.local_devices()[:2]
+y = jax.device_put(x, second)  # RSH301:5
+"""),
         Valid(_HEAD + """
 y = jax.device_put(np.arange(8.0), jax.local_devices()[0])
 print(y)
@@ -105,6 +109,11 @@ for d in jax.local_devices():
 single = jax.device_put(np.ones(4), jax.local_devices()[0])
 again = jax.device_put(single, jax.local_devices()[-1])
 print(again)
+"""),
+        Valid(_HEAD + """
+first, second = jax.local_devices()[:2]
+single = jax.device_put(np.ones(4), first)
+print(jax.device_put(single, second))
 """),
         Valid(_HEAD + """
 print([s.device for s in x.addressable_shards])

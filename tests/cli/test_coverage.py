@@ -110,3 +110,27 @@ later = lambda a: jax.device_put(a, NamedSharding(mesh, P()))
     assert out["sites"] == 1
     assert out["unresolved_reasons"] == {
         "a call the analysis did not run (a callback it does not follow, an expected-error block)": 1}
+
+
+def test_single_devices_resolve_only_when_they_are_one_device(project: Path) -> None:
+    write(project, "devices.py", """\
+import jax
+import numpy as np
+from jax.sharding import SingleDeviceSharding
+
+arr = jax.device_put(np.arange(8), jax.devices()[0])
+same = jax.device_put(arr, SingleDeviceSharding(jax.devices()[0]))
+d1, d2 = jax.local_devices()[:2]
+x = jax.device_put(np.zeros(3), device=d1)
+again = jax.device_put(x, device=d1)
+other = jax.device_put(x, device=d2)
+first = jax.device_put(arr, jax.local_devices()[0])
+""")
+    by_line = {s["line"]: (s["verdict"], s["detail"]) for s in _json("--sites", cwd=project)["site_list"]}
+    assert by_line[6] == ("same_devices", "'arr' is on device jax.devices()[0] (line 5) and the target on "
+                                          "jax.devices()[0] (line 6): the same device")
+    assert by_line[9] == ("same_devices", "'x' is on device jax.local_devices()[:2][0] (line 7) and the target "
+                                          "on jax.local_devices()[:2][0] (line 7): the same device")
+    # Another device, and process 0's first device against this process's first: not one device.
+    assert by_line[10] == ("unresolved", "two meshes whose comparison is not certain on every topology")
+    assert by_line[11] == ("unresolved", "two meshes whose comparison is not certain on every topology")
