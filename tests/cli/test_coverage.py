@@ -125,6 +125,8 @@ x = jax.device_put(np.zeros(3), device=d1)
 again = jax.device_put(x, device=d1)
 other = jax.device_put(x, device=d2)
 first = jax.device_put(arr, jax.local_devices()[0])
+params = jax.device_put(load(), d1)
+moved = jax.device_put(params, d1)
 """)
     by_line = {s["line"]: (s["verdict"], s["detail"]) for s in _json("--sites", cwd=project)["site_list"]}
     assert by_line[6] == ("same_devices", "'arr' is on device jax.devices()[0] (line 5) and the target on "
@@ -134,3 +136,6 @@ first = jax.device_put(arr, jax.local_devices()[0])
     # Another device, and process 0's first device against this process's first: not one device.
     assert by_line[10] == ("unresolved", "two meshes whose comparison is not certain on every topology")
     assert by_line[11] == ("unresolved", "two meshes whose comparison is not certain on every topology")
+    # A pytree the analysis does not know, put on one device: every leaf of it is there.
+    assert by_line[13] == ("same_devices", "'params' is on device jax.local_devices()[:2][0] (line 7) and the "
+                                           "target on jax.local_devices()[:2][0] (line 7): the same device")

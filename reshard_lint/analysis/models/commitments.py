@@ -16,7 +16,7 @@ import libcst as cst
 from .. import devices as dv
 from ..valueops import const_int
 from ..values import (
-    ArrayVal, ConstVal, DevVal, HostVal, IntVal, ShardingVal, Value,
+    ArrayVal, ConstVal, DevVal, HostVal, IntVal, ShardingVal, Unknown, Value,
 )
 
 if TYPE_CHECKING:
@@ -92,12 +92,9 @@ def method(an: "Analyzer", recv: Value, name: str, node: cst.Call) -> Optional[V
 
 
 def on_device(x: Value, target: Value, node: cst.Call) -> Optional[Value]:
-    """``jax.device_put(x, device)``: x committed to that device, when x is one array.
-
-    A pytree (a dict of parameters) put on a device stays a pytree, so only values known
-    to be one array (or host data, which device_put turns into one) are committed here.
-    """
-    if isinstance(x, (ArrayVal, HostVal, IntVal)) or (isinstance(x, ConstVal) and isinstance(x.value, (int, float))):
+    """``jax.device_put(x, device)``: x committed to that device, every leaf of it when x
+    is a pytree the analysis does not know (as a put on a mesh, transfers.placed)."""
+    if isinstance(x, (ArrayVal, HostVal, IntVal, Unknown)) or (isinstance(x, ConstVal) and isinstance(x.value, (int, float))):
         return committed_to(target, node)
     return None
 
