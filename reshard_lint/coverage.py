@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import ast
 import json
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping, Sequence, TextIO
+from typing import Any, Callable, Mapping, Sequence, TextIO
 
 from . import newer_syntax
 
@@ -166,7 +166,7 @@ class Report:
 
 
 def collect(paths: Sequence[str], settings: Mapping[str, object], jobs: int) -> Report:
-    from .runner import _parallel, _read
+    from .runner import _read
     from .sources import SourceError, decode
 
     report = Report(files=len(paths))
@@ -184,11 +184,10 @@ def collect(paths: Sequence[str], settings: Mapping[str, object], jobs: int) -> 
     global _SETTINGS
     _SETTINGS = dict(settings)
     items.sort(key=lambda it: -len(it[1]))
-    left = {i for i, _, _ in items}
     if jobs > 1 and len(items) > 1:
-        left = _parallel(_work, None, items, jobs, take)
+        _share(items, settings, jobs, len(paths), take)
     for i, text, p in items:
-        if i in left:
+        if i not in results:
             take(*_work((i, text, p)))
     for i in sorted(results):
         fc = results[i]
@@ -200,6 +199,30 @@ def collect(paths: Sequence[str], settings: Mapping[str, object], jobs: int) -> 
 
 
 _SETTINGS: dict[str, object] = {}
+
+
+def _share(items: list[tuple[int, str, str]], settings: Mapping[str, object], jobs: int, files: int,
+           take: Callable[[int, FileCoverage], None]) -> None:
+    """``items`` on ``jobs - 1`` workers and this process, which also takes every file that
+    reads the project's modules: their summaries are made here, once per run however
+    many files import them (as ``check`` does, runner.py)."""
+    from .pipeline import Workers, share
+    from .project.projects import device_imports
+
+    mine = deque(it for it in items if device_imports(it[1], it[2], settings)[0])
+    taken = {it[0] for it in mine}
+
+    def one_of_mine() -> bool:
+        if not mine:
+            return False
+        take(*_work(mine.popleft()))
+        return True
+
+    with Workers(jobs - 1, files) as workers:
+        share(workers, 1, [it for it in items if it[0] not in taken], _work,
+              lambda _item, result: take(*result), one_of_mine)
+    while mine:
+        take(*_work(mine.popleft()))
 
 
 def _work(item: tuple[int, str, str]) -> tuple[int, FileCoverage]:

@@ -25,6 +25,9 @@ class Prepared:
     # process that parses the slice needs no Python tree of it before the analysis (it
     # parses one only for positions or call counts, when it needs them).
     shallow: bool = False
+    # It reads device values from the project's modules: analysed in the process that
+    # keeps the run's module summaries (runner.py), so that each is made once.
+    imports_project: bool = False
 
 
 def prepare(source: str, tree: ast.AST | None, min_lines: int | None = None,
@@ -38,7 +41,7 @@ def prepare(source: str, tree: ast.AST | None, min_lines: int | None = None,
         from .nesting import too_deep
 
         shallow = too_deep(source, tree, set(line_map)) is None
-    return Prepared(text, line_map, counts, shallow)
+    return Prepared(text, line_map, counts, shallow, bool(imported))
 
 
 def sliced(source: str, tree: ast.AST | None, min_lines: int | None,

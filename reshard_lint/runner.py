@@ -9,6 +9,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+from collections import deque
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -248,10 +249,6 @@ def _engine(settings: Mapping[str, object]) -> Any:
     return _ENGINE
 
 
-def _init_worker(settings: dict[str, object]) -> None:
-    _engine(settings)  # once per worker process, not once per file
-
-
 _SETTINGS: dict[str, object] = {}  # this run's, for the projects the gate reads (forked workers inherit it)
 # Whether this run caches results: only then are the interfaces of the project files a
 # result read worth computing (forked workers inherit it too).
@@ -481,9 +478,27 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
             for item in items:
                 analyse_here(item)
             return reports
+        # A file that reads the project's modules stays here, where their summaries
+        # are: a module is analysed once per run however many files import it.
+        mine = deque(item for item in items if _imports_project(item))
+        items = [item for item in items if not _imports_project(item)]
         items.sort(key=lambda it: len(it[1]))
-        share(workers, 2, items, partial(_analyse, engine_settings), lambda _item, result: take(*result))
+
+        def one_of_mine() -> bool:
+            if not mine:
+                return False
+            analyse_here(mine.popleft())
+            return True
+
+        share(workers, 2, items, partial(_analyse, engine_settings), lambda _item, result: take(*result),
+              one_of_mine)
+        while mine:
+            analyse_here(mine.popleft())
     return reports
+
+
+def _imports_project(item: Item) -> bool:
+    return len(item) > 3 and getattr(item[3], "imports_project", False)
 
 
 def _read(path: str) -> bytes:
@@ -491,30 +506,6 @@ def _read(path: str) -> bytes:
     from .sources import read_bytes
 
     return read_bytes(path)
-
-
-def _parallel(func: Callable[[tuple[int, str, str]], tuple[int, Any]], settings: dict[str, object] | None,
-              items: list[tuple[int, str, str]], jobs: int, take: Callable[[int, Any], None]) -> set[int]:
-    """Run ``items`` on ``jobs`` processes; the indexes not finished (after a pool failure)."""
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
-    from .pipeline import fork_context
-
-    ctx = fork_context()
-    # Items come largest first; one per task keeps the big files from piling onto one
-    # worker, and per-task overhead only matters for thousands of files.
-    chunk = 1 if len(items) < 1000 else len(items) // (jobs * 16)
-    pending = {i for i, _, _ in items}
-    try:
-        init = (_init_worker, (settings,)) if settings is not None else (None, ())
-        with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=init[0], initargs=init[1]) as pool:
-            for index, out in pool.map(func, items, chunksize=chunk):
-                take(index, out)
-                pending.discard(index)
-    except (BrokenProcessPool, OSError):
-        return pending
-    return pending
 
 
 def iter_reports_sorted(reports: Iterable[FileReport]) -> list[FileReport]:

@@ -7,9 +7,10 @@ functions and classes whose bodies build device values (defs.py). A name bound a
 than one site, or rebound by a function (``global``), is not exported: its value at
 import time is not known.
 
-Summaries are kept per process, keyed by the module's file and content: flake8 workers,
-the language server and ``reshard-lint check`` each analyse a module once however many
-files import it, and again only when its text changes. ``deps`` lists every project file
+Summaries are kept per process, keyed by the module's file and content: flake8 workers
+and the language server each analyse a module once however many files import it, and
+again only when its text changes; ``reshard-lint check`` and ``coverage`` analyse the
+files that import project modules in their main process (runner.py), so once per run. ``deps`` lists every project file
 a summary read (its own, and those of what it imports), with their content hashes, so a
 cached diagnostic can be checked against the files it was computed from.
 """
