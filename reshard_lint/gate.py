@@ -391,6 +391,8 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
                 target = node.args[1] if len(node.args) > 1 else next(
                     (k.value for k in node.keywords if k.arg == "device"), None)
                 device_target = device_target or type(target) in (ast.Subscript, ast.Name)
+                if target is None and node.args:
+                    one_mesh_use = True  # device_put(x): the single-device path (RSH301)
         elif name == "NamedSharding":
             shardings.append((scope, node))
         elif name in _ONE_MESH_USES and id(node) not in in_meshes \
@@ -410,7 +412,7 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
     if ctors and sources >= 2 and origin:
         return True  # RSH2xx/RSH3xx: an array with a known mesh and a second device source
     if ctors and origin and one_mesh_use:
-        return True  # RSH203 under a context mesh, RSH305
+        return True  # RSH203 under a context mesh, RSH305, RSH301 without a target
     if device_target and sources >= 2:
         return True  # RSH306: a committed array put on a device of the global list
     if not (ctors and reorders) and not shardings and not (ids and indexed):

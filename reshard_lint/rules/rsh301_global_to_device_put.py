@@ -30,10 +30,10 @@ def multicontroller(event: Transfer) -> bool:
 class GlobalToDevicePut(Rule):
     code = "RSH301"
     name = "global-to-device-put"
-    summary = "device_put of an array spanning several processes to a single Device"
+    summary = "device_put of an array spanning several processes to a single Device, or to no target"
     priority = 30
     events = (Transfer,)
-    what = 'Flags `jax.device_put(x, device)` where `device` is a single `Device` (`jax.devices()[0]`, `jax.local_devices()[i]`) and `x` is a global array spanning several processes. Fires only in files with multi-controller signs (`jax.distributed`, `jax.process_index()`, `multihost_utils`, `jax.local_devices()` ...), unless the project sets `runtime = "multi-controller"`.'
+    what = 'Flags `jax.device_put(x, device)` where `device` is a single `Device` (`jax.devices()[0]`, `jax.local_devices()[i]`), and `jax.device_put(x)` without a target (JAX takes the single-device path for it), where `x` is a global array spanning several processes. Fires only in files with multi-controller signs (`jax.distributed`, `jax.process_index()`, `multihost_utils`, `jax.local_devices()` ...), unless the project sets `runtime = "multi-controller"`.'
     why = 'A process can only copy what it holds. Multi-controller JAX raises `ValueError: When the second argument to device_put is a Device, the first argument must be a fully addressable array`.'
     fix_text = "No automatic fix. Gather the whole array with `multihost_utils.process_allgather(x, tiled=True)`, or take this process's shard with `x.addressable_data(i)`."
     references = ('RUNTIME-FACTS.md: `device_put(global_array, jax.devices()[0])`',)
@@ -44,9 +44,22 @@ class GlobalToDevicePut(Rule):
             return
         ctx = event.ctx
         for pair in pairs(event):
-            if pair.src is None or not is_device(pair.target) or ctx.locality(pair.src) != "global":
+            if pair.src is None or ctx.locality(pair.src) != "global":
                 continue
             x = array_label(ctx, event, pair)
+            if event.untargeted:
+                # No target takes the single-device path (observed, jax 0.10.2).
+                msg = (
+                    f"{event.func} without a target, of '{x}', a global array on mesh "
+                    f"{describe_mesh(ctx, pair.src)}: JAX takes that for a single device, and "
+                    "multi-controller JAX raises \"When the second argument to device_put is a Device, "
+                    "the first argument must be a fully addressable array\"; keep it where it is with "
+                    f"jax.device_put({x}, {x}.sharding), or copy it with jnp.copy({x})"
+                )
+                yield report(self.code, event, pair, msg)
+                return
+            if not is_device(pair.target):
+                continue
             msg = (
                 f"{event.func} moves '{x}', a global array on mesh {describe_mesh(ctx, pair.src)}, to "
                 f"a single device ({pair.target.desc}): multi-controller JAX raises \"When the second "
@@ -68,6 +81,9 @@ y = jax.device_put(x, first)  # RSH301:5
         Invalid(_HEAD + """
 first, second = jax.local_devices()[:2]
 y = jax.device_put(x, second)  # RSH301:5
+"""),
+        Invalid(_HEAD + """
+y = jax.device_put(x)  # RSH301:5
 """),
         Valid(_HEAD + """
 y = jax.device_put(np.arange(8.0), jax.local_devices()[0])
@@ -109,6 +125,14 @@ for d in jax.local_devices():
 single = jax.device_put(np.ones(4), jax.local_devices()[0])
 again = jax.device_put(single, jax.local_devices()[-1])
 print(again)
+"""),
+        Valid(_HEAD + """
+y = jax.device_put(x, x.sharding)
+print(y.sharding)
+"""),
+        Valid(_HEAD + """
+y = jax.device_put(np.arange(8.0))
+print(y)
 """),
         Valid(_HEAD + """
 first, second = jax.local_devices()[:2]
