@@ -405,8 +405,8 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
         used, called = _imported_arguments(facts, imported)
         ctors += used
         source_scopes += [(0, None)] * used
-        # An imported function that may build or move arrays: its result may be placed,
-        # or its body move what this file hands it (project/defs.py).
+        # An imported function that moves arrays: its body may move what this file hands
+        # it (project/defs.py).
         origin = origin or called
     sources = _instances(source_scopes, facts) if (ctors and origin) or device_target else 0
     if ctors and sources >= 2 and origin:
@@ -444,8 +444,9 @@ def _imported_arguments(facts: GateFacts, imported: frozenset[str]) -> tuple[int
     """How many device values the imported names hand to calls: a name itself
     (``NamedSharding(TRAIN, ...)``), or an attribute of a module imported whole (named
     ``meshes.`` in ``imported``: ``meshes.TRAIN`` and ``meshes.ROLLOUT`` are two); a star
-    import counts as two. And whether an imported name is called."""
+    import counts as two. And whether a function that moves arrays is called."""
     used: set[str] = set()
+    moved = False
     for _, node, _ in facts.calls:
         func = node.func
         heads = [*node.args, *(k.value for k in node.keywords)]
@@ -459,6 +460,7 @@ def _imported_arguments(facts: GateFacts, imported: frozenset[str]) -> tuple[int
                 called = f"{func.value.id}.{func.attr}"  # type: ignore[attr-defined]
         if called is not None:
             used |= {f"{called}()@{id(node)}", f"{called}()@{id(node)}#2"}
+            moved = moved or called + ">" in imported
         elif type(func) is ast.Attribute and type(func.value) is not ast.Name:  # type: ignore[attr-defined]
             heads.append(func.value)  # type: ignore[attr-defined]  # meshes.TRAIN.devices()
         for arg in heads:
@@ -475,8 +477,7 @@ def _imported_arguments(facts: GateFacts, imported: frozenset[str]) -> tuple[int
                 used.add(name)
             elif chain and name + "." in imported:
                 used.add(f"{name}.{chain[-1]}")
-    called = any("()@" in u for u in used)
-    return (max(len(used), 2) if "*" in imported else len(used)), called or "*" in imported
+    return (max(len(used), 2) if "*" in imported else len(used)), moved or "*" in imported
 
 
 def _instances(sources: list[tuple[int, ast.AST | None]], facts: GateFacts) -> int:

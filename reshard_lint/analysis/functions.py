@@ -50,7 +50,7 @@ class Functions:
             # call's arguments, its transfers are this call's to report (interpreter.emit).
             # Only a body of simple statements: a guard inside (``if jax.process_index()
             # == 0``) would be read around the call here instead.
-            self.relay = (node, 1, 1)
+            self.relay = (call, self.quiet + 1, len(self.inline_stack) + 1)
             try:
                 result = self.run_callable(func, params, quiet=True)
             finally:

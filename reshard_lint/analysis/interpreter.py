@@ -18,6 +18,7 @@ from typing import Callable, Iterable, Optional, Sequence
 
 import libcst as cst
 
+from .arguments import Call
 from .calls import Calls
 from .classes import Classes
 from .callsites import NO_CALL_SITE, CallSites
@@ -69,7 +70,7 @@ class Analyzer(Expressions, Calls, Functions, Classes):
         self.building: list[InstanceVal] = []
         # (the call here, quiet level, helper depth) while another module's function runs
         # for a call of this file's own code: its transfers are this call's (emit).
-        self.relay: Optional[tuple[cst.CSTNode, int, int]] = None
+        self.relay: Optional[tuple[Call, int, int]] = None
         self.ran: set[int] = set()  # ids of the functions whose own run is done
         self.returns: list[list[Value]] = []
         self.rng_seeded: dict[str, Optional[bool]] = {"random": None, "numpy": None}
@@ -150,10 +151,13 @@ class Analyzer(Expressions, Calls, Functions, Classes):
         elif self.relay is not None and isinstance(event, Transfer) \
                 and (self.quiet, len(self.inline_stack)) == self.relay[1:]:
             # A transfer of another module's function, run for a call here with this
-            # call's arguments: reported at the call (functions.py).
+            # call's arguments: reported at the call (functions.py), naming the argument
+            # it moves when it moves one as it is.
             call = self.relay[0]
-            self.sink(replace(event, node=call, value_node=None, target_node=None, through=event.node,
-                              func=f"{self.ctx.code(call, 40)}, through its {event.func} at {self.ctx.at(event.node)},"))
+            moved = next((a.value for v, a in (*call.positional, *call.keywords.values()) if v is event.value), None)
+            self.sink(replace(event, node=call.node, value_node=moved, target_node=None, through=event.node,
+                              func=f"{self.ctx.code(call.node, 40)}, through its {event.func} at "
+                                   f"{self.ctx.at(event.node)},"))
 
     def new_token(self, node: cst.CSTNode) -> str:
         self.token += 1

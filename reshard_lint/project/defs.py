@@ -36,19 +36,60 @@ SOURCE_WORDS = (*_DEVICE_SOURCE, "Mesh(")
 MOVE_WORDS = ("device_put(", "with_sharding_constraint(", "reshard(")
 IDENT = re.compile(r"[A-Za-z_]\w*")
 _RETURNS = re.compile(r"\b(?:return[ \t]+(?!None\b)[^\s#]|yield\b)")
+# A statement that makes a body more than straight-line code: a function that moves
+# arrays is followed for its callers' arguments only when it has none (functions.py).
+_COMPOUND = re.compile(r"(?m)^[ \t]+(?:if|elif|else|for|while|with|try|except|finally|async|assert|raise|match)\b")
+_SIGNATURE_END = re.compile(r"\)[^\n:]*:[ \t]*(?:#[^\n]*)?\n")
 _PROSE = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|#[^\n]*')
+
+
+def moving_functions(text: str) -> frozenset[str]:
+    """The functions of ``device_functions`` that move what they are given in straight-line
+    code: a call of one places an array (the gate counts it as a placed array)."""
+    return frozenset(_movers(text)) & device_functions(text) if "def" in text else frozenset()
+
+
+def _movers(text: str) -> set[str]:
+    """Functions whose straight-line bodies hand one of their parameters to a move (the
+    array, or the target: ``device_put(x, NamedSharding(mesh, P()))``); a body that moves
+    only what it makes itself (``device_put(jnp.array(True), sharding)``) moves nothing
+    its caller gives."""
+    out: set[str] = set()
+    for m in _DEF.finditer(text):
+        if m.group(1) is None:
+            continue
+        end = _SIGNATURE_END.search(text, m.end())
+        if end is None:
+            continue
+        params = set(IDENT.findall(text[m.end(): end.start()])) - {"self", "cls"}
+        nxt = _NEXT_TOP.search(text, end.end())
+        body = text[end.end(): nxt.start() if nxt is not None else len(text)]
+        if _COMPOUND.search(body) is not None:
+            continue
+        for w in MOVE_WORDS:
+            i = body.find(w)
+            while i >= 0:
+                line_end = body.find("\n", i)
+                if not params.isdisjoint(IDENT.findall(body[i + len(w): line_end if line_end >= 0 else None])):
+                    out.add(m.group(1))
+                    break
+                i = body.find(w, i + len(w))
+    return out
 
 
 def device_functions(text: str) -> frozenset[str]:
     """Names of the module-level functions that return something, and classes, whose
     bodies build device values: a device source or a mesh constructor, or a module-level
     name the module binds to one; and of the functions that return something and move
-    arrays (``jax.device_put``, a sharding constraint, ``reshard``)."""
+    what they are given (``jax.device_put``, a sharding constraint, ``reshard`` of a
+    parameter, or onto one) in straight-line code: a caller's arguments decide whether
+    such a move fails (functions.py)."""
     if "def" not in text and "class" not in text:
         return frozenset()
     from .imported import bindings
 
     held: set[str] | None = None  # module-level names bound to device values, when needed
+    movers: set[str] | None = None  # _movers(text), when needed
     out: set[str] = set()
     for m in _DEF.finditer(text):
         eol = text.find("\n", m.end())
@@ -59,9 +100,15 @@ def device_functions(text: str) -> frozenset[str]:
         name = m.group(1) or m.group(2)
         if m.group(1) and _RETURNS.search(body) is None:
             continue  # gives its caller nothing (an assert_* helper): nothing to follow
-        if any(w in body for w in SOURCE_WORDS) or m.group(1) and any(w in body for w in MOVE_WORDS):
+        if any(w in body for w in SOURCE_WORDS):
             out.add(name)
             continue
+        if m.group(1) and any(w in body for w in MOVE_WORDS):
+            if movers is None:
+                movers = _movers(text)
+            if name in movers:
+                out.add(name)
+                continue
         if held is None:
             held = {name for name, values in bindings(text).items()
                     if any(w in v for v in values for w in SOURCE_WORDS)}

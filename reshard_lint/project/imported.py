@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Callable, TypeVar
 
-from .defs import IDENT as _IDENT, VALUE_WORDS, device_functions
+from .defs import IDENT as _IDENT, VALUE_WORDS, device_functions, moving_functions
 from .modules import ModuleFile
 from .view import MODELLED, FileView
 
@@ -32,7 +32,8 @@ def device_imports(source: str, view: FileView) -> frozenset[str]:
     """Local names bound by imports of project modules that may hold device values; a
     module imported whole whose attributes may be such values is named with a trailing
     dot (``meshes.``) and with each such attribute read (``meshes.make_mesh``), a star
-    import as ``*``."""
+    import as ``*``; a function that moves arrays a second time, marked ``>``
+    (``replicate>``)."""
     out: set[str] = set()
     index = view.project.index
     froms, imports = _imports(source)
@@ -54,6 +55,8 @@ def device_imports(source: str, view: FileView) -> frozenset[str]:
                 out |= _device_attributes(source, alias or name, view, sub)
             elif source_mod is not None and _exports(view, source_mod, name, _DEPTH):
                 out.add(alias or name)
+                if _moves(view, source_mod, name, _DEPTH):
+                    out.add((alias or name) + ">")  # a call of it places what it is given (gate.py)
     for module, alias in imports:
         if module.split(".")[0] in MODELLED:
             continue
@@ -77,6 +80,7 @@ def _device_attributes(source: str, local: str, view: FileView, mod: ModuleFile)
                 attrs.add(m.group(0))
         i = source.find(needle, i + len(needle))
     found = {f"{local}.{a}" for a in sorted(attrs) if _exports(view, mod, a, _DEPTH)}
+    found |= {f"{name}>" for name in found if _moves(view, mod, name[len(needle):], _DEPTH)}
     return found | {needle} if found else found
 
 
@@ -173,6 +177,26 @@ def calls_function(view: FileView, mod: ModuleFile, name: str) -> bool:
     importers then need the module's summary with those functions' bodies."""
     text = _text(view, mod)
     return text is not None and name in _per_content(view, mod, text, device_functions)
+
+
+def _moves(view: FileView, mod: ModuleFile, name: str, depth: int) -> bool:
+    """Is ``name`` of ``mod`` a function that moves arrays (defs.moving_functions), there or
+    re-exported from another project module?"""
+    text = _text(view, mod)
+    if text is None or depth < 0:
+        return False
+    if name in _per_content(view, mod, text, moving_functions):
+        return True
+    inner = FileView(view.project, mod)
+    for dots, module, names in _module_imports(view, mod, text)[0]:
+        for taken, alias in _NAME.findall(names.strip("()")):
+            if (alias or taken) != name or taken == "import":
+                continue
+            base = inner.absolute(len(dots), module or None) if dots else module
+            source = view.project.index.find(base) if base and base.split(".")[0] not in MODELLED else None
+            if source is not None and source != mod and _moves(view, source, taken, depth - 1):
+                return True
+    return False
 
 
 def exports_value(view: FileView, mod: ModuleFile, name: str) -> bool:

@@ -98,28 +98,6 @@ def test_check_reports_the_markers_with_related_locations_in_the_other_file() ->
             assert [r.get("filename") for r in f["related"]] == [meshes, meshes, *inside]  # type: ignore[union-attr]
 
 
-def test_check_cache_follows_edits_of_the_imported_module(tmp_path: Path) -> None:
-    root = tmp_path / "crossing"
-    shutil.copytree(PROJECTS / "crossing", root)
-    cache = ["--cache-dir", str(tmp_path / "cache")]
-    mesh = root / "mypkg" / "mesh.py"
-    original = mesh.read_text(encoding="utf-8")
-
-    def findings() -> list[str]:
-        return sorted(f"{f['filename']}:{f['code']}" for f in _check(root, *cache)[1])
-
-    crossing = ["mypkg/sync.py:RSH201", "mypkg/sync_alias.py:RSH201", "mypkg/sync_star.py:RSH201",
-                "scripts/train.py:RSH201"]
-    assert findings() == crossing
-    assert findings() == crossing  # warm: from the cache
-    # Rollouts on every device too: the same devices, nothing to report, and the cached
-    # results computed against the old mesh.py must not be served.
-    mesh.write_text(original.replace("jax.devices()[:2]", "jax.devices()"), encoding="utf-8")
-    assert findings() == []
-    mesh.write_text(original, encoding="utf-8")
-    assert findings() == crossing
-
-
 def test_a_transfer_run_for_a_call_is_reported_there_and_counted_once() -> None:
     root = PROJECTS / "movers"
     [d] = Engine().lint_source((root / "ops" / "sync.py").read_text(encoding="utf-8"),
@@ -134,27 +112,39 @@ def test_a_transfer_run_for_a_call_is_reported_there_and_counted_once() -> None:
                           capture_output=True, text=True, cwd=root, timeout=300)
     sites = sorted((s["path"], s["line"]) for s in json.loads(proc.stdout)["site_list"])
     assert sites == [("ops/jitted.py", 8), ("ops/placing.py", 7), ("ops/placing.py", 14), ("ops/placing.py", 18),
-                     ("ops/same.py", 9), ("ops/sync.py", 8)]
+                     ("ops/same.py", 9), ("ops/sync.py", 8), ("ops/tree.py", 8)]
 
 
-def test_check_cache_follows_edits_of_an_imported_class(tmp_path: Path) -> None:
-    root = tmp_path / "classes"
-    shutil.copytree(PROJECTS / "classes", root)
+CACHE_EDITS = [
+    # Rollouts on every device too: the same devices, nothing to report, and the cached
+    # results computed against the old mesh.py must not be served.
+    ("crossing", "mypkg/mesh.py",
+     ["mypkg/sync.py:8", "mypkg/sync_alias.py:8", "mypkg/sync_star.py:8", "scripts/train.py:9"], []),
+    # Rollouts on every device, whatever the trainer's constructor is given: the cached
+    # results read the old __init__.
+    ("classes", "fleet/models.py", ["fleet/instances.py:12", "fleet/instances.py:18", "fleet/train.py:9"],
+     ["fleet/instances.py:18"]),
+]
+
+
+@pytest.mark.parametrize("project,module,before,after", CACHE_EDITS, ids=[c[0] for c in CACHE_EDITS])
+def test_check_cache_follows_edits_of_the_imported_module(tmp_path: Path, project: str, module: str,
+                                                          before: list[str], after: list[str]) -> None:
+    root = tmp_path / project
+    shutil.copytree(PROJECTS / project, root)
     cache = ["--cache-dir", str(tmp_path / "cache")]
-    models = root / "fleet" / "models.py"
-    original = models.read_text(encoding="utf-8")
+    edited = root / module
+    original = edited.read_text(encoding="utf-8")
 
     def findings() -> list[str]:
         return sorted(f"{f['filename']}:{f['location']['row']}" for f in _check(root, *cache)[1])
 
-    crossing = ["fleet/instances.py:12", "fleet/instances.py:18", "fleet/train.py:9"]
-    assert findings() == crossing
-    # Rollouts on every device, whatever the constructor is given: the trainers' meshes
-    # are one device set; the cached results read the old __init__.
-    models.write_text(original.replace("jax.devices()[:rollout_devices]", "jax.devices()"), encoding="utf-8")
-    assert findings() == ["fleet/instances.py:18"]
-    models.write_text(original, encoding="utf-8")
-    assert findings() == crossing
+    assert findings() == before
+    assert findings() == before  # warm: from the cache
+    edited.write_text(re.sub(r"jax\.devices\(\)\[:\w+\]", "jax.devices()", original), encoding="utf-8")
+    assert findings() == after
+    edited.write_text(original, encoding="utf-8")
+    assert findings() == before
 
 
 MESH_WITH_HELPERS = """import jax

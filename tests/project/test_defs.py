@@ -81,3 +81,16 @@ def test_a_body_ends_at_the_next_column_zero_line() -> None:
 
 def test_no_def_no_function() -> None:
     assert device_functions("MESH = Mesh(jax.devices(), ('x',))\n") == frozenset()
+
+
+def test_a_function_moves_what_it_is_given_only() -> None:
+    from reshard_lint.project.defs import moving_functions
+
+    text = ("def replicate(x, mesh):\n    return jax.device_put(x, NamedSharding(mesh, P()))\n\n\n"
+            "def dummy(devices):\n    sharding = NamedSharding(Mesh(np.array(devices), ('d',)), P())\n"
+            "    return jax.device_put(jnp.array(True), sharding)\n\n\n"
+            "def guarded(x, mesh):\n    if jax.process_count() > 1:\n        return x\n"
+            "    return jax.device_put(x, NamedSharding(mesh, P()))\n")
+    # dummy moves only what it makes; guarded is not straight-line code.
+    assert moving_functions(text) == {"replicate"}
+    assert device_functions(text) == {"replicate", "dummy"}
