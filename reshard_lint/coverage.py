@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import json
-from collections import Counter, deque
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Sequence, TextIO
 
@@ -206,23 +206,12 @@ def _share(items: list[tuple[int, str, str]], settings: Mapping[str, object], jo
     """``items`` on ``jobs - 1`` workers and this process, which also takes every file that
     reads the project's modules: their summaries are made here, once per run however
     many files import them (as ``check`` does, runner.py)."""
-    from .pipeline import Workers, share
+    from .pipeline import Workers, share_keeping
     from .project.projects import device_imports
 
-    mine = deque(it for it in items if device_imports(it[1], it[2], settings)[0])
-    taken = {it[0] for it in mine}
-
-    def one_of_mine() -> bool:
-        if not mine:
-            return False
-        take(*_work(mine.popleft()))
-        return True
-
     with Workers(jobs - 1, files) as workers:
-        share(workers, 1, [it for it in items if it[0] not in taken], _work,
-              lambda _item, result: take(*result), one_of_mine)
-    while mine:
-        take(*_work(mine.popleft()))
+        share_keeping(workers, 1, items, lambda it: bool(device_imports(it[1], it[2], settings)[0]), _work,
+                      lambda _item, result: take(*result), lambda it: take(*_work(it)))
 
 
 def _work(item: tuple[int, str, str]) -> tuple[int, FileCoverage]:

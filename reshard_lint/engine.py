@@ -231,8 +231,8 @@ class Engine:
 
         def sink(event: object) -> None:
             _check(cancelled)
-            if observer is not None and type(event).__name__ == "Transfer" \
-                    and getattr(event, "through", None) is None:
+            through = getattr(event, "through", None)
+            if observer is not None and type(event).__name__ == "Transfer" and through is None:
                 # A transfer of another module's function run for a call here is a site
                 # of that module (coverage counts it there), not a second one here.
                 transfers.append(event)
@@ -240,7 +240,6 @@ class Engine:
                 if ctx.runtime not in rule.runtimes:
                     continue
                 for diag in rule.check(event):  # type: ignore[arg-type]
-                    through = getattr(event, "through", None)
                     if through is not None:
                         diag = _through(ctx, diag, through)
                     key = id(event.node)  # type: ignore[attr-defined]

@@ -160,6 +160,27 @@ def share(workers: Workers, step: int, items: Iterable[Item], run: Callable[[Ite
             woken.wait(1.0)
 
 
+def share_keeping(workers: Workers, step: int, items: Iterable[Item], keep: Callable[[Item], bool],
+                  run: Callable[[Item], R], done: Callable[[Item, R], None],
+                  run_here: Callable[[Item], None]) -> None:
+    """``share`` the items, except those ``keep`` says this process runs (``run_here``):
+    one of those at each turn this process gets, and what is left of them at the end."""
+    mine: deque[Item] = deque()
+    shared: list[Item] = []
+    for item in items:
+        (mine if keep(item) else shared).append(item)
+
+    def one_of_mine() -> bool:
+        if not mine:
+            return False
+        run_here(mine.popleft())
+        return True
+
+    share(workers, step, shared, run, done, one_of_mine)
+    while mine:
+        run_here(mine.popleft())
+
+
 def passed(item: Item, verdict: tuple[Any, ...]) -> Item:
     """A file the gate let through, with what the gate prepared for it, if anything:
     ``verdict`` is (index, True) or (index, True, prepared or None)."""

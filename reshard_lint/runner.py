@@ -9,7 +9,6 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections import deque
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -463,7 +462,7 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
             else:
                 reject(item[0], *verdict[3:])
         return reports
-    from .pipeline import Workers, gate_and_analyse, share
+    from .pipeline import Workers, gate_and_analyse, share_keeping
 
     with Workers(jobs - 1, len(paths)) as workers:
         # The gate runs in the workers from the first file read on, while this process
@@ -478,22 +477,11 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
             for item in items:
                 analyse_here(item)
             return reports
+        items.sort(key=lambda it: len(it[1]))
         # A file that reads the project's modules stays here, where their summaries
         # are: a module is analysed once per run however many files import it.
-        mine = deque(item for item in items if _imports_project(item))
-        items = [item for item in items if not _imports_project(item)]
-        items.sort(key=lambda it: len(it[1]))
-
-        def one_of_mine() -> bool:
-            if not mine:
-                return False
-            analyse_here(mine.popleft())
-            return True
-
-        share(workers, 2, items, partial(_analyse, engine_settings), lambda _item, result: take(*result),
-              one_of_mine)
-        while mine:
-            analyse_here(mine.popleft())
+        share_keeping(workers, 2, items, _imports_project, partial(_analyse, engine_settings),
+                      lambda _item, result: take(*result), analyse_here)
     return reports
 
 

@@ -10,7 +10,7 @@ from . import contextmesh, devices as dv
 from .events import Transfer
 from .scope import Scope, names_in_target
 from .valueops import (
-    NO_KEY, ascending, const_int, int_arith, int_fn, label, mesh_label, ordered, row_or_device,
+    NO_KEY, ascending, const_int, element, int_arith, int_fn, label, mesh_label, ordered,
 )
 from .models import commitments, device_ids, placement
 from .models.numpy import index_grid
@@ -281,12 +281,7 @@ class Expressions:
             return base.derive(sliced, f"{base.desc}[{text}]", reorder=reorder, sizes=sizes,
                                step=(node, node.value) if reorder else None)
         if isinstance(part, IntVal):
-            g = part.fn
-            single = DevVal(fn=lambda m: f(m).index0(g(m)), desc=f"{base.desc}[{text}]", node=node,
-                            fresh=base.fresh, from_mesh=base.from_mesh, sizes=base.sizes)
-            # Indexing a 2-D grid gives a row, a 1-D list gives one device.
-            single.single = True
-            return row_or_device(single, base, self.ctx.devices)
+            return element(base, part.fn, text, node, self.ctx.devices)
         return UNKNOWN
 
     def eval_BinaryOperation(self, node: cst.BinaryOperation, scope: Scope) -> Value:

@@ -489,7 +489,7 @@ class Analyzer(Expressions, Calls, Functions, Classes):
                 # d1, d2 = jax.local_devices()[:2]: the first devices (rows of a grid); on a
                 # topology with another count Python raises instead.
                 for i, el in enumerate(elements):
-                    self.bind(el.value, element(value, i, el.value, self.ctx.devices), scope)
+                    self.bind(el.value, element(value, lambda m, i=i: i, str(i), el.value, self.ctx.devices), scope)
             else:
                 for el in elements:
                     self.bind(el.value, UNKNOWN, scope)

@@ -144,10 +144,12 @@ def row_or_device(single: DevVal, base: DevVal, devices: dv.Evaluator) -> DevVal
     return single
 
 
-def element(base: DevVal, i: int, node: cst.CSTNode, devices: dv.Evaluator) -> DevVal:
-    """``base[i]`` for an unpacking (``d1, d2 = devs[:2]``): a device, or a row of a grid."""
+def element(base: DevVal, index: Callable[[dv.Model], int], text: str, node: cst.CSTNode,
+            devices: dv.Evaluator) -> DevVal:
+    """``base[i]`` (``devs[k]``, or an unpacking ``d1, d2 = devs[:2]``): a device of a 1-D
+    list, a row of a 2-D grid; ``text`` spells the index."""
     f = base.fn
-    single = DevVal(fn=lambda m: f(m).index0(i), desc=f"{base.desc}[{i}]", node=node,
+    single = DevVal(fn=lambda m: f(m).index0(index(m)), desc=f"{base.desc}[{text}]", node=node,
                     fresh=base.fresh, from_mesh=base.from_mesh, sizes=base.sizes)
     single.single = True
     return row_or_device(single, base, devices)
