@@ -7,7 +7,7 @@ function's body with the caller's arguments, as it runs a helper of the same fil
 ``def`` or ``class`` whose body builds devices counts (a device source, a mesh
 constructor, or a module-level name bound to one: the gate's test, imported.py): such a
 name gets the importing file analysed, and the module a summary that keeps those bodies
-(projects.py). A function that takes a mesh and builds a sharding on it does not: its
+(module_text.py). A function that takes a mesh and builds a sharding on it does not: its
 callers that have a mesh of their own pass the gate by it. A body the text cannot delimit
 (a column-0 line inside a string) ends early: the function may then not count, which
 loses a finding, never adds one; the engine asks the same test, so it agrees.

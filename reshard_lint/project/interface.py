@@ -9,7 +9,7 @@ importers cannot see. An importer reads a module in two ways, both functions of 
   at all read these: the *gate part*;
 - its summary (projects.py ``_summarise``): whether the text parses and is not nested too
   deeply, the module-level code with the bodies of the functions that code cannot reach
-  blanked out (every line keeps its number: messages name the lines where an imported
+  blanked out and long methods that build nothing replaced by stand-ins (module_text.py) (every line keeps its number: messages name the lines where an imported
   mesh was built), and the names functions declare ``global``: the *summary part*, only
   for a module some analysis in the process summarised.
 
@@ -63,7 +63,7 @@ def summary_part(body_only: str, rebound: set[str]) -> str:
 def summary_part_of(text: str, full: bool = False) -> str:
     """``summary_part`` of a module's text as ``_summarise`` computes it; ``full``: the
     summary that keeps the bodies of the functions importers call (``F`` before it)."""
-    from .projects import module_level
+    from .module_text import module_level
 
     return module_level(text, full).shape
 

@@ -7,11 +7,10 @@ running the module body only. Layouts are found once per directory.
 
 from __future__ import annotations
 
-import ast
 import os
-import re
-from typing import TYPE_CHECKING, Callable, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Callable, Mapping
 
+from .module_text import module_level
 from .roots import Layout, layout_for
 from .summaries import callable_export, exportable
 from .view import FileView, Project
@@ -141,95 +140,8 @@ class Projects:
         return exports, ctx
 
 
-class ModuleLevel(NamedTuple):
-    """What a summary of a module's text runs."""
-
-    shape: str  # interface.summary_part of it
-    tree: ast.Module | None  # Python's tree of the whole text; None: nothing runs (no parse, too deep)
-    body: str  # the text with the bodies no importer reaches blanked out
-    rebound: set[str]  # names a function declares ``global``: not exported
-    called: frozenset[str]  # the functions kept for importers to call (a full summary)
-
-
-def module_level(text: str, full: bool) -> ModuleLevel:
-    """What ``_summarise`` runs of ``text``, and the summary part of its interface (the
-    warm ``check`` asks for that alone, interface.py); ``full``: keeping the functions
-    importers call (defs.py), its summary part marked ``F``."""
-    from .. import newer_syntax
-    from ..nesting import too_deep
-    from .defs import device_functions
-    from .interface import summary_part
-
-    mark = "F" if full else ""
-    try:
-        tree = newer_syntax.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return ModuleLevel(mark + summary_part("\0unparsable", set()), None, text, set(), frozenset())
-    if too_deep(text, tree) is not None:
-        return ModuleLevel(mark + summary_part("\0too deep", set()), None, text, set(), frozenset())
-    called = device_functions(text) if full else frozenset()
-    body = _module_level_text(text, tree, called)
-    rebound = _declared_global(text)
-    return ModuleLevel(mark + summary_part(body, rebound), tree, body, rebound, called)
-
-
-def _module_level_text(text: str, tree: ast.Module, keep: frozenset[str] = frozenset()) -> str:
-    """``text`` with the bodies of the functions its module-level code cannot reach
-    blanked out (``pass``, then empty lines: every line keeps its number, every kept
-    node its column). Only module-level values, and the functions named in ``keep``
-    (those importers call: defs.py), are exported, and a 2,000-line module of helpers
-    then costs libcst and the interpreter its module-level lines."""
-    defs: dict[str, list[ast.AST]] = {}
-    roots: list[ast.AST] = []
-    for stmt in tree.body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            defs.setdefault(stmt.name, []).append(stmt)
-            roots.extend(stmt.decorator_list)
-            roots.extend(stmt.args.defaults)
-            if stmt.name in keep:
-                roots.append(stmt)
-        elif isinstance(stmt, ast.ClassDef):
-            defs.setdefault(stmt.name, []).append(stmt)
-            roots.extend([*stmt.bases, *stmt.decorator_list])
-            if stmt.name in keep:
-                roots.append(stmt)
-        else:
-            roots.append(stmt)
-    reached: set[str] = set(keep)
-    todo = roots
-    while todo:
-        names = {n.id for node in todo for n in ast.walk(node) if isinstance(n, ast.Name)}
-        todo = [d for name in names - reached if name in defs for d in defs[name]]
-        reached |= names
-    lines = text.split("\n")
-    blanked = False
-    for name, nodes in defs.items():
-        if name in reached:
-            continue
-        for node in nodes:
-            body = node.body  # type: ignore[attr-defined]
-            first, last = body[0].lineno, node.end_lineno or body[-1].lineno
-            if first <= node.lineno or first - 1 >= len(lines):
-                continue  # a one-line def: nothing to save
-            indent = lines[first - 1][: len(lines[first - 1]) - len(lines[first - 1].lstrip())]
-            lines[first - 1] = indent + "pass"
-            for i in range(first, min(last, len(lines))):
-                lines[i] = ""
-            blanked = True
-    return "\n".join(lines) if blanked else text
-
-
 def _ignore(event: object) -> None:
     pass  # the module's own findings are reported when it is checked itself
-
-
-_GLOBAL = re.compile(r"(?m)^[ \t]+global[ \t]+([\w \t,]+)")
-
-
-def _declared_global(text: str) -> set[str]:
-    """Names some function declares ``global``: it may rebind them, so their value at
-    import time is not the one an importer sees."""
-    return {n for m in _GLOBAL.finditer(text) for n in re.findall(r"\w+", m.group(1))} if "global" in text else set()
 
 
 _GATE_PROJECTS: dict[tuple[str, ...], Projects] = {}

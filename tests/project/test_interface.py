@@ -61,9 +61,14 @@ def test_edits_an_importer_may_see_change_it(old: str, new: str) -> None:
     assert interface(MODULE.replace(old, new)) != interface(MODULE)
 
 
-def test_a_class_module_level_code_names_counts_whole() -> None:
+def test_a_class_module_level_code_names_counts_by_what_it_runs() -> None:
+    # Its short methods count whole; a long one that builds nothing counts by the
+    # attributes it assigns (module_text.py runs a stand-in for it).
     reached = MODULE + "\nT = Trainer()\n"
     assert interface(reached.replace("        return x\n", "        return x + 1\n")) != interface(reached)
+    long = reached.replace("        return x\n", "        a = x\n        b = a\n        c = b\n        d = c\n        return d\n")
+    assert interface(long.replace("c = b", "c = b + 1")) == interface(long)
+    assert interface(long.replace("c = b", "self.mesh = b")) != interface(long)
 
 
 def test_the_gate_part_alone_ignores_what_only_a_summary_reads() -> None:
