@@ -17,10 +17,11 @@ failed the other tasks, and the run would wait for them forever.)
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from collections import deque
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 # A file: (index, text, path), and after the gate what it prepared (prepared.py), if anything.
 Item = tuple[Any, ...]
@@ -54,6 +55,30 @@ def _claimed(run: Callable[[Item], R], step: int, item: Item) -> R | str:
     if not _claim(_CLAIMS, item[0], step):
         return _SKIPPED
     return run(item)
+
+
+# Below this many files, or this many bytes of them, forking a worker costs more than it
+# saves: on the benchmark's 216-file, 418 KB project tree the forked worker only gated,
+# for the same wall time as one process (0.62-0.81 s against 0.68-0.75 s) and 53.5 MB of
+# resident memory for the two processes against 33.6 MB for one.
+MIN_PARALLEL_GATE = 64
+MIN_PARALLEL_BYTES = 512 * 1024
+
+
+def worth_workers(paths: Sequence[str]) -> bool:
+    """Whether ``paths`` are enough work to fork workers for: as many files and bytes as
+    above (one stat a file, until the bytes are reached)."""
+    if len(paths) < MIN_PARALLEL_GATE:
+        return False
+    total = 0
+    for path in paths:
+        try:
+            total += os.stat(path).st_size
+        except OSError:
+            continue  # reported when it is read
+        if total >= MIN_PARALLEL_BYTES:
+            return True
+    return False
 
 
 def fork_context() -> Any:

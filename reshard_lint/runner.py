@@ -37,8 +37,6 @@ BUILTIN_CODES: dict[str, dict[str, Any]] = {
     IO_ERROR: {"code": IO_ERROR, "name": "io-error", "severity": "error", "fix_safety": "none", "options": [],
                "summary": "The file could not be read or decoded, so it was not checked."},
 }
-# Below this many files, forking a worker costs more than it saves.
-MIN_PARALLEL_GATE = 64
 # Candidates left when the gate ends are shared with the workers from this many lines:
 # a worker then imports libcst (~0.3 s) and holds a tree of its own (~20 KB a line).
 MIN_SHARED_LINES = 4_000
@@ -454,7 +452,9 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
     def analyse_here(item: Item) -> None:
         take(*_analyse(engine_settings, item))
 
-    if jobs == 1 or len(paths) < MIN_PARALLEL_GATE:
+    from .pipeline import worth_workers
+
+    if jobs == 1 or not worth_workers(paths):
         for item in candidates():
             verdict = _gate(item)
             if verdict[1]:

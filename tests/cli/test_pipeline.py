@@ -19,6 +19,7 @@ from .conftest import CLEAN, CROSS, REORDERED, run, write
 from .test_check import codes
 
 SMALLEST = "import jax\nimport numpy as np\nfrom jax.sharding import Mesh\nm = Mesh(np.array(jax.devices()[::-1]), ('x',))\n"
+FILLER = "x = 1\n" * 100_000  # 600 KB the prefilter rejects
 PADDING = "".join(f"def helper_{i}(devices):\n    return len(jax.devices()) + {i}\n" for i in range(100))
 
 
@@ -31,6 +32,8 @@ def _tree(root: Path) -> list[str]:
     # (a worker analyses it first when the engine's files are shared out).
     paths.append(str(write(root, "aa_first.py", CROSS + PADDING + PADDING)))
     paths.append(str(write(root, "ab_smallest.py", SMALLEST)))
+    # Enough bytes that `check` forks workers at all (pipeline.worth_workers).
+    paths.append(str(write(root, "zz_filler.py", FILLER)))
     return sorted(paths)
 
 
@@ -88,3 +91,12 @@ def test_a_worker_that_dies_loses_no_file(project: Path, tmp_path: Path, monkeyp
         monkeypatch.setattr(runner, "_work", dies_in_a_worker(runner._work))
     assert _diagnostics(paths, 2, tmp_path / "shared") == expected
     assert died.read_text() == stage
+
+
+def test_a_small_tree_is_checked_without_workers(project: Path) -> None:
+    # 82 files of ~150 KB: forking a worker would cost memory for the same wall time.
+    paths = _tree(project)
+    small = [p for p in paths if not p.endswith("zz_filler.py")]
+    assert not pipeline.worth_workers(small)
+    assert pipeline.worth_workers(paths)
+    assert not pipeline.worth_workers(paths[:pipeline.MIN_PARALLEL_GATE - 1])

@@ -42,6 +42,8 @@ def project(tmp_path: Path) -> Path:
     (root / "app" / "mesh.py").write_text(MESH)
     for i in range(40):
         (root / "app" / f"user_{i}.py").write_text(USER + FILLER)
+    # Enough bytes that `check` forks workers at all (pipeline.worth_workers).
+    (root / "app" / "filler.py").write_text("x = 1\n" * 100_000)
     for i in range(40):
         # Files with meshes of their own, for the workers.
         (root / "app" / f"own_{i}.py").write_text(MESH + USER.split("from app.mesh")[0] + FILLER)
