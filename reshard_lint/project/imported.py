@@ -16,6 +16,7 @@ import re
 from typing import Callable, TypeVar
 
 from .defs import IDENT as _IDENT, VALUE_WORDS, device_functions, moving_functions
+from .guarded import guarded_text
 from .modules import ModuleFile
 from .view import MODELLED, FileView
 
@@ -145,15 +146,28 @@ _KEYWORDS = frozenset({"def", "class", "import", "from", "async", "if", "elif", 
 
 
 def _bindings(view: FileView, mod: ModuleFile, text: str) -> dict[str, list[str]]:
-    """The module-level assignments of a module (a line in column 0): each target name
-    with the right-hand sides bound to it, continuation lines included. One scan per
-    module and content. A binding inside a module-level ``if`` or ``try`` is not seen: the
-    gate then skips an importer, which loses at most a finding, never adds one."""
+    """The module-level assignments of a module (a line in column 0, or one level into a
+    module-level ``if``, ``try`` or ``with`` block: guarded.py): each target name with
+    the right-hand sides bound to it, continuation lines included. One scan per module
+    and content."""
     return _per_content(view, mod, text, bindings)
 
 
 def bindings(text: str) -> dict[str, list[str]]:
     """``_bindings`` of a text, unmemoized."""
+    out = _column_0(text)
+    for name, values in _column_0(guarded_text(text)).items():
+        out.setdefault(name, []).extend(values)
+    return out
+
+
+def any_value(text: str) -> bool:
+    """May a module-level name of ``text`` be bound to a device value (``_ANY_VALUE``, in
+    column 0 or one level into a guarded block)?"""
+    return bool(_ANY_VALUE.search(text)) or bool(_ANY_VALUE.search(guarded_text(text)))
+
+
+def _column_0(text: str) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for m in _BINDING.finditer(text):
         names = _IDENT.findall(m.group(1))
@@ -317,7 +331,7 @@ def _binds_any(view: FileView, mod: ModuleFile, depth: int) -> bool:
     if key in memo:
         return memo[key]
     memo[key] = False  # a cycle of modules importing each other: no
-    found = bool(_ANY_VALUE.search(text))
+    found = any_value(text)
     if not found:
         inner = FileView(view.project, mod)
         for dots, module, names in _module_imports(view, mod, text)[0]:

@@ -44,14 +44,14 @@ def gate_part(text: str, fact: Callable[[Callable[[str], Any]], Any] | None = No
     """The hash of what the gate's text tests read of a module; ``fact(compute)`` gives
     ``compute(text)``, from the gate's memo where the process has one."""
     from .defs import device_functions
-    from .imported import _ANY_VALUE, _imports, bindings
+    from .imported import _imports, any_value, bindings
 
     if fact is None:
         def fact(compute: Callable[[str], Any]) -> Any:
             return compute(text)
     froms, imports = fact(_imports)
     return _hash(repr(froms), repr(imports), repr(sorted(fact(bindings).items())),
-                 "1" if _ANY_VALUE.search(text) else "0", " ".join(sorted(fact(device_functions))))
+                 "1" if any_value(text) else "0", " ".join(sorted(fact(device_functions))))
 
 
 def summary_part(body_only: str, rebound: set[str]) -> str:

@@ -104,6 +104,8 @@ class Projects:
         from ..analysis.context import FileContext
         from ..analysis.values import QualVal
         from ..cst_parse import parse_module
+        from .guarded import guarded_names
+        from .recording import RecordingAnalyzer
 
         run = module_level(text, full)
         view.shape = run.shape
@@ -114,7 +116,8 @@ class Projects:
         ctx.python_tree = run.tree if run.body is text else newer_syntax.parse(run.body)
         ctx.project = view
         ctx.display = view.project.display(path)
-        analyzer = Analyzer(ctx, _ignore)
+        guarded = guarded_names(run.tree, text.split("\n")) if "\n " in text or "\n\t" in text else set()
+        analyzer = RecordingAnalyzer(ctx, _ignore, guarded) if guarded else Analyzer(ctx, _ignore)
         functions = False
         try:
             analyzer.run(module_only=True)
@@ -123,6 +126,10 @@ class Projects:
             for name, value in (scope.vars.items() if scope is not None else ()):
                 if scope.bindings.get(name) != 1 or name in run.rebound:  # type: ignore[union-attr]
                     continue
+                if name in guarded and not exportable(value):
+                    # Bound in an if/try/with block: an importer that has the name at all
+                    # has what that one statement bound.
+                    value = analyzer.bound_at.get(name, value)  # type: ignore[attr-defined]
                 # A re-export (``from .mesh import TRAIN`` in __init__.py) stays a name, resolved
                 # only when an importer asks for it: resolving every one here would analyse
                 # every module a package's __init__.py imports.

@@ -24,6 +24,7 @@ ENTRIES = {
     "factories": ["lab.train", "lab.pair", "lab.same", "lab.callers", "lab.trainer", "lab.serve"],
     "classes": ["fleet.train", "fleet.same", "fleet.instances"],
     "movers": ["ops.sync", "ops.same", "ops.jitted", "ops.tree"],
+    "guarded": ["hosts.sync", "hosts.same"],
 }
 CASES = [(project, module) for project, modules in ENTRIES.items() for module in modules]
 
