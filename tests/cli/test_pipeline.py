@@ -100,3 +100,20 @@ def test_a_small_tree_is_checked_without_workers(project: Path) -> None:
     assert not pipeline.worth_workers(small)
     assert pipeline.worth_workers(paths)
     assert not pipeline.worth_workers(paths[:pipeline.MIN_PARALLEL_GATE - 1])
+
+
+def _lines(item: tuple[int, str, str]) -> int:
+    return item[1].count("\n")
+
+
+def test_long_files_kept_here_run_after_the_workers_are_let_go() -> None:
+    # A long file's tree beside the idle workers' memory made `check`'s peak.
+    items = [(i, "x = 1\n" * n, f"m{i}.py") for i, n in enumerate([1, 2, 3, pipeline.HOLD_LINES])]
+    ran_here: list[tuple[int, bool]] = []
+    results: dict[int, int] = {}
+    with pipeline.Workers(1, len(items)) as workers:
+        pipeline.share_keeping(workers, 1, items, lambda item: item[0] in (0, 3), _lines,
+                               lambda item, n: results.__setitem__(item[0], n),
+                               lambda item: ran_here.append((item[0], workers._pool is None)))
+    assert sorted(i for i, _ in ran_here) == [0, 3] and sorted(results) == [1, 2]
+    assert (3, True) in ran_here  # the long one, with the workers gone
