@@ -199,28 +199,30 @@ def share_keeping(workers: Workers, step: int, items: Iterable[Item], keep: Call
                   run: Callable[[Item], R], done: Callable[[Item, R], None],
                   run_here: Callable[[Item], None]) -> None:
     """``share`` the items, except those ``keep`` says this process runs (``run_here``):
-    one of those at each turn this process gets, and what is left of them at the end."""
+    one of those at each turn this process gets, and what is left of them at the end.
+    Those of ``HOLD_LINES`` or more wait for the end, after the workers are let go: a
+    long file's tree and analysis (14 MB for orbax's 1,471-line colocated_controller.py)
+    beside the idle workers' libcst and trees made the run's peak."""
     mine: deque[Item] = deque()
+    held: list[Item] = []
     shared: list[Item] = []
     for item in items:
-        (mine if keep(item) else shared).append(item)
+        if not keep(item):
+            shared.append(item)
+        else:
+            (held if item[1].count("\n") >= HOLD_LINES else mine).append(item)
 
     def one_of_mine() -> bool:
-        # A long file waits for the workers to be let go: its tree and its analysis
-        # (14 MB for orbax's 1,471-line colocated_controller.py) beside theirs made the
-        # run's peak.
-        if not mine or mine[0][1].count("\n") >= HOLD_LINES:
+        if not mine:
             return False
         run_here(mine.popleft())
         return True
 
     share(workers, step, shared, run, done, one_of_mine)
-    if mine:
-        # The largest of them are left (items come smallest first): the idle workers'
-        # trees and libcst would only add to this process's peak while it runs them.
+    if held:
         workers.close()
-    while mine:
-        run_here(mine.popleft())
+    for item in (*mine, *held):
+        run_here(item)
 
 
 def passed(item: Item, verdict: tuple[Any, ...]) -> Item:

@@ -9,9 +9,10 @@ importers cannot see. An importer reads a module in two ways, both functions of 
   at all read these: the *gate part*;
 - its summary (projects.py ``_summarise``): whether the text parses and is not nested too
   deeply, the module-level code with the bodies of the functions that code cannot reach
-  blanked out and long methods that build nothing replaced by stand-ins (module_text.py) (every line keeps its number: messages name the lines where an imported
-  mesh was built), and the names functions declare ``global``: the *summary part*, only
-  for a module some analysis in the process summarised.
+  blanked out and the long methods that build nothing replaced by stand-ins
+  (module_text.py; every line keeps its number: messages name the lines where an
+  imported mesh was built), and the names functions declare ``global``: the *summary
+  part*, only for a module some analysis in the process summarised.
 
 A module's interface is ``gate`` or ``gate:summary``; the summary part starts with ``F``
 for the summary that also keeps the bodies of the functions importers call (defs.py). The parts are computed where the

@@ -16,6 +16,7 @@ import re
 from typing import NamedTuple
 
 from .defs import MOVE_WORDS, SOURCE_WORDS
+from .guarded import guarded_names
 
 
 class ModuleLevel(NamedTuple):
@@ -26,6 +27,7 @@ class ModuleLevel(NamedTuple):
     body: str  # the text with the bodies no importer reaches blanked out
     rebound: set[str]  # names a function declares ``global``: not exported
     called: frozenset[str]  # the functions kept for importers to call (a full summary)
+    guarded: set[str]  # names bound once inside a module-level if/try/with block (guarded.py)
 
 
 def module_level(text: str, full: bool) -> ModuleLevel:
@@ -41,15 +43,18 @@ def module_level(text: str, full: bool) -> ModuleLevel:
     try:
         tree = newer_syntax.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return ModuleLevel(mark + summary_part("\0unparsable", set()), None, text, set(), frozenset())
+        return ModuleLevel(mark + summary_part("\0unparsable", set()), None, text, set(), frozenset(), set())
     if too_deep(text, tree) is not None:
-        return ModuleLevel(mark + summary_part("\0too deep", set()), None, text, set(), frozenset())
+        return ModuleLevel(mark + summary_part("\0too deep", set()), None, text, set(), frozenset(), set())
     called = device_functions(text) if full else frozenset()
-    body = _module_level_text(text, tree, called)
+    lines = text.split("\n")
+    body = _module_level_text(text, lines, tree, called)
     rebound = _declared_global(text)
-    return ModuleLevel(mark + summary_part(body, rebound), tree, body, rebound, called)
+    guarded = guarded_names(tree, lines) if "\n " in text or "\n\t" in text else set()
+    return ModuleLevel(mark + summary_part(body, rebound), tree, body, rebound, called, guarded)
 
 
+Method = ast.FunctionDef | ast.AsyncFunctionDef
 # A blanked method's stand-in reads this name, which nothing binds: the analysis takes
 # it as a value it does not know.
 UNKNOWN_NAME = "__reshard_lint_unknown__"
@@ -63,13 +68,14 @@ _BUILD_WORDS = (*SOURCE_WORDS, *MOVE_WORDS, "Sharding(", "make_array")
 _SHORT_LINES = 4
 
 
-def _module_level_text(text: str, tree: ast.Module, keep: frozenset[str] = frozenset()) -> str:
+def _module_level_text(text: str, text_lines: list[str], tree: ast.Module,
+                       keep: frozenset[str] = frozenset()) -> str:
     """``text`` with the bodies of the functions its module-level code and the kept
     functions and classes (``keep``) cannot reach blanked out, and, in a class it keeps,
     the methods that build and move nothing replaced by a stand-in (``_stand_in``)."""
     defs: dict[str, list[ast.AST]] = {}
     roots: list[ast.AST] = []
-    stand_ins: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    stand_ins: list[Method] = []
     for stmt in tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             defs.setdefault(stmt.name, []).append(stmt)
@@ -82,19 +88,17 @@ def _module_level_text(text: str, tree: ast.Module, keep: frozenset[str] = froze
             roots.extend([*stmt.bases, *stmt.decorator_list])
         else:
             roots.append(stmt)
-    lines = text.split("\n")
+    lines = list(text_lines)
     reached: set[str] = set(keep)
-    classes_done: set[int] = set()
+    # A class enters once: a kept one here, any other when its name is first reached.
     todo = roots + [c for name in keep for c in defs.get(name, ()) if isinstance(c, ast.ClassDef)]
     while todo:
         names: set[str] = set()
         for node in todo:
             if isinstance(node, ast.ClassDef):
-                if id(node) not in classes_done:
-                    classes_done.add(id(node))
-                    kept, replaced = _class_parts(lines, node)
-                    stand_ins.extend(replaced)
-                    names |= {n.id for part in kept for n in ast.walk(part) if isinstance(n, ast.Name)}
+                kept, replaced = _class_parts(lines, node)
+                stand_ins.extend(replaced)
+                names |= {n.id for part in kept for n in ast.walk(part) if isinstance(n, ast.Name)}
                 continue
             names |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
         todo = [d for name in names - reached if name in defs for d in defs[name]]
@@ -110,12 +114,12 @@ def _module_level_text(text: str, tree: ast.Module, keep: frozenset[str] = froze
     return "\n".join(lines) if blanked else text
 
 
-def _class_parts(lines: list[str], cls: ast.ClassDef) -> tuple[list[ast.AST], list[ast.FunctionDef | ast.AsyncFunctionDef]]:
+def _class_parts(lines: list[str], cls: ast.ClassDef) -> tuple[list[ast.AST], list[Method]]:
     """What of a reached class runs as written (its bases, decorators, statements, and
     the methods a construction runs, that build device values or move arrays, or that
     are a few lines long), and the methods replaced by stand-ins."""
     kept: list[ast.AST] = [*cls.bases, *cls.decorator_list]
-    replaced: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    replaced: list[Method] = []
     for stmt in cls.body:
         if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) or stmt.name in _CONSTRUCTION:
             kept.append(stmt)
@@ -131,7 +135,7 @@ def _class_parts(lines: list[str], cls: ast.ClassDef) -> tuple[list[ast.AST], li
     return [k for k in kept if k is not None], replaced
 
 
-def _stand_in(method: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+def _stand_in(method: Method) -> str:
     """A body that assigns the same ``self`` attributes as the method's own (the class's
     analysis knows an attribute only when one statement assigns it: classes.py), each
     to a value the analysis does not know, and returns one."""
@@ -185,4 +189,6 @@ _GLOBAL = re.compile(r"(?m)^[ \t]+global[ \t]+([\w \t,]+)")
 def _declared_global(text: str) -> set[str]:
     """Names some function declares ``global``: it may rebind them, so their value at
     import time is not the one an importer sees."""
-    return {n for m in _GLOBAL.finditer(text) for n in re.findall(r"\w+", m.group(1))} if "global" in text else set()
+    if "global" not in text:
+        return set()
+    return {n for m in _GLOBAL.finditer(text) for n in re.findall(r"\w+", m.group(1))}

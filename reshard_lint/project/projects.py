@@ -104,7 +104,6 @@ class Projects:
         from ..analysis.context import FileContext
         from ..analysis.values import QualVal
         from ..cst_parse import parse_module
-        from .guarded import guarded_names
         from .recording import RecordingAnalyzer
 
         run = module_level(text, full)
@@ -116,7 +115,7 @@ class Projects:
         ctx.python_tree = run.tree if run.body is text else newer_syntax.parse(run.body)
         ctx.project = view
         ctx.display = view.project.display(path)
-        guarded = guarded_names(run.tree, text.split("\n")) if "\n " in text or "\n\t" in text else set()
+        guarded = run.guarded
         analyzer = RecordingAnalyzer(ctx, _ignore, guarded) if guarded else Analyzer(ctx, _ignore)
         functions = False
         try:
