@@ -12,7 +12,7 @@ from .events import Transfer, TransferKind
 from .models import HANDLERS, commitments, device_ids, fetches, host, placement, transforms
 from .reasons import IMPORTED, UNFOLLOWED_CALL, UNKNOWN_OBJECT, UNMODELLED_JAX, outside_reason
 from .scope import Scope
-from .valueops import const_int, label, literal_sizes, ordered, shape_fns, squeeze
+from .valueops import NO_KEY, const_int, label, literal_sizes, ordered, shape_fns, squeeze
 from .values import (
     UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, IndexPermutation, InstanceVal, IntVal, JitVal,
     PartialVal,
@@ -137,6 +137,10 @@ class Calls:
             return UNKNOWN
         if isinstance(recv, SeqVal) and method in ("values",) and recv.kind == "dict":
             return SeqVal(recv.items, "tuple")
+        if isinstance(recv, SeqVal) and method == "items" and recv.kind == "dict" \
+                and len(recv.keys) == len(recv.items) and not call.values():
+            return SeqVal(tuple(SeqVal((ConstVal(k) if k is not NO_KEY else UNKNOWN, v))
+                                for k, v in zip(recv.keys, recv.items)), "tuple")
         if isinstance(recv, MeshVal) and method in ("__enter__",):
             return recv
         return unknown(UNKNOWN_OBJECT) if is_unknown(recv) else UNKNOWN

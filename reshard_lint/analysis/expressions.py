@@ -333,18 +333,8 @@ class Expressions:
 
     def _comprehension(self, node: cst.ListComp | cst.GeneratorExp | cst.SetComp, scope: Scope) -> Value:
         comp = node.for_in
-        it = self.eval(comp.iter, scope)
-        inner = Scope(scope, "function", {n: 2 for n in names_in_target(comp.target)})
-        element: Value = device_ids.element(it) or UNKNOWN
-        if isinstance(it, SeqVal) and it.items and all(i is it.items[0] for i in it.items):
-            element = it.items[0]
-        element = commitments.element(it, comp.iter) or element
-        if isinstance(comp.target, cst.Name):
-            inner.vars[comp.target.value] = element
-        for cond in comp.ifs:
-            self.eval(cond.test, inner)
-        if comp.inner_for_in is None:
-            self.eval(node.elt, inner)
+        inner, it = self._for_clauses(comp, scope)
+        self.eval(node.elt, inner)
         picked = self._picked_devices(node, comp, it, scope) or \
             device_ids.ids_of_devices(node, it, self)  # type: ignore[arg-type]
         if picked is not None:
@@ -405,3 +395,49 @@ class Expressions:
     eval_ListComp = _comprehension
     eval_GeneratorExp = _comprehension
     eval_SetComp = _comprehension
+
+    def _for_clauses(self, comp: cst.CompFor, scope: Scope) -> tuple[Scope, Value]:
+        """The scope a comprehension's element sees, after each of its ``for`` clauses
+        (and their conditions); and what the first one iterates over."""
+        first: Value = UNKNOWN
+        inner = scope
+        clause: Optional[cst.CompFor] = comp
+        while clause is not None:
+            it = self.eval(clause.iter, inner)
+            if clause is comp:
+                first = it
+            inner = Scope(inner, "function", {n: 2 for n in names_in_target(clause.target)})
+            element: Value = device_ids.element(it) or UNKNOWN
+            if isinstance(it, SeqVal) and it.items and _alike(it.items):
+                element = it.items[0]
+            element = commitments.element(it, clause.iter) or element
+            if isinstance(clause.target, cst.Name):
+                inner.vars[clause.target.value] = element
+            elif isinstance(clause.target, (cst.Tuple, cst.List)):
+                self._unpack_elements(clause.target, it, inner)
+            for cond in clause.ifs:
+                self.eval(cond.test, inner)
+            clause = clause.inner_for_in
+        return inner, first
+
+    def _unpack_elements(self, target: cst.Tuple | cst.List, it: Value, inner: Scope) -> None:
+        """``for k, v in pairs``: each name takes what that position holds in every
+        element of a known sequence, where that stands for all of them (``_alike``);
+        otherwise a value the analysis does not know."""
+        names = [el.value for el in target.elements]
+        rows = it.items if isinstance(it, SeqVal) else ()
+        for i, name_node in enumerate(names):
+            if not isinstance(name_node, cst.Name):
+                continue
+            column = [r.items[i] for r in rows if isinstance(r, SeqVal) and len(r.items) == len(names)]
+            value: Value = unknown(CONTAINER)
+            if column and len(column) == len(rows) and _alike(column):
+                value = column[0]
+            inner.vars[name_node.value] = value
+
+
+def _alike(values: Sequence[Value]) -> bool:
+    """One value stands for all of them as a loop variable: they are one value, or all
+    NumPy data (not constants, which keys and indices are: ``d[k]`` must not pick one)."""
+    first = values[0]
+    return all(v is first for v in values) or all(isinstance(v, HostVal) for v in values)

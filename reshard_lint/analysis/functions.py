@@ -79,9 +79,9 @@ class Functions:
         memo[key] = (params, result)  # params kept alive: the key holds their ids
         return result
 
-    def call_with_leaf(self, func: FuncVal, leaf: Value, node: cst.CSTNode) -> Value:
-        """A tree.map callback on one leaf, with its events (not quiet)."""
-        params = self.observe_call(func, Call.of_values(node, [leaf]), node)
+    def call_with_leaves(self, func: FuncVal, leaves: list[Value], node: cst.CSTNode) -> Value:
+        """A tree.map callback on one leaf of each tree, with its events (not quiet)."""
+        params = self.observe_call(func, Call.of_values(node, leaves), node)
         if params is None:
             return unknown(UNMATCHED)
         # Another module's function: what happens in it is that module's to report.

@@ -153,6 +153,19 @@ half = Mesh(np.array(jax.devices()[:4]), ('x',))
 y = x.to_device(NamedSharding(half, P('x')))  # RSH201:5
 """),
         Invalid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+params = {'w': x, 'b': x * 2}
+to_half = NamedSharding(half, P('x'))
+targets = {'w': to_half, 'b': to_half}
+moved = jax.tree.map(lambda a, t: jax.device_put(a, t), params, targets)  # RSH201:35
+""", note="jax.tree.map over the arrays and their target shardings, leaf by leaf"),
+        Valid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+host = {'w': np.ones(8), 'b': np.zeros(8)}
+placed = jax.tree.map(lambda a: jax.device_put(a, NamedSharding(half, P('x'))), host)
+print(placed['w'].sharding)
+""", note="host data put onto any mesh, leaf by leaf"),
+        Invalid(_HEAD + """
 # make_mesh takes the first prod(shape) devices of the list it is given, on every
 # platform (only their order is the platform's): here the last half of jax.devices().
 flipped = jax.make_mesh((jax.device_count() // 2,), ('x',), devices=jax.devices()[::-1])

@@ -139,3 +139,36 @@ moved = jax.device_put(params, d1)
     # A pytree the analysis does not know, put on one device: every leaf of it is there.
     assert by_line[13] == ("same_devices", "'params' is on device jax.local_devices()[:2][0] (line 7) and the "
                                            "target on jax.local_devices()[:2][0] (line 7): the same device")
+
+
+def test_tree_map_callbacks_run_on_leaves_known_or_not(project: Path) -> None:
+    write(project, "trees.py", """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+mesh = Mesh(np.array(jax.devices()), ('x',))
+s = NamedSharding(mesh, P())
+host = {'w': np.ones(8), 'b': np.zeros(8)}
+placed = jax.tree.map(lambda a: jax.device_put(a, s), host)
+both = jax.tree.map(lambda a, t: jax.device_put(a, t), host, {'w': s, 'b': s})
+pairs = [jax.device_put(v, s) for k, v in host.items()]
+rows = [jax.device_put(v, s) for row in [[np.ones(2), np.zeros(2)]] for v in row]
+
+
+def offload(state):
+    return jax.tree.map(lambda a: jax.device_put(a, a.sharding.with_memory_kind('pinned_host')), state)
+
+
+def place(state):
+    return jax.tree.map(lambda a: jax.device_put(a, s), state)
+""")
+    by_line = {s["line"]: (s["verdict"], s["detail"]) for s in _json("--sites", cwd=project)["site_list"]}
+    assert by_line[8] == ("host_data", "'a' is host data or uncommitted: np.ones(8) (line 7)")
+    assert by_line[9] == ("host_data", "'a' is host data or uncommitted: np.ones(8) (line 7)")
+    assert by_line[10] == ("host_data", "'v' is host data or uncommitted: np.ones(8) (line 7)")
+    assert by_line[11][0] == "host_data"
+    # A tree nobody passes: the callback runs on a leaf it does not know, and a target
+    # built on the leaf's own sharding needs no more.
+    assert by_line[15] == ("same_devices", "the target is built from 'a's own sharding")
+    assert by_line[19] == ("unresolved", "a parameter no call site feeds")

@@ -12,11 +12,12 @@ from ..events import TransferKind
 from .commitments import on_device
 from .host import is_host
 from .meshes import as_target
+from ..reasons import CONTAINER
 from ..scope import Scope
 from ..valueops import leaves
 from ..values import (
     ArrayVal, FuncVal, HostVal, JitVal, MeshVal, OwnShardingVal, PartialVal, QualVal, SeqVal, ShardingVal,
-    SpecVal, UNKNOWN, Unknown, Value,
+    SpecVal, UNKNOWN, Unknown, Value, unknown,
 )
 
 if TYPE_CHECKING:
@@ -147,21 +148,39 @@ def _constraint(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value
 
 @handles("jax.tree.map")
 def _tree_map(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    """``jax.tree.map(f, tree, *rest)`` runs ``f`` on each leaf (one from each tree).
+
+    Where every leaf of a tree is an array on one mesh, or host data, ``f`` runs on one
+    leaf of it and the result has the tree's structure (arrays only: the host leaves of
+    one tree need not be alike, so what ``f`` makes of the others is not known). Where
+    the leaves are not known, ``f`` still runs, on a leaf the analysis does not know:
+    its transfers are there to be counted, and those that need no leaf (a target built on
+    the leaf's own sharding) are resolved."""
     f = call.arg(0, "f")
-    tree = call.arg(1, "tree")
-    if not isinstance(f, FuncVal) or len(call.positional) > 2:
+    if not isinstance(f, FuncVal) or call.has_star or not call.positional[1:]:
         return UNKNOWN
-    ls = leaves(tree)
-    if not ls or not all(isinstance(leaf, ArrayVal) for leaf in ls):
-        return UNKNOWN
-    first = ls[0]
-    assert isinstance(first, ArrayVal)
-    if first.mesh is None or not all(
-            leaf.mesh is not None  # type: ignore[union-attr]
-            and an.ctx.compare(leaf.mesh, first.mesh) == "same"  # type: ignore[union-attr]
-            for leaf in ls):
-        return UNKNOWN
-    result = an.call_with_leaf(f, first, node)
-    if isinstance(tree, SeqVal):
+    trees = [v for v, _ in call.positional[1:]]
+    picked = [_leaf(an, t) if not call.given(-1, "is_leaf") else (unknown(CONTAINER), False) for t in trees]
+    result = an.call_with_leaves(f, [leaf for leaf, _ in picked], node)
+    tree = trees[0]
+    if len(trees) == 1 and picked[0][1] and isinstance(tree, SeqVal):
         return SeqVal(tuple(result for _ in tree.items), tree.kind, tree.keys)
-    return result
+    return result if len(trees) == 1 and picked[0][1] else UNKNOWN
+
+
+def _leaf(an: Analyzer, tree: Value) -> tuple[Value, bool]:
+    """A leaf that stands for every leaf of ``tree``, and whether the result of a
+    callback on it stands for the others' (arrays on one mesh)."""
+    if isinstance(tree, Unknown):
+        return unknown(tree.reason or CONTAINER), False
+    ls = leaves(tree)
+    first = ls[0] if ls else None
+    if first is not None and all(leaf is first for leaf in ls):
+        return first, True  # one sharding for every leaf: {'w': s, 'b': s}
+    if isinstance(first, ArrayVal) and first.mesh is not None and all(
+            isinstance(leaf, ArrayVal) and leaf.mesh is not None
+            and an.ctx.compare(leaf.mesh, first.mesh) == "same" for leaf in ls):
+        return first, True
+    if first is not None and all(is_host(leaf) for leaf in ls):
+        return first, False
+    return unknown(CONTAINER), False
