@@ -252,9 +252,9 @@ class Calls:
         if name in fetches.FUNCTIONS:
             fetches.fetch(self, call.arg(0), node, call.arg_node(0), self.ctx.lazy_code(node.func, 30))
         if name is None:
-            if qual.startswith(("jax.lax.", "jax.nn.")) and not call.has_star and (placed := placement.lax_result(
-                    qual, [v for v, _ in call.positional] + [v for v, _ in call.keywords.values()], node)):
-                return placed
+            if qual.startswith(("jax.lax.", "jax.nn.")) and not call.has_star \
+                    and (result := host.lax_result(self, qual, call, node)) is not None:
+                return result
             return unknown(outside_reason(qual))
         handler = HANDLERS.get(name)
         if handler is not None:

@@ -383,6 +383,18 @@ with mesh:
 y = jax.device_put(w, NamedSharding(half, P('x')))
 print(y.sharding)
 """, note="under the legacy `with mesh:` it stays uncommitted and moves anywhere"),
+        Invalid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+with jax.set_mesh(mesh):
+    gate = jax.nn.sigmoid(np.ones(8))
+y = jax.device_put(gate, NamedSharding(half, P('x')))  # RSH201:5
+""", note="so is what jax.nn and jax.lax compute from host data there"),
+        Valid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+peak = jax.lax.reduce_max(np.ones((2, 4)), (1,))
+y = jax.device_put(jax.nn.relu(peak), NamedSharding(half, P()))
+print(y.sharding)
+""", note="outside a mesh context it is uncommitted and moves anywhere"),
     )
 
     grounding = Grounding(

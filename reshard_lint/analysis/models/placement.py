@@ -69,9 +69,16 @@ def lax_result(qual: str, values: Iterable[Value], node: cst.CSTNode) -> Optiona
     updates, reductions, scan, cond and fori_loop; RSH201's examples run some under
     multi-controller JAX). Its results may be a pytree (control flow), so ``tree``. None
     when no committed operand decides."""
-    if qual in _NOT_COMPUTATIONS or qual.startswith(_NOT_COMPUTING_PACKAGES):
+    if not computes(qual):
         return None
     return computed(values, node, tree=True)
+
+
+def computes(qual: str) -> bool:
+    """A ``jax.lax`` or ``jax.nn`` function that computes on its operands' devices (not a
+    class: ``jax.lax.Precision('highest')``, ``GatherDimensionNumbers(...)``)."""
+    return qual not in _NOT_COMPUTATIONS and not qual.startswith(_NOT_COMPUTING_PACKAGES) \
+        and not qual.rsplit(".", 1)[-1][:1].isupper()
 
 
 def keeps_placement(keywords: Iterable[str]) -> bool:
