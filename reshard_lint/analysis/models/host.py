@@ -15,6 +15,7 @@ import libcst as cst
 
 from ..arguments import Call
 from . import placement
+from ..valueops import leaves
 from ..reasons import COMMITTED_OPERAND, MESH_CONTEXT, UNMODELLED_JAX
 from ..values import (
     ArrayVal, ConstVal, HostVal, IntVal, MeshContextVal, SeqVal, ShardingVal, Value, is_unknown, unknown,
@@ -69,7 +70,7 @@ def jnp_result(an: "Analyzer", name: str, call: Call, node: cst.Call) -> Value:
     if short not in placement.NOT_ARRAYS and \
             (placed := placement.computed(args, node, short in placement.TUPLES)) is not None:
         return placed
-    if any(is_unknown(v) for v in args):
+    if any(is_unknown(leaf) for v in args for leaf in leaves(v)):
         return unknown(COMMITTED_OPERAND)
     return unknown(UNMODELLED_JAX)
 
@@ -104,6 +105,6 @@ def lax_result(an: "Analyzer", qual: str, call: Call, node: cst.Call) -> Value |
         return None
     if values and all(is_host(v) for v in values):
         return _uncommitted(an, node, "uncommitted")
-    if any(is_unknown(v) for v in values):
+    if any(is_unknown(leaf) for v in values for leaf in leaves(v)):
         return unknown(COMMITTED_OPERAND)
     return None
