@@ -9,7 +9,7 @@ import libcst as cst
 from . import contextmesh, devices as dv
 from .arguments import Call
 from .events import Transfer, TransferKind
-from .models import HANDLERS, commitments, device_ids, fetches, host, placement, transforms
+from .models import HANDLERS, commitments, device_ids, fetches, host, placement, shard_map, transforms
 from .reasons import IMPORTED, UNFOLLOWED_CALL, UNKNOWN_OBJECT, UNMODELLED_JAX, outside_reason
 from .scope import Scope
 from .valueops import NO_KEY, const_int, label, literal_sizes, ordered, shape_fns, squeeze
@@ -192,7 +192,7 @@ class Calls:
                 self.emit(Transfer(node=node, ctx=self.ctx, kind="jit_in", value=v, target=target,
                                    value_node=arg.value, target_node=None,
                                    func=self.ctx.code(node.func, 40)))
-        outs = jit.out_shardings
+        outs = jit.out_shardings if jit.context_specs is None else shard_map.on_context(self, jit, node)
         if isinstance(outs, ShardingVal):
             for v, arg in call.positional:
                 if isinstance(v, ArrayVal):

@@ -26,7 +26,7 @@ from .context import FileContext
 from .events import Event, Transfer
 from .expressions import Expressions
 from .functions import Functions
-from .models import commitments, device_ids, placement
+from .models import commitments, device_ids, placement, shard_map
 from .scope import Scope, block, count_bindings, names_in_target
 from .valueops import dotted, element, expects_error, ordered
 from .values import (
@@ -347,6 +347,10 @@ class Analyzer(Expressions, Calls, Functions, Classes):
             return JitVal(node, dec.kwargs.get("in_shardings", UNKNOWN),
                           dec.kwargs.get("out_shardings", UNKNOWN), func=func,
                           plain=not dec.star and not dec.args and placement.keeps_placement(dec.kwargs))
+        if isinstance(dec, PartialVal) and isinstance(dec.func, QualVal) \
+                and canonical(dec.func.qual) == "jax.shard_map" and not dec.star and not dec.args:
+            return shard_map.shard_mapped(self, func, dec.kwargs.get("mesh"), dec.kwargs.get("out_specs", UNKNOWN),
+                                          node)
         if isinstance(dec, JitVal):  # jax.jit(out_shardings=...) used as a decorator factory
             return JitVal(dec.node, dec.in_shardings, dec.out_shardings, func=func, plain=dec.plain)
         return UNKNOWN

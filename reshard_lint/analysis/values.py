@@ -263,6 +263,9 @@ class JitVal(Value):
     # Given nothing that places its results (shardings, device, backend): they are
     # placed where its committed arguments are (models/placement.py).
     plain: bool = False
+    # jax.shard_map without a mesh: the specs of its results, on the context mesh of each
+    # call (models/shard_map.py).
+    context_specs: Optional[Value] = None
 
 
 @dataclass(eq=False)

@@ -27,7 +27,7 @@ class CrossDeviceSetPut(Rule):
     fix_safety = "unsafe"
     events = (Transfer,)
     runtimes = ("multi-controller",)
-    what = 'Flags `jax.device_put(x, s)`, its pytree form, `x.to_device(s)` and `device_put(x, P(...))` under `jax.set_mesh` (also in a function every call of which runs there), when the array `x` was made on one mesh and `s` is on a mesh with a **different set of devices** (in any memory: `s.with_memory_kind(...)` is on the devices of s; a subset, a superset, other devices, another platform), including a row or column of a device grid (`grid[1]`, `grid[:, 0]`) and the first `prod(shape)` devices that `jax.make_mesh(shape, names, devices=...)` keeps from the list it is given (on every platform; the platform decides only their order). The array may be computed: JAX commits what it computes from an array (a slice, arithmetic with host data, `jnp`, `jax.random`, `jax.lax` and `jax.nn` functions, array methods, a jitted call given no shardings, `jax.grad`, `jax.value_and_grad` and `jax.vmap` of a function) to the devices of that array, so such a result is on the mesh of its operand.'
+    what = 'Flags `jax.device_put(x, s)`, its pytree form, `x.to_device(s)` and `device_put(x, P(...))` under `jax.set_mesh` (also in a function every call of which runs there), when the array `x` was made on one mesh and `s` is on a mesh with a **different set of devices** (in any memory: `s.with_memory_kind(...)` is on the devices of s; a subset, a superset, other devices, another platform), including a row or column of a device grid (`grid[1]`, `grid[:, 0]`) and the first `prod(shape)` devices that `jax.make_mesh(shape, names, devices=...)` keeps from the list it is given (on every platform; the platform decides only their order). The array may be computed: JAX commits what it computes from an array (a slice, arithmetic with host data, `jnp`, `jax.random`, `jax.lax` and `jax.nn` functions, array methods, a jitted call given no shardings, `jax.grad`, `jax.value_and_grad` and `jax.vmap` of a function) to the devices of that array, so such a result is on the mesh of its operand. The results of `jax.shard_map(f, mesh=m, ..., out_specs=...)` are on m, placed by `out_specs`.'
     why = 'On one host this works, so tests never see it. In multi-controller JAX the move crosses hosts and JAX raises `ValueError: For a cross-host reshard in multi-controller JAX, input and target sharding should have the same set of devices` (some processes raise `NotImplementedError: Cannot reshard an input that is not fully addressable` instead), when the expensive multi-host job starts.'
     fix_text = "Unsafe. When the target is a `NamedSharding` whose `PartitionSpec` can be written at the call, the fix rebuilds the target on the array's own mesh: `jax.device_put(x, NamedSharding(x.sharding.mesh, P('x')))`. That changes which devices hold the result: where the code meant to move the data to the target's devices (weights to the rollout devices), the fixed code keeps them where they are. So it is applied only with `--unsafe-fixes`, and offered as unsafe in the editor. Moving data between device groups on purpose needs a host transfer or `jax.make_array_from_process_local_data`, which the fix does not attempt."
     references = ('jax-ml/jax#26645', 'jax-ml/jax#34264', 'sgl-project/sglang-jax#470', 'google/tunix#843')
@@ -395,6 +395,31 @@ peak = jax.lax.reduce_max(np.ones((2, 4)), (1,))
 y = jax.device_put(jax.nn.relu(peak), NamedSharding(half, P()))
 print(y.sharding)
 """, note="outside a mesh context it is uncommitted and moves anywhere"),
+        Invalid(_HEAD + """
+from functools import partial
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+
+
+@partial(jax.shard_map, mesh=mesh, in_specs=P('x'), out_specs=(P('x'), P()))
+def stats(a):
+    return a * 2, jax.lax.pmax(a.max(), 'x')
+
+
+doubled, peak = stats(np.arange(8.0))
+y = jax.device_put(doubled, NamedSharding(half, P('x')))  # RSH201:5
+""", note="jax.shard_map's results are on its mesh, placed by out_specs"),
+        Valid(_HEAD + """
+from functools import partial
+
+
+@partial(jax.shard_map, mesh=mesh, in_specs=P('x'), out_specs=P('x'))
+def double(a):
+    return a * 2
+
+
+y = jax.device_put(double(x), NamedSharding(mesh, P()))
+print(y.sharding)
+"""),
     )
 
     grounding = Grounding(

@@ -29,7 +29,7 @@ class IncompatibleDevices(Rule):
     summary = "jit, with_sharding_constraint, reshard, asarray or an eager op mixing meshes"
     priority = 10
     events = (Transfer, ContextOp)
-    what = "Flags `jax.jit(f, out_shardings=s)(x)` and `jax.jit(f, in_shardings=s)(x)` with a different device set, `jax.lax.with_sharding_constraint(x, s)`, `jax.sharding.reshard(x, s)`, `jnp.asarray(x, device=s)` and eager binary operations `x + y`, when the array's mesh and the target's (or the other operand's) mesh differ in set or order; an operand may be computed from an array (a slice, a `jnp` function, a jitted call's result), which JAX keeps on that array's devices. Under the context mesh of `jax.set_mesh(m)` (or `use_mesh(m)`), it also flags a JAX computation (indexing or slicing, arithmetic, `jnp.*` and `jax.lax.*` calls, a jitted call) on an array committed to one device (`jax.device_put(x, device)`, `x.addressable_shards[i].data`, `x.addressable_data(i)`), and a jitted function with `out_shardings` on another mesh called there. The legacy `with mesh:` sets no such context and is not flagged."
+    what = "Flags `jax.jit(f, out_shardings=s)(x)` and `jax.jit(f, in_shardings=s)(x)` with a different device set, `jax.shard_map(f, mesh=m, ...)(x)` (also as `@partial(jax.shard_map, mesh=m, ...)`, and `jax.experimental.shard_map.shard_map`), `jax.lax.with_sharding_constraint(x, s)`, `jax.sharding.reshard(x, s)`, `jnp.asarray(x, device=s)` and eager binary operations `x + y`, when the array's mesh and the target's (or the other operand's) mesh differ in set or order; an operand may be computed from an array (a slice, a `jnp` function, a jitted call's result), which JAX keeps on that array's devices. Under the context mesh of `jax.set_mesh(m)` (or `use_mesh(m)`), it also flags a JAX computation (indexing or slicing, arithmetic, `jnp.*` and `jax.lax.*` calls, a jitted call) on an array committed to one device (`jax.device_put(x, device)`, `x.addressable_shards[i].data`, `x.addressable_data(i)`), and a jitted function with `out_shardings` on another mesh called there. The legacy `with mesh:` sets no such context and is not flagged."
     why = 'These run inside one computation, which needs one device assignment. JAX raises `ValueError: Received incompatible devices for jitted computation` (for `in_shardings` on another device set: `Sharding passed to jit does not match the sharding on the respective arg`), on one host and on many.'
     fix_text = 'No automatic fix: which mesh the computation should use is a design decision. Move the array first with `jax.device_put(x, s)`, or build both sides on one mesh. Under a context mesh: make the array on it (`jax.device_put(host_data, NamedSharding(m, P(...)))`, or `jax.make_array_from_process_local_data` in multi-controller code, where putting a committed single-device array onto a global sharding is RSH302), or leave the context (`with jax.set_mesh(other):`) for that computation.'
     platforms_text = "Compares device order on each target platform (`platforms`, default TPU, GPU and CPU): besides orders written in the code, it fires where two ordinary builders agree on CPU but not on multi-host TPU (`jax.make_mesh((16,))`, `jax.make_mesh((4, 4))` and `np.array(jax.devices())` are three orders there; `sorted(devs, key=lambda d: d.id)` is not enumeration order there), and the message says 'on multi-host TPU' and what orders each side. The TPU orders are checked against JAX's own builders on mock TPU topologies; the `jit` failure between two orders is read from JAX's source and observed on CPU with orders written by hand. See [platforms](../platforms.md)."
@@ -197,6 +197,19 @@ def step(a):
 
 print(step(jax.device_put(np.arange(4.0), NamedSharding(half, P('x')))))
 """, note="every call passes an array on the constraint's mesh"),
+        Invalid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+y = jax.shard_map(lambda a: a * 2, mesh=half, in_specs=P('x'), out_specs=P('x'))(x[:4])  # RSH203:5
+""", note="jax.shard_map runs on its mesh's devices: an argument on others cannot enter"),
+        Invalid(_HEAD + """
+flipped = Mesh(np.array(jax.devices()[::-1]), ('x',))  # RSH102:11
+y = jax.shard_map(lambda a: a * 2, mesh=flipped, in_specs=P('x'), out_specs=P('x'))(x)  # RSH203:5
+""", note="nor one on its devices in another order"),
+        Valid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+y = jax.shard_map(lambda a: a * 2, mesh=half, in_specs=P('x'), out_specs=P('x'))(np.arange(4.0))
+print(y.sharding)
+""", note="host data enters any shard_map"),
     ) + CONTEXT_EXAMPLES
 
     grounding = Grounding(

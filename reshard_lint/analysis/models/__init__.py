@@ -31,4 +31,6 @@ def handles(*names: str) -> Callable[[Handler], Handler]:
     return deco
 
 
-from . import builtins, commitments, devices, fetches, host, meshes, numpy, randomness, transfers, transforms  # noqa: E402,F401,E501 (register)
+from . import (  # noqa: E402,F401 (register)
+    builtins, commitments, devices, fetches, host, meshes, numpy, randomness, shard_map, transfers, transforms,
+)
