@@ -28,7 +28,7 @@ _REORDERS = frozenset({"reversed", "flip", "fliplr", "flipud", "roll", "transpos
 _NOT_LISTS = _MESH_CTORS | {"NamedSharding"}
 # Calls that give an array a known mesh.
 _ORIGINS = frozenset({"device_put", "make_array_from_callback", "make_array_from_single_device_arrays",
-                      "make_array_from_process_local_data", "host_local_array_to_global_array"})
+                      "make_array_from_process_local_data", "host_local_array_to_global_array", "shard_map"})
 # Where an array with a known mesh meets something other than a second device source:
 # the context mesh, a shard's own device, a fetch to the host.
 _ONE_MESH_USES = frozenset({"addressable_data", "addressable_shards", "device_get",
@@ -399,6 +399,8 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
                 and not (raw in _JNP_MAKERS and _on_jnp(node.func)):  # not np.array(jax.devices())
             one_mesh_use = True
         if not origin and any(k.arg in ("out_shardings", "device") for k in node.keywords):
+            origin = True
+        if not origin and name == "partial" and node.args and _name(node.args[0]) == "shard_map":
             origin = True
     source_scopes += [(scope, node) for scope, node in facts.sources if id(node) not in counted]
     if imported:

@@ -184,6 +184,13 @@ SECOND_SOURCE = {
         "one = jax.device_put(np.arange(8), jax.devices()[0])\n"
         "with jax.set_mesh(mesh):\n"
         "    y = one + 1\n", ["RSH203"]),
+    "a shard_map's result into a shard_map over other devices": (
+        "mesh = jax.make_mesh((8,), ('x',))\n"
+        "half = jax.make_mesh((4,), ('x',))\n"
+        "@functools.partial(jax.shard_map, mesh=mesh, in_specs=P('x'), out_specs=P('x'))\n"
+        "def double(v):\n    return v * 2\n"
+        "y = double(np.arange(8.0))\n"
+        "z = jax.shard_map(lambda v: v, mesh=half, in_specs=P('x'), out_specs=P('x'))(y[:4])\n", ["RSH203"]),
 }
 
 
