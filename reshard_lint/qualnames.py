@@ -54,6 +54,9 @@ _ALIASES: dict[str, str] = {
     "jax.make_array_from_callback": "jax.make_array_from_callback",
     "jax.make_array_from_single_device_arrays": "jax.make_array_from_single_device_arrays",
     "jax.make_array_from_process_local_data": "jax.make_array_from_process_local_data",
+    "jax.experimental.multihost_utils.process_allgather": "jax.experimental.multihost_utils.process_allgather",
+    "jax.experimental.multihost_utils.broadcast_one_to_all":
+        "jax.experimental.multihost_utils.broadcast_one_to_all",
     "jax.experimental.multihost_utils.host_local_array_to_global_array":
         "host_local_array_to_global_array",
     "jax.jit": "jax.jit",

@@ -395,6 +395,15 @@ peak = jax.lax.reduce_max(np.ones((2, 4)), (1,))
 y = jax.device_put(jax.nn.relu(peak), NamedSharding(half, P()))
 print(y.sharding)
 """, note="outside a mesh context it is uncommitted and moves anywhere"),
+        Valid(_HEAD + """
+from jax.experimental import multihost_utils
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+gathered = multihost_utils.process_allgather(x, tiled=True)
+y = jax.device_put(gathered, NamedSharding(half, P('x')))
+first = multihost_utils.broadcast_one_to_all(np.arange(4.0))
+z = jax.device_put(first, NamedSharding(half, P('x')))
+print(y.sharding, z.sharding)
+""", note="process_allgather and broadcast_one_to_all give every process NumPy arrays"),
         Invalid(_HEAD + """
 from functools import partial
 half = Mesh(np.array(jax.devices()[:4]), ('x',))
