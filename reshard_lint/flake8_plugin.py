@@ -58,6 +58,9 @@ class ReshardChecker:
                 raise ExecutionError(f"reshard-lint: {exc}") from None
         else:
             cls._platforms = None
+        from .preload import before_workers
+
+        before_workers(options)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         try:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ast
 import gc
+import multiprocessing
+from pathlib import Path
 from typing import Iterator
 
 import pytest
@@ -78,3 +80,29 @@ def test_files_that_stop_at_the_gate_touch_nothing(fresh_process: None) -> None:
     gc.unfreeze()
     assert _run("import jax\nx = jax.numpy.zeros(3)\n") == []
     assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def _options(tmp_path: Path, *argv: str) -> object:
+    from flake8.main.application import Application
+
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "b.py").write_text("y = 2\n")
+    app = Application()
+    app.initialize(["--isolated", *argv])
+    return app.options
+
+
+@pytest.mark.parametrize("argv,forks", [
+    (("{dir}",), multiprocessing.cpu_count() > 1),  # flake8's default: a worker per core
+    (("-j", "2", "--select", "RSH", "{dir}"), True),
+    (("-j", "1", "{dir}"), False),
+    (("--select", "F", "{dir}"), False),  # RSH not selected: no engine at all
+    (("{dir}/a.py",), False),  # one file: checked in this process, maybe not past the gate
+    (("-",), False),
+])
+def test_the_engine_is_imported_before_flake8_forks_its_workers_only_when_they_run_it(
+        tmp_path: Path, argv: tuple[str, ...], forks: bool) -> None:
+    from reshard_lint.preload import forks_workers
+
+    options = _options(tmp_path, *(a.format(dir=tmp_path) for a in argv))
+    assert forks_workers(options) is forks
