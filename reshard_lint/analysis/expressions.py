@@ -18,7 +18,7 @@ from .models.randomness import permute_rows
 from .values import (
     UNKNOWN, ArrayVal, ClassVal, ConstVal, DeviceIdVal, DevVal, FuncVal, IndexPermutation, InstanceVal, IntVal, MeshVal,
     QualVal, SeqVal,
-    HostVal, OwnShardingVal, ShardingVal, Value, is_unknown, join, undecidable, unknown,
+    HostVal, OwnShardingVal, ShardingVal, Unknown, Value, is_unknown, join, undecidable, unknown,
 )
 from .reasons import ATTRIBUTE, COMMITTED_OPERAND, CONTAINER, UNKNOWN_OBJECT
 
@@ -329,6 +329,9 @@ class Expressions:
             return HostVal(self.ctx.lazy_code(node, 40), node, any(h.uncommitted for h in host))
         if host:
             return unknown(COMMITTED_OPERAND)
+        why = next((v.reason for v in (left, right) if isinstance(v, Unknown) and v.reason), "")
+        if why and all(isinstance(v, (Unknown, IntVal, ConstVal)) for v in (left, right)):
+            return unknown(why)  # ``x * 2`` of a parameter nobody passes: unknown for that reason
         return UNKNOWN
 
     def _comprehension(self, node: cst.ListComp | cst.GeneratorExp | cst.SetComp, scope: Scope) -> Value:
