@@ -92,11 +92,18 @@ class Expressions:
 
     def eval_UnaryOperation(self, node: cst.UnaryOperation, scope: Scope) -> Value:
         v = self.eval(node.expression, scope)
-        if isinstance(node.operator, (cst.Minus, cst.BitInvert)) and isinstance(v, ArrayVal):
-            contextmesh.operands(self, node, [(v, node.expression)])
+        arithmetic = isinstance(node.operator, (cst.Minus, cst.Plus, cst.BitInvert))
+        if arithmetic and isinstance(v, ArrayVal):
+            if contextmesh.operands(self, node, [(v, node.expression)]):
+                return UNKNOWN  # the computation fails here
+            return placement.derived(v, node)  # -x is computed on x's devices, as x * 2 is
+        if arithmetic and isinstance(v, HostVal):
+            return HostVal(self.ctx.lazy_code(node, 40), node, v.uncommitted)
         if isinstance(node.operator, cst.Minus) and isinstance(v, IntVal):
             f = v.fn
             return IntVal(lambda m: -f(m), literal=-v.literal if v.literal is not None else None)
+        if arithmetic and isinstance(v, Unknown) and v.reason:
+            return unknown(v.reason)
         return UNKNOWN
 
     def eval_Tuple(self, node: cst.Tuple, scope: Scope) -> Value:

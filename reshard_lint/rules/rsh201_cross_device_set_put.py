@@ -338,6 +338,10 @@ y = jax.device_put(jnp.sin(x)[:4], NamedSharding(half, P('x')))  # RSH201:5
 """, note="an eager computation's result stays on its operand's devices"),
         Invalid(_HEAD + """
 half = Mesh(np.array(jax.devices()[:4]), ('x',))
+y = jax.device_put(-x, NamedSharding(half, P('x')))  # RSH201:5
+""", note="so does a negation's"),
+        Invalid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
 grads = jax.grad(lambda w: (w * w).sum())(x)
 y = jax.device_put(grads, NamedSharding(half, P('x')))  # RSH201:5
 """, note="gradients are computed where the arguments are"),
