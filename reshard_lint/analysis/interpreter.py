@@ -350,8 +350,7 @@ class Analyzer(Expressions, Calls, Functions, Classes):
                           plain=not dec.star and not dec.args and placement.keeps_placement(dec.kwargs))
         if isinstance(dec, PartialVal) and isinstance(dec.func, QualVal) \
                 and canonical(dec.func.qual) == "jax.shard_map" and not dec.star and not dec.args:
-            return shard_map.shard_mapped(self, func, dec.kwargs.get("mesh"), dec.kwargs.get("out_specs", UNKNOWN),
-                                          node)
+            return shard_map.shard_mapped(func, dec.kwargs.get("mesh"), dec.kwargs.get("out_specs", UNKNOWN), node)
         if isinstance(dec, JitVal):  # jax.jit(out_shardings=...) used as a decorator factory
             return JitVal(dec.node, dec.in_shardings, dec.out_shardings, func=func, plain=dec.plain)
         return UNKNOWN

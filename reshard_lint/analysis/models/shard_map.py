@@ -23,7 +23,7 @@ import libcst as cst
 from . import handles
 from ..arguments import Call
 from ..scope import Scope
-from ..values import UNKNOWN, JitVal, MeshVal, PartialVal, QualVal, SeqVal, ShardingVal, SpecVal, Value
+from ..values import UNKNOWN, ConstVal, JitVal, MeshVal, PartialVal, QualVal, SeqVal, ShardingVal, SpecVal, Value
 
 if TYPE_CHECKING:
     from ..interpreter import Analyzer
@@ -37,14 +37,13 @@ def _shard_map(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
         # @jax.shard_map(mesh=..., ...): a decorator, as partial(jax.shard_map, ...) is.
         return PartialVal(QualVal("jax.shard_map"), (), {k: v for k, (v, _) in call.keywords.items()})
     mesh = call.arg(1, "mesh") if call.given(1, "mesh") else None
-    return shard_mapped(an, call.arg(0, "f"), mesh, call.arg(3, "out_specs"), node)
+    return shard_mapped(call.arg(0, "f"), mesh, call.arg(3, "out_specs"), node)
 
 
-def shard_mapped(an: Analyzer, func: Value, mesh: Optional[Value], out_specs: Value,
-                 node: cst.CSTNode) -> Value:
-    """``func`` shard-mapped over ``mesh`` (None: not given, the context mesh), its
-    results placed by ``out_specs``."""
-    if mesh is None:
+def shard_mapped(func: Value, mesh: Optional[Value], out_specs: Value, node: cst.CSTNode) -> Value:
+    """``func`` shard-mapped over ``mesh`` (None, or ``mesh=None``: the context mesh of
+    each call), its results placed by ``out_specs``."""
+    if mesh is None or isinstance(mesh, ConstVal) and mesh.value is None:
         # Which mesh is read when it is called (jax.set_mesh may differ by then).
         return JitVal(node, UNKNOWN, UNKNOWN, func=func, plain=False, context_specs=out_specs)
     outs = placed(mesh, out_specs, node)
