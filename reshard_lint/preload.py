@@ -16,7 +16,10 @@ from typing import Any
 def before_workers(options: Any) -> None:
     """Called with flake8's parsed options, in its main process."""
     if forks_workers(options):
-        preload()
+        try:
+            preload()
+        except Exception:  # noqa: BLE001 - never abort flake8: each worker imports it as before
+            pass
 
 
 def forks_workers(options: Any) -> bool:

@@ -106,3 +106,13 @@ def test_the_engine_is_imported_before_flake8_forks_its_workers_only_when_they_r
 
     options = _options(tmp_path, *(a.format(dir=tmp_path) for a in argv))
     assert forks_workers(options) is forks
+
+
+def test_a_preload_that_fails_leaves_flake8_running(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from reshard_lint import preload
+
+    def broken() -> None:
+        raise ImportError("no libcst here")
+
+    monkeypatch.setattr(preload, "preload", broken)
+    preload.before_workers(_options(tmp_path, "-j", "2", str(tmp_path)))  # no exception
