@@ -18,7 +18,7 @@ from .models.randomness import permute_rows
 from .values import (
     UNKNOWN, ArrayVal, ClassVal, ConstVal, DeviceIdVal, DevVal, FuncVal, IndexPermutation, InstanceVal, IntVal, MeshVal,
     QualVal, SeqVal,
-    HostVal, OwnShardingVal, ShardingVal, Unknown, Value, is_unknown, join, undecidable, unknown,
+    HostVal, OwnShardingVal, ShardingVal, Unknown, Value, is_unknown, join, undecidable, unknown, unknown_from,
 )
 from .reasons import ATTRIBUTE, COMMITTED_OPERAND, CONTAINER, UNKNOWN_OBJECT
 
@@ -102,9 +102,7 @@ class Expressions:
         if isinstance(node.operator, cst.Minus) and isinstance(v, IntVal):
             f = v.fn
             return IntVal(lambda m: -f(m), literal=-v.literal if v.literal is not None else None)
-        if arithmetic and isinstance(v, Unknown) and v.reason:
-            return unknown(v.reason)
-        return UNKNOWN
+        return unknown_from(v) if arithmetic else UNKNOWN
 
     def eval_Tuple(self, node: cst.Tuple, scope: Scope) -> Value:
         return self._seq(node.elements, scope, "tuple")
@@ -336,9 +334,8 @@ class Expressions:
             return HostVal(self.ctx.lazy_code(node, 40), node, any(h.uncommitted for h in host))
         if host:
             return unknown(COMMITTED_OPERAND)
-        why = next((v.reason for v in (left, right) if isinstance(v, Unknown) and v.reason), "")
-        if why and all(isinstance(v, (Unknown, IntVal, ConstVal)) for v in (left, right)):
-            return unknown(why)  # ``x * 2`` of a parameter nobody passes: unknown for that reason
+        if all(isinstance(v, (Unknown, IntVal, ConstVal)) for v in (left, right)):
+            return unknown_from(left, right)  # ``x * 2`` of a parameter nobody passes: for that reason
         return UNKNOWN
 
     def _comprehension(self, node: cst.ListComp | cst.GeneratorExp | cst.SetComp, scope: Scope) -> Value:

@@ -31,8 +31,8 @@ from .scope import Scope, block, count_bindings, names_in_target
 from .valueops import dotted, element, expects_error, ordered
 from .values import (
     UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, JitVal, MeshContextVal, MeshVal,
-    HostVal, PATHS, PartialVal, QualVal, SeqVal, ShardingVal, TransformVal, Unknown, Value, join, undecidable,
-    unknown,
+    HostVal, PATHS, PartialVal, QualVal, SeqVal, ShardingVal, TransformVal, Value, join, undecidable,
+    unknown, unknown_from,
 )
 from ..qualnames import canonical
 
@@ -495,11 +495,9 @@ class Analyzer(Expressions, Calls, Functions, Classes):
                 for i, el in enumerate(elements):
                     self.bind(el.value, element(value, lambda m, i=i: i, str(i), el.value, self.ctx.devices), scope)
             else:
-                # x, z = res of a parameter nobody passes: each is unknown for that reason,
-                # a binding of its own (x.sharding is x's).
-                why = value.reason if isinstance(value, Unknown) else ""
+                # x, z = res of a parameter nobody passes: each unknown for that reason.
                 for el in elements:
-                    self.bind(el.value, unknown(why) if why else UNKNOWN, scope)
+                    self.bind(el.value, unknown_from(value), scope)
         elif isinstance(target, cst.StarredElement):
             self.bind(target.value, UNKNOWN, scope)
         elif isinstance(target, cst.Attribute):

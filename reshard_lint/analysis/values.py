@@ -44,6 +44,14 @@ def is_unknown(v: object) -> bool:
     return isinstance(v, Unknown)
 
 
+def unknown_from(*sources: Value) -> Value:
+    """What is computed or taken from values the analysis does not know: unknown for the
+    first one's reason, a binding of its own (``x.sharding`` of it is its own); the
+    nameless ``UNKNOWN`` when none gives a reason."""
+    why = next((v.reason for v in sources if isinstance(v, Unknown) and v.reason), "")
+    return unknown(why) if why else UNKNOWN
+
+
 @dataclass(eq=False)
 class QualVal(Value):
     """A module, function or class known by its qualified name (``jax.sharding.Mesh``)."""

@@ -65,14 +65,10 @@ def jnp_result(an: "Analyzer", name: str, call: Call, node: cst.Call) -> Value:
     if short in _CREATION:
         return _uncommitted(an, node, "uncommitted")
     args = [v for v, _ in call.positional] + [v for k, (v, _) in call.keywords.items() if k != "dtype"]
-    if args and all(is_host(v) for v in args):
-        return _uncommitted(an, node, "uncommitted")
     if short not in placement.NOT_ARRAYS and \
             (placed := placement.computed(args, node, short in placement.TUPLES)) is not None:
         return placed
-    if any(is_unknown(leaf) for v in args for leaf in leaves(v)):
-        return unknown(COMMITTED_OPERAND)
-    return unknown(UNMODELLED_JAX)
+    return _of_operands(an, args, node) or unknown(UNMODELLED_JAX)
 
 
 def random_result(an: "Analyzer", name: str, call: Call, node: cst.Call) -> Value:
@@ -101,10 +97,15 @@ def lax_result(an: "Analyzer", qual: str, call: Call, node: cst.Call) -> Value |
     values = call.values()
     if (placed := placement.lax_result(qual, values, node)) is not None:
         return placed
-    if not placement.computes(qual):
-        return None
-    if values and all(is_host(v) for v in values):
+    return _of_operands(an, values, node) if placement.computes(qual) else None
+
+
+def _of_operands(an: "Analyzer", operands: list[Value], node: cst.Call) -> Value | None:
+    """A computation no committed operand places: uncommitted when every operand is host
+    data, on unknown placement when one holds a value the analysis does not know
+    (``jnp.array([n])``); None otherwise."""
+    if operands and all(is_host(v) for v in operands):
         return _uncommitted(an, node, "uncommitted")
-    if any(is_unknown(leaf) for v in values for leaf in leaves(v)):
+    if any(is_unknown(leaf) for v in operands for leaf in leaves(v)):
         return unknown(COMMITTED_OPERAND)
     return None
