@@ -10,7 +10,7 @@ from . import contextmesh, devices as dv
 from .events import Transfer
 from .scope import Scope, names_in_target
 from .valueops import (
-    NO_KEY, ascending, const_int, element, int_arith, int_fn, label, mesh_label, ordered,
+    NO_KEY, alike, ascending, const_int, element, int_arith, int_fn, label, mesh_label, ordered,
 )
 from .models import commitments, device_ids, placement
 from .models.numpy import index_grid
@@ -415,7 +415,7 @@ class Expressions:
                 first = it
             inner = Scope(inner, "function", {n: 2 for n in names_in_target(clause.target)})
             element: Value = device_ids.element(it) or UNKNOWN
-            if isinstance(it, SeqVal) and it.items and _alike(it.items):
+            if isinstance(it, SeqVal) and it.items and alike(it.items):
                 element = it.items[0]
             element = commitments.element(it, clause.iter) or element
             if isinstance(clause.target, cst.Name):
@@ -429,7 +429,7 @@ class Expressions:
 
     def _unpack_elements(self, target: cst.Tuple | cst.List, it: Value, inner: Scope) -> None:
         """``for k, v in pairs``: each name takes what that position holds in every
-        element of a known sequence, where that stands for all of them (``_alike``);
+        element of a known sequence, where that stands for all of them (``valueops.alike``);
         otherwise a value the analysis does not know."""
         names = [el.value for el in target.elements]
         rows = it.items if isinstance(it, SeqVal) else ()
@@ -438,13 +438,6 @@ class Expressions:
                 continue
             column = [r.items[i] for r in rows if isinstance(r, SeqVal) and len(r.items) == len(names)]
             value: Value = unknown(CONTAINER)
-            if column and len(column) == len(rows) and _alike(column):
+            if column and len(column) == len(rows) and alike(column):
                 value = column[0]
             inner.vars[name_node.value] = value
-
-
-def _alike(values: Sequence[Value]) -> bool:
-    """One value stands for all of them as a loop variable: they are one value, or all
-    NumPy data (not constants, which keys and indices are: ``d[k]`` must not pick one)."""
-    first = values[0]
-    return all(v is first for v in values) or all(isinstance(v, HostVal) for v in values)

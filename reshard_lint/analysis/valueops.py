@@ -8,7 +8,7 @@ from typing import Callable, Optional, Sequence, TypeGuard
 import libcst as cst
 
 from . import devices as dv
-from .values import UNKNOWN, ArrayVal, DevVal, IntVal, MeshVal, SeqVal, ShardingVal, Value, undecidable
+from .values import UNKNOWN, ArrayVal, DevVal, HostVal, IntVal, MeshVal, SeqVal, ShardingVal, Value, undecidable
 NO_KEY = object()  # a dict key that is not a constant
 
 
@@ -50,6 +50,14 @@ def literal_shape(v: Value) -> Optional[tuple[int, ...]]:
     if items and all(x is not None for x in lits):
         return tuple(lits)  # type: ignore[arg-type]
     return None
+
+
+def alike(values: Sequence[Value]) -> bool:
+    """One value stands for all of them (a loop variable, a tree.map leaf): they are one
+    value, or all NumPy data; not constants, which keys and indices are (``d[k]`` must not
+    pick one)."""
+    first = values[0]
+    return all(v is first for v in values) or all(isinstance(v, HostVal) for v in values)
 
 
 def leaves(v: Value) -> list[Value]:

@@ -162,6 +162,11 @@ def offload(state):
 
 def place(state):
     return jax.tree.map(lambda a: jax.device_put(a, s), state)
+
+
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+arrays = (jax.device_put(np.zeros(8), s), jax.device_put(np.zeros(8), NamedSharding(half, P())))
+picked = jax.tree.map(lambda i: jax.device_put(arrays[i], s), {'a': 0, 'b': 1})
 """)
     by_line = {s["line"]: (s["verdict"], s["detail"]) for s in _json("--sites", cwd=project)["site_list"]}
     assert by_line[8] == ("host_data", "'a' is host data or uncommitted: np.ones(8) (line 7)")
@@ -172,3 +177,5 @@ def place(state):
     # built on the leaf's own sharding needs no more.
     assert by_line[15] == ("same_devices", "the target is built from 'a's own sharding")
     assert by_line[19] == ("unresolved", "a parameter no call site feeds")
+    # Constant leaves do not stand for each other: the first would pick arrays[0] for both.
+    assert by_line[24][0] == "unresolved"

@@ -14,7 +14,7 @@ from .host import is_host
 from .meshes import as_target
 from ..reasons import CONTAINER
 from ..scope import Scope
-from ..valueops import leaves
+from ..valueops import alike, leaves
 from ..values import (
     ArrayVal, FuncVal, HostVal, JitVal, MeshVal, OwnShardingVal, PartialVal, QualVal, SeqVal, ShardingVal,
     SpecVal, UNKNOWN, Unknown, Value, unknown,
@@ -175,12 +175,14 @@ def _leaf(an: Analyzer, tree: Value) -> tuple[Value, bool]:
         return unknown(tree.reason or CONTAINER), False
     ls = leaves(tree)
     first = ls[0] if ls else None
-    if first is not None and all(leaf is first for leaf in ls):
-        return first, True  # one sharding for every leaf: {'w': s, 'b': s}
+    if first is None:
+        return unknown(CONTAINER), False
     if isinstance(first, ArrayVal) and first.mesh is not None and all(
             isinstance(leaf, ArrayVal) and leaf.mesh is not None
             and an.ctx.compare(leaf.mesh, first.mesh) == "same" for leaf in ls):
         return first, True
-    if first is not None and all(is_host(leaf) for leaf in ls):
-        return first, False
+    if alike(ls):
+        # One value for every leaf ({'w': s, 'b': s}), or NumPy data: the first stands
+        # for all, as a loop variable does; constants do not (lambda i: arrays[i]).
+        return first, all(leaf is first for leaf in ls)
     return unknown(CONTAINER), False
