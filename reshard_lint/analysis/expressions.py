@@ -340,7 +340,9 @@ class Expressions:
 
     def _comprehension(self, node: cst.ListComp | cst.GeneratorExp | cst.SetComp, scope: Scope) -> Value:
         comp = node.for_in
-        inner, it = self._for_clauses(comp, scope)
+        # A generator expression runs when it is consumed, maybe after the names it
+        # reads are bound again: it sees them as a nested function does.
+        inner, it = self._for_clauses(comp, scope, eager=not isinstance(node, cst.GeneratorExp))
         self.eval(node.elt, inner)
         picked = self._picked_devices(node, comp, it, scope) or \
             device_ids.ids_of_devices(node, it, self)  # type: ignore[arg-type]
@@ -403,9 +405,10 @@ class Expressions:
     eval_GeneratorExp = _comprehension
     eval_SetComp = _comprehension
 
-    def _for_clauses(self, comp: cst.CompFor, scope: Scope) -> tuple[Scope, Value]:
+    def _for_clauses(self, comp: cst.CompFor, scope: Scope, eager: bool = False) -> tuple[Scope, Value]:
         """The scope a comprehension's element sees, after each of its ``for`` clauses
-        (and their conditions); and what the first one iterates over."""
+        (and their conditions); and what the first one iterates over. ``eager``: it runs
+        where it stands (scope.py)."""
         first: Value = UNKNOWN
         inner = scope
         clause: Optional[cst.CompFor] = comp
@@ -413,7 +416,8 @@ class Expressions:
             it = self.eval(clause.iter, inner)
             if clause is comp:
                 first = it
-            inner = Scope(inner, "function", {n: 2 for n in names_in_target(clause.target)})
+            inner = Scope(inner, "comprehension" if eager else "function",
+                          {n: 2 for n in names_in_target(clause.target)})
             element: Value = device_ids.element(it) or UNKNOWN
             if isinstance(it, SeqVal) and it.items and alike(it.items):
                 element = it.items[0]

@@ -18,7 +18,7 @@ class Scope:
     def __init__(self, parent: Optional["Scope"], kind: str, bindings: dict[str, int],
                  node: Optional[cst.CSTNode] = None) -> None:
         self.parent = parent
-        self.kind = kind  # 'module' | 'function' | 'class'
+        self.kind = kind  # 'module' | 'function' | 'class' | 'comprehension'
         self.vars: dict[str, Value] = {}
         self.bindings = bindings  # name -> number of binding sites in this scope
         self.node = node  # the function whose body this is
@@ -28,6 +28,12 @@ class Scope:
             return self.vars[name]
         if self.kind != "module" and name in self.bindings:
             return unknown(PATHS)  # local but not (yet, or not surely) bound
+        if self.kind == "comprehension" and self.parent is not None and self.parent.kind != "class":
+            # A list or set comprehension runs where it stands: a name of the enclosing
+            # scope has the value it has there at this point, however often it is bound,
+            # unlike a nested function's, which runs later. (A class body's names are not
+            # visible to it.)
+            return self.parent.lookup(name)
         scope = self.parent
         while scope is not None:
             if scope.kind != "class" and name in scope.bindings:

@@ -433,6 +433,18 @@ def double(a):
 y = jax.device_put(double(x), NamedSharding(mesh, P()))
 print(y.sharding)
 """),
+        Invalid(_HEAD + """
+target = mesh
+target = Mesh(np.array(jax.devices()[:4]), ('x',))
+ys = [jax.device_put(x, NamedSharding(target, P('x'))) for _ in range(2)]  # RSH201:7
+""", note="a list comprehension runs where it stands: a name bound twice before it has its current value"),
+        Valid(_HEAD + """
+target = Mesh(np.array(jax.devices()[:4]), ('x',))
+later = (jax.device_put(x, NamedSharding(target, P('x'))) for _ in range(2))
+target = mesh
+ys = list(later)
+print(ys[0].sharding)
+""", note="a generator runs when consumed, after the name is bound again: silent, as for a nested function"),
     )
 
     grounding = Grounding(
