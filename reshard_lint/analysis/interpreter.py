@@ -28,7 +28,7 @@ from .expressions import Expressions
 from .functions import Functions
 from .models import commitments, device_ids, placement, shard_map
 from .scope import Scope, block, count_bindings, names_in_target
-from .valueops import dotted, element, expects_error, ordered
+from .valueops import alike, dotted, element, expects_error, ordered
 from .values import (
     UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, JitVal, MeshContextVal, MeshVal,
     HostVal, PATHS, PartialVal, QualVal, SeqVal, ShardingVal, TransformVal, Value, join, undecidable,
@@ -229,7 +229,8 @@ class Analyzer(Expressions, Calls, Functions, Classes):
             if ordered(it):
                 element = DevVal(fn=undecidable, desc=f"an element of {it.desc}", node=stmt.iter,
                                  single=True, any_device=True)
-            elif isinstance(it, SeqVal) and it.items and all(i is it.items[0] for i in it.items):
+            elif isinstance(it, SeqVal) and it.items and alike(it.items):
+                # The rule a comprehension's loop variable follows (expressions.py).
                 element = it.items[0]
             elif (one := device_ids.element(it)) is not None:
                 element = one
@@ -239,6 +240,8 @@ class Analyzer(Expressions, Calls, Functions, Classes):
                 scope.vars[n] = unknown(PATHS)
             if isinstance(stmt.target, cst.Name):
                 scope.vars[stmt.target.value] = element
+            elif isinstance(stmt.target, (cst.Tuple, cst.List)):
+                self._unpack_elements(stmt.target, it, scope)
         else:
             self.eval(stmt.test, scope)
         ctx_before = self.context_mesh

@@ -445,6 +445,17 @@ target = mesh
 ys = list(later)
 print(ys[0].sharding)
 """, note="a generator runs when consumed, after the name is bound again: silent, as for a nested function"),
+        Invalid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+for name, a in [('w', x), ('b', x * 2)]:
+    moved = jax.device_put(a, NamedSharding(half, P('x')))  # RSH201:13
+""", note="a loop's tuple target takes the position of every element where one value stands for all"),
+        Valid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+for name, a in [('w', np.ones(8)), ('b', np.arange(8.0))]:
+    moved = jax.device_put(a, NamedSharding(half, P('x')))
+print(moved.sharding)
+""", note="NumPy data in every element: host data, moved anywhere"),
     )
 
     grounding = Grounding(
