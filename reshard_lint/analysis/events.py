@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Literal, Optional
 
 import libcst as cst
 
-from .values import DevVal, DeviceIdVal, MeshVal, Value
+from .values import DevVal, DeviceIdVal, MeshVal, Text, Value
 
 if TYPE_CHECKING:
     from .context import FileContext
@@ -21,6 +21,17 @@ if TYPE_CHECKING:
 class Event:
     node: cst.CSTNode  # the anchor: one diagnostic per anchor at most
     ctx: "FileContext"
+
+    @property
+    def spelled(self) -> str:
+        """``func``, how the user spelled the operation, for messages: written out on the
+        first read where it was left a callable (a transfer another module's function
+        makes names that module's line, which costs a walk of its tree)."""
+        func = getattr(self, "func")
+        if not isinstance(func, str):
+            func = func()
+            setattr(self, "func", func)
+        return func
 
 
 @dataclass(eq=False)
@@ -68,7 +79,7 @@ class Transfer(Event):
     target: Value
     value_node: Optional[cst.CSTNode]
     target_node: Optional[cst.CSTNode]
-    func: str
+    func: Text  # read it as ``spelled``
     has_global_shape: bool = False
     untargeted: bool = False  # device_put(x) with no target: uncommitted, crosses nothing
     # Run as the first thing a block expecting an error does (interpreter.exec_with):

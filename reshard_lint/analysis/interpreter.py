@@ -156,9 +156,11 @@ class Analyzer(Expressions, Calls, Functions, Classes):
             # it moves when it moves one as it is.
             call = self.relay[0]
             moved = next((a.value for v, a in (*call.positional, *call.keywords.values()) if v is event.value), None)
+            # Written out when a message needs it: the other module's line costs a walk of its tree.
+            func = lambda ctx=self.ctx, inner=event: (  # noqa: E731
+                f"{ctx.code(call.node, 40)}, through its {inner.spelled} at {ctx.at(inner.node)},")
             self.sink(replace(event, node=call.node, value_node=moved, target_node=None, through=event.node,
-                              func=f"{self.ctx.code(call.node, 40)}, through its {event.func} at "
-                                   f"{self.ctx.at(event.node)},"))
+                              func=func))
 
     def new_token(self, node: cst.CSTNode) -> str:
         self.token += 1

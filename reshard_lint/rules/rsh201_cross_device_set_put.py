@@ -43,7 +43,7 @@ class CrossDeviceSetPut(Rule):
                 continue
             x = array_label(ctx, event, pair)
             msg = (
-                f"{event.func} moves '{x}' {sides(ctx, pair)}, a different device set: "
+                f"{event.spelled} moves '{x}' {sides(ctx, pair)}, a different device set: "
                 "multi-controller JAX raises \"input and target sharding should have the same set of "
                 f"devices\"; build the target on the array's own mesh: {fix_hint(ctx, event, pair)}, or move the "
                 "data between device groups through the host (jax.make_array_from_process_local_data)"

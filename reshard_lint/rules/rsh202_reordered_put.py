@@ -43,7 +43,7 @@ class ReorderedPut(Rule):
                 continue
             x = array_label(ctx, event, pair)
             msg = (
-                f"{event.func} moves '{x}' {sides(ctx, pair)}, the same devices in another order"
+                f"{event.spelled} moves '{x}' {sides(ctx, pair)}, the same devices in another order"
                 f"{reorder_clause(ctx, pair)}: "
                 "JAX permutes every shard (about a full copy, over the network across hosts); "
                 f"build the target on the array's own mesh: {fix_hint(ctx, event, pair)}"

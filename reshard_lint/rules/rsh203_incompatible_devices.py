@@ -64,7 +64,7 @@ class IncompatibleDevices(Rule):
             if event.kind == "binop":
                 what = f"'{ctx.code(event.node, 40)}' combines '{x}' with an array"
             else:
-                what = f"{event.func} takes '{x}'"
+                what = f"{event.spelled} takes '{x}'"
             msg = (
                 f"{what} {sides(ctx, pair)}, {how}: JAX raises \"{raised}\" on one host and on many; "
                 f"jax.device_put('{x}' onto the target's sharding) first, or use one mesh for both"

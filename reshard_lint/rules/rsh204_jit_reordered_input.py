@@ -40,7 +40,7 @@ class JitReorderedInput(Rule):
                 continue
             x = array_label(ctx, event, pair)
             msg = (
-                f"{event.func} gets '{x}' {sides(ctx, pair)} through in_shardings, the same devices in "
+                f"{event.spelled} gets '{x}' {sides(ctx, pair)} through in_shardings, the same devices in "
                 f"another order{reorder_clause(ctx, pair)}: on one host the first call copies it and the second call crashes the "
                 "process, multi-controller JAX crashes at once (SIGSEGV after XLA INVALID_ARGUMENT "
                 "\"Buffer passed to Execute() ... is on device\"); "

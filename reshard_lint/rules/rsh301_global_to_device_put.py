@@ -50,7 +50,7 @@ class GlobalToDevicePut(Rule):
             if event.untargeted:
                 # No target takes the single-device path (observed, jax 0.10.2).
                 msg = (
-                    f"{event.func} without a target, of '{x}', a global array on mesh "
+                    f"{event.spelled} without a target, of '{x}', a global array on mesh "
                     f"{describe_mesh(ctx, pair.src)}: JAX takes that for a single device, and "
                     "multi-controller JAX raises \"When the second argument to device_put is a Device, "
                     "the first argument must be a fully addressable array\"; keep it where it is with "
@@ -61,7 +61,7 @@ class GlobalToDevicePut(Rule):
             if not is_device(pair.target):
                 continue
             msg = (
-                f"{event.func} moves '{x}', a global array on mesh {describe_mesh(ctx, pair.src)}, to "
+                f"{event.spelled} moves '{x}', a global array on mesh {describe_mesh(ctx, pair.src)}, to "
                 f"a single device ({pair.target.desc}): multi-controller JAX raises \"When the second "
                 "argument to device_put is a Device, the first argument must be a fully addressable "
                 f"array\"; gather it with multihost_utils.process_allgather({x}, tiled=True), or take this "

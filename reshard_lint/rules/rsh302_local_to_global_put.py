@@ -45,7 +45,7 @@ class LocalToGlobalPut(Rule):
             if pair.src is None and own is not None and ctx.locality(own) == "local":
                 x = array_label(ctx, event, pair)
                 yield report(self.code, event, pair, (
-                    f"{event.func} moves '{x}', committed to one device of this process ({own.desc}, "
+                    f"{event.spelled} moves '{x}', committed to one device of this process ({own.desc}, "
                     f"{ctx.at(pair.array.node)}), to mesh {describe_mesh(ctx, pair.dst)}, which spans all "
                     "processes: multi-controller JAX raises \"device_put's second argument must be a Device or "
                     "a Sharding which represents addressable devices\" (for a replicated target: \"does not "
@@ -57,7 +57,7 @@ class LocalToGlobalPut(Rule):
                 continue
             x = array_label(ctx, event, pair)
             msg = (
-                f"{event.func} moves '{x}', a process-local array, {sides(ctx, pair)}, which spans all "
+                f"{event.spelled} moves '{x}', a process-local array, {sides(ctx, pair)}, which spans all "
                 "processes: multi-controller JAX raises \"device_put's second argument must be a Device "
                 "or a Sharding which represents addressable devices\"; assemble the global array with "
                 f"multihost_utils.host_local_array_to_global_array({x}, mesh, spec) or "

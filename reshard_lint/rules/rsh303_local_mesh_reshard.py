@@ -43,7 +43,7 @@ class LocalMeshReshard(Rule):
                 continue
             x = array_label(ctx, event, pair)
             msg = (
-                f"{event.func} moves '{x}', a global array, {sides(ctx, pair)}, which holds only this "
+                f"{event.spelled} moves '{x}', a global array, {sides(ctx, pair)}, which holds only this "
                 "process's devices: multi-controller JAX raises \"NotImplementedError: Cannot reshard an "
                 "input that is not fully addressable\"; take the local part with "
                 f"multihost_utils.global_array_to_host_local_array({x}, mesh, spec)"

@@ -46,7 +46,7 @@ class LocalMeshGlobalArray(Rule):
             return
         line, col, end_line, end_col = ctx.span(event.node)
         msg = (
-            f"{event.func} assembles a global array on mesh {describe_mesh(ctx, mesh)}, which holds "
+            f"{event.spelled} assembles a global array on mesh {describe_mesh(ctx, mesh)}, which holds "
             "only this process's devices: multi-controller JAX raises \"ValueError: Invalid host data, "
             "each dimension should match either global or process shape\"; build the mesh from "
             "jax.devices() (all processes' devices)"

@@ -54,7 +54,7 @@ class GlobalArrayFetch(Rule):
             x = array.name or "the array"
         spec = array.sharding.spec.code if array.sharding.spec is not None else "?"
         msg = (
-            f"{event.func} fetches '{x}', sharded {spec} on mesh {describe_mesh(ctx, array.mesh)}, whose "
+            f"{event.spelled} fetches '{x}', sharded {spec} on mesh {describe_mesh(ctx, array.mesh)}, whose "
             "pieces are split across processes: multi-controller JAX raises \"RuntimeError: Fetching value "
             "for jax.Array that spans non-addressable (non process local) devices is not possible\" on every "
             f"process; gather it with multihost_utils.process_allgather({x}, tiled=True) (a collective: every "

@@ -77,7 +77,7 @@ class NonAddressableDevicePut(Rule):
                 continue
             x = array_label(ctx, event, pair)
             msg = (
-                f"{event.func} moves '{x}', committed to this process's devices, to {target.desc}, a device "
+                f"{event.spelled} moves '{x}', committed to this process's devices, to {target.desc}, a device "
                 "of the global list that other processes do not own: every process but its owner raises "
                 "\"Cross-host transfers are not supported by this backend\" (TPU: \"Cannot copy array to "
                 "non-addressable device\"); take the device from this process's list "
@@ -101,7 +101,7 @@ class NonAddressableDevicePut(Rule):
         x = ctx.code(event.value_node, 30) if isinstance(event.value_node, (cst.Name, cst.Attribute)) \
             else "the array"
         msg = (
-            f"{event.func} reads '{x}', put on {device.desc} ({ctx.at(put)}), a device of the global "
+            f"{event.spelled} reads '{x}', put on {device.desc} ({ctx.at(put)}), a device of the global "
             "list that other processes do not own: there the array is not addressable, and JAX raises "
             "\"RuntimeError: Fetching value for jax.Array that spans non-addressable (non process local) "
             "devices is not possible\"; put it on this process's device (jax.local_devices(backend=...)[k]), "
