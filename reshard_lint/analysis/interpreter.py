@@ -207,12 +207,19 @@ class Analyzer(Expressions, Calls, Functions, Classes):
         ctx_before = self.context_mesh
         results: list[dict[str, Value]] = []
         ctxs: list[Value] = []
+        through: list[bool] = []
         for stmts in blocks:
             scope.vars = dict(before)
             self.context_mesh = ctx_before
             self.exec_block(stmts, scope)
             results.append(scope.vars)
             ctxs.append(self.context_mesh)
+            through.append(not exits(stmts))
+        if any(through):
+            # A branch that returns, raises, breaks or continues does not reach the code
+            # after the statement: ``if mesh is None: raise ...`` leaves the other binding.
+            results = [r for r, t in zip(results, through) if t]
+            ctxs = [c for c, t in zip(ctxs, through) if t]
         scope.vars = _merge(results)
         c = ctxs[0] if ctxs else ctx_before
         for other in ctxs[1:]:
@@ -265,6 +272,7 @@ class Analyzer(Expressions, Calls, Functions, Classes):
             self.exec_block(block(stmt.orelse.body), scope)
         after_body = scope.vars
         results = [after_body]
+        through = [not exits(block(stmt.body)) and not (stmt.orelse is not None and exits(block(stmt.orelse.body)))]
         for handler in stmt.handlers:
             scope.vars = dict(before)
             for name in assigned:
@@ -276,6 +284,10 @@ class Analyzer(Expressions, Calls, Functions, Classes):
                     scope.vars[n] = unknown(PATHS)
             self.exec_block(block(handler.body), scope)
             results.append(scope.vars)
+            through.append(not exits(block(handler.body)))
+        if any(through):
+            # ``except ...: raise RuntimeError(...)``: only the paths that go on meet.
+            results = [r for r, t in zip(results, through) if t]
         scope.vars = _merge(results)
         if stmt.finalbody is not None:
             self.exec_block(block(stmt.finalbody.body), scope)
@@ -521,6 +533,27 @@ class Analyzer(Expressions, Calls, Functions, Classes):
             self.eval(target.value, scope)
 
     # -- expressions -----------------------------------------------------------------
+
+
+_EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+
+
+def exits(stmts: Sequence[cst.CSTNode]) -> bool:
+    """Does the block never reach the statement after it? It ends in ``return``,
+    ``raise``, ``continue`` or ``break``, or in an ``if`` every branch of which does.
+    (Not a ``with``: its context manager may swallow the exception, as pytest.raises does.)"""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return bool(last.body) and isinstance(last.body[-1], _EXITS)
+    if isinstance(last, cst.If):
+        orelse = last.orelse
+        if orelse is None:
+            return False
+        rest = [orelse] if isinstance(orelse, cst.If) else block(orelse.body)
+        return exits(block(last.body)) and exits(rest)
+    return False
 
 
 def _merge(paths: list[dict[str, Value]]) -> dict[str, Value]:

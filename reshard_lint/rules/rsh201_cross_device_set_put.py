@@ -456,6 +456,28 @@ for name, a in [('w', np.ones(8)), ('b', np.arange(8.0))]:
     moved = jax.device_put(a, NamedSharding(half, P('x')))
 print(moved.sharding)
 """, note="NumPy data in every element: host data, moved anywhere"),
+        Invalid(_HEAD + """
+if len(jax.devices()) < 8:
+    raise SystemExit('needs eight devices')
+else:
+    half = Mesh(np.array(jax.devices()[:4]), ('x',))
+y = jax.device_put(x, NamedSharding(half, P('x')))  # RSH201:5
+""", note="a branch that raises does not reach the code after it: only the other binding does"),
+        Invalid(_HEAD + """
+try:
+    half = Mesh(np.array(jax.devices()[:4]), ('x',))
+except IndexError as exc:
+    raise RuntimeError('too few devices') from exc
+y = jax.device_put(x, NamedSharding(half, P('x')))  # RSH201:5
+""", note="an except clause that raises again leaves the try body's binding"),
+        Valid(_HEAD + """
+target = Mesh(np.array(jax.devices()[:4]), ('x',))
+if len(jax.devices()) >= 8:
+    target = mesh
+    print('the whole mesh')
+y = jax.device_put(x, NamedSharding(target, P('x')))
+print(y.sharding)
+""", note="a branch that goes on joins its binding: two meshes, not known which, silent"),
     )
 
     grounding = Grounding(
