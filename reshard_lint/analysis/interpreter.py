@@ -2,10 +2,11 @@
 
 It walks statements in program order, binding names to the values of values.py, and
 reports semantic events (events.py) to a sink. Expressions are evaluated by
-expressions.py, calls by calls.py, and known JAX, NumPy and Python functions by the
+expressions.py, calls by calls.py, compound statements by flow.py, and known JAX, NumPy and Python functions by the
 models in models/. Precision rules:
 
-* where two paths disagree (branches, loops, handlers) a name becomes UNKNOWN;
+* where two paths disagree (branches, loops, handlers) a name becomes UNKNOWN, and a
+  path that returns or raises does not count (flow.py);
 * a function's parameters take the values its call sites pass (see calls.py), and are
   UNKNOWN where no call site is known or call sites disagree;
 * a module-level name is visible inside functions only when it is bound once.
@@ -25,21 +26,21 @@ from .callsites import NO_CALL_SITE, CallSites
 from .context import FileContext
 from .events import Event, Transfer
 from .expressions import Expressions
+from .flow import Flow
 from .functions import Functions
-from .models import commitments, device_ids, placement, shard_map
+from .models import placement, shard_map
 from .scope import Scope, block, count_bindings, names_in_target
-from .valueops import alike, dotted, element, expects_error, ordered
+from .valueops import dotted, element, expects_error, ordered
 from .values import (
-    UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, JitVal, MeshContextVal, MeshVal,
-    HostVal, PATHS, PartialVal, QualVal, SeqVal, ShardingVal, TransformVal, Value, join, undecidable,
-    unknown, unknown_from,
+    UNKNOWN, ArrayVal, ClassVal, ConstVal, FuncVal, InstanceVal, JitVal, MeshContextVal, MeshVal, HostVal,
+    PartialVal, QualVal, SeqVal, ShardingVal, TransformVal, Value, unknown, unknown_from,
 )
 from ..qualnames import canonical
 
 Sink = Callable[[Event], None]
 
 
-class Analyzer(Expressions, Calls, Functions, Classes):
+class Analyzer(Expressions, Calls, Functions, Classes, Flow):
     def __init__(self, ctx: FileContext, sink: Sink) -> None:
         self.ctx = ctx
         self.sink = sink
@@ -201,96 +202,6 @@ class Analyzer(Expressions, Calls, Functions, Classes):
         if isinstance(orelse, cst.Else):
             return block(orelse.body)
         return []
-
-    def exec_branches(self, scope: Scope, blocks: Sequence[Sequence[cst.CSTNode]]) -> None:
-        before = dict(scope.vars)
-        ctx_before = self.context_mesh
-        results: list[dict[str, Value]] = []
-        ctxs: list[Value] = []
-        through: list[bool] = []
-        for stmts in blocks:
-            scope.vars = dict(before)
-            self.context_mesh = ctx_before
-            self.exec_block(stmts, scope)
-            results.append(scope.vars)
-            ctxs.append(self.context_mesh)
-            through.append(not exits(stmts))
-        if any(through):
-            # A branch that returns, raises, breaks or continues does not reach the code
-            # after the statement: ``if mesh is None: raise ...`` leaves the other binding.
-            results = [r for r, t in zip(results, through) if t]
-            ctxs = [c for c, t in zip(ctxs, through) if t]
-        scope.vars = _merge(results)
-        c = ctxs[0] if ctxs else ctx_before
-        for other in ctxs[1:]:
-            c = join(c, other)
-        self.context_mesh = c
-
-    def exec_loop(self, stmt: cst.For | cst.While, scope: Scope) -> None:
-        assigned = count_bindings(block(stmt.body))
-        if stmt.orelse is not None:
-            count_bindings(block(stmt.orelse.body), assigned)
-        for name in assigned:
-            scope.vars[name] = unknown(PATHS)
-        if isinstance(stmt, cst.For):
-            it = self.eval(stmt.iter, scope)
-            element: Value = unknown(PATHS)
-            if ordered(it):
-                element = DevVal(fn=undecidable, desc=f"an element of {it.desc}", node=stmt.iter,
-                                 single=True, any_device=True)
-            elif isinstance(it, SeqVal) and it.items and alike(it.items):
-                # The rule a comprehension's loop variable follows (expressions.py).
-                element = it.items[0]
-            elif (one := device_ids.element(it)) is not None:
-                element = one
-            else:
-                element = commitments.element(it, stmt.iter) or element
-            for n in names_in_target(stmt.target):
-                scope.vars[n] = unknown(PATHS)
-            if isinstance(stmt.target, cst.Name):
-                scope.vars[stmt.target.value] = element
-            elif isinstance(stmt.target, (cst.Tuple, cst.List)):
-                self._unpack_elements(stmt.target, it, scope)
-        else:
-            self.eval(stmt.test, scope)
-        ctx_before = self.context_mesh
-        self.exec_block(block(stmt.body), scope)
-        if stmt.orelse is not None:
-            self.exec_block(block(stmt.orelse.body), scope)
-        for name in assigned:
-            scope.vars[name] = unknown(PATHS)
-        if isinstance(stmt, cst.For):
-            for n in names_in_target(stmt.target):
-                scope.vars[n] = unknown(PATHS)
-        self.context_mesh = join(ctx_before, self.context_mesh)
-
-    def exec_try(self, stmt: cst.Try | cst.TryStar, scope: Scope) -> None:
-        assigned = count_bindings(block(stmt.body))
-        before = dict(scope.vars)
-        self.exec_block(block(stmt.body), scope)
-        if stmt.orelse is not None:
-            self.exec_block(block(stmt.orelse.body), scope)
-        after_body = scope.vars
-        results = [after_body]
-        through = [not exits(block(stmt.body)) and not (stmt.orelse is not None and exits(block(stmt.orelse.body)))]
-        for handler in stmt.handlers:
-            scope.vars = dict(before)
-            for name in assigned:
-                scope.vars[name] = unknown(PATHS)
-            if handler.type is not None:
-                self.eval(handler.type, scope)
-            if handler.name is not None:
-                for n in names_in_target(handler.name.name):  # type: ignore[arg-type]
-                    scope.vars[n] = unknown(PATHS)
-            self.exec_block(block(handler.body), scope)
-            results.append(scope.vars)
-            through.append(not exits(block(handler.body)))
-        if any(through):
-            # ``except ...: raise RuntimeError(...)``: only the paths that go on meet.
-            results = [r for r, t in zip(results, through) if t]
-        scope.vars = _merge(results)
-        if stmt.finalbody is not None:
-            self.exec_block(block(stmt.finalbody.body), scope)
 
     def exec_with(self, stmt: cst.With, scope: Scope) -> None:
         ctx_before = self.context_mesh
@@ -533,39 +444,6 @@ class Analyzer(Expressions, Calls, Functions, Classes):
             self.eval(target.value, scope)
 
     # -- expressions -----------------------------------------------------------------
-
-
-_EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
-
-
-def exits(stmts: Sequence[cst.CSTNode]) -> bool:
-    """Does the block never reach the statement after it? It ends in ``return``,
-    ``raise``, ``continue`` or ``break``, or in an ``if`` every branch of which does.
-    (Not a ``with``: its context manager may swallow the exception, as pytest.raises does.)"""
-    if not stmts:
-        return False
-    last = stmts[-1]
-    if isinstance(last, cst.SimpleStatementLine):
-        return bool(last.body) and isinstance(last.body[-1], _EXITS)
-    if isinstance(last, cst.If):
-        orelse = last.orelse
-        if orelse is None:
-            return False
-        rest = [orelse] if isinstance(orelse, cst.If) else block(orelse.body)
-        return exits(block(last.body)) and exits(rest)
-    return False
-
-
-def _merge(paths: list[dict[str, Value]]) -> dict[str, Value]:
-    """The names after several paths meet: each joined over the paths (missing: unknown)."""
-    merged: dict[str, Value] = {}
-    for k in set().union(*paths) if paths else ():
-        vals = [r.get(k, UNKNOWN) for r in paths]
-        v = vals[0]
-        for other in vals[1:]:
-            v = join(v, other)
-        merged[k] = v
-    return merged
 
 
 def _maybe_mesh_context(expr: cst.BaseExpression, val: Value) -> bool:

@@ -478,6 +478,26 @@ if len(jax.devices()) >= 8:
 y = jax.device_put(x, NamedSharding(target, P('x')))
 print(y.sharding)
 """, note="a branch that goes on joins its binding: two meshes, not known which, silent"),
+        Invalid(_HEAD + """
+@jax.jit
+def update(p):
+    return p * 0.9
+
+
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+params = x
+for _ in range(3):
+    params = update(params)
+y = jax.device_put(params, NamedSharding(half, P('x')))  # RSH201:5
+""", note="a name a loop rebinds keeps the mesh every iteration leaves it on (trained weights synced to a rollout mesh)"),
+        Valid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+params = x
+for step in range(3):
+    params = jax.device_put(np.ones(8) * step, NamedSharding(half, P('x')))
+y = jax.device_put(params, NamedSharding(half, P('x')))
+print(y.sharding)
+""", note="an iteration moves it to another mesh: after the loop either, not known which, silent"),
     )
 
     grounding = Grounding(

@@ -1,0 +1,254 @@
+"""Control flow: branches, loops and handlers, and the values names have where paths meet.
+
+Where two paths disagree, a name becomes unknown; a path that returns, raises, breaks or
+continues does not reach the statement after it (``exits``), and a name a loop rebinds
+keeps a value that every iteration gives back (``Flow._loop_head``).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import libcst as cst
+
+from .models import commitments, device_ids
+from .scope import Scope, block, count_bindings, names_in_target
+from .valueops import alike, ordered
+from .values import (
+    UNKNOWN, ArrayVal, ConstVal, DevVal, HostVal, PATHS, SeqVal, Unknown, Value, join, same_place, undecidable,
+    unknown,
+)
+
+# Quiet runs of a loop's body before its names settle or are given up on.
+_LOOP_PASSES = 3
+
+
+class Flow:
+    """The interpreter's compound statements that split and join paths."""
+
+    settling = False  # a loop's body runs quietly to settle its names (no nested settling)
+
+    def exec_branches(self, scope: Scope, blocks: Sequence[Sequence[cst.CSTNode]]) -> None:
+        before = dict(scope.vars)
+        ctx_before = self.context_mesh
+        results: list[dict[str, Value]] = []
+        ctxs: list[Value] = []
+        through: list[bool] = []
+        for stmts in blocks:
+            scope.vars = dict(before)
+            self.context_mesh = ctx_before
+            self.exec_block(stmts, scope)
+            results.append(scope.vars)
+            ctxs.append(self.context_mesh)
+            through.append(not exits(stmts))
+        if any(through):
+            # A branch that returns, raises, breaks or continues does not reach the code
+            # after the statement: ``if mesh is None: raise ...`` leaves the other binding.
+            results = [r for r, t in zip(results, through) if t]
+            ctxs = [c for c, t in zip(ctxs, through) if t]
+        scope.vars = _merge(results)
+        c = ctxs[0] if ctxs else ctx_before
+        for other in ctxs[1:]:
+            c = join(c, other)
+        self.context_mesh = c
+
+    def exec_loop(self, stmt: cst.For | cst.While, scope: Scope) -> None:
+        assigned = count_bindings(block(stmt.body))
+        if stmt.orelse is not None:
+            count_bindings(block(stmt.orelse.body), assigned)
+        entry = {n: scope.vars[n] for n in assigned if n in scope.vars}
+        for name in assigned:
+            scope.vars[name] = unknown(PATHS)
+        if isinstance(stmt, cst.For):
+            it = self.eval(stmt.iter, scope)
+            element: Value = unknown(PATHS)
+            if ordered(it):
+                element = DevVal(fn=undecidable, desc=f"an element of {it.desc}", node=stmt.iter,
+                                 single=True, any_device=True)
+            elif isinstance(it, SeqVal) and it.items and alike(it.items):
+                # The rule a comprehension's loop variable follows (expressions.py).
+                element = it.items[0]
+            elif (one := device_ids.element(it)) is not None:
+                element = one
+            else:
+                element = commitments.element(it, stmt.iter) or element
+            for n in names_in_target(stmt.target):
+                scope.vars[n] = unknown(PATHS)
+            if isinstance(stmt.target, cst.Name):
+                scope.vars[stmt.target.value] = element
+            elif isinstance(stmt.target, (cst.Tuple, cst.List)):
+                self._unpack_elements(stmt.target, it, scope)
+        else:
+            self.eval(stmt.test, scope)
+        targets = set(names_in_target(stmt.target)) if isinstance(stmt, cst.For) else set()
+        head = self._loop_head(stmt, scope, {n: v for n, v in entry.items() if n not in targets})
+        scope.vars.update(head)
+        ctx_before = self.context_mesh
+        self.exec_block(block(stmt.body), scope)
+        if stmt.orelse is not None:
+            self.exec_block(block(stmt.orelse.body), scope)
+        after = {n: v for n, v in head.items() if settled(v, join(v, scope.vars.get(n, UNKNOWN)))}
+        for name in assigned:
+            scope.vars[name] = after.get(name) or unknown(PATHS)
+        if isinstance(stmt, cst.For):
+            for n in names_in_target(stmt.target):
+                scope.vars[n] = unknown(PATHS)
+        self.context_mesh = join(ctx_before, self.context_mesh)
+
+    def _loop_head(self, stmt: cst.For | cst.While, scope: Scope, entry: dict[str, Value]) -> dict[str, Value]:
+        """The values that the names a loop rebinds have at the top of every iteration,
+        where the analysis knows one: ``params = update(params)`` keeps params on its
+        mesh however often it runs. Found by running the body quietly from the values it
+        starts with until they settle (``settled``); a name that changes place, or that
+        a ``break`` or ``continue`` may carry around the rest of the body, is unknown,
+        as is every name of a loop nested in one being settled (its cost stays linear)."""
+        carried = {n: v for n, v in entry.items() if not isinstance(v, Unknown)}
+        if not carried or self.settling or jumps(block(stmt.body)):
+            return {}
+        saved, ctx = dict(scope.vars), self.context_mesh
+        trace = self._trace()
+        self.quiet += 1
+        self.settling = True
+        try:
+            for _ in range(_LOOP_PASSES):
+                scope.vars = {**saved, **carried}
+                self.context_mesh = ctx
+                self.exec_block(block(stmt.body), scope)
+                joined = {n: join(v, scope.vars.get(n, UNKNOWN)) for n, v in carried.items()}
+                if all(settled(carried[n], v) for n, v in joined.items()):
+                    return carried
+                carried = {n: v for n, v in joined.items() if not isinstance(v, Unknown)}
+                if not carried:
+                    return {}
+            return {}
+        finally:
+            self.quiet -= 1
+            self.settling = False
+            scope.vars, self.context_mesh = saved, ctx
+            self._untrace(trace)
+
+    def _trace(self) -> tuple:
+        """What the quiet runs of a loop's body must leave as they found it: functions
+        waiting to run (a def in the body would run once per pass), the return values of
+        the function being run, memoized helper results (each pass has new arguments and
+        would use up the helpers' argument contexts: functions.py), and the file's
+        records of meshes (rsh102 counts the device arrays meshes are built on)."""
+        returns = len(self.returns[-1]) if self.returns else 0
+        memo = {fn: len(m) for fn, m in self.memo.items()}
+        return (len(self.pending), returns, memo, dict(self.ctx.made_by), set(self.ctx.mesh_roots),
+                dict(self.inits))
+
+    def _untrace(self, trace: tuple) -> None:
+        pending, returns, memo, made_by, mesh_roots, inits = trace
+        del self.pending[pending:]
+        if self.returns:
+            del self.returns[-1][returns:]
+        for fn in list(self.memo):
+            m = self.memo[fn]
+            for key in list(m)[memo.get(fn, 0):]:
+                del m[key]
+        self.ctx.made_by.clear()
+        self.ctx.made_by.update(made_by)
+        self.ctx.mesh_roots.clear()
+        self.ctx.mesh_roots.update(mesh_roots)
+        self.inits.clear()
+        self.inits.update(inits)
+
+    def exec_try(self, stmt: cst.Try | cst.TryStar, scope: Scope) -> None:
+        assigned = count_bindings(block(stmt.body))
+        before = dict(scope.vars)
+        self.exec_block(block(stmt.body), scope)
+        if stmt.orelse is not None:
+            self.exec_block(block(stmt.orelse.body), scope)
+        after_body = scope.vars
+        results = [after_body]
+        through = [not exits(block(stmt.body)) and not (stmt.orelse is not None and exits(block(stmt.orelse.body)))]
+        for handler in stmt.handlers:
+            scope.vars = dict(before)
+            for name in assigned:
+                scope.vars[name] = unknown(PATHS)
+            if handler.type is not None:
+                self.eval(handler.type, scope)
+            if handler.name is not None:
+                for n in names_in_target(handler.name.name):  # type: ignore[arg-type]
+                    scope.vars[n] = unknown(PATHS)
+            self.exec_block(block(handler.body), scope)
+            results.append(scope.vars)
+            through.append(not exits(block(handler.body)))
+        if any(through):
+            # ``except ...: raise RuntimeError(...)``: only the paths that go on meet.
+            results = [r for r, t in zip(results, through) if t]
+        scope.vars = _merge(results)
+        if stmt.finalbody is not None:
+            self.exec_block(block(stmt.finalbody.body), scope)
+
+
+_EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+
+
+def exits(stmts: Sequence[cst.CSTNode]) -> bool:
+    """Does the block never reach the statement after it? It ends in ``return``,
+    ``raise``, ``continue`` or ``break``, or in an ``if`` every branch of which does.
+    (Not a ``with``: its context manager may swallow the exception, as pytest.raises does.)"""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return bool(last.body) and isinstance(last.body[-1], _EXITS)
+    if isinstance(last, cst.If):
+        orelse = last.orelse
+        if orelse is None:
+            return False
+        rest = [orelse] if isinstance(orelse, cst.If) else block(orelse.body)
+        return exits(block(last.body)) and exits(rest)
+    return False
+
+
+def _merge(paths: list[dict[str, Value]]) -> dict[str, Value]:
+    """The names after several paths meet: each joined over the paths (missing: unknown)."""
+    merged: dict[str, Value] = {}
+    for k in set().union(*paths) if paths else ():
+        vals = [r.get(k, UNKNOWN) for r in paths]
+        v = vals[0]
+        for other in vals[1:]:
+            v = join(v, other)
+        merged[k] = v
+    return merged
+
+
+def settled(old: Value, new: Value) -> bool:
+    """Has a loop-carried value stopped changing: the same value, NumPy data both times,
+    or arrays on one mesh (or device) object, laid out alike?"""
+    if old is new:
+        return True
+    if isinstance(old, HostVal) and isinstance(new, HostVal):
+        return True
+    if isinstance(old, ConstVal) and isinstance(new, ConstVal):
+        return old.value == new.value
+    if isinstance(old, ArrayVal) and isinstance(new, ArrayVal):
+        return same_place(old.sharding, new.sharding) and old.derived == new.derived
+    return False
+
+
+def jumps(stmts: Sequence[cst.CSTNode]) -> bool:
+    """Does a ``break`` or ``continue`` of this loop (not of one nested in it) occur?"""
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            if any(isinstance(small, (cst.Break, cst.Continue)) for small in stmt.body):
+                return True
+        elif isinstance(stmt, cst.If):
+            if jumps(block(stmt.body)) or stmt.orelse is not None and jumps(
+                    [stmt.orelse] if isinstance(stmt.orelse, cst.If) else block(stmt.orelse.body)):
+                return True
+        elif isinstance(stmt, (cst.Try, cst.TryStar)):
+            parts = [block(stmt.body), *(block(h.body) for h in stmt.handlers)]
+            parts += [block(x.body) for x in (stmt.orelse, stmt.finalbody) if x is not None]
+            if any(jumps(p) for p in parts):
+                return True
+        elif isinstance(stmt, cst.With):
+            if jumps(block(stmt.body)):
+                return True
+        elif isinstance(stmt, cst.Match):
+            if any(jumps(block(c.body)) for c in stmt.cases):
+                return True
+    return False
