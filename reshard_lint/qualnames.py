@@ -110,9 +110,10 @@ _ALIASES: dict[str, str] = {
     "builtins.set": "set",
     "builtins.frozenset": "set",
     "builtins.int": "int",
+    "builtins.range": "range",
 }
 
-BUILTINS = frozenset({"list", "tuple", "reversed", "sorted", "len", "set", "frozenset", "int"})
+BUILTINS = frozenset({"list", "tuple", "reversed", "sorted", "len", "set", "frozenset", "int", "range"})
 
 # jax.numpy functions that take ``device=``; asarray/array also move an existing array.
 JNP_PREFIX = "jax.numpy."

@@ -23,6 +23,10 @@ from .values import (
 from .reasons import ATTRIBUTE, COMMITTED_OPERAND, CONTAINER, UNKNOWN_OBJECT
 
 
+# Attributes that are Python ints (or tuples of them) on arrays and meshes.
+_SIZES = frozenset({"shape", "ndim", "size"})
+
+
 class Expressions:
     """The ``eval_*`` methods of the interpreter, one per libcst expression node."""
 
@@ -159,6 +163,10 @@ class Expressions:
             if self.ctx.project is not None:
                 return self.ctx.project.value(qual) or QualVal(qual)  # import mypkg.mesh as m; m.MESH
             return QualVal(qual)
+        if attr in _SIZES and (is_unknown(base) or isinstance(base, (ArrayVal, HostVal, MeshVal))):
+            # An array's (or a mesh's) shape, rank and size are Python ints, whatever the
+            # array: host data (``jnp.array([x.shape[0]])`` is uncommitted).
+            return HostVal(self.ctx.lazy_code(node, 40), node)
         if isinstance(base, MeshVal):
             if attr == "devices":
                 d = base.devices
@@ -376,7 +384,7 @@ class Expressions:
         if isinstance(it, SeqVal):
             fns = [int_fn(v) for v in it.items]  # type: ignore[misc]
         elif isinstance(comp.iter, cst.Call) and isinstance(comp.iter.func, cst.Name) \
-                and comp.iter.func.value == "range" and is_unknown(scope.lookup("range")) \
+                and comp.iter.func.value == "range" and _builtin_range(scope.lookup("range")) \
                 and 1 <= len(comp.iter.args) <= 2:
             bounds = [self.eval(a.value, scope) for a in comp.iter.args]
             if all(isinstance(b, IntVal) for b in bounds):
@@ -421,6 +429,8 @@ class Expressions:
             element: Value = device_ids.element(it) or UNKNOWN
             if isinstance(it, SeqVal) and it.items and alike(it.items):
                 element = it.items[0]
+            elif isinstance(it, HostVal):
+                element = placement.host_element(self, it, clause.iter)  # a row, an int of a range
             element = commitments.element(it, clause.iter) or element
             if isinstance(clause.target, cst.Name):
                 inner.vars[clause.target.value] = element
@@ -445,3 +455,8 @@ class Expressions:
             if column and len(column) == len(rows) and alike(column):
                 value = column[0]
             inner.vars[name_node.value] = value
+
+
+def _builtin_range(v: Value) -> bool:
+    """``range`` is Python's own here (not a name the file binds to something else)."""
+    return isinstance(v, QualVal) and v.qual == "builtins.range" or is_unknown(v)

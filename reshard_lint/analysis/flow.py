@@ -11,7 +11,7 @@ from typing import Sequence
 
 import libcst as cst
 
-from .models import commitments, device_ids
+from .models import commitments, device_ids, placement
 from .scope import Scope, block, count_bindings, names_in_target
 from .valueops import alike, ordered
 from .values import (
@@ -68,6 +68,8 @@ class Flow:
             elif isinstance(it, SeqVal) and it.items and alike(it.items):
                 # The rule a comprehension's loop variable follows (expressions.py).
                 element = it.items[0]
+            elif isinstance(it, HostVal):
+                element = placement.host_element(self, it, stmt.iter)  # a row, an int of a range
             elif (one := device_ids.element(it)) is not None:
                 element = one
             else:

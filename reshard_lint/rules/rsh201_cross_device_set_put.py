@@ -498,6 +498,17 @@ for step in range(3):
 y = jax.device_put(params, NamedSharding(half, P('x')))
 print(y.sharding)
 """, note="an iteration moves it to another mesh: after the loop either, not known which, silent"),
+        Invalid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+y = jax.device_put(x + x.shape[0], NamedSharding(half, P('x')))  # RSH201:5
+""", note="an array's shape is Python ints: adding one keeps the array on its devices"),
+        Valid(_HEAD + """
+import jax.numpy as jnp
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+sizes = jax.device_put(jnp.array([x.shape[0], x.ndim, len(x)]), NamedSharding(half, P()))
+steps = [jax.device_put(jnp.int32(i), NamedSharding(half, P())) for i in range(len(x))]
+print(sizes.sharding, steps[0].sharding)
+""", note="shapes, lengths and the ints of a range are host data: moved anywhere"),
     )
 
     grounding = Grounding(

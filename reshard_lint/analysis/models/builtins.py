@@ -1,4 +1,4 @@
-"""Python builtins on device lists: len, list, tuple, set, reversed, sorted; np.array."""
+"""Python builtins on device lists: len, list, tuple, set, reversed, sorted; np.array; range."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ..scope import Scope
 from .. import devices as dv
 from ..valueops import dotted, ordered
 from ..values import (
-    UNKNOWN, ArrayVal, ConstVal, DevVal, IntVal, OwnShardingVal, SeqVal, ShardingVal, Shuffle, Value,
+    UNKNOWN, ArrayVal, ConstVal, DevVal, HostVal, IntVal, OwnShardingVal, SeqVal, ShardingVal, Shuffle, Value,
     is_unknown, undecidable,
 )
 
@@ -33,7 +33,13 @@ def _len(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     if isinstance(v, SeqVal):
         n = len(v.items)
         return IntVal(lambda _m: n, literal=n)
-    return UNKNOWN
+    return HostVal(an.ctx.lazy_code(node, 40), node)  # an int, whatever it counts
+
+
+@handles("range")
+def _range(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    """Ints: host data, and so is every element (flow.py, expressions.py)."""
+    return HostVal(an.ctx.lazy_code(node, 40), node)
 
 
 @handles("int")
