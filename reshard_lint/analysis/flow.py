@@ -7,7 +7,7 @@ keeps a value that every iteration gives back (``Flow._loop_head``).
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import libcst as cst
 
@@ -21,6 +21,21 @@ from .values import (
 
 # Quiet runs of a loop's body before its names settle or are given up on.
 _LOOP_PASSES = 3
+
+
+class _Trace(NamedTuple):
+    """What the quiet runs of a loop's body must leave as they found it: functions waiting
+    to run (a def in the body would run once per pass), the return values of the function
+    being run, memoized helper results (each pass has new arguments and would use up the
+    helpers' argument contexts: functions.py), and the file's records of meshes (RSH102
+    counts the device arrays meshes are built on) and of classes' __init__."""
+
+    pending: int
+    returns: int
+    memo: dict[object, int]
+    made_by: dict[int, cst.CSTNode]
+    mesh_roots: set[int]
+    inits: dict[int, object]
 
 
 class Flow:
@@ -129,32 +144,25 @@ class Flow:
             scope.vars, self.context_mesh = saved, ctx
             self._untrace(trace)
 
-    def _trace(self) -> tuple:
-        """What the quiet runs of a loop's body must leave as they found it: functions
-        waiting to run (a def in the body would run once per pass), the return values of
-        the function being run, memoized helper results (each pass has new arguments and
-        would use up the helpers' argument contexts: functions.py), and the file's
-        records of meshes (rsh102 counts the device arrays meshes are built on)."""
+    def _trace(self) -> "_Trace":
         returns = len(self.returns[-1]) if self.returns else 0
-        memo = {fn: len(m) for fn, m in self.memo.items()}
-        return (len(self.pending), returns, memo, dict(self.ctx.made_by), set(self.ctx.mesh_roots),
-                dict(self.inits))
+        return _Trace(len(self.pending), returns, {fn: len(m) for fn, m in self.memo.items()},
+                      dict(self.ctx.made_by), set(self.ctx.mesh_roots), dict(self.inits))
 
-    def _untrace(self, trace: tuple) -> None:
-        pending, returns, memo, made_by, mesh_roots, inits = trace
-        del self.pending[pending:]
+    def _untrace(self, trace: "_Trace") -> None:
+        del self.pending[trace.pending:]
         if self.returns:
-            del self.returns[-1][returns:]
+            del self.returns[-1][trace.returns:]
         for fn in list(self.memo):
             m = self.memo[fn]
-            for key in list(m)[memo.get(fn, 0):]:
+            for key in list(m)[trace.memo.get(fn, 0):]:
                 del m[key]
         self.ctx.made_by.clear()
-        self.ctx.made_by.update(made_by)
+        self.ctx.made_by.update(trace.made_by)
         self.ctx.mesh_roots.clear()
-        self.ctx.mesh_roots.update(mesh_roots)
+        self.ctx.mesh_roots.update(trace.mesh_roots)
         self.inits.clear()
-        self.inits.update(inits)
+        self.inits.update(trace.inits)
 
     def exec_try(self, stmt: cst.Try | cst.TryStar, scope: Scope) -> None:
         assigned = count_bindings(block(stmt.body))
