@@ -417,6 +417,8 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
         return True  # RSH203 under a context mesh, RSH305, RSH301 without a target
     if device_target and sources >= 2:
         return True  # RSH306: a committed array put on a device of the global list
+    if device_target and sources and one_mesh_use:
+        return True  # RSH306: host data put on a device of the global list, then read
     if not (ctors and reorders) and not shardings and not (ids and indexed):
         return False
     devices = _DeviceNames(facts)

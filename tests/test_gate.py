@@ -96,6 +96,17 @@ def test_a_put_on_a_global_device_reaches_the_engine_without_a_mesh() -> None:
     assert [(d.code, d.line) for d in result.diagnostics] == [("RSH306", 6)]
 
 
+def test_a_read_of_host_data_put_on_a_global_device_reaches_the_engine() -> None:
+    # RSH306's read: one device source, no mesh, no second source; the read is the finding.
+    src = ("import jax\nimport numpy as np\nfrom jax.experimental import multihost_utils\n\n\n"
+           "def check():\n    try:\n        first = jax.devices()[0]\n    except IndexError:\n"
+           "        raise SystemExit('no devices')\n"
+           "    b = jax.device_put(np.arange(8.0), first)\n    return np.asarray(b + 1)\n")
+    result = ENGINE.lint_source(src, "read.py")
+    assert [(d.code, d.line) for d in result.diagnostics] == [("RSH306", 12)]
+    assert "(line 11)" in result.diagnostics[0].message  # the put, not the computation
+
+
 def test_a_mesh_of_devices_the_file_does_not_make_is_no_source() -> None:
     # Public API code: meshes of the caller's devices, unknown here (jax/_src/api.py).
     src = _HEADER + (

@@ -93,7 +93,9 @@ class NonAddressableDevicePut(Rule):
         device = single_device(event.value)
         if device is None or not isinstance(event.value, ArrayVal) or not device.fresh:
             return
-        put = event.value.node
+        # An array computed from the put one (``b + 1``) names the put, not the computation.
+        put = event.value.sharding.node if event.value.derived and event.value.sharding.node is not None \
+            else event.value.node
         if id(put) in self.reported or not foreign_somewhere(ctx, device):
             return
         if pinned(ctx.module, event.node) or pinned(ctx.module, put):
@@ -128,6 +130,14 @@ print(jax.device_put(x.addressable_data(0), jax.devices()[0]))  # RSH306:7
 b = jax.device_put(np.arange(8.0), jax.devices()[0])
 print(np.asarray(b))  # RSH306:7
 """, note="host data put there raises nothing; reading it does, on the other processes"),
+        Invalid(_HEAD + """
+try:
+    first = jax.devices()[0]
+except IndexError:
+    raise SystemExit('no devices')
+b = jax.device_put(np.arange(8.0), first)
+print(np.asarray(b + 1))  # RSH306:7
+""", note="computed from the put array, and read: the message names the put's line"),
         Valid(_HEAD + """
 print(jax.device_put(a, jax.local_devices(backend='cpu')[0]))
 """, note="the fix: this process's device"),
