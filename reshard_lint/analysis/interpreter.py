@@ -2,11 +2,11 @@
 
 It walks statements in program order, binding names to the values of values.py, and
 reports semantic events (events.py) to a sink. Expressions are evaluated by
-expressions.py, calls by calls.py, compound statements by flow.py, and known JAX, NumPy and Python functions by the
-models in models/. Precision rules:
+expressions.py, calls by calls.py, compound statements by flow.py, and known JAX, NumPy
+and Python functions by the models in models/. Precision rules:
 
-* where two paths disagree (branches, loops, handlers) a name becomes UNKNOWN, and a
-  path that returns or raises does not count (flow.py);
+* where two paths disagree (branches, loops, handlers) a name becomes UNKNOWN; a path
+  that returns, raises, breaks or continues does not count (flow.py);
 * a function's parameters take the values its call sites pass (see calls.py), and are
   UNKNOWN where no call site is known or call sites disagree;
 * a module-level name is visible inside functions only when it is bound once.
@@ -157,11 +157,14 @@ class Analyzer(Expressions, Calls, Functions, Classes, Flow):
             # it moves when it moves one as it is.
             call = self.relay[0]
             moved = next((a.value for v, a in (*call.positional, *call.keywords.values()) if v is event.value), None)
-            # Written out when a message needs it: the other module's line costs a walk of its tree.
-            func = lambda ctx=self.ctx, inner=event: (  # noqa: E731
-                f"{ctx.code(call.node, 40)}, through its {inner.spelled} at {ctx.at(inner.node)},")
+            ctx, inner = self.ctx, event
+
+            def spelled() -> str:
+                # Written out when a message needs it: the other module's line costs a
+                # walk of that module's tree (positions.py).
+                return f"{ctx.code(call.node, 40)}, through its {inner.spelled} at {ctx.at(inner.node)},"
             self.sink(replace(event, node=call.node, value_node=moved, target_node=None, through=event.node,
-                              func=func))
+                              func=spelled))
 
     def new_token(self, node: cst.CSTNode) -> str:
         self.token += 1
