@@ -20,7 +20,7 @@ from .values import (
     QualVal, SeqVal,
     HostVal, OwnShardingVal, ShardingVal, Unknown, Value, is_unknown, join, undecidable, unknown, unknown_from,
 )
-from .reasons import ATTRIBUTE, COMMITTED_OPERAND, CONTAINER, UNKNOWN_OBJECT
+from .reasons import ATTRIBUTE, ATTRIBUTE_ELSEWHERE, ATTRIBUTE_LATER, COMMITTED_OPERAND, CONTAINER, UNKNOWN_OBJECT
 
 
 # Attributes that are Python ints (or tuples of them) on arrays and meshes.
@@ -205,7 +205,10 @@ class Expressions:
             fields = base.cls.fields
             if fields is not None and attr in fields.names:  # type: ignore[attr-defined]
                 return self.field_value(base.cls, attr)
-            return base.cls.attrs.get(attr, unknown(ATTRIBUTE)) if attr != "__sites__" else UNKNOWN
+            if attr == "__sites__":
+                return UNKNOWN
+            found = base.cls.attrs.get(attr)
+            return found if found is not None else unknown(_unset_attribute(base.cls, attr))
         if isinstance(base, ClassVal):
             return base.attrs.get(attr, UNKNOWN) if attr != "__sites__" else UNKNOWN
         if isinstance(base, HostVal):
@@ -460,3 +463,14 @@ class Expressions:
 def _builtin_range(v: Value) -> bool:
     """``range`` is Python's own here (not a name the file binds to something else)."""
     return isinstance(v, QualVal) and v.qual == "builtins.range" or is_unknown(v)
+
+
+def _unset_attribute(cls: ClassVal, attr: str) -> str:
+    """Why ``self.attr`` has no value here: its class's methods assign it in several
+    statements, in one that has not run yet (a function run before the class's
+    ``__init__``), or nowhere (a base class, a property, code outside the class)."""
+    sites = cls.attrs.get("__sites__")
+    if not isinstance(sites, ConstVal):
+        return ATTRIBUTE
+    count = sites.value.get(attr, 0)
+    return ATTRIBUTE if count > 1 else ATTRIBUTE_LATER if count == 1 else ATTRIBUTE_ELSEWHERE

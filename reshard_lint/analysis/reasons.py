@@ -16,6 +16,8 @@ UNKNOWN_OBJECT = "an attribute or method of an object the analysis does not know
 UNFOLLOWED_CALL = "a result of a call the analysis does not follow"
 CONTAINER = "an element of a container the analysis does not know"
 ATTRIBUTE = "an attribute assigned in more than one place"
+ATTRIBUTE_LATER = "an attribute read before the method that assigns it ran"
+ATTRIBUTE_ELSEWHERE = "an attribute the class's own methods do not assign"
 CONFIG = "a value read from configuration or the command line"
 COMMITTED_OPERAND = "a computation on an array whose placement the analysis does not know"
 MESH_CONTEXT = "an array made under a mesh context"
@@ -25,7 +27,7 @@ OTHER = "a value the analysis does not model"
 EXPECTED_ERROR = "a transfer between two meshes in a block that expects an error"
 
 __all__ = [
-    "ATTRIBUTE", "CONFIG", "COMMITTED_OPERAND", "CONTAINER", "DISAGREE", "ESCAPES", "EXPECTED_ERROR", "IMPORTED",
+    "ATTRIBUTE", "ATTRIBUTE_ELSEWHERE", "ATTRIBUTE_LATER", "CONFIG", "COMMITTED_OPERAND", "CONTAINER", "DISAGREE", "ESCAPES", "EXPECTED_ERROR", "IMPORTED",
     "MESH_CONTEXT",
     "NOT_COMPARABLE", "NOT_REACHED", "NO_CALL_SITE", "OTHER", "PACKAGE_CALL", "PATHS", "RECURSIVE", "STAR",
     "UNFOLLOWED_CALL", "UNKNOWN_OBJECT", "UNMODELLED_JAX", "UNSEEN_CALLS", "outside_reason",

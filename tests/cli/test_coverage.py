@@ -112,6 +112,45 @@ later = lambda a: jax.device_put(a, NamedSharding(mesh, P()))
         "a call the analysis did not run (a callback it does not follow, an expected-error block)": 1}
 
 
+def test_an_unset_attribute_says_why(project: Path) -> None:
+    # Assigned in two methods, assigned once by a method that has not run yet where it is
+    # read, or by none of the class's methods: three reasons, not one.
+    write(project, "attrs.py", """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+rollout = Mesh(np.array(jax.devices()[:4]), ('x',))
+
+
+class Base:
+    pass
+
+
+class Trainer(Base):
+    def __init__(self):
+        self.mesh = Mesh(np.array(jax.devices()), ('x',))
+        self.params = jax.device_put(np.ones(8), NamedSharding(self.mesh, P('x')))
+        self.state = self.params
+
+    def step(self):
+        self.state = self.state * 2
+
+
+t = Trainer()
+a = jax.device_put(t.params, NamedSharding(rollout, P()))
+b = jax.device_put(t.state, NamedSharding(rollout, P()))
+c = jax.device_put(t.inherited, NamedSharding(rollout, P()))
+""")
+    out = _json("--sites", "attrs.py", cwd=project)
+    reasons = {s["line"]: s["detail"] for s in out["site_list"] if s["verdict"] == "unresolved"}
+    assert reasons == {
+        23: "an attribute read before the method that assigns it ran",
+        24: "an attribute assigned in more than one place",
+        25: "an attribute the class's own methods do not assign",
+    }
+
+
 def test_single_devices_resolve_only_when_they_are_one_device(project: Path) -> None:
     write(project, "devices.py", """\
 import jax
