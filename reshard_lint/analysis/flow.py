@@ -104,7 +104,9 @@ class Flow:
         self.exec_block(block(stmt.body), scope)
         if stmt.orelse is not None:
             self.exec_block(block(stmt.orelse.body), scope)
-        after = {n: v for n, v in head.items() if settled(v, join(v, scope.vars.get(n, UNKNOWN)))}
+        # A break leaves with what the body had bound by then: after the loop, unknown.
+        after = {} if jumps(block(stmt.body), (cst.Break,)) else \
+            {n: v for n, v in head.items() if settled(v, join(v, scope.vars.get(n, UNKNOWN)))}
         for name in assigned:
             scope.vars[name] = after.get(name) or unknown(PATHS)
         if isinstance(stmt, cst.For):
@@ -117,10 +119,11 @@ class Flow:
         where the analysis knows one: ``params = update(params)`` keeps params on its
         mesh however often it runs. Found by running the body quietly from the values it
         starts with until they settle (``settled``); a name that changes place, or that
-        a ``break`` or ``continue`` may carry around the rest of the body, is unknown,
-        as is every name of a loop nested in one being settled (its cost stays linear)."""
+        a ``continue`` may carry around the rest of the body, is unknown, as is every name
+        of a loop nested in one being settled (its cost stays linear). A ``break`` leaves
+        the loop, so it feeds no iteration (exec_loop makes the names unknown after it)."""
         carried = {n: v for n, v in entry.items() if not isinstance(v, Unknown)}
-        if not carried or self.settling or jumps(block(stmt.body)):
+        if not carried or self.settling or jumps(block(stmt.body), (cst.Continue,)):
             return {}
         saved, ctx = dict(scope.vars), self.context_mesh
         trace = self._trace()
@@ -240,25 +243,26 @@ def settled(old: Value, new: Value) -> bool:
     return False
 
 
-def jumps(stmts: Sequence[cst.CSTNode]) -> bool:
-    """Does a ``break`` or ``continue`` of this loop (not of one nested in it) occur?"""
+def jumps(stmts: Sequence[cst.CSTNode], kinds: tuple[type, ...] = (cst.Break, cst.Continue)) -> bool:
+    """Does a statement of ``kinds`` (``break``, ``continue``) of this loop occur, not one
+    of a loop nested in it?"""
     for stmt in stmts:
         if isinstance(stmt, cst.SimpleStatementLine):
-            if any(isinstance(small, (cst.Break, cst.Continue)) for small in stmt.body):
+            if any(isinstance(small, kinds) for small in stmt.body):
                 return True
         elif isinstance(stmt, cst.If):
-            if jumps(block(stmt.body)) or stmt.orelse is not None and jumps(
-                    [stmt.orelse] if isinstance(stmt.orelse, cst.If) else block(stmt.orelse.body)):
+            if jumps(block(stmt.body), kinds) or stmt.orelse is not None and jumps(
+                    [stmt.orelse] if isinstance(stmt.orelse, cst.If) else block(stmt.orelse.body), kinds):
                 return True
         elif isinstance(stmt, (cst.Try, cst.TryStar)):
             parts = [block(stmt.body), *(block(h.body) for h in stmt.handlers)]
             parts += [block(x.body) for x in (stmt.orelse, stmt.finalbody) if x is not None]
-            if any(jumps(p) for p in parts):
+            if any(jumps(p, kinds) for p in parts):
                 return True
         elif isinstance(stmt, cst.With):
-            if jumps(block(stmt.body)):
+            if jumps(block(stmt.body), kinds):
                 return True
         elif isinstance(stmt, cst.Match):
-            if any(jumps(block(c.body)) for c in stmt.cases):
+            if any(jumps(block(c.body), kinds) for c in stmt.cases):
                 return True
     return False

@@ -490,6 +490,22 @@ for _ in range(3):
     params = update(params)
 y = jax.device_put(params, NamedSharding(half, P('x')))  # RSH201:5
 """, note="a name a loop rebinds keeps the mesh every iteration leaves it on (trained weights synced to a rollout mesh)"),
+        Invalid(_HEAD + """
+@jax.jit
+def update(p):
+    return p * 0.9
+
+
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+params, step = x, 0
+while True:
+    params = update(params)
+    step += 1
+    if step % 2 == 0:
+        synced = jax.device_put(params, NamedSharding(half, P('x')))  # RSH201:18
+    if step >= 4:
+        break
+""", note="a break leaves the loop and feeds no iteration: inside the loop the weights are still on their mesh"),
         Valid(_HEAD + """
 half = Mesh(np.array(jax.devices()[:4]), ('x',))
 params = x
