@@ -119,9 +119,33 @@ class Classes:
         init = cls.attrs.get("__init__")
         if isinstance(init, FuncVal):
             self.observe_call(init, call, node, bound=cls.instance)
+            self._init_now(init)
         elif cls.fields is not None and not self.quiet:
             self.callsites.observe_fields(cls, node, _bind_fields(cls.fields, call))
         return cls.instance
+
+    def _init_now(self, init: FuncVal) -> None:
+        """An ``__init__`` that takes no argument but ``self`` runs at the class's first
+        construction in the analysis proper, where Python runs it, instead of after the
+        module body: what its callers pass cannot change it, and the code after
+        ``trainer = Trainer()`` reads the attributes it assigns (``trainer.params``), which
+        were unknown there ("read before the method that assigns it ran")."""
+        fn = init.node
+        if self.quiet or self.settling or self.relay is not None or id(init) in self.ran \
+                or not isinstance(fn, cst.FunctionDef) or self._param_names(fn.params) != ["self"]:
+            return
+        waiting = next((k for k, p in enumerate(self.pending) if p[0] is init), None)
+        if waiting is None:
+            return
+        func, parent, self_val = self.pending.pop(waiting)
+        self.ran.add(id(init))  # before its run: a construction inside it does not start it again
+        # It runs under the context mesh of the construction, as Python runs it, and
+        # leaves the caller's as it was.
+        saved = (self.context_mesh, self.mesh_context, self.context_site)
+        try:
+            self.run_function(func, parent, self_val)
+        finally:
+            self.context_mesh, self.mesh_context, self.context_site = saved
 
     def _construct_imported(self, cls: ClassVal, call: Call, node: cst.CSTNode) -> Value:
         """A class of another module (project/defs.py): an instance of its own per

@@ -506,6 +506,27 @@ while True:
     if step >= 4:
         break
 """, note="a break leaves the loop and feeds no iteration: inside the loop the weights are still on their mesh"),
+        Invalid(_HEAD + """
+class Trainer:
+    def __init__(self):
+        self.params = jax.device_put(np.ones(8), NamedSharding(mesh, P('x')))
+
+
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+trainer = Trainer()
+y = jax.device_put(trainer.params, NamedSharding(half, P('x')))  # RSH201:5
+""", note="an __init__ that takes nothing but self runs where the class is constructed"),
+        Valid(_HEAD + """
+class Trainer:
+    def __init__(self, target):
+        self.params = jax.device_put(np.ones(8), NamedSharding(target, P('x')))
+
+
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+trainer = Trainer(half)
+y = jax.device_put(trainer.params, NamedSharding(half, P('x')))
+print(y.sharding)
+""", note="with parameters it runs once its calls are seen, after the module: unknown here, silent"),
         Valid(_HEAD + """
 half = Mesh(np.array(jax.devices()[:4]), ('x',))
 params = x

@@ -114,7 +114,8 @@ later = lambda a: jax.device_put(a, NamedSharding(mesh, P()))
 
 def test_an_unset_attribute_says_why(project: Path) -> None:
     # Assigned in two methods, assigned once by a method that has not run yet where it is
-    # read, or by none of the class's methods: three reasons, not one.
+    # read (an __init__ with parameters runs once all its calls are seen), or by none of
+    # the class's methods: three reasons, not one.
     write(project, "attrs.py", """\
 import jax
 import numpy as np
@@ -128,16 +129,16 @@ class Base:
 
 
 class Trainer(Base):
-    def __init__(self):
+    def __init__(self, scale):
         self.mesh = Mesh(np.array(jax.devices()), ('x',))
-        self.params = jax.device_put(np.ones(8), NamedSharding(self.mesh, P('x')))
+        self.params = jax.device_put(np.ones(8) * scale, NamedSharding(self.mesh, P('x')))
         self.state = self.params
 
     def step(self):
         self.state = self.state * 2
 
 
-t = Trainer()
+t = Trainer(2.0)
 a = jax.device_put(t.params, NamedSharding(rollout, P()))
 b = jax.device_put(t.state, NamedSharding(rollout, P()))
 c = jax.device_put(t.inherited, NamedSharding(rollout, P()))
