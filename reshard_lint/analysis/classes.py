@@ -2,7 +2,7 @@
 
 Attributes live on the class (one abstract instance): ``self.attr`` is known in methods
 when one statement assigns it, and ``__init__`` runs with what the constructor calls
-pass. A class of another module gets an instance per construction instead, its
+pass (one that takes only ``self`` runs at the first construction, where Python runs it). A class of another module gets an instance per construction instead, its
 ``__init__`` run with that call's arguments. A dataclass (``@dataclasses.dataclass``, ``@flax.struct.dataclass``, subclasses
 of ``flax.struct.PyTreeNode`` or ``flax.linen.Module``) has no ``__init__`` to run:
 its fields take what every constructor call passes, or their defaults, with the same
