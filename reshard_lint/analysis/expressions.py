@@ -429,20 +429,33 @@ class Expressions:
                 first = it
             inner = Scope(inner, "comprehension" if eager else "function",
                           {n: 2 for n in names_in_target(clause.target)})
-            element: Value = device_ids.element(it) or UNKNOWN
-            if isinstance(it, SeqVal) and it.items and alike(it.items):
-                element = it.items[0]
-            elif isinstance(it, HostVal):
-                element = placement.host_element(self, it, clause.iter)  # a row, an int of a range
-            element = commitments.element(it, clause.iter) or element
-            if isinstance(clause.target, cst.Name):
-                inner.vars[clause.target.value] = element
-            elif isinstance(clause.target, (cst.Tuple, cst.List)):
-                self._unpack_elements(clause.target, it, inner)
+            self.bind_loop_target(clause.target, it, clause.iter, inner, UNKNOWN)
             for cond in clause.ifs:
                 self.eval(cond.test, inner)
             clause = clause.inner_for_in
         return inner, first
+
+    def bind_loop_target(self, target: cst.BaseExpression, it: Value, iter_node: cst.BaseExpression,
+                         scope: Scope, default: Value) -> None:
+        """Bind the target of a ``for`` clause or statement to what iterating ``it``
+        gives, where one value stands for every element (``valueops.alike``), NumPy data
+        is iterated (a row, an int of a range), a list of device ids or a shard list is;
+        ``default`` otherwise. A tuple target takes each position (``_unpack_elements``)."""
+        if isinstance(target, (cst.Tuple, cst.List)):
+            self._unpack_elements(target, it, scope)
+            return
+        if not isinstance(target, cst.Name):
+            return
+        element: Optional[Value] = None
+        if isinstance(it, SeqVal) and it.items and alike(it.items):
+            element = it.items[0]
+        elif isinstance(it, HostVal):
+            element = placement.host_element(self, it, iter_node)
+        else:
+            element = device_ids.element(it)
+            if element is None:
+                element = commitments.element(it, iter_node)
+        scope.vars[target.value] = default if element is None else element
 
     def _unpack_elements(self, target: cst.Tuple | cst.List, it: Value, inner: Scope) -> None:
         """``for k, v in pairs``: each name takes what that position holds in every

@@ -11,12 +11,10 @@ from typing import NamedTuple, Sequence
 
 import libcst as cst
 
-from .models import commitments, device_ids, placement
 from .scope import Scope, block, count_bindings, names_in_target
-from .valueops import alike, ordered
+from .valueops import ordered
 from .values import (
-    UNKNOWN, ArrayVal, ConstVal, DevVal, HostVal, PATHS, SeqVal, Unknown, Value, join, same_place, undecidable,
-    unknown,
+    UNKNOWN, ArrayVal, ConstVal, DevVal, HostVal, PATHS, Unknown, Value, join, same_place, undecidable, unknown,
 )
 
 # Quiet runs of a loop's body before its names settle or are given up on.
@@ -76,25 +74,13 @@ class Flow:
             scope.vars[name] = unknown(PATHS)
         if isinstance(stmt, cst.For):
             it = self.eval(stmt.iter, scope)
-            element: Value = unknown(PATHS)
-            if ordered(it):
-                element = DevVal(fn=undecidable, desc=f"an element of {it.desc}", node=stmt.iter,
-                                 single=True, any_device=True)
-            elif isinstance(it, SeqVal) and it.items and alike(it.items):
-                # The rule a comprehension's loop variable follows (expressions.py).
-                element = it.items[0]
-            elif isinstance(it, HostVal):
-                element = placement.host_element(self, it, stmt.iter)  # a row, an int of a range
-            elif (one := device_ids.element(it)) is not None:
-                element = one
-            else:
-                element = commitments.element(it, stmt.iter) or element
             for n in names_in_target(stmt.target):
                 scope.vars[n] = unknown(PATHS)
-            if isinstance(stmt.target, cst.Name):
-                scope.vars[stmt.target.value] = element
-            elif isinstance(stmt.target, (cst.Tuple, cst.List)):
-                self._unpack_elements(stmt.target, it, scope)
+            # A device of a list the analysis knows, which one not known; otherwise the
+            # rule a comprehension's loop variable follows (expressions.py).
+            default = DevVal(fn=undecidable, desc=f"an element of {it.desc}", node=stmt.iter, single=True,
+                             any_device=True) if ordered(it) else unknown(PATHS)
+            self.bind_loop_target(stmt.target, it, stmt.iter, scope, default)
         else:
             self.eval(stmt.test, scope)
         targets = set(names_in_target(stmt.target)) if isinstance(stmt, cst.For) else set()
