@@ -110,10 +110,13 @@ class CallSites:
 
     def _count(self, func: FuncVal) -> Optional[int]:
         fn = func.node
-        if not isinstance(fn, cst.FunctionDef):
+        if isinstance(fn, cst.Lambda) and func.name is not None:
+            name = func.name  # ``put = lambda x: ...``: counted as a def of that name
+        elif isinstance(fn, cst.FunctionDef):
+            name = fn.name.value
+        else:
             return None
         c = self.counts
-        name = fn.name.value
         if func.owner is not None:
             if c.attr_escapes(name):
                 return None

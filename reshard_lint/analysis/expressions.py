@@ -147,7 +147,7 @@ class Expressions:
         return v
 
     def eval_Lambda(self, node: cst.Lambda, scope: Scope) -> Value:
-        fn = FuncVal(node, scope)
+        fn = FuncVal(node, scope, self.defaults(node.params, scope))  # type: ignore[attr-defined]
         self.made.append(fn)  # type: ignore[attr-defined]
         return fn
 

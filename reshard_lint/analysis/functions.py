@@ -36,7 +36,7 @@ class Functions:
         # Only the analysis proper records call sites: a quiet evaluation for a return
         # value runs the same calls again in one caller's context. Another module's
         # function has its call sites there.
-        if not self.quiet and func.home is None and isinstance(func.node, cst.FunctionDef):
+        if not self.quiet and func.home is None and (isinstance(func.node, cst.FunctionDef) or func.name is not None):
             self.callsites.observe(func, node, params, (self.context_mesh, self.mesh_context))
         return params
 

@@ -263,6 +263,17 @@ class Analyzer(Expressions, Calls, Functions, Classes, Flow):
         scope.vars[stmt.name.value] = func
         self.pending.append((fn, scope, self_val))
 
+    def _name_lambda(self, stmt: cst.Assign, fn: FuncVal, scope: Scope) -> None:
+        """``put = lambda x: ...`` bound once in a function or the module: its calls are
+        counted as a def's, and its body runs once every call was seen, with what the
+        calls pass (its events are reported there, as a def's are)."""
+        target = stmt.targets[0].target
+        if len(stmt.targets) != 1 or not isinstance(target, cst.Name) or scope.kind not in ("module", "function") \
+                or scope.bindings.get(target.value) != 1:
+            return
+        fn.name = target.value
+        self.pending.append((fn, scope, None))
+
     def defaults(self, params: cst.Parameters, scope: Scope) -> dict[str, Value]:
         """Default values, evaluated where the function is defined, as Python does."""
         out: dict[str, Value] = {}
@@ -288,13 +299,13 @@ class Analyzer(Expressions, Calls, Functions, Classes, Flow):
 
     def run_function(self, func: FuncVal, parent: Scope, self_val: Optional[InstanceVal]) -> None:
         fn = func.node
-        assert isinstance(fn, cst.FunctionDef)
-        body = block(fn.body)
+        assert isinstance(fn, (cst.FunctionDef, cst.Lambda))
+        body = block(fn.body) if isinstance(fn, cst.FunctionDef) else []
         scope = Scope(parent if parent.kind != "class" else parent.parent, "function",
                       self._param_bindings(fn.params, count_bindings(body)), fn)
         params = self._param_names(fn.params)
         scope.vars.update(self.callsites.parameters(func, params))
-        is_method = self_val is not None and params and not any(
+        is_method = self_val is not None and params and isinstance(fn, cst.FunctionDef) and not any(
             isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod")
             for d in fn.decorators)
         if is_method:
@@ -311,6 +322,9 @@ class Analyzer(Expressions, Calls, Functions, Classes, Flow):
             # context site here, as for a lambda run at its call.
             self.context_mesh, self.mesh_context = shared
             self.context_site = UNKNOWN
+        if isinstance(fn, cst.Lambda):  # bound to a name (_name_lambda)
+            self.eval(fn.body, scope)
+            return
         self.returns.append([])
         self.exec_block(body, scope)
         self.returns.pop()
@@ -341,6 +355,8 @@ class Analyzer(Expressions, Calls, Functions, Classes, Flow):
             value = self.eval(small.value, scope)
             for t in small.targets:
                 self.bind(t.target, value, scope)
+            if isinstance(small.value, cst.Lambda) and isinstance(value, FuncVal):
+                self._name_lambda(small, value, scope)
         elif isinstance(small, cst.AnnAssign):
             if small.value is not None:
                 self.bind(small.target, self.eval(small.value, scope), scope)

@@ -302,6 +302,9 @@ class FuncVal(Value):
     defaults: dict[str, Value] = field(default_factory=dict)  # evaluated where defined
     owner: Optional["ClassVal"] = None  # the class whose body defines it (a method)
     home: Optional[str] = None  # the file of another module that defines it (project/summaries.py)
+    # The name a lambda is bound to (``put = lambda x: ...``): its calls are counted and
+    # its body runs as a def's does.
+    name: Optional[str] = None
 
 
 @dataclass(eq=False)

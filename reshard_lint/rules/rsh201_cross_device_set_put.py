@@ -546,6 +546,17 @@ sizes = jax.device_put(jnp.array([x.shape[0], x.ndim, len(x)]), NamedSharding(ha
 steps = [jax.device_put(jnp.int32(i), NamedSharding(half, P())) for i in range(len(x))]
 print(sizes.sharding, steps[0].sharding)
 """, note="shapes, lengths and the ints of a range are host data: moved anywhere"),
+        Invalid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+to_half = lambda a: jax.device_put(a, NamedSharding(half, P('x')))  # RSH201:21
+y = to_half(x)
+""", note="a lambda bound to a name runs with what its calls pass, as a def does"),
+        Valid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+to_half = lambda a, s=NamedSharding(half, P('x')): jax.device_put(a, s)
+y = to_half(np.arange(8.0))
+print(y.sharding)
+""", note="host data moves anywhere; a default is evaluated where the lambda is written"),
     )
 
     grounding = Grounding(

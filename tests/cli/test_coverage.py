@@ -104,12 +104,15 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 mesh = Mesh(np.array(jax.devices()), ('x',))
-later = lambda a: jax.device_put(a, NamedSharding(mesh, P()))
+later = [lambda a: jax.device_put(a, NamedSharding(mesh, P()))]
+put = lambda a: jax.device_put(a, NamedSharding(mesh, P()))
 """)
     out = _json(cwd=project)
-    assert out["sites"] == 1
+    assert out["sites"] == 2
+    # A lambda bound to a name runs as a def does: with no call, its parameter is fed by none.
     assert out["unresolved_reasons"] == {
-        "a call the analysis did not run (a callback it does not follow, an expected-error block)": 1}
+        "a call the analysis did not run (a callback it does not follow, an expected-error block)": 1,
+        "a parameter no call site feeds": 1}
 
 
 def test_an_unset_attribute_says_why(project: Path) -> None:
