@@ -6,7 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
-from . import contextmesh, devices as dv
+from . import contextmesh, devices as dv, mutation
 from .arguments import Call
 from .events import Transfer, TransferKind
 from .models import HANDLERS, commitments, device_ids, fetches, host, placement, shard_map, transforms
@@ -134,6 +134,9 @@ class Calls:
                     self.rebind_in_place(call.arg_node(0, "x"), shuffled, scope)
                     return ConstVal(None)
                 return shuffled
+            return UNKNOWN
+        if isinstance(recv, SeqVal) and method in mutation.MUTATING:
+            mutation.changed(recv)
             return UNKNOWN
         if isinstance(recv, SeqVal) and method in ("values",) and recv.kind == "dict":
             return SeqVal(recv.items, "tuple")

@@ -19,6 +19,7 @@ from typing import Callable, Iterable, Optional, Sequence
 
 import libcst as cst
 
+from . import mutation
 from .arguments import Call
 from .calls import Calls
 from .classes import Classes
@@ -363,6 +364,7 @@ class Analyzer(Expressions, Calls, Functions, Classes, Flow):
         elif isinstance(small, cst.AugAssign):
             left = self.eval(small.target, scope)
             right = self.eval(small.value, scope)
+            mutation.changed(left)  # a list's += extends it in place
             result = self.binop(small, left, right, small.operator, small.target, small.value)
             self.bind(small.target, result, scope)
         elif isinstance(small, cst.Expr):
@@ -404,6 +406,8 @@ class Analyzer(Expressions, Calls, Functions, Classes, Flow):
         elif isinstance(small, cst.Del):
             for n in names_in_target(small.target):
                 scope.vars[n] = UNKNOWN
+            for t in _deleted_items(small.target):
+                mutation.changed(self.eval(t.value, scope))
         elif isinstance(small, (cst.Raise, cst.Assert)):
             for child in small.children:
                 if isinstance(child, cst.BaseExpression):
@@ -460,9 +464,18 @@ class Analyzer(Expressions, Calls, Functions, Classes, Flow):
                         value.name = f"self.{target.attr.value}"
                     obj.cls.attrs[target.attr.value] = value
         elif isinstance(target, cst.Subscript):
-            self.eval(target.value, scope)
+            mutation.changed(self.eval(target.value, scope))
 
     # -- expressions -----------------------------------------------------------------
+
+
+def _deleted_items(target: cst.BaseExpression) -> list[cst.Subscript]:
+    """The ``d[k]`` of ``del d[k]`` (or of ``del a[0], b[1]``)."""
+    if isinstance(target, cst.Subscript):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [t for el in target.elements for t in _deleted_items(el.value)]
+    return []
 
 
 def _maybe_mesh_context(expr: cst.BaseExpression, val: Value) -> bool:

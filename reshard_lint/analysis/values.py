@@ -240,6 +240,9 @@ class SeqVal(Value):
     items: tuple[Value, ...]
     kind: str = "tuple"
     keys: tuple[object, ...] = ()  # a dict literal's constant keys, in order
+    # Made by another module's summary, which every importer holds: never changed in
+    # place (analysis/mutation.py), so one file's analysis cannot change another's.
+    shared: bool = False
 
 
 @dataclass(eq=False)

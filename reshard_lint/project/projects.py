@@ -102,6 +102,7 @@ class Projects:
         from .. import newer_syntax
         from ..analysis import Analyzer
         from ..analysis.context import FileContext
+        from ..analysis.mutation import share
         from ..analysis.values import QualVal
         from ..cst_parse import parse_module
         from .recording import RecordingAnalyzer
@@ -121,6 +122,8 @@ class Projects:
         try:
             analyzer.run(module_only=True)
             scope = analyzer.module_scope
+            if scope is not None:
+                share(scope.vars.values())
             exports: dict[str, Value] = {}
             for name, value in (scope.vars.items() if scope is not None else ()):
                 if scope.bindings.get(name) != 1 or name in run.rebound:  # type: ignore[union-attr]

@@ -219,7 +219,10 @@ class FileView:
         if _seen:
             return self._value(qual, _seen)
         if qual not in self._values:
-            self._values[qual] = self._value(qual, _seen)
+            from ..analysis.mutation import own_copy
+
+            found = self._value(qual, _seen)
+            self._values[qual] = own_copy(found) if found is not None else None
         return self._values[qual]
 
     def _value(self, qual: str, _seen: frozenset[str]) -> Value | None:
@@ -248,7 +251,9 @@ class FileView:
         summary = self._summary(mod, None)
         if summary is None:
             return {}
-        return {k: v for k, v in summary.exports.items() if not k.startswith("_")}
+        from ..analysis.mutation import own_copy
+
+        return {k: own_copy(v) for k, v in summary.exports.items() if not k.startswith("_")}
 
     def _summary(self, mod: ModuleFile, name: str | None) -> Summary | None:
         if mod.path is None:

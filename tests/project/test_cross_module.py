@@ -91,7 +91,8 @@ def test_check_reports_the_markers_with_related_locations_in_the_other_file() ->
                       for p in root.rglob("*.py") for line, col, code in _expected(p))
         assert got == want, root.name
         meshes = {"crossing": "mypkg/mesh.py", "factories": "lab/meshes.py", "classes": "fleet/models.py",
-                  "movers": "ops/meshes.py", "guarded": "hosts/meshes.py"}.get(root.name)
+                  "movers": "ops/meshes.py", "guarded": "hosts/meshes.py",
+                  "tables": "tablepkg/mesh.py"}.get(root.name)
         # The transfer inside another module's function that a call runs with its arguments.
         inside = ["ops/placing.py"] if root.name == "movers" else []
         for f in found:  # both meshes built in the other module: a factory's body, or its module level
