@@ -446,7 +446,8 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
 
 def _imported_arguments(facts: GateFacts, imported: frozenset[str]) -> tuple[int, bool]:
     """How many device values the imported names hand to calls: a name itself
-    (``NamedSharding(TRAIN, ...)``), or an attribute of a module imported whole (named
+    (``NamedSharding(TRAIN, ...)``, or an element of it: ``SHARDINGS['params']``), or an
+    attribute of a module imported whole (named
     ``meshes.`` in ``imported``: ``meshes.TRAIN`` and ``meshes.ROLLOUT`` are two); a star
     import counts as two. And whether a function that moves arrays is called."""
     used: set[str] = set()
@@ -471,14 +472,20 @@ def _imported_arguments(facts: GateFacts, imported: frozenset[str]) -> tuple[int
             if type(arg) is ast.Starred:
                 arg = arg.value  # type: ignore[attr-defined]
             chain: list[str] = []
-            while type(arg) is ast.Attribute:
-                chain.append(arg.attr)  # type: ignore[attr-defined]
+            key = ""  # the subscript right on the name: SHARDINGS['train'] and ['rollout'] are two
+            while type(arg) is ast.Attribute or type(arg) is ast.Subscript:
+                if type(arg) is ast.Attribute:
+                    chain.append(arg.attr)  # type: ignore[attr-defined]
+                    key = ""
+                else:
+                    sl = arg.slice  # type: ignore[attr-defined]
+                    key = f"[{sl.value!r}]" if type(sl) is ast.Constant else "[]"
                 arg = arg.value  # type: ignore[attr-defined]
             if type(arg) is not ast.Name:
                 continue
             name = arg.id  # type: ignore[attr-defined]
             if name in imported:
-                used.add(name)
+                used.add(name + key)
             elif chain and name + "." in imported:
                 used.add(f"{name}.{chain[-1]}")
     return (max(len(used), 2) if "*" in imported else len(used)), moved or "*" in imported

@@ -10,7 +10,7 @@ from . import contextmesh, devices as dv
 from .events import Transfer
 from .scope import Scope, names_in_target
 from .valueops import (
-    NO_KEY, alike, ascending, const_int, element, int_arith, int_fn, label, mesh_label, ordered,
+    NO_KEY, ascending, const_int, each, element, int_arith, int_fn, label, mesh_label, ordered,
 )
 from .models import commitments, device_ids, placement
 from .models.numpy import index_grid
@@ -256,7 +256,12 @@ class Expressions:
             i = const_int(parts[0])
             if i is not None and -len(base.items) <= i < len(base.items):
                 return base.items[i]
+            if i is None and base.items and (one := each(base.items)) is not None:
+                return one  # arrays[i] in a loop: whichever i, one of them
             return UNKNOWN
+        if isinstance(base, SeqVal) and base.kind == "dict" and len(parts) == 1 and base.items \
+                and not isinstance(parts[0], (ConstVal, tuple)) and (one := each(base.items)) is not None:
+            return one  # params[k] for k in params: whichever key, one of the values
         if ordered(base):
             return self._index_devices(base, parts, node)
         return unknown(CONTAINER) if is_unknown(base) else UNKNOWN
@@ -416,6 +421,13 @@ class Expressions:
     eval_GeneratorExp = _comprehension
     eval_SetComp = _comprehension
 
+    def eval_DictComp(self, node: cst.DictComp, scope: Scope) -> Value:
+        """``{k: jax.device_put(v, s) for k, v in params.items()}``: runs where it stands."""
+        inner, _ = self._for_clauses(node.for_in, scope, eager=True)
+        self.eval(node.key, inner)
+        self.eval(node.value, inner)
+        return UNKNOWN
+
     def _for_clauses(self, comp: cst.CompFor, scope: Scope, eager: bool = False) -> tuple[Scope, Value]:
         """The scope a comprehension's element sees, after each of its ``for`` clauses
         (and their conditions); and what the first one iterates over. ``eager``: it runs
@@ -438,7 +450,7 @@ class Expressions:
     def bind_loop_target(self, target: cst.BaseExpression, it: Value, iter_node: cst.BaseExpression,
                          scope: Scope, default: Value) -> None:
         """Bind the target of a ``for`` clause or statement to what iterating ``it``
-        gives, where one value stands for every element (``valueops.alike``), NumPy data
+        gives, where one value stands for every element (``valueops.each``), NumPy data
         is iterated (a row, an int of a range), a list of device ids or a shard list is;
         ``default`` otherwise. A tuple target takes each position (``_unpack_elements``)."""
         if isinstance(target, (cst.Tuple, cst.List)):
@@ -447,8 +459,8 @@ class Expressions:
         if not isinstance(target, cst.Name):
             return
         element: Optional[Value] = None
-        if isinstance(it, SeqVal) and it.items and alike(it.items):
-            element = it.items[0]
+        if isinstance(it, SeqVal) and it.items and (one := each(it.items)) is not None:
+            element = one
         elif isinstance(it, HostVal):
             element = placement.host_element(self, it, iter_node)
         else:
@@ -459,7 +471,7 @@ class Expressions:
 
     def _unpack_elements(self, target: cst.Tuple | cst.List, it: Value, inner: Scope) -> None:
         """``for k, v in pairs``: each name takes what that position holds in every
-        element of a known sequence, where that stands for all of them (``valueops.alike``);
+        element of a known sequence, where that stands for all of them (``valueops.each``);
         otherwise a value the analysis does not know."""
         names = [el.value for el in target.elements]
         rows = it.items if isinstance(it, SeqVal) else ()
@@ -468,8 +480,9 @@ class Expressions:
                 continue
             column = [r.items[i] for r in rows if isinstance(r, SeqVal) and len(r.items) == len(names)]
             value: Value = unknown(CONTAINER)
-            if column and len(column) == len(rows) and alike(column):
-                value = column[0]
+            one = each(column) if column and len(column) == len(rows) else None
+            if one is not None:
+                value = one
             inner.vars[name_node.value] = value
 
 

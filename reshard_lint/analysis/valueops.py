@@ -8,7 +8,9 @@ from typing import Callable, Optional, Sequence, TypeGuard
 import libcst as cst
 
 from . import devices as dv
-from .values import UNKNOWN, ArrayVal, DevVal, HostVal, IntVal, MeshVal, SeqVal, ShardingVal, Value, undecidable
+from .values import (
+    UNKNOWN, ArrayVal, DevVal, HostVal, IntVal, MeshVal, SeqVal, ShardingVal, Value, join, undecidable,
+)
 NO_KEY = object()  # a dict key that is not a constant
 
 
@@ -58,6 +60,21 @@ def alike(values: Sequence[Value]) -> bool:
     pick one)."""
     first = values[0]
     return all(v is first for v in values) or all(isinstance(v, HostVal) for v in values)
+
+
+def each(values: Sequence[Value]) -> Optional[Value]:
+    """What stands for each of ``values`` where a loop takes them one by one: one value
+    for all (``alike``), or arrays on one mesh (or one device) object, which every
+    element is on whatever its layout (their join, as where two branches meet); None
+    otherwise."""
+    if alike(values):
+        return values[0]
+    if not all(isinstance(v, ArrayVal) for v in values):
+        return None
+    out = values[0]
+    for v in values[1:]:
+        out = join(out, v)
+    return out if isinstance(out, ArrayVal) else None
 
 
 def leaves(v: Value) -> list[Value]:

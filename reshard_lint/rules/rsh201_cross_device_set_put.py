@@ -557,6 +557,18 @@ to_half = lambda a, s=NamedSharding(half, P('x')): jax.device_put(a, s)
 y = to_half(np.arange(8.0))
 print(y.sharding)
 """, note="host data moves anywhere; a default is evaluated where the lambda is written"),
+        Invalid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+params = {'w': x, 'b': jax.device_put(np.zeros(8), NamedSharding(mesh, P()))}
+synced = {k: jax.device_put(v, NamedSharding(half, P())) for k, v in params.items()}  # RSH201:14
+""", note="a dict comprehension runs where it stands; arrays on one mesh stand for each element"),
+        Valid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+params = {'w': x}
+params['w'] = jax.device_put(np.ones(8), NamedSharding(half, P('x')))
+synced = {k: jax.device_put(v, NamedSharding(half, P())) for k, v in params.items()}
+print(synced['w'].sharding)
+""", note="a dict changed after it was built: what it held before is not read as what it holds"),
     )
 
     grounding = Grounding(
