@@ -111,9 +111,13 @@ _ALIASES: dict[str, str] = {
     "builtins.frozenset": "set",
     "builtins.int": "int",
     "builtins.range": "range",
+    "builtins.enumerate": "enumerate",
+    "builtins.zip": "zip",
+    "builtins.map": "map",
 }
 
-BUILTINS = frozenset({"list", "tuple", "reversed", "sorted", "len", "set", "frozenset", "int", "range"})
+BUILTINS = frozenset({"list", "tuple", "reversed", "sorted", "len", "set", "frozenset", "int", "range",
+                      "enumerate", "zip", "map"})
 
 # jax.numpy functions that take ``device=``; asarray/array also move an existing array.
 JNP_PREFIX = "jax.numpy."

@@ -569,6 +569,17 @@ params['w'] = jax.device_put(np.ones(8), NamedSharding(half, P('x')))
 synced = {k: jax.device_put(v, NamedSharding(half, P())) for k, v in params.items()}
 print(synced['w'].sharding)
 """, note="a dict changed after it was built: what it held before is not read as what it holds"),
+        Invalid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+layers = [x, x * 2]
+for i, w in enumerate(layers):
+    jax.device_put(w, NamedSharding(half, P('x')))  # RSH201:5
+""", note="enumerate, zip and map hand out the elements of a known list"),
+        Valid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+moved = list(map(lambda a: jax.device_put(a, NamedSharding(half, P('x'))), [np.ones(8), np.zeros(8)]))
+print(moved[0].sharding)
+""", note="host data mapped onto any mesh"),
     )
 
     grounding = Grounding(

@@ -1,4 +1,5 @@
-"""Python builtins on device lists: len, list, tuple, set, reversed, sorted; np.array; range."""
+"""Python builtins on device lists: len, list, tuple, set, reversed, sorted; np.array; range;
+and on containers of arrays: enumerate, zip, map."""
 
 from __future__ import annotations
 
@@ -6,14 +7,15 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from . import device_ids, handles
+from . import device_ids, handles, placement
 from ..arguments import Call
+from ..reasons import CONTAINER
 from ..scope import Scope
 from .. import devices as dv
-from ..valueops import dotted, ordered
+from ..valueops import dotted, each, ordered
 from ..values import (
-    UNKNOWN, ArrayVal, ConstVal, DevVal, HostVal, IntVal, OwnShardingVal, SeqVal, ShardingVal, Shuffle, Value,
-    is_unknown, undecidable,
+    UNKNOWN, ArrayVal, ConstVal, DevVal, FuncVal, HostVal, IntVal, OwnShardingVal, SeqVal, ShardingVal, Shuffle,
+    Value, is_unknown, undecidable, unknown,
 )
 
 if TYPE_CHECKING:
@@ -178,3 +180,58 @@ def _is_id_key(key: cst.CSTNode) -> bool:
             and isinstance(key.args[0].value, cst.SimpleString) \
             and key.args[0].value.evaluated_value == "id"
     return False
+
+
+@handles("enumerate")
+def _enumerate(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    """Pairs of an int (host data, one value for every index) and each element."""
+    v = call.arg(0, "iterable")
+    if len(call.positional) != 1 or call.has_star:
+        return UNKNOWN
+    if isinstance(v, HostVal):
+        return v.again()
+    if not isinstance(v, SeqVal):
+        return UNKNOWN
+    index = HostVal(an.ctx.lazy_code(node, 40, " (an index)"), node)
+    return SeqVal(tuple(SeqVal((index, item)) for item in v.items), "tuple")
+
+
+@handles("zip")
+def _zip(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    """Tuples of the elements at each position, as far as the shortest goes."""
+    columns = [v for v, _ in call.positional]
+    if call.has_star or not columns or set(call.keywords) - {"strict"} \
+            or not all(isinstance(c, (SeqVal, HostVal)) for c in columns):
+        return UNKNOWN
+    seqs = [c for c in columns if isinstance(c, SeqVal)]
+    if not seqs:
+        return columns[0].again()  # type: ignore[union-attr]
+    length = min(len(s.items) for s in seqs)
+    rows = []
+    for i in range(length):
+        rows.append(SeqVal(tuple(c.items[i] if isinstance(c, SeqVal) else placement.host_element(an, c, node)
+                                 for c in columns)))
+    return SeqVal(tuple(rows), "tuple")
+
+
+@handles("map")
+def _map(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    """``map(f, xs)`` calls ``f`` on each element (one from each iterable): it runs on one
+    that stands for all of them, as a ``jax.tree.map`` callback does, and on one the
+    analysis does not know where none does (its transfers are counted all the same)."""
+    f = call.arg(0, "func")
+    if not isinstance(f, FuncVal) or call.has_star or len(call.positional) < 2 or call.keywords:
+        return UNKNOWN
+    elements: list[Value] = []
+    known = True
+    for it, _ in call.positional[1:]:
+        one = each(it.items) if isinstance(it, SeqVal) and it.items else None
+        if isinstance(it, HostVal):
+            one = placement.host_element(an, it, node)
+        known = known and one is not None
+        elements.append(one if one is not None else unknown(CONTAINER))
+    result = an.call_with_leaves(f, elements, node)
+    first = call.positional[1][0]
+    if known and isinstance(first, SeqVal):
+        return SeqVal(tuple(result for _ in first.items), "tuple")
+    return UNKNOWN
