@@ -15,7 +15,7 @@ import libcst as cst
 
 from .arguments import Call
 from .callsites import bind_arguments
-from .scope import Scope, block, count_bindings
+from .scope import Scope, block, count_bindings, with_rebound
 from .values import UNKNOWN, FuncVal, MeshVal, SeqVal, Value, join, unknown
 
 _MAX_INLINE_DEPTH = 3
@@ -98,8 +98,8 @@ class Functions:
         else:
             body_stmts = block(fn.body)
             bindings = count_bindings(body_stmts)
-        scope = Scope(parent if parent.kind != "class" else parent.parent, "function",
-                      self._param_bindings(fn.params, bindings), fn)
+        scope = with_rebound(Scope(parent if parent.kind != "class" else parent.parent, "function",
+                                   self._param_bindings(fn.params, bindings), fn), body_stmts)
         for n in self._param_names(fn.params):
             scope.vars[n] = params.get(n, UNKNOWN)
         self.inline_stack.append(fn)

@@ -30,7 +30,8 @@ from .expressions import Expressions
 from .flow import Flow
 from .functions import Functions
 from .models import placement, shard_map
-from .scope import Scope, block, count_bindings, names_in_target
+from .reasons import ATTRIBUTE
+from .scope import Scope, block, count_bindings, names_in_target, with_rebound
 from .valueops import dotted, element, expects_error, ordered
 from .values import (
     UNKNOWN, ArrayVal, ClassVal, ConstVal, FuncVal, InstanceVal, JitVal, MeshContextVal, MeshVal, HostVal,
@@ -113,7 +114,7 @@ class Analyzer(Expressions, Calls, Functions, Classes, Flow):
         """``module_only``: the module body alone, for what it binds (a summary another
         module imports, project/summaries.py), not the functions' own runs."""
         module = self.ctx.module
-        scope = self.module_scope = Scope(None, "module", count_bindings(module.body))
+        scope = self.module_scope = with_rebound(Scope(None, "module", count_bindings(module.body)), module.body)
         self.exec_block(module.body, scope)
         if module_only:
             return
@@ -302,8 +303,8 @@ class Analyzer(Expressions, Calls, Functions, Classes, Flow):
         fn = func.node
         assert isinstance(fn, (cst.FunctionDef, cst.Lambda))
         body = block(fn.body) if isinstance(fn, cst.FunctionDef) else []
-        scope = Scope(parent if parent.kind != "class" else parent.parent, "function",
-                      self._param_bindings(fn.params, count_bindings(body)), fn)
+        scope = with_rebound(Scope(parent if parent.kind != "class" else parent.parent, "function",
+                                   self._param_bindings(fn.params, count_bindings(body)), fn), body)
         params = self._param_names(fn.params)
         scope.vars.update(self.callsites.parameters(func, params))
         is_method = self_val is not None and params and isinstance(fn, cst.FunctionDef) and not any(
@@ -463,6 +464,10 @@ class Analyzer(Expressions, Calls, Functions, Classes, Flow):
                     if isinstance(value, (MeshVal, ShardingVal, ArrayVal)) and value.name is None:
                         value.name = f"self.{target.attr.value}"
                     obj.cls.attrs[target.attr.value] = value
+            elif isinstance(obj, ClassVal) and obj.home is None and target.attr.value in obj.attrs:
+                # Cfg.mesh = other: the class body's value is not what every reader sees.
+                # (Another module's class is every importer's: left as its summary has it.)
+                obj.attrs[target.attr.value] = unknown(ATTRIBUTE)
         elif isinstance(target, cst.Subscript):
             mutation.changed(self.eval(target.value, scope))
 

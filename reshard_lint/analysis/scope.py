@@ -22,9 +22,14 @@ class Scope:
         self.vars: dict[str, Value] = {}
         self.bindings = bindings  # name -> number of binding sites in this scope
         self.node = node  # the function whose body this is
+        # Names a nested function rebinds (``global``, ``nonlocal``): a call may change
+        # them under this scope's feet, so no read of them here is sure either.
+        self.volatile: frozenset[str] = frozenset()
 
     def lookup(self, name: str) -> Value:
         if name in self.vars:
+            if name in self.volatile:
+                return unknown(PATHS)
             return self.vars[name]
         if self.kind != "module" and name in self.bindings:
             return unknown(PATHS)  # local but not (yet, or not surely) bound
@@ -136,4 +141,60 @@ def count_bindings(stmts: Sequence[cst.CSTNode], out: dict[str, int] | None = No
         elif isinstance(stmt, cst.Match):
             for case in stmt.cases:
                 count_bindings(block(case.body), out)
+    return out
+
+
+def with_rebound(scope: "Scope", stmts: Sequence[cst.CSTNode]) -> "Scope":
+    """``scope``, whose body is ``stmts``, with the names a function nested in them (at
+    any depth) rebinds never stable, for nested functions (binding count) and for the
+    scope itself (``volatile``): those declared ``global`` in a module, ``nonlocal`` in a
+    function that binds them. ``def setup(): global MESH; MESH = half`` changes what
+    every reader of ``MESH`` sees once it is called."""
+    names = _rebound_from_inside(stmts, scope.bindings, scope.kind == "module")
+    if names:
+        for name in names:
+            scope.bindings[name] = scope.bindings.get(name, 0) + 2
+        scope.volatile = frozenset(names)
+    return scope
+
+
+def _rebound_from_inside(stmts: Sequence[cst.CSTNode], bindings: dict[str, int], module: bool) -> set[str]:
+    keyword = cst.Global if module else cst.Nonlocal
+    found: set[str] = set()
+    todo: list[tuple[cst.CSTNode, bool]] = [(s, False) for s in stmts]
+    while todo:
+        stmt, nested = todo.pop()
+        # A one-line body (``def f(): global X``) holds small statements themselves.
+        smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else \
+            [stmt] if isinstance(stmt, cst.BaseSmallStatement) else None
+        if smalls is not None:
+            if nested:
+                for small in smalls:
+                    if isinstance(small, keyword):
+                        found.update(n.name.value for n in small.names
+                                     if module or n.name.value in bindings)
+            continue
+        inside = nested or isinstance(stmt, cst.FunctionDef)
+        for child in _blocks(stmt):
+            todo.extend((s, inside) for s in child)
+    return found
+
+
+def _blocks(stmt: cst.CSTNode) -> list[Sequence[cst.CSTNode]]:
+    """The statement lists a compound statement holds."""
+    out: list[Sequence[cst.CSTNode]] = []
+    for name in ("body", "orelse", "finalbody"):
+        part = getattr(stmt, name, None)
+        if isinstance(part, cst.If):
+            out.append([part])
+        elif part is not None:
+            inner = getattr(part, "body", None)
+            if isinstance(inner, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+                inner = inner.body  # an Else/Finally holds a suite
+            if isinstance(inner, (list, tuple)):
+                out.append(inner)
+    for h in getattr(stmt, "handlers", ()) or ():
+        out.append(block(h.body))
+    for case in getattr(stmt, "cases", ()) or ():
+        out.append(block(case.body))
     return out

@@ -580,6 +580,33 @@ half = Mesh(np.array(jax.devices()[:4]), ('x',))
 moved = list(map(lambda a: jax.device_put(a, NamedSharding(half, P('x'))), [np.ones(8), np.zeros(8)]))
 print(moved[0].sharding)
 """, note="host data mapped onto any mesh"),
+        Valid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+y = jax.device_put(np.ones(8), NamedSharding(half, P('x')))
+
+
+def use_half():
+    global mesh
+    mesh = half
+
+
+use_half()
+z = jax.device_put(y, NamedSharding(mesh, P('x')))
+print(z.sharding)
+""", note="a function rebinds the module's mesh (global): the first binding is not what it holds"),
+        Valid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+
+
+class Config:
+    mesh = mesh
+
+
+Config.mesh = half
+y = jax.device_put(np.ones(8), NamedSharding(half, P('x')))
+z = jax.device_put(y, NamedSharding(Config.mesh, P('x')))
+print(z.sharding)
+""", note="a class attribute assigned from outside the class"),
     )
 
     grounding = Grounding(
