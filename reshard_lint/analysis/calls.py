@@ -10,7 +10,7 @@ from . import contextmesh, devices as dv, mutation
 from .arguments import Call
 from .events import Transfer, TransferKind
 from .models import HANDLERS, commitments, device_ids, fetches, host, placement, shard_map, transforms
-from .reasons import IMPORTED, UNFOLLOWED_CALL, UNKNOWN_OBJECT, UNMODELLED_JAX, outside_reason
+from .reasons import CONTAINER, IMPORTED, UNFOLLOWED_CALL, UNKNOWN_OBJECT, UNMODELLED_JAX, outside_reason
 from .scope import Scope
 from .valueops import NO_KEY, const_int, label, literal_sizes, ordered, shape_fns, squeeze
 from .values import (
@@ -38,6 +38,11 @@ class Calls:
             method = func_node.attr.value
             if isinstance(recv, QualVal):
                 return self.call_qual(f"{recv.qual}.{method}", args, node, scope)
+            if isinstance(recv, DevVal) and method in mutation.MUTATING:
+                # devs.sort(...), devs.reverse(), devs.append(d): a device list changed in
+                # place, not followed.
+                self.rebind_in_place(func_node.value, unknown(CONTAINER), scope)
+                return UNKNOWN
             return self.call_method(recv, method, args, node, scope)
         func = self.eval(func_node, scope)
         args = self._args(node, scope)

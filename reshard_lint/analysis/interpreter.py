@@ -30,11 +30,11 @@ from .expressions import Expressions
 from .flow import Flow
 from .functions import Functions
 from .models import placement, shard_map
-from .reasons import ATTRIBUTE
+from .reasons import ATTRIBUTE, CONTAINER
 from .scope import Scope, block, count_bindings, names_in_target, with_rebound
 from .valueops import dotted, element, expects_error, ordered
 from .values import (
-    UNKNOWN, ArrayVal, ClassVal, ConstVal, FuncVal, InstanceVal, JitVal, MeshContextVal, MeshVal, HostVal,
+    UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, JitVal, MeshContextVal, MeshVal, HostVal,
     PartialVal, QualVal, SeqVal, ShardingVal, TransformVal, Value, unknown, unknown_from,
 )
 from ..qualnames import canonical
@@ -469,7 +469,11 @@ class Analyzer(Expressions, Calls, Functions, Classes, Flow):
                 # (Another module's class is every importer's: left as its summary has it.)
                 obj.attrs[target.attr.value] = unknown(ATTRIBUTE)
         elif isinstance(target, cst.Subscript):
-            mutation.changed(self.eval(target.value, scope))
+            base = self.eval(target.value, scope)
+            mutation.changed(base)
+            if isinstance(base, DevVal):
+                # devs[:] = ..., devs[0], devs[1] = devs[1], devs[0]: not followed.
+                self.rebind_in_place(target.value, unknown(CONTAINER), scope)
 
     # -- expressions -----------------------------------------------------------------
 

@@ -229,6 +229,19 @@ a = jax.device_put(np.arange(8.0), NamedSharding(flat, P('x')))
 b = jax.device_put(np.arange(8.0), NamedSharding(flat, P('x')))
 print(a + b, again.shape)
 """),
+        Valid(_HEAD + """
+devs = np.array(jax.devices())[::-1]
+devs[:] = np.array(jax.devices())  # set back in place, in enumeration order
+mesh = Mesh(devs, ('x',))
+x = jax.device_put(np.arange(8.0), NamedSharding(Mesh(np.array(jax.devices()), ('x',)), P('x')))
+print(jax.device_put(x, NamedSharding(mesh, P('x'))).sharding)
+""", note="a device array changed in place: its order is not known afterwards"),
+        Valid(_HEAD + """
+devs = list(jax.devices())[::-1]
+devs.sort(key=lambda d: d.id)
+mesh = Mesh(np.array(devs), ('x',))
+print(mesh.shape)
+""", note="a device list sorted in place: not followed, so not called reversed"),
     )
 
     grounding = Grounding(
