@@ -460,7 +460,14 @@ class Analyzer(Expressions, Calls, Functions, Classes, Flow):
             if isinstance(obj, InstanceVal) and (not self.quiet or any(obj is b for b in self.building)):
                 sites = obj.cls.attrs.get("__sites__")
                 count = sites.value.get(target.attr.value, 0) if isinstance(sites, ConstVal) else 0
-                if count == 1:
+                if count and obj.cls.home is None and not (
+                        isinstance(target.value, cst.Name) and target.value.value == "self"):
+                    # t.mesh = half outside the class: one more place that assigns it. Its
+                    # methods run after the module body, not where they are called, so
+                    # no one value is what each of them sees.
+                    sites.value[target.attr.value] = count + 1  # type: ignore[union-attr]
+                    obj.cls.attrs[target.attr.value] = unknown(ATTRIBUTE)
+                elif count == 1:
                     if isinstance(value, (MeshVal, ShardingVal, ArrayVal)) and value.name is None:
                         value.name = f"self.{target.attr.value}"
                     obj.cls.attrs[target.attr.value] = value

@@ -607,6 +607,22 @@ y = jax.device_put(np.ones(8), NamedSharding(half, P('x')))
 z = jax.device_put(y, NamedSharding(Config.mesh, P('x')))
 print(z.sharding)
 """, note="a class attribute assigned from outside the class"),
+        Valid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+
+
+class Syncer:
+    def __init__(self):
+        self.mesh = mesh
+
+    def put(self, a):
+        return jax.device_put(a, NamedSharding(self.mesh, P('x')))
+
+
+s = Syncer()
+print(s.put(x).sharding)
+s.mesh = half
+""", note="an attribute the caller changes after the method ran: not what that call saw"),
     )
 
     grounding = Grounding(
