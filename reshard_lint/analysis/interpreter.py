@@ -471,6 +471,9 @@ class Analyzer(Expressions, Calls, Functions, Classes, Flow):
                     if isinstance(value, (MeshVal, ShardingVal, ArrayVal)) and value.name is None:
                         value.name = f"self.{target.attr.value}"
                     obj.cls.attrs[target.attr.value] = value
+            elif isinstance(obj, QualVal) and self.ctx.project is not None:
+                # meshes.TRAIN = meshes.ROLLOUT: this file no longer reads the module's own.
+                self.ctx.project.forget(f"{obj.qual}.{target.attr.value}", unknown(ATTRIBUTE))
             elif isinstance(obj, ClassVal) and obj.home is None and target.attr.value in obj.attrs:
                 # Cfg.mesh = other: the class body's value is not what every reader sees.
                 # (Another module's class is every importer's: left as its summary has it.)

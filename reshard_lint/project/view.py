@@ -243,6 +243,11 @@ class FileView:
             return self.value(getattr(found, "qual", ""), _seen | {qual})
         return found
 
+    def forget(self, qual: str, instead: Value) -> None:
+        """This file assigns ``qual`` (``meshes.TRAIN = ...``): from here on it reads
+        ``instead`` there, not what the module binds."""
+        self._values[qual] = instead
+
     def star(self, module: str) -> dict[str, Value]:
         """The public values ``from module import *`` binds."""
         mod = self.project.index.find(module)

@@ -25,6 +25,7 @@ ENTRIES = {
     "classes": ["fleet.train", "fleet.same", "fleet.instances"],
     "movers": ["ops.sync", "ops.same", "ops.jitted", "ops.tree"],
     "guarded": ["hosts.sync", "hosts.same"],
+    "tables": ["tablepkg.sync_dict", "tablepkg.sync_changed", "tablepkg.patched"],
 }
 CASES = [(project, module) for project, modules in ENTRIES.items() for module in modules]
 
