@@ -471,8 +471,11 @@ class Analyzer(Expressions, Calls, Functions, Classes, Flow):
                     if isinstance(value, (MeshVal, ShardingVal, ArrayVal)) and value.name is None:
                         value.name = f"self.{target.attr.value}"
                     obj.cls.attrs[target.attr.value] = value
-            elif isinstance(obj, QualVal) and self.ctx.project is not None:
+            elif isinstance(obj, QualVal) and self.ctx.project is not None \
+                    and self.ctx.project.value(f"{obj.qual}.{target.attr.value}") is not None:
                 # meshes.TRAIN = meshes.ROLLOUT: this file no longer reads the module's own.
+                # (Not a JAX name: a saved original, _orig = jax.lax.with_sharding_constraint,
+                # is that same name, and still JAX's.)
                 self.ctx.project.forget(f"{obj.qual}.{target.attr.value}", unknown(ATTRIBUTE))
             elif isinstance(obj, ClassVal) and obj.home is None and target.attr.value in obj.attrs:
                 # Cfg.mesh = other: the class body's value is not what every reader sees.
