@@ -114,10 +114,12 @@ _ALIASES: dict[str, str] = {
     "builtins.enumerate": "enumerate",
     "builtins.zip": "zip",
     "builtins.map": "map",
+    "builtins.setattr": "setattr",
+    "builtins.delattr": "delattr",
 }
 
 BUILTINS = frozenset({"list", "tuple", "reversed", "sorted", "len", "set", "frozenset", "int", "range",
-                      "enumerate", "zip", "map"})
+                      "enumerate", "zip", "map", "setattr", "delattr"})
 
 # jax.numpy functions that take ``device=``; asarray/array also move an existing array.
 JNP_PREFIX = "jax.numpy."

@@ -81,6 +81,8 @@ class Calls:
         return Call(node, out)
 
     def call_method(self, recv: Value, method: str, call: Call, node: cst.Call, scope: Scope) -> Value:
+        if method == "setattr" and is_unknown(recv):
+            self._patched(call)  # monkeypatch.setattr(meshes, "TRAIN", half)
         if method == "split" and (parts := device_ids.split_name(recv, call.arg(0, "sep"), node, self)):  # type: ignore[arg-type]
             return parts
         if isinstance(recv, HostVal):
@@ -313,6 +315,17 @@ class Calls:
         out = devs.derive(lambda m: f(m).permuted(token), how, reorder=how)
         out.shuffle = Shuffle(node, how, agreed) if not agreed or devs.shuffle is None else devs.shuffle
         return out
+
+    def _patched(self, call: Call) -> None:
+        """pytest's ``monkeypatch.setattr(obj, "name", value)`` or ``("pkg.mod.NAME",
+        value)``: the attribute is assigned, as ``obj.name = value`` would."""
+        first, second = call.arg(0), call.arg(1)
+        if len(call.positional) == 3 and isinstance(second, ConstVal) and isinstance(second.value, str):
+            self.assign_attribute(first, second.value, call.arg(2), False)  # type: ignore[attr-defined]
+        elif len(call.positional) == 2 and isinstance(first, ConstVal) and isinstance(first.value, str) \
+                and "." in first.value:
+            module, _, name = first.value.rpartition(".")
+            self.assign_attribute(QualVal(module), name, second, False)  # type: ignore[attr-defined]
 
     def rebind_in_place(self, target: Optional[cst.CSTNode], value: Value, scope: Scope) -> None:
         if isinstance(target, cst.Name):

@@ -19,8 +19,11 @@ import libcst as cst
 from .arguments import Call
 from .callsites import UNSEEN_CALLS
 from .functions import UNMATCHED
+from .reasons import ATTRIBUTE
 from .scope import Scope, block, count_bindings
-from .values import UNKNOWN, ClassVal, ConstVal, FuncVal, InstanceVal, MeshVal, QualVal, ShardingVal, Value, unknown
+from .values import (
+    UNKNOWN, ArrayVal, ClassVal, ConstVal, FuncVal, InstanceVal, MeshVal, QualVal, ShardingVal, Value, unknown,
+)
 
 _DATACLASS_DECORATORS = ("dataclasses.dataclass", "flax.struct.dataclass", "chex.dataclass")
 _DATACLASS_BASES = ("flax.struct.PyTreeNode", "flax.linen.Module", "flax.linen.module.Module")
@@ -63,6 +66,36 @@ class Classes:
         for fn, _, _ in self.pending[first_method:]:
             if fn.node.name.value == "__init__":  # type: ignore[union-attr]
                 self.inits[id(cls)] = fn
+
+    def assign_attribute(self, obj: Value, attr: str, value: Value, via_self: bool) -> None:
+        """``obj.attr = value`` (or ``setattr(obj, 'attr', value)``); ``via_self``: written
+        ``self.attr`` (a method of the class assigning its own attribute)."""
+        # Only a function's own run assigns attributes: a quiet evaluation for one
+        # caller's return value would leave that caller's values on the class. An
+        # instance of another module's class has its own (_construct_imported).
+        if isinstance(obj, InstanceVal) and (not self.quiet or any(obj is b for b in self.building)):
+            sites = obj.cls.attrs.get("__sites__")
+            count = sites.value.get(attr, 0) if isinstance(sites, ConstVal) else 0
+            if count and obj.cls.home is None and not via_self:
+                # t.mesh = half outside the class: one more place that assigns it. Its
+                # methods run after the module body, not where they are called, so no one
+                # value is what each of them sees.
+                sites.value[attr] = count + 1  # type: ignore[union-attr]
+                obj.cls.attrs[attr] = unknown(ATTRIBUTE)
+            elif count == 1:
+                if isinstance(value, (MeshVal, ShardingVal, ArrayVal)) and value.name is None:
+                    value.name = f"self.{attr}"
+                obj.cls.attrs[attr] = value
+        elif isinstance(obj, QualVal) and self.ctx.project is not None \
+                and self.ctx.project.value(f"{obj.qual}.{attr}") is not None:
+            # meshes.TRAIN = meshes.ROLLOUT: this file no longer reads the module's own. (Not
+            # a JAX name: a saved original, _orig = jax.lax.with_sharding_constraint, is that
+            # same name, and still JAX's.)
+            self.ctx.project.forget(f"{obj.qual}.{attr}", unknown(ATTRIBUTE))
+        elif isinstance(obj, ClassVal) and obj.home is None and attr in obj.attrs:
+            # Cfg.mesh = other: the class body's value is not what every reader sees.
+            # (Another module's class is every importer's: left as its summary has it.)
+            obj.attrs[attr] = unknown(ATTRIBUTE)
 
     def _attribute_sites(self, cls: cst.ClassDef) -> dict[str, int]:
         """How many statements assign each ``self.attr`` in the class's methods.

@@ -30,7 +30,7 @@ from .expressions import Expressions
 from .flow import Flow
 from .functions import Functions
 from .models import placement, shard_map
-from .reasons import ATTRIBUTE, CONTAINER
+from .reasons import CONTAINER
 from .scope import Scope, block, count_bindings, names_in_target, with_rebound
 from .valueops import dotted, element, expects_error, ordered
 from .values import (
@@ -453,34 +453,8 @@ class Analyzer(Expressions, Calls, Functions, Classes, Flow):
         elif isinstance(target, cst.StarredElement):
             self.bind(target.value, UNKNOWN, scope)
         elif isinstance(target, cst.Attribute):
-            obj = self.eval(target.value, scope)
-            # Only a function's own run assigns attributes: a quiet evaluation for one
-            # caller's return value would leave that caller's values on the class. An
-            # instance of another module's class has its own (Classes._construct_imported).
-            if isinstance(obj, InstanceVal) and (not self.quiet or any(obj is b for b in self.building)):
-                sites = obj.cls.attrs.get("__sites__")
-                count = sites.value.get(target.attr.value, 0) if isinstance(sites, ConstVal) else 0
-                if count and obj.cls.home is None and not (
-                        isinstance(target.value, cst.Name) and target.value.value == "self"):
-                    # t.mesh = half outside the class: one more place that assigns it. Its
-                    # methods run after the module body, not where they are called, so
-                    # no one value is what each of them sees.
-                    sites.value[target.attr.value] = count + 1  # type: ignore[union-attr]
-                    obj.cls.attrs[target.attr.value] = unknown(ATTRIBUTE)
-                elif count == 1:
-                    if isinstance(value, (MeshVal, ShardingVal, ArrayVal)) and value.name is None:
-                        value.name = f"self.{target.attr.value}"
-                    obj.cls.attrs[target.attr.value] = value
-            elif isinstance(obj, QualVal) and self.ctx.project is not None \
-                    and self.ctx.project.value(f"{obj.qual}.{target.attr.value}") is not None:
-                # meshes.TRAIN = meshes.ROLLOUT: this file no longer reads the module's own.
-                # (Not a JAX name: a saved original, _orig = jax.lax.with_sharding_constraint,
-                # is that same name, and still JAX's.)
-                self.ctx.project.forget(f"{obj.qual}.{target.attr.value}", unknown(ATTRIBUTE))
-            elif isinstance(obj, ClassVal) and obj.home is None and target.attr.value in obj.attrs:
-                # Cfg.mesh = other: the class body's value is not what every reader sees.
-                # (Another module's class is every importer's: left as its summary has it.)
-                obj.attrs[target.attr.value] = unknown(ATTRIBUTE)
+            via_self = isinstance(target.value, cst.Name) and target.value.value == "self"
+            self.assign_attribute(self.eval(target.value, scope), target.attr.value, value, via_self)
         elif isinstance(target, cst.Subscript):
             base = self.eval(target.value, scope)
             mutation.changed(base)

@@ -623,6 +623,18 @@ s = Syncer()
 print(s.put(x).sharding)
 s.mesh = half
 """, note="an attribute the caller changes after the method ran: not what that call saw"),
+        Valid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+
+
+class Config:
+    mesh = mesh
+
+
+setattr(Config, 'mesh', half)
+y = jax.device_put(np.ones(8), NamedSharding(half, P('x')))
+print(jax.device_put(y, NamedSharding(Config.mesh, P('x'))).sharding)
+""", note="setattr assigns the attribute as 'Config.mesh = half' does"),
     )
 
     grounding = Grounding(

@@ -1,5 +1,5 @@
 """Python builtins on device lists: len, list, tuple, set, reversed, sorted; np.array; range;
-and on containers of arrays: enumerate, zip, map."""
+on containers of arrays: enumerate, zip, map; on attributes: setattr, delattr."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import libcst as cst
 
 from . import device_ids, handles, placement
 from ..arguments import Call
-from ..reasons import CONTAINER
+from ..reasons import ATTRIBUTE, CONTAINER
 from ..scope import Scope
 from .. import devices as dv
 from ..valueops import dotted, each, ordered
@@ -235,3 +235,20 @@ def _map(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     if known and isinstance(first, SeqVal):
         return SeqVal(tuple(result for _ in first.items), "tuple")
     return UNKNOWN
+
+
+@handles("setattr")
+def _setattr(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    """``setattr(obj, 'mesh', half)`` is ``obj.mesh = half`` (Classes.assign_attribute)."""
+    name = call.arg(1, "name")
+    if len(call.positional) == 3 and isinstance(name, ConstVal) and isinstance(name.value, str):
+        an.assign_attribute(call.arg(0), name.value, call.arg(2), False)
+    return ConstVal(None)
+
+
+@handles("delattr")
+def _delattr(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+    name = call.arg(1, "name")
+    if len(call.positional) == 2 and isinstance(name, ConstVal) and isinstance(name.value, str):
+        an.assign_attribute(call.arg(0), name.value, unknown(ATTRIBUTE), False)
+    return ConstVal(None)
