@@ -24,6 +24,7 @@ from .arguments import Call
 from .calls import Calls
 from .classes import Classes
 from .callsites import NO_CALL_SITE, CallSites
+from .comprehensions import Comprehensions
 from .context import FileContext
 from .events import Event, Transfer
 from .expressions import Expressions
@@ -42,7 +43,7 @@ from ..qualnames import canonical
 Sink = Callable[[Event], None]
 
 
-class Analyzer(Expressions, Calls, Functions, Classes, Flow):
+class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
     def __init__(self, ctx: FileContext, sink: Sink) -> None:
         self.ctx = ctx
         self.sink = sink
