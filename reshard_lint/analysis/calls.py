@@ -38,6 +38,9 @@ class Calls:
             method = func_node.attr.value
             if isinstance(recv, QualVal):
                 return self.call_qual(f"{recv.qual}.{method}", args, node, scope)
+            if method == "update" and isinstance(func_node.value, cst.Attribute) \
+                    and func_node.value.attr.value == "__dict__" and isinstance(func_node.value.value, cst.Name):
+                self.assign_some_attribute(self.eval(func_node.value.value, scope))  # self.__dict__.update(kw)
             if isinstance(recv, DevVal) and method in mutation.MUTATING:
                 # devs.sort(...), devs.reverse(), devs.append(d): a device list changed in
                 # place, not followed.

@@ -97,6 +97,20 @@ class Classes:
             # (Another module's class is every importer's: left as its summary has it.)
             obj.attrs[attr] = unknown(ATTRIBUTE)
 
+    def assign_some_attribute(self, obj: Value) -> None:
+        """An attribute of ``obj`` the analysis cannot name is assigned (``setattr(self,
+        name, value)`` in a loop over options, ``self.__dict__.update(options)``): any of
+        its attributes may be the one, so none is known from here on."""
+        if isinstance(obj, InstanceVal) and obj.cls.home is None:
+            sites = obj.cls.attrs.get("__sites__")
+            if isinstance(sites, ConstVal):
+                for attr in list(sites.value):
+                    self.assign_attribute(obj, attr, UNKNOWN, False)
+        elif isinstance(obj, ClassVal) and obj.home is None:
+            for attr in list(obj.attrs):
+                if not attr.startswith("__"):
+                    obj.attrs[attr] = unknown(ATTRIBUTE)
+
     def _attribute_sites(self, cls: cst.ClassDef) -> dict[str, int]:
         """How many statements assign each ``self.attr`` in the class's methods.
 

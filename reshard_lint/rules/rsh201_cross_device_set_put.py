@@ -635,6 +635,23 @@ setattr(Config, 'mesh', half)
 y = jax.device_put(np.ones(8), NamedSharding(half, P('x')))
 print(jax.device_put(y, NamedSharding(Config.mesh, P('x'))).sharding)
 """, note="setattr assigns the attribute as 'Config.mesh = half' does"),
+        Valid(_HEAD + """
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+
+
+class Trainer:
+    def __init__(self, **overrides):
+        self.mesh = mesh
+        for name, value in overrides.items():
+            setattr(self, name, value)
+
+    def put(self, a):
+        return jax.device_put(a, NamedSharding(self.mesh, P('x')))
+
+
+y = jax.device_put(np.ones(8), NamedSharding(half, P('x')))
+print(Trainer(mesh=half).put(y).sharding)
+""", note="setattr with a name the analysis cannot read may set any attribute"),
     )
 
     grounding = Grounding(

@@ -243,6 +243,8 @@ def _setattr(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     name = call.arg(1, "name")
     if len(call.positional) == 3 and isinstance(name, ConstVal) and isinstance(name.value, str):
         an.assign_attribute(call.arg(0), name.value, call.arg(2), False)
+    else:
+        an.assign_some_attribute(call.arg(0))  # setattr(self, name, value) for each option
     return ConstVal(None)
 
 
