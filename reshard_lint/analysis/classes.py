@@ -11,7 +11,7 @@ rules as parameters (callsites.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 import libcst as cst
@@ -33,6 +33,9 @@ _DATACLASS_BASES = ("flax.struct.PyTreeNode", "flax.linen.Module", "flax.linen.m
 class Fields:
     names: list[str]  # in declaration order: the constructor's positional order
     defaults: dict[str, Value]
+    # Fields assigned after construction (in a method such as __post_init__, or from
+    # outside): what the constructor calls pass is not what every reader sees.
+    reassigned: set[str] = field(default_factory=set)
 
 
 class Classes:
@@ -74,6 +77,10 @@ class Classes:
         # caller's return value would leave that caller's values on the class. An
         # instance of another module's class has its own (_construct_imported).
         if isinstance(obj, InstanceVal) and (not self.quiet or any(obj is b for b in self.building)):
+            fields = obj.cls.fields
+            if isinstance(fields, Fields) and attr in fields.names:
+                fields.reassigned.add(attr)  # cfg.mesh = half on a dataclass
+                return
             sites = obj.cls.attrs.get("__sites__")
             count = sites.value.get(attr, 0) if isinstance(sites, ConstVal) else 0
             if count and obj.cls.home is None and not via_self:
@@ -86,6 +93,10 @@ class Classes:
                 if isinstance(value, (MeshVal, ShardingVal, ArrayVal)) and value.name is None:
                     value.name = f"self.{attr}"
                 obj.cls.attrs[attr] = value
+            elif not count and not via_self and attr in obj.cls.attrs:
+                # A class variable shadowed on the instance, a field of another module's
+                # dataclass instance: not what it was.
+                obj.cls.attrs[attr] = unknown(ATTRIBUTE)
         elif isinstance(obj, QualVal) and self.ctx.project is not None \
                 and self.ctx.project.value(f"{obj.qual}.{attr}") is not None:
             # meshes.TRAIN = meshes.ROLLOUT: this file no longer reads the module's own. (Not
@@ -227,6 +238,8 @@ class Classes:
     def field_value(self, cls: ClassVal, name: str) -> Value:
         """A dataclass field: what every constructor call passes, once all were seen."""
         assert cls.fields is not None
+        if name in cls.fields.reassigned:
+            return unknown(ATTRIBUTE)
         return self.callsites.fields(cls, cls.fields.names).get(name, unknown(UNSEEN_CALLS))
 
 
@@ -256,7 +269,8 @@ def _fields(body: Sequence[cst.CSTNode], cscope: Scope, attr_sites: dict[str, in
                     # Evaluated once, where the class is defined, as Python does; a
                     # `field(default_factory=...)` is a call the models leave unknown.
                     defaults[name] = cscope.vars.get(name, UNKNOWN)
-    return Fields(names, defaults)
+    # Assigned in a method too (self.mesh = ... in __post_init__): not the constructor's.
+    return Fields(names, defaults, {n for n in names if attr_sites.get(n, 0)})
 
 
 def _bind_fields(fields: Fields, call: Call) -> Optional[dict[str, Value]]:

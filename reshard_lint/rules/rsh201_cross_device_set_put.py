@@ -652,6 +652,24 @@ class Trainer:
 y = jax.device_put(np.ones(8), NamedSharding(half, P('x')))
 print(Trainer(mesh=half).put(y).sharding)
 """, note="setattr with a name the analysis cannot read may set any attribute"),
+        Valid(_HEAD + """
+import dataclasses
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+
+
+@dataclasses.dataclass
+class Config:
+    target: Mesh
+
+    def put(self, a):
+        return jax.device_put(a, NamedSharding(self.target, P('x')))
+
+
+config = Config(mesh)
+config.target = half
+y = jax.device_put(np.ones(8), NamedSharding(half, P('x')))
+print(config.put(y).sharding)
+""", note="a dataclass field assigned after construction: not what the constructor passed"),
     )
 
     grounding = Grounding(
