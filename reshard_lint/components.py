@@ -263,6 +263,9 @@ def _units(tree: ast.Module) -> list[_Unit]:
 
 def _describe(units: list[_Unit], counts: SyntaxCounts | None = None) -> None:
     """What each unit defines for the others and reads from them (Python's scoping)."""
+    # np.sort(x) changes nothing np names: imported names are never changed objects.
+    imported = {(a.asname or a.name).split(".")[0] for u in units if u.kind == "import"
+                for a in u.node.names}  # type: ignore[attr-defined]
     for u in units:
         if u.kind == "header":
             stmt = u.node
@@ -276,13 +279,13 @@ def _describe(units: list[_Unit], counts: SyntaxCounts | None = None) -> None:
         elif u.kind == "member":
             m, cls = u.node, u.owner.node  # type: ignore[union-attr]
             assert isinstance(cls, ast.ClassDef)
-            _facts(m, u, True, counts)
+            _facts(m, u, True, counts, imported)
             if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name in _CONSTRUCTION:
                 u.refs.add(("n", cls.name))
             elif not isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 u.refs.add(("n", cls.name))  # class variables and fields: what constructors set
         elif u.kind != "import":
-            _facts(u.node, u, False, counts)
+            _facts(u.node, u, False, counts, imported)
 
 
 # The units and gate facts of the last file the gate decided by units (gate_by_units),
@@ -314,13 +317,16 @@ def gate_by_units(tree: ast.Module) -> bool:
     return verdict
 
 
-def _facts(stmt: ast.stmt, unit: _Unit, in_class: bool, counts: SyntaxCounts | None) -> None:
+def _facts(stmt: ast.stmt, unit: _Unit, in_class: bool, counts: SyntaxCounts | None,
+           imported: set[str] = frozenset()) -> None:  # type: ignore[assignment]
     """What a statement of the module (or class) body defines for other units, and the
     names it reads from them: names (``n``) and attributes (``a``) apart, as the
     analysis counts them apart; a function's own locals are its own."""
     scan = Scan(counts)
     loads, binds = scan.scope([stmt], "module")
-    unit.defines.update(("n", n) for n in binds | scan.globals)
+    # A free name whose object the unit changes in place (holder['m'] = half in a
+    # function): one more definer of it; a parameter or local (self.cache.append) is not.
+    unit.defines.update(("n", n) for n in binds | scan.globals | ((scan.mutated & loads) - imported))
     unit.defines.update(("a", n) for n in scan.attr_defs)
     if in_class:
         unit.defines.update(("a", n) for n in binds)

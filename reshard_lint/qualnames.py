@@ -118,6 +118,13 @@ _ALIASES: dict[str, str] = {
     "builtins.delattr": "delattr",
 }
 
+# Methods of list and dict (and NumPy arrays: sort) that change the object in place
+# (analysis/mutation.py; slicing.py keeps the statements that call them).
+MUTATING_METHODS = frozenset({
+    "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem", "sort",
+    "reverse", "__setitem__", "__delitem__", "__iadd__", "__ior__",
+})
+
 BUILTINS = frozenset({"list", "tuple", "reversed", "sorted", "len", "set", "frozenset", "int", "range",
                       "enumerate", "zip", "map", "setattr", "delattr"})
 

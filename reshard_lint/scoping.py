@@ -13,6 +13,7 @@ from typing import Iterable
 
 from .ast_walk import fields as child_fields
 from .call_counts import SyntaxCounts
+from .qualnames import MUTATING_METHODS
 
 # Seeding or drawing from Python's or NumPy's global generator (components.py: shared state).
 _RNG_NAMES = frozenset({"seed", "shuffle", "permutation", "sample", "choice"})
@@ -30,6 +31,9 @@ class Scan:
         self.rng = False
         self.seeds = False
         self.counts = counts
+        # Names whose objects a statement changes in place (d[k] = v, d.update(...),
+        # setattr(obj, ...)): a unit doing so is one more place that defines them.
+        self.mutated: set[str] = set()
 
     def scope(self, body: list[ast.AST], kind: str, bound: Iterable[str] = ()) -> tuple[set[str], set[str]]:
         """(names this scope reads that it does not bind, names it binds); names free in
@@ -69,6 +73,13 @@ class Scan:
             if t is Call:
                 if counts is not None:
                     counts.call(node)  # type: ignore[arg-type]
+                changed = mutated_by_call(node)  # type: ignore[arg-type]
+                if changed is not None:
+                    self.mutated.add(changed)
+            elif t is ast.Subscript and type(node.ctx) is not Load:  # type: ignore[attr-defined]
+                changed = changed_name(node)
+                if changed is not None:
+                    self.mutated.add(changed)
             elif t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.Lambda:
                 inner |= self._function(node, binds, stack)
                 continue
@@ -151,3 +162,29 @@ class Scan:
         if self.counts is not None:
             for param in getattr(node, "type_params", None) or ():
                 self.counts.add(param)
+
+
+def changed_name(target: ast.AST) -> str | None:
+    """The name whose object an assignment to ``target`` changes in place: ``config`` of
+    ``config.target`` or ``d[k]``; None for a plain name (a binding) or a tuple."""
+    if not isinstance(target, (ast.Attribute, ast.Subscript)):
+        return None
+    while isinstance(target, (ast.Attribute, ast.Subscript)):
+        target = target.value
+    return target.id if isinstance(target, ast.Name) else None
+
+
+def mutated_by_call(call: ast.Call) -> str | None:
+    """The name whose object the call changes: ``d`` of ``d.update(...)``, ``obj`` of
+    ``setattr(obj, ...)`` and ``monkeypatch.setattr(obj, ...)``."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr in MUTATING_METHODS:
+        base = func.value
+        while isinstance(base, (ast.Attribute, ast.Subscript)):
+            base = base.value
+        return base.id if isinstance(base, ast.Name) else None
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    if name in ("setattr", "delattr") and call.args:
+        first = call.args[0]
+        return first.id if isinstance(first, ast.Name) else changed_name(first)
+    return None

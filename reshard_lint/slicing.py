@@ -26,6 +26,7 @@ from collections import defaultdict
 from .fixes import split_lines
 from .ast_walk import walk as _walk
 from .gate import _DEVICE_ATTRS, _DEVICE_CALLS, _MESH_CTORS, _ORIGINS, _REORDERS, _name
+from .scoping import changed_name as _changed_name, mutated_by_call as _mutated_by_call
 
 # Files shorter than this are analysed whole: slicing is for generated giants.
 SLICE_MIN_LINES = 5000
@@ -40,10 +41,11 @@ _SEED_KEYWORDS = frozenset({"device", "in_shardings", "out_shardings", "devices"
 
 
 class _Facts:
-    __slots__ = ("stores", "loads", "seed", "acts")
+    __slots__ = ("stores", "loads", "seed", "acts", "changes")
 
     def __init__(self) -> None:
         self.stores: set[str] = set()
+        self.changes: set[str] = set()  # names whose objects it changes in place
         self.loads: set[str] = set()
         self.seed = False
         self.acts = False  # can raise an event from the values it reads
@@ -77,6 +79,17 @@ def _facts(stmt: ast.stmt) -> _Facts:
                 f.acts = True
         elif t in (ast.AugAssign, ast.With, ast.AsyncWith):
             f.acts = True
+        if t in (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete):
+            # config.target = half, d[k] = v, del d[k]: the object a later read sees changes.
+            targets = node.targets if t in (ast.Assign, ast.Delete) else [node.target]  # type: ignore[attr-defined]
+            for target in targets:
+                base = _changed_name(target)
+                if base is not None:
+                    f.changes.add(base)
+        elif t is ast.Call:
+            base = _mutated_by_call(node)  # type: ignore[arg-type]
+            if base is not None:
+                f.changes.add(base)
         elif t in (ast.Import, ast.ImportFrom):
             for a in node.names:  # type: ignore[attr-defined]
                 f.stores.add((a.asname or a.name).split(".")[0])
@@ -99,6 +112,8 @@ def _text_facts(stmt: ast.stmt, text: str) -> _Facts | None:
         targets = stmt.targets
     elif isinstance(stmt, ast.Expr):
         targets = []
+        if isinstance(stmt.value, ast.Call) and _mutated_by_call(stmt.value) is not None:
+            return None  # d.update(...): what it changes is a store, found by the walk
     else:
         return None
     stores: set[str] = set()
@@ -137,8 +152,10 @@ def slice_source(source: str, tree: ast.Module) -> tuple[str, list[int] | None]:
         facts.append(f if f is not None else _facts(s))
     storers: dict[str, list[int]] = defaultdict(list)
     loaders: dict[str, list[int]] = defaultdict(list)
+    # np.sort(x) is no change to np: a module's name is never one an object is changed under.
+    modules = {n for s, f in zip(stmts, facts) if isinstance(s, (ast.Import, ast.ImportFrom)) for n in f.stores}
     for i, f in enumerate(facts):
-        for n in f.stores:
+        for n in f.stores | (f.changes - modules):
             storers[n].append(i)
         if f.acts:
             for n in f.loads:

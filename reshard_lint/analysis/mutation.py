@@ -12,14 +12,11 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from ..qualnames import MUTATING_METHODS
 from .reasons import CONTAINER
 from .values import ClassVal, SeqVal, Unknown, Value
 
-# Methods of list and dict that change the object.
-MUTATING = frozenset({
-    "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem", "sort",
-    "reverse", "__setitem__", "__delitem__", "__iadd__", "__ior__",
-})
+MUTATING = MUTATING_METHODS
 
 
 def changed(v: Value) -> None:
