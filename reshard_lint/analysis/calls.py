@@ -21,7 +21,7 @@ from .values import (
     is_unknown, undecidable, unknown,
 )
 from ..call_counts import TRACES
-from ..qualnames import canonical
+from ..qualnames import MUTATING_METHODS, canonical
 
 _MAX_INLINE_DEPTH = 3
 
@@ -41,7 +41,7 @@ class Calls:
             if method == "update" and isinstance(func_node.value, cst.Attribute) \
                     and func_node.value.attr.value == "__dict__" and isinstance(func_node.value.value, cst.Name):
                 self.assign_some_attribute(self.eval(func_node.value.value, scope))  # self.__dict__.update(kw)
-            if isinstance(recv, DevVal) and method in mutation.MUTATING:
+            if isinstance(recv, DevVal) and method in MUTATING_METHODS:
                 # devs.sort(...), devs.reverse(), devs.append(d): a device list changed in
                 # place, not followed.
                 self.rebind_in_place(func_node.value, unknown(CONTAINER), scope)
@@ -145,7 +145,7 @@ class Calls:
                     return ConstVal(None)
                 return shuffled
             return UNKNOWN
-        if isinstance(recv, SeqVal) and method in mutation.MUTATING:
+        if isinstance(recv, SeqVal) and method in MUTATING_METHODS:
             mutation.changed(recv)
             return UNKNOWN
         if isinstance(recv, SeqVal) and method in ("values",) and recv.kind == "dict":

@@ -12,11 +12,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..qualnames import MUTATING_METHODS
 from .reasons import CONTAINER
 from .values import ClassVal, SeqVal, Unknown, Value
-
-MUTATING = MUTATING_METHODS
 
 
 def changed(v: Value) -> None:
