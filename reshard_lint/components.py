@@ -25,7 +25,7 @@ under its kept class line).
 from __future__ import annotations
 
 import ast
-from typing import Iterable
+from typing import AbstractSet, Iterable
 
 from .ast_walk import walk as _walk
 from .call_counts import SyntaxCounts
@@ -318,7 +318,7 @@ def gate_by_units(tree: ast.Module) -> bool:
 
 
 def _facts(stmt: ast.stmt, unit: _Unit, in_class: bool, counts: SyntaxCounts | None,
-           imported: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+           imported: AbstractSet[str] = frozenset()) -> None:
     """What a statement of the module (or class) body defines for other units, and the
     names it reads from them: names (``n``) and attributes (``a``) apart, as the
     analysis counts them apart; a function's own locals are its own."""

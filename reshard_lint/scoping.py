@@ -179,10 +179,7 @@ def mutated_by_call(call: ast.Call) -> str | None:
     ``setattr(obj, ...)`` and ``monkeypatch.setattr(obj, ...)``."""
     func = call.func
     if isinstance(func, ast.Attribute) and func.attr in MUTATING_METHODS:
-        base = func.value
-        while isinstance(base, (ast.Attribute, ast.Subscript)):
-            base = base.value
-        return base.id if isinstance(base, ast.Name) else None
+        return changed_name(func)  # the name under d.update, self.cache.append
     name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
     if name in ("setattr", "delattr") and call.args:
         first = call.args[0]

@@ -70,6 +70,9 @@ def _facts(stmt: ast.stmt) -> _Facts:
                 f.seed = True
             elif any(k.arg in _SEED_KEYWORDS for k in node.keywords):  # type: ignore[attr-defined]
                 f.seed = True
+            base = _mutated_by_call(node)  # type: ignore[arg-type]  # d.update(...)
+            if base is not None:
+                f.changes.add(base)
         elif t is ast.Attribute:
             if node.attr in _SEED_ATTRS:  # type: ignore[attr-defined]
                 f.seed = True
@@ -79,6 +82,9 @@ def _facts(stmt: ast.stmt) -> _Facts:
                 f.acts = True
         elif t in (ast.AugAssign, ast.With, ast.AsyncWith):
             f.acts = True
+        elif t in (ast.Import, ast.ImportFrom):
+            for a in node.names:  # type: ignore[attr-defined]
+                f.stores.add((a.asname or a.name).split(".")[0])
         if t in (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete):
             # config.target = half, d[k] = v, del d[k]: the object a later read sees changes.
             targets = node.targets if t in (ast.Assign, ast.Delete) else [node.target]  # type: ignore[attr-defined]
@@ -86,13 +92,6 @@ def _facts(stmt: ast.stmt) -> _Facts:
                 base = _changed_name(target)
                 if base is not None:
                     f.changes.add(base)
-        elif t is ast.Call:
-            base = _mutated_by_call(node)  # type: ignore[arg-type]
-            if base is not None:
-                f.changes.add(base)
-        elif t in (ast.Import, ast.ImportFrom):
-            for a in node.names:  # type: ignore[attr-defined]
-                f.stores.add((a.asname or a.name).split(".")[0])
     return f
 
 

@@ -323,8 +323,8 @@ class Calls:
         """pytest's ``monkeypatch.setattr(obj, "name", value)`` or ``("pkg.mod.NAME",
         value)``: the attribute is assigned, as ``obj.name = value`` would."""
         first, second = call.arg(0), call.arg(1)
-        if len(call.positional) == 3 and isinstance(second, ConstVal) and isinstance(second.value, str):
-            self.assign_attribute(first, second.value, call.arg(2), False)  # type: ignore[attr-defined]
+        if len(call.positional) == 3:
+            self.assign_named_attribute(first, second, call.arg(2))  # type: ignore[attr-defined]
         elif len(call.positional) == 2 and isinstance(first, ConstVal) and isinstance(first.value, str) \
                 and "." in first.value:
             module, _, name = first.value.rpartition(".")

@@ -108,6 +108,14 @@ class Classes:
             # (Another module's class is every importer's: left as its summary has it.)
             obj.attrs[attr] = unknown(ATTRIBUTE)
 
+    def assign_named_attribute(self, obj: Value, name: Value, value: Value) -> bool:
+        """``setattr(obj, 'mesh', value)``, or pytest's ``monkeypatch.setattr``: an
+        assignment when the name is a string the program spells; False otherwise."""
+        if isinstance(name, ConstVal) and isinstance(name.value, str):
+            self.assign_attribute(obj, name.value, value, False)
+            return True
+        return False
+
     def assign_some_attribute(self, obj: Value) -> None:
         """An attribute of ``obj`` the analysis cannot name is assigned (``setattr(self,
         name, value)`` in a loop over options, ``self.__dict__.update(options)``): any of

@@ -240,17 +240,13 @@ def _map(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
 @handles("setattr")
 def _setattr(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     """``setattr(obj, 'mesh', half)`` is ``obj.mesh = half`` (Classes.assign_attribute)."""
-    name = call.arg(1, "name")
-    if len(call.positional) == 3 and isinstance(name, ConstVal) and isinstance(name.value, str):
-        an.assign_attribute(call.arg(0), name.value, call.arg(2), False)
-    else:
+    if len(call.positional) != 3 or not an.assign_named_attribute(call.arg(0), call.arg(1, "name"), call.arg(2)):
         an.assign_some_attribute(call.arg(0))  # setattr(self, name, value) for each option
     return ConstVal(None)
 
 
 @handles("delattr")
 def _delattr(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
-    name = call.arg(1, "name")
-    if len(call.positional) == 2 and isinstance(name, ConstVal) and isinstance(name.value, str):
-        an.assign_attribute(call.arg(0), name.value, unknown(ATTRIBUTE), False)
+    if len(call.positional) == 2:
+        an.assign_named_attribute(call.arg(0), call.arg(1, "name"), unknown(ATTRIBUTE))
     return ConstVal(None)
