@@ -159,10 +159,10 @@ def _fix_file(out: FileOutcome, sel: Selection, extra_ignore: Sequence[str], set
         diags = _filter(engine_diags, sel, extra_ignore)
     if text == src.text:
         return None
-    import libcst
+    import ast
 
     try:
-        libcst.parse_module(text)
+        ast.parse(text)
     except Exception as exc:  # noqa: BLE001 - any failure means: do not write
         return f"the fixed file would not parse ({type(exc).__name__}: {str(exc).splitlines()[0]}); not fixed"
     if any(d.code in ERROR_CODES for d in diags):

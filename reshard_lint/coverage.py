@@ -47,15 +47,15 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
     out = FileCoverage(path)
     if not any(h in text for h in _TEXT_HINTS):
         return out
-    import libcst as cst
+    from .syntax import parse_text
 
     from .analysis.reasons import NOT_REACHED
     from .analysis.verdicts import Verdict, classify
     from .engine import engine_for
 
     try:
-        module = cst.parse_module(text)
-    except Exception as exc:  # noqa: BLE001 - a file libcst cannot parse has no sites we can see
+        module = parse_text(text)
+    except Exception as exc:  # noqa: BLE001 - a file Python cannot parse has no sites we can see
         out.error = f"could not parse the file: {type(exc).__name__}"
         return out
     found: dict[int, tuple[Any, str, list[Verdict]]] = {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
-import libcst as cst
+from .syntax import nodes as cst
 
 from .analysis.context import FileContext, describe_mesh, mesh_label
 from .analysis.devices import PLATFORMS
@@ -162,17 +162,15 @@ def spec_code(ctx: FileContext, target: Value) -> Optional[str]:
     imported = set(ctx.spellings.values())
     ok = True
 
-    class V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            nonlocal ok
-            if n.value not in imported and n.value not in ("None", "True", "False"):
-                ok = False
-
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
-            return False
-
-    node.visit(V())
+    todo = [node]
+    while todo and ok:
+        n = todo.pop()
+        if isinstance(n, cst.Name):
+            ok = n.value in imported or n.value in ("None", "True", "False")
+        elif isinstance(n, cst.Attribute):
+            todo.append(n.value)  # P.UNCONSTRAINED: the attribute's name is not a name of the file
+        else:
+            todo.extend(n.children)
     return ctx.code(node, 10_000) if ok else None
 
 

@@ -10,13 +10,10 @@ newlines hold no name and are never a diagnostic's node: left out.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Iterator
 
-import libcst as cst
+from .syntax import nodes as cst
 
-_WHITESPACE = (cst.BaseParenthesizableWhitespace, cst.TrailingWhitespace, cst.EmptyLine, cst.Newline,
-               cst.Comment)
 
 OTHER, NODE, SEQUENCE = 0, 1, 2
 # type -> what a field of that type holds.
@@ -28,7 +25,7 @@ def kind(t: type) -> int:
     found = KINDS.get(t)
     if found is None:
         if issubclass(t, cst.CSTNode):
-            found = OTHER if issubclass(t, _WHITESPACE) else NODE
+            found = NODE
         elif t is tuple or t is list:
             found = SEQUENCE
         else:
@@ -41,7 +38,7 @@ def fields(t: type) -> tuple[str, ...]:
     """The names of a node type's fields."""
     names = _FIELDS.get(t)
     if names is None:
-        names = _FIELDS[t] = tuple(f.name for f in dataclasses.fields(t))
+        names = _FIELDS[t] = t._fields  # type: ignore[attr-defined]
     return names
 
 

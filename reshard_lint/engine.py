@@ -26,7 +26,7 @@ from .prepared import Prepared, prepare
 from .rules import Rule, all_rules
 
 if TYPE_CHECKING:
-    import libcst as cst
+    from .syntax import nodes as cst
 
     from .call_counts import SyntaxCounts
 
@@ -111,16 +111,13 @@ class Engine:
                                          else may_have_findings(tree)):
                 return result
         result.stage = "analysed"
-        import libcst as cst
-
-        from .cst_parse import parse_module
+        from .syntax.build import build
 
         original = source
-        handed = prepared is not None  # made elsewhere: this process has no tree of the file
         if prepared is None:
             if tree is None:
-                # One parse for the slicing, the call counts, the positions and the nesting
-                # check, unless the gate just parsed the same text in this process.
+                # One parse for the slicing, the call counts and the tree the analysis
+                # reads, unless the gate just parsed the same text in this process.
                 from .gate import tree_for
 
                 tree = tree_for(source) or _parse_or_none(source)
@@ -131,53 +128,47 @@ class Engine:
         def at(line: int) -> int:  # a line of ``source`` in the file the user has
             return line_map[line - 1] if line_map and 1 <= line <= len(line_map) else line
 
-        # A tree already built (flake8 holds its own anyway) counts the file's calls for
-        # the analysis (callsites.py), places statements (positions.py) and bounds the
-        # nesting check to long statements; a sliced text gets its own, once, for all three.
         python_tree = tree if line_map is None and isinstance(tree, ast.Module) else None
-        lazy_tree = prepared.shallow  # checked where the whole tree was: parsed when needed
-        deep = None
-        if not lazy_tree:
-            if line_map is not None or handed:
-                try:
-                    python_tree = newer_syntax.parse(source)
-                except (SyntaxError, ValueError, RecursionError, MemoryError):
-                    python_tree = None
-            deep = too_deep(source, python_tree)
         tree = None
-        if deep is not None:
-            # Checked before libcst: its native parser overflows the C stack on such input.
-            msg = f"could not parse the file: nesting too deep: {deep[1]}"
-            result.error = msg
-            result.diagnostics = [Diagnostic(PARSE_ERROR, at(deep[0]), 0, msg)]
-            return result
         try:
-            module = parse_module(source, python_accepted=python_tree is not None or lazy_tree)
-        except cst.ParserSyntaxError as exc:
-            line = at(max(exc.raw_line, 1))
-            msg = f"could not parse the file: {exc.message} (line {line}, column {exc.raw_column + 1})"
+            if python_tree is None:
+                python_tree = newer_syntax.parse(source)
+        except SyntaxError as exc:
+            line = at(max(exc.lineno or 1, 1))
+            what = exc.msg
+            if "too many nested" in what or "too deeply nested" in what:
+                what = f"nesting too deep: {what}"
+            msg = f"could not parse the file: {what} (line {line}, column {max(exc.offset or 1, 1)})"
             result.error = msg
             result.diagnostics = [Diagnostic(PARSE_ERROR, line, 0, msg)]
             return result
         except UnicodeError as exc:
-            # Text from an editor or stdin may hold lone surrogates, which libcst's
-            # native parser cannot take; no file decoded by sources.decode does.
+            # Text from an editor or stdin may hold lone surrogates; no file decoded by
+            # sources.decode does.
             msg = f"could not parse the file: not valid Unicode text ({exc.reason} at character {exc.start})"
             result.error = msg
             result.diagnostics = [Diagnostic(PARSE_ERROR, 1, 0, msg)]
             return result
-        except (cst.CSTValidationError, ValueError) as exc:
-            # libcst's Python side re-validates what its native parser accepted, e.g.
-            # identifiers from a newer Unicode version than this Python's: not a bug.
+        except ValueError as exc:  # a NUL byte
             msg = f"could not parse the file: {exc}"
             result.error = msg
             result.diagnostics = [Diagnostic(PARSE_ERROR, 1, 0, msg)]
             return result
-        except (RecursionError, MemoryError) as exc:
-            msg = f"could not parse the file: {type(exc).__name__} (nesting too deep)"
+        except (RecursionError, MemoryError):
+            python_tree = None  # Python's parser gave up on the nesting: where, below
+        deep = too_deep(source, python_tree)
+        if deep is not None:
+            # The analysis recurses through the tree: bounded before it starts.
+            msg = f"could not parse the file: nesting too deep: {deep[1]}"
+            result.error = msg
+            result.diagnostics = [Diagnostic(PARSE_ERROR, at(deep[0]), 0, msg)]
+            return result
+        if python_tree is None:
+            msg = "could not parse the file: nesting too deep for Python's parser"
             result.error = msg
             result.diagnostics = [Diagnostic(PARSE_ERROR, 1, 0, msg)]
             return result
+        module = build(python_tree, source)
         # too_deep() bounds nesting at a depth the analyzer's recursion handles within
         # this limit; Python's default of 1000 frames is reached by depth ~400.
         _check(cancelled)
@@ -187,7 +178,7 @@ class Engine:
             view = self.projects.view(path)
             result.diagnostics = self.analyse(module, original, path, line_map, python_tree=python_tree,
                                               parsed_text=source, cancelled=cancelled, call_counts=counts,
-                                              lazy_tree=lazy_tree, project=view)
+                                              project=view)
             if view is not None:
                 result.deps = view.deps
         except Cancelled:

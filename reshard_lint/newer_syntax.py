@@ -26,6 +26,8 @@ def parse(source: str) -> ast.Module:
         if sys.version_info >= (3, 12):
             raise
         blanked = without_type_params(source)
+        if blanked is not None:
+            blanked = without_new_fstrings(blanked)
         if blanked is None or blanked == source:
             raise
         try:
@@ -96,3 +98,90 @@ def _blank_brackets(source: str, start: int, chars: list[str]) -> bool:
         elif chars[k] != "\r":
             chars[k] = " "
     return True
+
+
+_PREFIX = frozenset("rRbBuUfF")
+
+
+def without_new_fstrings(source: str) -> str | None:
+    """``source`` with each f-string that only Python 3.12 parses (PEP 701: the outer
+    quote, a backslash or a comment inside a replacement field) blanked to a plain
+    string of the same length and lines; None when a string does not close. What the
+    blanked fields read is not seen: only such files lose it."""
+    chars: list[str] | None = None
+    i, n = 0, len(source)
+    while i < n:
+        c = source[i]
+        if c == "#":
+            end = source.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        if c not in "'\"":
+            i += 1
+            continue
+        start = i
+        while start > 0 and source[start - 1] in _PREFIX and i - start < 2:
+            start -= 1
+        if start > 0 and (source[start - 1].isalnum() or source[start - 1] == "_"):
+            start = i  # the end of a name, not a prefix
+        found = _string_end(source, i, "f" in source[start:i].lower())
+        if found is None:
+            return None
+        end, newer = found
+        if newer:
+            if chars is None:
+                chars = list(source)
+            quote = source[i:i + 3] if source[i:i + 3] in ('"""', "'''") else source[i]
+            for k in range(start, end):
+                if chars[k] not in "\r\n":
+                    chars[k] = " "
+            q = '"""' if len(quote) == 3 else '"'
+            chars[start:start + len(q)] = q
+            chars[end - len(q):end] = q
+        i = end
+    return source if chars is None else "".join(chars)
+
+
+def _string_end(source: str, i: int, formatted: bool) -> tuple[int, bool] | None:
+    """Where the string literal whose quote is at ``i`` ends, and whether it is an
+    f-string only Python 3.12 parses."""
+    quote = source[i:i + 3] if source[i:i + 3] in ('"""', "'''") else source[i]
+    j, n, depth, newer = i + len(quote), len(source), 0, False
+    while j < n:
+        c = source[j]
+        if depth == 0:
+            if source.startswith(quote, j):
+                return j + len(quote), newer
+            if c == "\\":
+                j += 2
+                continue
+            if c == "\n" and len(quote) == 1:
+                return None
+            if formatted and c == "{":
+                if source.startswith("{{", j):
+                    j += 2
+                    continue
+                depth = 1
+            j += 1
+            continue
+        # inside a replacement field
+        if c in "'\"":
+            newer = newer or source.startswith(quote, j) or c == quote[0]
+            k = j
+            while k > 0 and source[k - 1] in _PREFIX and j - k < 2:
+                k -= 1
+            inner = _string_end(source, j, "f" in source[k:j].lower())
+            if inner is None:
+                return None
+            # Python 3.11 takes no backslash anywhere in a field, nested strings included.
+            newer = newer or inner[1] or "\\" in source[j:inner[0]]
+            j = inner[0]
+            continue
+        if c == "\\" or c == "#":
+            newer = True
+        elif c in "{[(":
+            depth += 1
+        elif c in "}])":
+            depth -= 1
+        j += 1
+    return None

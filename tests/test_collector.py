@@ -9,9 +9,9 @@ import gc
 import weakref
 from typing import Any
 
-import libcst as cst
 
 from reshard_lint.collector import paused
+from reshard_lint.syntax import nodes as cst
 from reshard_lint.engine import Engine
 from reshard_lint.gate import needs_engine
 

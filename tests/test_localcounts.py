@@ -14,11 +14,12 @@ import os
 import textwrap
 import unittest
 
-import libcst as cst
 import pytest
 
 from reshard_lint.analysis.localcounts import local_counts
 from reshard_lint.call_counts import SyntaxCounts
+from reshard_lint.syntax import nodes as cst
+from reshard_lint.syntax import parse_text
 
 from .conftest import FIXTURES
 
@@ -32,12 +33,15 @@ def _functions(source: str) -> tuple[list[ast.FunctionDef], list[cst.FunctionDef
     py.sort(key=lambda n: n.lineno)
     out: list[cst.FunctionDef] = []
 
-    class V(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+    def visit(node: cst.CSTNode) -> None:
+        if isinstance(node, cst.FunctionDef):
             out.append(node)
+        for child in node.children:
+            visit(child)
 
-    cst.parse_module(source).visit(V())
-    return py, out  # both in source order (visit order is source order)
+    visit(parse_text(source))
+    out.sort(key=lambda f: f._span[:2])
+    return py, out  # both in source order
 
 
 @pytest.mark.parametrize("path", MODULES, ids=os.path.basename)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-import libcst as cst
+from ..syntax import nodes as cst
 
 from . import contextmesh, devices as dv, mutation
 from .arguments import Call

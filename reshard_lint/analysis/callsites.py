@@ -22,7 +22,7 @@ import ast
 from dataclasses import dataclass
 from typing import Optional
 
-import libcst as cst
+from ..syntax import nodes as cst
 
 from ..call_counts import SyntaxCounts
 from .arguments import Call

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
-import libcst as cst
+from ..syntax import nodes as cst
 
 from .arguments import Call
 from .callsites import UNSEEN_CALLS

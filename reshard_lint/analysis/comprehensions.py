@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-import libcst as cst
+from ..syntax import nodes as cst
 
 from . import devices as dv
 from .models import commitments, device_ids, placement

@@ -6,10 +6,8 @@ import ast
 import re
 from typing import Any, Callable, Iterable, Mapping
 
-import libcst as cst
-from libcst.metadata import CodeRange
+from ..syntax import nodes as cst
 
-from ..positions import NodePositions
 
 from .devices import PLATFORMS, Evaluator, Verdict
 from .values import DevVal, MeshVal
@@ -36,7 +34,6 @@ class FileContext:
         self.path = path
         self.settings = dict(settings or {})
         self.devices = Evaluator(self.settings.get("platforms") or PLATFORMS)  # type: ignore[arg-type]
-        self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
         self._code: dict[cst.CSTNode, str] = {}  # code(), whitespace collapsed, whole
         # qualified name -> how this file spells it (filled by the analyzer from imports)
         self.spellings: dict[str, str] = {}
@@ -78,26 +75,15 @@ class FileContext:
         self._python_tree = tree
 
     # -- positions -------------------------------------------------------------------
-    def _ranges(self) -> Mapping[cst.CSTNode, CodeRange]:
-        if self._positions is None:
-            # Resolved per statement, and only for the statements a diagnostic names:
-            # the module-wide pass costs more than the parse (positions.py).
-            text = self.source if self.line_map is None else self.parsed_text
-            if text is None:
-                text = self.module.code
-            self._positions = NodePositions(self.module, text, self.python_tree)
-        return self._positions
-
     def _home(self, node: cst.CSTNode) -> "FileContext":
         """The context of the module ``node`` is from: this file's, or an imported one's."""
         if self.project is None or not self.project.contexts:
             return self
-        positions = self._ranges()
-        if isinstance(positions, NodePositions) and id(node) in positions.statement_index():
+        tag = node._span[4]
+        if tag is self.module.tag:
             return self
         for other in self.project.contexts:
-            theirs = other._ranges()
-            if isinstance(theirs, NodePositions) and id(node) in theirs.statement_index():
+            if tag is other.module.tag:
                 return other
         return self
 
@@ -120,13 +106,15 @@ class FileContext:
         return (None if home is self else home.path), line, col
 
     def span(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
-        rng = self._ranges()[node]
-        return self._line(rng.start.line), rng.start.column, self._line(rng.end.line), rng.end.column
+        line, col, end_line, end_col, tag = node._span
+        if tag is not self.module.tag:
+            raise KeyError(node)  # another module's node: its context places it
+        return self._line(line), col, self._line(end_line), end_col
 
     def line(self, node: cst.CSTNode | None) -> int:
         if node is None:
             return 0
-        return self._line(self._ranges()[node].start.line)
+        return self._line(node._span[0])
 
     def _line(self, line: int) -> int:
         if self.line_map is None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable, Optional
 
-import libcst as cst
+from ..syntax import nodes as cst
 
 from .events import ContextOp
 from .models.commitments import single_device

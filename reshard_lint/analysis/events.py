@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Optional
 
-import libcst as cst
+from ..syntax import nodes as cst
 
 from .values import DevVal, DeviceIdVal, MeshVal, Text, Value
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-import libcst as cst
+from ..syntax import nodes as cst
 
 from . import contextmesh, devices as dv
 from .events import Transfer

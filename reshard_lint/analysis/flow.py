@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Sequence
 
-import libcst as cst
+from ..syntax import nodes as cst
 
 from .scope import Scope, block, count_bindings, names_in_target
 from .valueops import ordered

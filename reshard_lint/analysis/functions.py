@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-import libcst as cst
+from ..syntax import nodes as cst
 
 from .arguments import Call
 from .callsites import bind_arguments

@@ -7,7 +7,7 @@ of keeping parent links for every file.
 from __future__ import annotations
 
 import re
-import libcst as cst
+from ..syntax import nodes as cst
 
 from ..cst_children import children
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable, Iterable, Optional, Sequence
 
-import libcst as cst
+from ..syntax import nodes as cst
 
 from . import mutation
 from .arguments import Call

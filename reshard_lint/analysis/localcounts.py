@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-import libcst as cst
+from ..syntax import nodes as cst
 
 from ..call_counts import TRACES, TREE_MAPS, WRAPPERS, SyntaxCounts
 from ..cst_children import children

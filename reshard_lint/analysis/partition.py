@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 from typing import Optional
 
-import libcst as cst
+from ..syntax import nodes as cst
 
 from . import devices as dv
 from .context import FileContext

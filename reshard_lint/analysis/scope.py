@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional, Sequence
 
-import libcst as cst
+from ..syntax import nodes as cst
 
 from .values import PATHS, UNKNOWN, QualVal, Value, unknown
 from ..qualnames import BUILTINS

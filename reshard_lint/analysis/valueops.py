@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Callable, Optional, Sequence, TypeGuard
 
-import libcst as cst
+from ..syntax import nodes as cst
 
 from . import devices as dv
 from .values import (

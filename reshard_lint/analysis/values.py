@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Union
 
-import libcst as cst
+from ..syntax import nodes as cst
 
 from .devices import DevFn, Model, ModelError
 

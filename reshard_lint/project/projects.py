@@ -104,16 +104,17 @@ class Projects:
         from ..analysis.context import FileContext
         from ..analysis.mutation import share
         from ..analysis.values import QualVal
-        from ..cst_parse import parse_module
+        from ..syntax.build import build
         from .recording import RecordingAnalyzer
 
         run = module_level(text, full)
         view.shape = run.shape
         if run.tree is None:
             return None  # unknown: the importing file is not the place to report it
-        module = parse_module(run.body, python_accepted=True)
+        tree = run.tree if run.body is text else newer_syntax.parse(run.body)
+        module = build(tree, run.body)
         ctx = FileContext(module, run.body, path, self.settings)
-        ctx.python_tree = run.tree if run.body is text else newer_syntax.parse(run.body)
+        ctx.python_tree = tree
         ctx.project = view
         ctx.display = view.project.display(path)
         guarded = run.guarded

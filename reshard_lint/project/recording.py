@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-import libcst as cst
+from ..syntax import nodes as cst
 
 from ..analysis import Analyzer
 from ..analysis.context import FileContext

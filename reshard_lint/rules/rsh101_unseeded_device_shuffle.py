@@ -221,14 +221,14 @@ print(mesh.shape, steps.shape)
 
 def _lists_a_set(node: object) -> bool:
     """``list(x.devices())`` / ``tuple(s.device_set)``: the order of a set, not a shuffle call."""
-    import libcst as cst
+    from ..syntax import nodes as cst
 
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("list", "tuple")
 
 
 def _drop_shuffle(ctx, node) -> Fix | None:  # type: ignore[no-untyped-def]
     """Undo the shuffle: drop an in-place shuffle statement, or keep a permutation's input."""
-    import libcst as cst
+    from ..syntax import nodes as cst
 
     line, col, end_line, end_col = ctx.span(node)
     lines = ctx.source.splitlines(keepends=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-import libcst as cst
+from ..syntax import nodes as cst
 
 from ..analysis import devices as dv
 from ..analysis.context import FileContext

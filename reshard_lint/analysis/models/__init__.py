@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-import libcst as cst
+from ...syntax import nodes as cst
 
 from ..arguments import Call
 from ..scope import Scope

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import libcst as cst
+from ...syntax import nodes as cst
 
 from . import device_ids, handles, placement
 from ..arguments import Call

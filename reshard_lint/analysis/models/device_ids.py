@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Optional
 
-import libcst as cst
+from ...syntax import nodes as cst
 
 from ..events import IdAsIndex
 from ..values import ConstVal, DeviceIdVal, DevVal, SeqVal, Value, undecidable

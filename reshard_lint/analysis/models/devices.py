@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-import libcst as cst
+from ...syntax import nodes as cst
 
 from . import handles
 from .. import devices as dv

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-import libcst as cst
+from ...syntax import nodes as cst
 
 from . import handles
 from ..arguments import Call

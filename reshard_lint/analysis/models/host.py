@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import libcst as cst
+from ...syntax import nodes as cst
 
 from ..arguments import Call
 from . import placement

@@ -6,7 +6,7 @@ import math
 
 from typing import TYPE_CHECKING, Optional
 
-import libcst as cst
+from ...syntax import nodes as cst
 
 from . import handles
 from .. import devices as dv

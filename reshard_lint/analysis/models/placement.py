@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable, Optional, Sequence
 
-import libcst as cst
+from ...syntax import nodes as cst
 
 from ..reasons import COMMITTED_OPERAND, MESH_CONTEXT
 from ..valueops import leaves

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import libcst as cst
+from ...syntax import nodes as cst
 
 from . import handles, placement
 from ..arguments import Call
