@@ -1,13 +1,13 @@
 """Result cache: engine diagnostics keyed by file content, tool build and settings.
 
-A warm run must not import libcst (its import alone costs more than linting a cached
+A warm run must not import the engine (its import alone costs more than linting a cached
 tree), so this module, and everything the runner needs on a cache hit, imports only
 the standard library and the plain data modules (diagnostic).
 
 Layout: ``<cache dir>/v1-<key>.json`` holds ``{"files": {hash: [diag]}}`` for one
 (tool fingerprint, settings) key, and ``rules-<fingerprint>.json`` the rule table, so
 that a warm run can validate codes and render names without importing the rules (which
-import libcst). Entries are keyed by a blake2b hash of the file's raw bytes: a file that did
+import the engine). Entries are keyed by a blake2b hash of the file's raw bytes: a file that did
 not change is not re-read by the engine, whatever its path or mtime.
 """
 

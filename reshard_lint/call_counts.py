@@ -2,7 +2,7 @@
 
 The analysis (analysis/callsites.py) checks what it saw against these counts before it
 lets a function's call sites decide its parameters. Pure ``ast``: the counts are taken
-where Python's tree of the file is, which may be a process without libcst (prepared.py).
+where Python's tree of the file is, which may be a process without the engine (prepared.py).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ error, an internal error (RSH002), or a fix that could not be written. Status 2 
 over 1, and every other file is still checked and reported: one broken file never hides
 the rest.
 
-Imports stay lazy: a warm run over an unchanged tree must not import libcst.
+Imports stay lazy: a warm run over an unchanged tree must not import the engine.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Keeping Python's cyclic garbage collector and the allocator out of the way of an analysis.
 
-An analysis builds a large libcst tree without reference cycles, freed when the call
-returns: collections while it is built only rescan it. And importing libcst doubles the
+An analysis builds a large syntax tree without reference cycles, freed when the call
+returns: collections while it is built only rescan it. And importing the engine adds to the
 objects every later full collection rescans. Long-lived processes that analyse file
 after file (flake8 workers, the language server) therefore pause the collector during
 an analysis and freeze what the imports left, once.
@@ -15,8 +15,8 @@ from typing import Any
 _frozen = False
 _trim: Any = None  # glibc's malloc_trim, False where there is none
 # Files at least this long (characters) leave enough freed heap behind to give back:
-# gated (Python's tree), and parsed by libcst, whose tree holds ten times as much a line.
-# On the benchmark's user tree, files of 25-60k characters given to libcst left the
+# gated (Python's tree), and analysed (the syntax tree built from it).
+# On the benchmark's user tree, files of 25-60k characters given to libcst (before syntax/) left the
 # main process of `check` 10 MB above what it held, each trim costing ~1 ms.
 GIVE_BACK_CHARS = 100_000
 GIVE_BACK_PARSED_CHARS = 25_000
@@ -67,14 +67,14 @@ def freeze_imports() -> None:
 
 
 def freeze_long_lived() -> None:
-    """Keep libcst's ~20,000 module-level objects out of every later full collection.
+    """Keep the imported modules' objects out of every later full collection.
 
-    Importing libcst doubles the objects the cyclic collector tracks in a flake8 worker,
+    Importing libcst (before syntax/) doubled the objects the cyclic collector tracks in a flake8 worker,
     and each of the ~90 full collections of a 600-file run then rescans them: measured
     +0.5 s of collection per worker on the jax sources, as much as the analysis itself.
     Freezing moves what is alive now to the permanent generation, where it is still
     freed by reference counting but no longer rescanned. Collecting first means no
-    garbage is frozen; what is frozen is libcst, the front end's own state and the
+    garbage is frozen; what is frozen is the engine, the front end's own state and the
     current file's, of which at most this one file's reference cycles could outlive
     their use.
     """
@@ -85,7 +85,7 @@ def freeze_long_lived() -> None:
 def give_back() -> None:
     """Return the heap freed by a large file's trees to the operating system (glibc).
 
-    A 4,000-line file Python cannot parse (libcst then takes all of it) grows a process by
+    A 4,000-line file Python cannot slice (the engine then takes all of it) grows a process by
     tens of MB, and glibc keeps the freed heap: the next large file grows it again from
     there. Measured on `check` of the jax repository: the main process peaked at 163 MB
     without this and 132 MB with it. A no-op where the C library has no ``malloc_trim``.

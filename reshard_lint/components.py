@@ -17,7 +17,7 @@ decorators) and what that one needs.
 
 The gate then runs on each component with the imports and the module-level statements
 (which are always kept: they set context meshes and seeds for everything after them).
-Components it rules out are left out of the text libcst parses. Lines keep their
+Components it rules out are left out of the text the engine reads. Lines keep their
 numbers through a map, and columns do not change (a member keeps its indentation
 under its kept class line).
 """
@@ -188,7 +188,7 @@ _CARRYING_ATTRS = frozenset({"devices", "device_set", "addressable_shards", "add
 # Not ``mesh=``: every modelled API that takes one is a carrying call already (shard_map,
 # NamedSharding), and the rest (pallas_call(mesh=plsc.VectorSubcoreMesh(...))) build no
 # mesh of devices; as a seed it glued the tests of a Pallas file into one component
-# (1,710 more lines through libcst on the jax repository, 2,035 of 3,203 in one file).
+# (1,710 more lines through the engine on the jax repository, 2,035 of 3,203 in one file).
 _CARRYING_KEYWORDS = frozenset({"in_shardings", "out_shardings", "device", "devices", "sharding",
                                 "out_sharding", "backend"})
 

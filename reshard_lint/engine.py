@@ -6,9 +6,9 @@ Cost is paid in stages so that most files stop early:
 2. for files that pass, a cheap pass over Python's ``ast`` (free inside flake8, which
    already parsed the file) that looks for the shapes a finding needs;
 3. for long files, the same question per component (components.py) or top-level
-   statement (slicing.py): libcst parses only the parts that can matter;
-4. only then the libcst parse and the one batched traversal for all rules; positions
-   are found for the statements a diagnostic names (positions.py).
+   statement (slicing.py): only the parts that can matter are analysed;
+4. only then the syntax tree (syntax/build.py) and the one batched traversal for all rules; positions
+   are on every node of the tree (syntax/placing.py).
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ class Engine:
 
     @property
     def rules(self) -> list[Rule]:
-        # Built on first use: the rule modules import libcst, which a run whose files
+        # Built on first use: the rule modules import the analysis, which a run whose files
         # all stop at the gate never needs (flake8 workers, warm runs).
         if self._rules is None:
             classes = self._rule_classes if self._rule_classes is not None else all_rules()
@@ -106,7 +106,7 @@ class Engine:
                 if tree is None:
                     tree = newer_syntax.parse(source)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
-                tree = None  # libcst decides, and reports why it cannot parse
+                tree = None  # reported below with Python's reason
             if tree is not None and not (decide(gate_facts(tree), imported) if imported
                                          else may_have_findings(tree)):
                 return result
@@ -168,13 +168,13 @@ class Engine:
             result.error = msg
             result.diagnostics = [Diagnostic(PARSE_ERROR, 1, 0, msg)]
             return result
-        module = build(python_tree, source)
-        # too_deep() bounds nesting at a depth the analyzer's recursion handles within
-        # this limit; Python's default of 1000 frames is reached by depth ~400.
+        # too_deep() bounds nesting at a depth the builder's and the analyzer's recursion
+        # handle within this limit; Python's default of 1000 frames is reached by depth ~400.
         _check(cancelled)
         old_limit = sys.getrecursionlimit()
         try:
             sys.setrecursionlimit(max(old_limit, _ANALYSIS_RECURSION_LIMIT))
+            module = build(python_tree, source)
             view = self.projects.view(path)
             result.diagnostics = self.analyse(module, original, path, line_map, python_tree=python_tree,
                                               parsed_text=source, cancelled=cancelled, call_counts=counts,

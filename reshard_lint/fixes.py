@@ -13,7 +13,7 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
 def split_lines(source: str) -> list[str]:
-    """Lines with their endings, split only where Python (and libcst) ends a line.
+    """Lines with their endings, split only where Python ends a line.
 
     str.splitlines also splits at form feeds and other separators, which would shift
     every position after them.

@@ -65,7 +65,7 @@ class ReshardChecker:
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         try:
             source = "".join(self.lines) if self.lines is not None else _read(self.filename)
-            # The gate needs only the ast flake8 already parsed; the engine (and libcst)
+            # The gate needs only the ast flake8 already parsed; the engine
             # is imported in the few processes that get a file past it.
             from .gate import needs_engine
             from .project.projects import device_imports, may_import_devices
@@ -86,7 +86,7 @@ class ReshardChecker:
             engine = engine_for({"runtime": self._runtime or project["runtime"],
                                  "platforms": self._platforms or project["platforms"],
                                  **({"src": project["src"]} if "src" in project else {})})
-            with paused():  # collector.py: no collections while libcst builds its tree
+            with paused():  # collector.py: no collections while the engine builds its tree
                 diags = engine.lint_source(source, self.filename, self.tree, force=True,
                                            imported=imported).diagnostics
         except Exception as exc:  # noqa: BLE001 - never abort the user's flake8 run

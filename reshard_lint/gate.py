@@ -1,4 +1,4 @@
-"""Cheap tests that decide which files need the libcst engine at all.
+"""Cheap tests that decide which files need the engine at all.
 
 Every finding needs a device list or a mesh built in the file, so a file whose text
 names none of them cannot have one, and the text test (prefilter.py) asks for the words
@@ -45,7 +45,7 @@ _SLICE_FIRST = 50_000
 
 
 def needs_engine(source: str, tree: ast.AST | None = None, imported: frozenset[str] = frozenset()) -> bool:
-    """Prefilter and ast gate together, without libcst: may this file have a finding?
+    """Prefilter and ast gate together, without the engine: may this file have a finding?
     ``imported``: names the file imports from its project that may hold device values
     (project/imported.py): the text need not name a device then, and the whole file's
     facts decide (components.py counts only what a file builds itself).

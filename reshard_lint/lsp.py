@@ -189,7 +189,7 @@ def analyse(source: str, path: str, settings: Settings,
     if unsaved is not None:
         engine.projects.unsaved = unsaved
     lines = split_lines(source)
-    with paused():  # collector.py: a full collection would rescan libcst's tree mid-analysis
+    with paused():  # collector.py: a full collection would rescan the file's tree mid-analysis
         result = engine.lint_source(source, path, cancelled=cancelled)
     if result.error is not None and any(d.code == PARSE_ERROR for d in result.diagnostics):
         return Analysis(source, lines, [], True, asked, result.deps)

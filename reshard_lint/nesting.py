@@ -1,13 +1,13 @@
 """A bound on how deeply a file's expressions nest, found from tokens before parsing.
 
-libcst's native parser and the code that turns its result into Python objects
-recurse on the C stack: a few thousand nested brackets, or a chain of a few thousand
-``and``/``lambda``/``+``, overflow it and kill the whole process (a segfault, which no
-``except`` catches, taking every other flake8 plugin down with it). Python's own
-parser refuses more than 200 nested brackets, but flattens ``a and b and ...`` and
-comparison chains, so ``ast.parse`` succeeding proves nothing. Hence a token scan
-that overestimates the depth of every expression and refuses the file when it is
-past what was measured to parse and analyse safely (see docs/robustness.md).
+The tree the analysis reads is built (syntax/build.py) and walked recursively: a
+chain of a few thousand ``lambda`` or ``+`` exhausts Python's recursion long before
+it reaches any finding. (libcst's native parser, which the engine used before, even
+overflowed the C stack on them and killed the process.) Python's own parser refuses
+more than 200 nested brackets, but flattens ``a and b and ...`` and comparison
+chains, so ``ast.parse`` succeeding proves nothing. Hence a token scan that
+overestimates the depth of every expression and refuses the file when it is past
+what was measured to build and analyse safely (see docs/robustness.md).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import tokenize
 
 # Python itself refuses more than 200 nested brackets (tokenizer MAXLEVEL).
 MAX_BRACKETS = 200
-# libcst parsed chains of 4,000 `and` and 2,000 `lambda` on an 8 MiB stack and crashed at
-# 10,000 and 4,000; the analyzer handled depth 1,000 of every shape tried.
+# The builder and the analyzer handle depth 1,000 of every shape tried within the
+# engine's recursion limit (engine.py).
 MAX_DEPTH = 1000
 
 _OPEN = {"(", "[", "{"}
@@ -73,9 +73,9 @@ def too_deep(source: str, tree: ast.Module | None = None,
     With ``tree``, Python's parse of ``source``, only the statements whose text is long
     enough to hold MAX_DEPTH tokens are scanned: nesting N deep takes at least N
     tokens, so a shorter statement cannot get there. On the files of the jax sources
-    that reach libcst that leaves about a fifth of the text (long docstrings mostly,
+    that reach the engine that leaves about a fifth of the text (long docstrings mostly,
     one token each) and a sixth of the time. ``only``: the statements that start on one
-    of these lines (the slice libcst will parse, prepared.py).
+    of these lines (the slice the engine will read, prepared.py).
     """
     if tree is None:
         return _scan(source)[0]

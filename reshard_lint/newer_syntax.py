@@ -1,13 +1,13 @@
 """Python's tree of code written for a newer Python than the one running reshard-lint.
 
 On Python 3.11, ``ast.parse`` rejects PEP 695 type parameters (``def f[T](x)``,
-``class C[T]:``, ``type X = ...``), which JAX itself uses. libcst parses them, but
-without Python's tree a file cannot be gated or sliced, so each such file went whole to
-libcst (on the jax repository, core.py and pallas/mosaic/lowering.py: 10,000 lines and a
-seventh of the engine's time, for no finding). Type parameters hold no device list,
-mesh or array, so the tree of the same text with them blanked out gives the gate, the
-slicing, the call counts and the positions what Python 3.12's own tree gives them:
-every other character stays where it was.
+``class C[T]:``, ``type X = ...``), which JAX itself uses, and PEP 701 f-strings
+(``f"{x["k"]}"``). Without Python's tree a file cannot be gated, sliced or analysed
+(the analysis reads a tree built from Python's, syntax/build.py). Type parameters hold
+no device list, mesh or array, so the tree of the same text with them blanked out gives
+the gate, the slicing, the call counts and the analysis what Python 3.12's own tree
+gives them: every other character stays where it was. Such f-strings are blanked to
+plain strings of the same length; what their fields read is not seen.
 """
 
 from __future__ import annotations

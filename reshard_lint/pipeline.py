@@ -1,7 +1,7 @@
 """Sharing `check`'s work between worker processes and this one.
 
 Most files that pass the text prefilter are rejected by the ast gate, and the few that
-pass go to the libcst engine. Run one after the other, the engine's files wait for the
+pass go to the engine. Run one after the other, the engine's files wait for the
 whole gate, and a core idles while this process analyses them; a full pool of workers
 besides an idle parent also holds one process too many in memory. So every step here
 runs on ``jobs - 1`` workers plus this process: the files are queued for the workers
@@ -88,7 +88,7 @@ def worth_workers(paths: Sequence[str]) -> bool:
 
 def fork_context() -> Any:
     """fork where it is safe: a worker starts in milliseconds, with what this process holds
-    so far (nothing unsafe: no threads, no libcst yet); the platform's default elsewhere."""
+    so far (nothing unsafe: no threads, no engine yet); the platform's default elsewhere."""
     import multiprocessing
 
     methods = multiprocessing.get_all_start_methods()
@@ -98,7 +98,7 @@ def fork_context() -> Any:
 class Workers:
     """A pool of worker processes kept for a whole run, forked when first used.
 
-    Forked at the first file, before this process imports libcst: a worker imports it
+    Forked at the first file, before this process imports the engine: a worker imports it
     only if it is given files to analyse, after the gate. ``files`` bounds the indexes.
     """
 
@@ -202,7 +202,7 @@ def share_keeping(workers: Workers, step: int, items: Iterable[Item], keep: Call
     one of those at each turn this process gets, and what is left of them at the end.
     Those of ``HOLD_LINES`` or more wait for the end, after the workers are let go: a
     long file's tree and analysis (14 MB for orbax's 1,471-line colocated_controller.py)
-    beside the idle workers' libcst and trees made the run's peak."""
+    beside the idle workers' engines and trees made the run's peak."""
     mine: deque[Item] = deque()
     held: list[Item] = []
     shared: list[Item] = []

@@ -2,7 +2,7 @@
 
 flake8 -jN forks its workers from the main process after it has parsed the options
 (flake8/checker.py, ``_mp_prefork``), and each worker that meets a file past the gate
-imports the engine and libcst itself: about 0.12 s of CPU each (docs/performance.md).
+imports the engine itself: about 0.03 s of CPU each (docs/performance.md).
 Imported in the main process instead, the workers inherit it. Wall time on two cores is
 the same (the import moves from the workers to the main process before they start);
 the CPU of the run falls by the import of every worker but one.

@@ -1,11 +1,11 @@
-"""What Python's tree of a file gives the libcst engine: the text libcst parses (the
+"""What Python's tree of a file gives the engine: the text the analysis reads (the
 whole file, or the slice of it that can matter) with its line map, and the call counts
 of the whole file when parts were left out.
 
 Made where the tree is. In ``reshard-lint check`` that is the worker that gated the file,
 which holds the tree and the gate's facts of its units already; the main process that
-analyses the file then parses only the slice, with neither libcst nor the whole tree in
-the worker. Pure ``ast``: importing this module does not import libcst.
+analyses the file then parses only the slice. Pure ``ast``: importing this module does
+not import the engine.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from .call_counts import SyntaxCounts
 
 @dataclass
 class Prepared:
-    text: str  # what libcst parses
+    text: str  # what the analysis reads (syntax/build.py builds its tree)
     line_map: list[int] | None  # line of ``text`` -> line of the file; None: the whole file
     counts: SyntaxCounts | None  # the whole file's, when units were left out
-    # Python parsed the file and no kept statement nests too deeply for libcst: the
+    # Python parsed the file and no kept statement nests too deeply for the engine: the
     # process that parses the slice needs no Python tree of it before the analysis (it
     # parses one only for positions or call counts, when it needs them).
     shallow: bool = False
@@ -64,7 +64,7 @@ def sliced(source: str, tree: ast.AST | None, min_lines: int | None,
     limit = 10**9 if imported else (SLICE_MIN_LINES if min_lines is None else min_lines)
     length = source.count("\n")
     if length < min(limit, by_component) or not isinstance(tree, ast.Module):
-        # No tree: Python cannot parse the file, and libcst reports what is wrong with it.
+        # No tree: Python cannot parse the file, and the engine reports what is wrong with it.
         return source, None, None
     if length >= by_component:
         # Test files: hundreds of methods sharing nothing but imports. The walk that

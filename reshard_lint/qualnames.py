@@ -2,7 +2,7 @@
 
 Imports bind names to qualified names as the analysis walks the file (``import
 jax.sharding as shd``, ``from jax import device_put as dp``), so aliases resolve
-without libcst's whole-file scope metadata; this table folds the several public
+without a whole-file scope analysis; this table folds the several public
 spellings of one function into one key.
 """
 

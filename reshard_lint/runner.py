@@ -1,6 +1,6 @@
 """Running the engine over many files: discovery, cache, worker processes.
 
-Nothing here imports libcst (or the rules, which import it) unless a file actually
+Nothing here imports the engine (or the rules, which import it) unless a file actually
 needs the engine: a warm run over an unchanged tree reads, hashes and prints.
 """
 
@@ -38,7 +38,7 @@ BUILTIN_CODES: dict[str, dict[str, Any]] = {
                "summary": "The file could not be read or decoded, so it was not checked."},
 }
 # Candidates left when the gate ends are shared with the workers from this many lines:
-# a worker then imports libcst (~0.3 s) and holds a tree of its own (~20 KB a line).
+# a worker then imports the engine and holds a tree of its own.
 MIN_SHARED_LINES = 4_000
 
 
@@ -111,7 +111,7 @@ def noqa_unknown(text: str, known: Sequence[str]) -> list[tuple[int, str]]:
 def rule_table(cache_dir: str | None = None) -> list[dict[str, Any]]:
     """Code, name, summary, fix safety, severity and options of every rule.
 
-    Served from the cache when it has it (the rule modules import libcst).
+    Served from the cache when it has it (the rule modules import the analysis).
     """
     from .cache import load_rules, save_rules
 
@@ -242,7 +242,7 @@ def _engine(settings: Mapping[str, object]) -> Any:
     from .engine import engine_for
 
     _ENGINE = engine_for(settings)
-    freeze_imports()  # libcst's module objects out of every later full collection
+    freeze_imports()  # the engine's module objects out of every later full collection
     return _ENGINE
 
 
@@ -270,7 +270,7 @@ def gate_interfaces(path: str, deps: Mapping[str, str]) -> dict[str, str]:
 
 
 def _gate(item: Item) -> tuple[Any, ...]:
-    """Phase one, without libcst: does the file get past the prefilter and the ast gate?
+    """Phase one, without the engine: does the file get past the prefilter and the ast gate?
     A long file that does is prepared here, where its tree and its units' gate facts are
     (prepared.py): the process that analyses it then parses only the slice."""
     from . import newer_syntax
@@ -290,7 +290,7 @@ def _gate(item: Item) -> tuple[Any, ...]:
                 try:
                     tree = newer_syntax.parse(text)
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
-                    return index, True, Prepared(text, None, None)  # libcst says what is wrong
+                    return index, True, Prepared(text, None, None)  # the engine says what is wrong
                 if needs_engine(text, tree, imported):
                     # Always a Prepared: the engine slices one it is not given without them.
                     return index, True, prepare(text, tree, None, imported)
@@ -469,7 +469,7 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
         # reads the rest and then analyses the candidates found so far.
         items = gate_and_analyse(workers, candidates(), _gate, analyse_here, reject)
         # What is left when the gate ends is shared with the workers, unless it is less
-        # than a worker's libcst import is worth. The workers take the smallest files
+        # than a worker's import of the engine is worth. The workers take the smallest files
         # first and this process the largest, so that the long files start early and the
         # two largest trees are not held at the same time.
         lines = sum(item[1].count("\n") for item in items)

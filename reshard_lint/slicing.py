@@ -1,6 +1,6 @@
-"""For very long files: give libcst only the top-level statements the analysis can use.
+"""For very long files: build the tree of only the top-level statements the analysis can use.
 
-libcst holds about 16 KB per line of code and parses at ~5,000 lines a second, so a
+libcst held about 16 KB per line of code and parsed at ~5,000 lines a second, so a
 200,000-line generated file costs minutes and gigabytes. Most of such a file cannot
 matter: the analysis only follows names from statements that build devices, meshes,
 shardings or arrays to statements that use them. This module selects, with the ast

@@ -133,7 +133,7 @@ class Classes:
     def _attribute_sites(self, cls: cst.ClassDef) -> dict[str, int]:
         """How many statements assign each ``self.attr`` in the class's methods.
 
-        A statement walk, not a libcst visitor: visitors rebuild nodes and cost as much
+        A statement walk, not a visitor over every node: such a walk costs as much
         as the parse.
         """
         sites: dict[str, int] = {}

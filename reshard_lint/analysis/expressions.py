@@ -29,7 +29,7 @@ _SIZES = frozenset({"shape", "ndim", "size"})
 
 
 class Expressions:
-    """The ``eval_*`` methods of the interpreter, one per libcst expression node."""
+    """The ``eval_*`` methods of the interpreter, one per expression node (syntax/nodes.py)."""
 
     def eval(self, node: Optional[cst.BaseExpression], scope: Scope) -> Value:
         if node is None:
@@ -79,14 +79,14 @@ class Expressions:
 
     def eval_Integer(self, node: cst.Integer, scope: Scope) -> Value:
         try:
-            v = int(node.value, 0)  # what Python reads; libcst's evaluated_value compiles it
+            v = int(node.value, 0)  # what Python reads from the literal's text
         except ValueError:  # "007" and the like
             v = int(node.evaluated_value)
         return IntVal(lambda _m, v=v: v, literal=v)
 
     def eval_SimpleString(self, node: cst.SimpleString, scope: Scope) -> Value:
         text = node.value
-        # A plain 'x' or "x" needs no literal_eval (which libcst's evaluated_value runs).
+        # A plain 'x' or "x" needs no literal_eval.
         if len(text) >= 2 and text[0] in "'\"" and text[-1] == text[0] and "\\" not in text \
                 and not text.startswith(("'''", '"""')):
             return ConstVal(text[1:-1])

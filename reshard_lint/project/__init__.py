@@ -1,7 +1,7 @@
 """The project layer: where a project's modules are and which of them import which.
 
 Beside the analysis package, not inside it: it reads files and Python's tree (never
-libcst) and knows nothing of devices or meshes. ``roots`` finds the project root and its
+the analysis's) and knows nothing of devices or meshes. ``roots`` finds the project root and its
 import roots, ``modules`` maps dotted names to the project's files and back, ``imports``
 reads what a module imports from the project, ``graph`` follows those imports across
 the project without looping on cycles. Installed packages are never part of a project:

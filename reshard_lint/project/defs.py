@@ -12,7 +12,7 @@ callers that have a mesh of their own pass the gate by it. A body the text canno
 (a column-0 line inside a string) ends early: the function may then not count, which
 loses a finding, never adds one; the engine asks the same test, so it agrees.
 
-Standard library only: the gate runs where libcst is not imported.
+Standard library only: the gate runs where the engine is not imported.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ tell whether it is bound.
 
 Both sides read the same shape: the gate from the text (``guarded_text``: the blocks'
 lines, dedented one level, for imported.py's column-0 binding scan), the summary from
-Python's tree (``guarded_names``). Standard library only: the gate runs without libcst.
+Python's tree (``guarded_names``). Standard library only: the gate runs without the engine.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from project modules that those modules may bind, at module level, to a value bu
 from devices (what the analysis follows across modules), directly or re-exported, so
 that such a file goes to the engine whole. It says yes too often (an assignment the
 text cannot place, a word in a value), never no to a name the analysis could resolve;
-the standard library only: the gate runs where libcst is not imported.
+the standard library only: the gate runs where the engine is not imported.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ changed computes its parts from the new text, the summary part by an ``ast`` par
 The modules a module imports in turn are dependencies of the importer's result of their
 own, each checked by its own interface.
 
-Standard library only: a warm run decides here without importing libcst.
+Standard library only: a warm run decides here without importing the engine.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ can reach through it, every other body blanked out.
 Blanking keeps every line's number and every kept node's column (``pass``, then empty
 lines), so messages point into the real file. Only module-level values, and the
 functions and classes importers call (defs.py), are exported: a 2,000-line module of
-helpers then costs libcst and the interpreter its module-level lines, and a
+helpers then costs the tree and the interpreter its module-level lines, and a
 1,500-line class an importer constructs costs its ``__init__`` and the methods that
 build device values.
 """

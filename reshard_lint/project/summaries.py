@@ -1,6 +1,6 @@
 """What a project module exports to the files that import it: its module-level values.
 
-A summary is the module analysed once (libcst, the same interpreter) for the values its
+A summary is the module analysed once (the same interpreter) for the values its
 module body leaves bound: device lists, meshes, shardings, arrays placed on them, and
 tuples of these; and, in the summary an importer asks for when it calls one, the
 functions and classes whose bodies build device values (defs.py). A name bound at more

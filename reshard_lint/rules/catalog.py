@@ -1,7 +1,7 @@
 """The rules' codes, names and summaries, read from their modules' source.
 
-Importing the rules imports libcst (about 0.4 s and 15 MB), and `check` needs the
-table before it starts worker processes that should never hold libcst: reading the
+Importing the rules imports the analysis, and `check` needs the table before it
+starts worker processes that should not hold it before they need it: reading the
 class attributes with Python's own parser costs about 30 ms. A rule whose metadata
 is not plain literals (options, a computed summary) makes this give up, and the
 caller imports the rules instead; a test holds the two tables equal.
