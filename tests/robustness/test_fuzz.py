@@ -20,6 +20,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -206,3 +208,13 @@ def test_identifier_newer_than_this_pythons_unicode_is_a_parse_error() -> None:
     # Python side then raised CSTValidationError out of lint_source.
     result = ENGINE.lint_source("\U0002ebf0\n", "fuzz.py", force=True)
     assert [d.code for d in result.diagnostics] == ["RSH001"]
+
+
+@pytest.mark.parametrize("shape", ["+", "lambda"])
+def test_chains_just_under_the_nesting_guard_are_analysed(shape: str) -> None:
+    # The guard (nesting.py) lets 1,000 deep through: the tree is built and analysed
+    # under the engine's recursion limit (a 990-deep chain raised RecursionError once).
+    body = "lambda: " * 990 + "a" if shape == "lambda" else "+".join(["a"] * 990)
+    source = f"import jax\nfrom jax.sharding import Mesh\nx = {body}\nm = Mesh(jax.devices()[::-1], ('x',))\n"
+    result = ENGINE.lint_source(source, "fuzz.py", force=True)
+    assert [(d.code, d.line) for d in result.diagnostics] == [("RSH102", 4)]
