@@ -8,6 +8,7 @@ from ..crossing import (PUT_KINDS, array_label, fix_hint, pairs, rebuild_on_own_
                         report, sides)
 from ..diagnostic import Diagnostic
 from ..analysis.events import Transfer
+from ..analysis.partition import spec_axes
 from .base import Grounding, Invalid, Outcome, Rule, Valid
 
 _HEAD = """\
@@ -28,7 +29,7 @@ class ReorderedPut(Rule):
     fix_safety = "unsafe"
     severity = "warning"
     events = (Transfer,)
-    what = 'Flags the same calls as RSH201 when the two meshes hold the **same devices in a different order** (for example a target mesh on `jax.devices()[::-1]`, a transposed device grid or a seeded permutation).'
+    what = 'Flags the same calls as RSH201 when the two meshes hold the **same devices in a different order** (for example a target mesh on `jax.devices()[::-1]`, a transposed device grid or a seeded permutation) and the array is split over a mesh axis by a literal `PartitionSpec`. A replicated array (`P()`) and an array whose layout the analysis does not know stay silent: JAX relabels a replicated array\'s buffers instead of permuting them.'
     why = 'JAX accepts the move but takes its different-device-order reshard: every shard is permuted, about a full copy of the array, over the network when the devices are on several hosts (on 8 CPU devices a reversed 256 MB `device_put` took ~205 ms against ~140 ms, plus ~200 ms of compile). It is almost always an accident of how the second mesh was built.'
     fix_text = "Unsafe. Same as RSH201: the target is rebuilt on the array's own mesh when its spec can be written at the call, so the result keeps the array's device order instead of the order the code asked for. Applied only with `--unsafe-fixes`."
     platforms_text = "Compares device order on each target platform (`platforms`, default TPU, GPU and CPU): besides orders written in the code, it fires where two ordinary builders agree on CPU but not on multi-host TPU (`jax.make_mesh((16,))`, `jax.make_mesh((4, 4))` and `np.array(jax.devices())` are three orders there; `sorted(devs, key=lambda d: d.id)` is not enumeration order there), and the message says 'on multi-host TPU' and what orders each side. The TPU orders are checked against JAX's own builders on mock TPU topologies; the `jit` failure between two orders is read from JAX's source and observed on CPU with orders written by hand. See [platforms](../platforms.md)."
@@ -40,6 +41,8 @@ class ReorderedPut(Rule):
         ctx = event.ctx
         for pair in pairs(event):
             if pair.src is None or pair.dst is None or ctx.compare(pair.src, pair.dst) != "reordered":
+                continue
+            if not _sharded(pair):
                 continue
             x = array_label(ctx, event, pair)
             msg = (
@@ -194,6 +197,27 @@ data = np.arange(8.0) * 2
 y = jax.device_put(data, NamedSharding(rev, P('x')))
 print(float(y.sum()))
 """),
+        Valid(_HEAD + """
+rev = Mesh(np.array(jax.devices()[::-1]), ('x',))  # RSH102:7
+whole = jax.device_put(np.arange(8.0), NamedSharding(mesh, P()))
+y = jax.device_put(whole, NamedSharding(rev, P()))
+z = jax.device_put(whole, NamedSharding(rev, P('x')))
+print(float(y.sum()), float(z.sum()))
+""", note="A replicated array is relabelled, not permuted: every device holds all of it"),
     )
 
     grounding = Grounding(multi=Outcome("ok", where="all"), single=Outcome("ok"))
+
+
+def _sharded(pair: object) -> bool:
+    """The moved array is split over a mesh axis by a literal spec. A replicated array
+    (``P()``) is not permuted: JAX's different-device-order reshard relabels its
+    buffers (``_different_device_order_reshard``, jax/_src/dispatch.py: no logical
+    device ids when the input is fully replicated); an array of unknown layout may be
+    replicated."""
+    array = pair.array  # type: ignore[attr-defined]
+    spec = array.sharding.spec
+    if array.derived or spec is None:
+        return False
+    axes = spec_axes(spec)
+    return bool(axes)
