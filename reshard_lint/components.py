@@ -177,6 +177,7 @@ def slice_components(source_lines: list[str], tree: ast.Module, counts: SyntaxCo
 # reads devices, meshes, shardings, arrays placed on them, device counts and ids.
 _CARRYING_CALLS = frozenset({
     "devices", "local_devices", "create_device_mesh", "create_hybrid_device_mesh", "Mesh", "make_mesh",
+    "create_mesh", "with_explicit_mesh",
     "AbstractMesh", "get_abstract_mesh", "NamedSharding", "SingleDeviceSharding", "PositionalSharding",
     "GSPMDSharding", "PmapSharding", "device_put", "device_put_replicated", "device_put_sharded",
     "make_array_from_callback", "make_array_from_single_device_arrays", "make_array_from_process_local_data",

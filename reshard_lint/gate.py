@@ -21,7 +21,7 @@ from .prefilter import prefilter
 _FRESH_CALLS = frozenset({"devices", "local_devices"})  # device lists in enumeration order
 _DEVICE_CALLS = _FRESH_CALLS | {"create_device_mesh", "create_hybrid_device_mesh"}
 _DEVICE_ATTRS = frozenset({"devices", "device_set"})
-_MESH_CTORS = frozenset({"Mesh", "make_mesh"})
+_MESH_CTORS = frozenset({"Mesh", "make_mesh", "create_mesh", "with_explicit_mesh"})
 # Calls and attributes that can reorder a device list.
 _REORDERS = frozenset({"reversed", "flip", "fliplr", "flipud", "roll", "transpose", "swapaxes",
                        "moveaxis", "permutation", "shuffle", "sample", "sorted", "choice", "list"})
@@ -185,7 +185,7 @@ def gate_facts(tree: ast.AST, owner: str | None = None) -> GateFacts:
     sources = facts.sources
     functions, inner, helpers = facts.functions, facts.inner, facts.helpers
     # Decorators of module-level functions and methods run once, where the function is
-    # defined: a mesh built in a decorator's arguments is one however often it runs.
+    # defined: @jtu.with_explicit_mesh(...) makes one mesh however often the test runs.
     defining: set[int] = set()
     owners: dict[int, str] = {}  # a class's members -> the class
     Call, Attribute, Subscript = ast.Call, ast.Attribute, ast.Subscript

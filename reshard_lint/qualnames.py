@@ -26,6 +26,9 @@ _ALIASES: dict[str, str] = {
     "jax.make_mesh": "jax.make_mesh",
     "jax.sharding.make_mesh": "jax.make_mesh",
     "jax._src.sharding_impls.make_mesh": "jax.make_mesh",
+    # jax's own test helper (``from jax._src import test_util as jtu``), models/meshes.py
+    "jax._src.test_util.create_mesh": "jax._src.test_util.create_mesh",
+    "jax._src.test_util.with_explicit_mesh": "jax._src.test_util.with_explicit_mesh",
     "jax.experimental.mesh_utils.create_device_mesh": "create_device_mesh",
     "jax._src.mesh_utils.create_device_mesh": "create_device_mesh",
     "jax.experimental.mesh_utils.create_hybrid_device_mesh": "create_hybrid_device_mesh",

@@ -143,12 +143,14 @@ def test_random_split_is_no_device_id() -> None:
 # One mesh each, and nothing a rule reads beside it: no finding is possible, so the
 # file never reaches libcst (on jax's tests these were most of what the gate let through).
 ONE_MESH = {
-    "a decorator's mesh, with a helper the function passes around": (
+    "a decorator's mesh, with a helper the test passes around": (
+        "from jax._src import test_util as jtu\n"
         "class T:\n"
-        "    @functools.partial(jax.jit, out_shardings=NamedSharding(jax.make_mesh((8,), ('x',)), P()))\n"
-        "    def step(self, x):\n"
+        "    @jtu.with_explicit_mesh((2,), 'x')\n"
+        "    def test(self, mesh):\n"
+        "        x = jax.device_put(np.arange(8), P('x'))\n"
         "        def f(v):\n            return v * 2\n"
-        "        return jax.vmap(f)(x) + jax.checkpoint(f)(x)\n"),
+        "        return jax.jit(f)(x), jax.vmap(f)(x)\n"),
     "a mesh beside a helper called twice that builds none": (
         "def run():\n"
         "    mesh = jax.make_mesh((8,), ('x',))\n"
@@ -179,12 +181,14 @@ def test_one_mesh_stops_at_the_gate(name: str) -> None:
 # Their look-alikes with a finding get through: a second mesh in the decorated test, a
 # fetch of a sharded array with NumPy, an array on one device under the context mesh.
 SECOND_SOURCE = {
-    "a second mesh beside the decorator's": (
-        "mesh = jax.make_mesh((8,), ('x',))\n"
-        "@functools.partial(jax.jit, out_shardings=NamedSharding(mesh, P('x')))\n"
-        "def step(v):\n    return v * 2\n"
-        "small = jax.make_mesh((2,), ('x',))\n"
-        "y = jax.device_put(step(np.arange(8)), NamedSharding(small, P()))\n", ["RSH201"]),
+    "a second mesh under the decorator": (
+        "from jax._src import test_util as jtu\n"
+        "class T:\n"
+        "    @jtu.with_explicit_mesh((8,), 'x')\n"
+        "    def test(self, mesh):\n"
+        "        x = jax.device_put(np.arange(8), P('x'))\n"
+        "        small = jtu.create_mesh((2,), ('x',))\n"
+        "        return jax.device_put(x, NamedSharding(small, P()))\n", ["RSH201"]),
     "np.array of an array on the mesh": (
         "jax.distributed.initialize()\n"
         "mesh = jax.make_mesh((jax.device_count(),), ('x',))\n"

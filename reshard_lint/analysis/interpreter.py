@@ -35,7 +35,8 @@ from .reasons import CONTAINER
 from .scope import Scope, block, count_bindings, names_in_target, with_rebound
 from .valueops import dotted, element, expects_error, ordered
 from .values import (
-    UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, JitVal, MeshContextVal, MeshVal, HostVal,
+    UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, JitVal, MeshContextVal, MeshDecoratorVal,
+    MeshVal, HostVal,
     PartialVal, QualVal, SeqVal, ShardingVal, TransformVal, Value, unknown, unknown_from,
 )
 from ..qualnames import canonical
@@ -262,6 +263,8 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
         func: Value = fn
         for dec in reversed(stmt.decorators):
             d = self.eval(dec.decorator, scope)
+            if isinstance(d, MeshDecoratorVal):
+                fn.context = d.context
             func = self.apply_decorator(d, func, dec.decorator)
         scope.vars[stmt.name.value] = func
         self.pending.append((fn, scope, self_val))
@@ -317,14 +320,22 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
             # A static or class method: its call sites bind the parameters differently.
             for p in params:
                 scope.vars[p] = unknown(NO_CALL_SITE)
-        shared = self.callsites.context(func)
-        if shared is not None and shared[0] is not self.context_mesh:
-            # Every call runs it under one context mesh (a jitted function traced there,
-            # a helper called there): its bare PartitionSpecs place on that mesh. Its
-            # operations meet the context at the call (contextmesh.jit_call), so no
-            # context site here, as for a lambda run at its call.
-            self.context_mesh, self.mesh_context = shared
-            self.context_site = UNKNOWN
+        if func.context is not None:
+            # Run by its decorator under jax.set_mesh(mesh), given mesh=mesh.
+            self.context_mesh = func.context.mesh
+            self.context_site = func.context
+            self.mesh_context = True
+            if "mesh" in params:
+                scope.vars["mesh"] = func.context.mesh
+        else:
+            shared = self.callsites.context(func)
+            if shared is not None and shared[0] is not self.context_mesh:
+                # Every call runs it under one context mesh (a jitted function traced there,
+                # a helper called there): its bare PartitionSpecs place on that mesh. Its
+                # operations meet the context at the call (contextmesh.jit_call), so no
+                # context site here, as for a lambda run at its call.
+                self.context_mesh, self.mesh_context = shared
+                self.context_site = UNKNOWN
         if isinstance(fn, cst.Lambda):  # bound to a name (_name_lambda)
             self.eval(fn.body, scope)
             return

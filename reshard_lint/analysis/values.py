@@ -308,6 +308,8 @@ class FuncVal(Value):
     # The name a lambda is bound to (``put = lambda x: ...``): its calls are counted and
     # its body runs as a def's does.
     name: Optional[str] = None
+    # A decorator runs it under jax.set_mesh and passes that mesh as ``mesh=``.
+    context: Optional["MeshContextVal"] = None
 
 
 @dataclass(eq=False)
@@ -330,6 +332,14 @@ class MeshContextVal(Value):
 
     mesh: MeshVal
     node: Optional[cst.CSTNode] = None  # the set_mesh call, for messages
+
+
+@dataclass(eq=False)
+class MeshDecoratorVal(Value):
+    """A decorator that runs the function under ``jax.set_mesh(context.mesh)`` and passes
+    that mesh as the ``mesh`` keyword (jax's test helper ``jtu.with_explicit_mesh``)."""
+
+    context: MeshContextVal
 
 
 PATHS = "a name bound differently on different paths (branches, loops, handlers)"

@@ -16,7 +16,7 @@ import pytest
 
 from reshard_lint.analysis import devices as dv
 
-from .topologies import CPUS, GPUS, TPUS, create_device_mesh, key, make_mesh, shapes
+from .topologies import CPUS, GPUS, TPUS, create_device_mesh, ids, key, make_mesh, shapes
 
 pytest.importorskip("jax")
 
@@ -161,3 +161,25 @@ def test_cpu_builders_keep_the_given_order(topo) -> None:
     assert _model("cpu", _builder((topo.n,)), _natural, topo.n) == "same"
     assert _model("cpu", reversed_builder, _natural, topo.n) == "reordered"
     assert _model("cpu", _by_id, _natural, topo.n) == "same"
+
+
+@pytest.mark.parametrize("topo", (*TPUS, *GPUS, *CPUS), ids=lambda t: t.name)
+def test_jax_test_util_create_mesh_is_make_mesh(topo, monkeypatch) -> None:
+    """jax's test helper ``jtu.create_mesh(shape, names)``, which the analysis reads as
+    ``jax.make_mesh(shape, names)`` (models/meshes.py), gives the same devices in the same
+    order on the job's devices; with fewer devices than the shape it skips the test."""
+    from jax._src import test_util as jtu
+    from jax._src import xla_bridge
+
+    monkeypatch.setattr(xla_bridge, "devices", lambda *args, **kwargs: list(topo.devices))
+    checked = 0
+    for shape in shapes(topo.n, 2):
+        expected = make_mesh(shape, topo.devices)
+        if expected is None:
+            continue
+        names = tuple(f"a{i}" for i in range(len(shape)))
+        assert ids(jtu.create_mesh(shape, names).devices) == expected, shape
+        checked += 1
+    assert checked
+    with pytest.raises(Exception, match="requires"):  # unittest.SkipTest
+        jtu.create_mesh((2 * topo.n,), ("x",))

@@ -32,5 +32,6 @@ def handles(*names: str) -> Callable[[Handler], Handler]:
 
 
 from . import (  # noqa: E402,F401 (register)
-    builtins, commitments, devices, fetches, host, meshes, numpy, randomness, shard_map, transfers, transforms,
+    builtins, commitments, devices, fetches, host, meshes, numpy, randomness, shard_map, test_util,
+    transfers, transforms,
 )

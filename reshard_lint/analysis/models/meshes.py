@@ -87,10 +87,15 @@ def _physical(an: Analyzer, call: Call, node: cst.Call, shape_v: Value, devs: Va
 
 @handles("jax.make_mesh")
 def _make_mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
-    shape_v = call.arg(0, "axis_shapes")
     given = call.given(-1, "devices")
-    d = _physical(an, call, node, shape_v, call.arg(-1, "devices"), given)
-    mesh = MeshVal(devices=d, node=node, ctor="jax.make_mesh", sizes=d.sizes, name=an.name_for(node))
+    return make_mesh_value(an, call, node, call.arg(0, "axis_shapes"), call.arg(-1, "devices"), given)
+
+
+def make_mesh_value(an: Analyzer, call: Call, node: cst.Call, shape_v: Value, devs: Value, given: bool,
+                    name: Optional[str] = None) -> MeshVal:
+    """The mesh jax.make_mesh builds for this shape (and the devices given, if any)."""
+    d = _physical(an, call, node, shape_v, devs, given)
+    mesh = MeshVal(devices=d, node=node, ctor="jax.make_mesh", sizes=d.sizes, name=name or an.name_for(node))
     an.ctx.mesh_roots.add(id(d.fn))
     an.emit(MeshBuilt(node=node, ctx=an.ctx, mesh=mesh))
     return mesh
