@@ -1,5 +1,6 @@
-"""Code written for Python 3.12 (PEP 695 type parameters) gets a tree on older Pythons too:
-the gate and the slicing see it, and the findings stay where they were."""
+"""Code written for Python 3.12 (PEP 695 type parameters, PEP 701 f-strings) gets a tree on
+older Pythons too: the gate, the slicing and the analysis see it, and the findings stay
+where they were."""
 
 from __future__ import annotations
 
@@ -97,3 +98,33 @@ def test_the_command_reports_a_generic_file_like_any_other(tmp_path: Path) -> No
     assert proc.returncode == 1, proc.stdout + proc.stderr
     lines = [line for line in proc.stdout.splitlines() if ": RSH" in line]
     assert len(lines) == 1 and lines[0].startswith(f"{tmp_path / 'bug.py'}:14:12: RSH201"), proc.stdout
+
+
+PEP701 = (
+    'import jax\n'
+    'from jax.sharding import Mesh\n'
+    'errors = ["a"]\n'
+    'report = f\'Found:\\n{"\\n".join(errors)}\'\n'
+    'nested = f"{f"{f"{1}"}"}"\n'
+    'kept = f"{errors[0]!r:>{8}}" "tail"\n'
+    'm = Mesh(jax.devices()[::-1], ("x",))\n'
+)
+
+
+def test_pep701_fstrings_are_blanked_in_place_and_the_rest_kept() -> None:
+    blanked = newer_syntax.without_new_fstrings(PEP701)
+    assert blanked is not None and len(blanked) == len(PEP701)
+    assert blanked.splitlines()[5] == PEP701.splitlines()[5]  # Python 3.11 parses that one
+    assert blanked.splitlines()[3].startswith('report = "') and blanked.splitlines()[3].rstrip().endswith('"')
+    tree = ast.parse(blanked)
+    assert [type(s).__name__ for s in tree.body] == ["Import", "ImportFrom", "Assign", "Assign", "Assign",
+                                                     "Assign", "Assign"]
+
+
+def test_a_file_with_pep701_fstrings_is_analysed() -> None:
+    result = Engine().lint_source(PEP701, "f.py", force=True)
+    assert [(d.code, d.line, d.col) for d in result.diagnostics] == [("RSH102", 7, 4)]
+
+
+def test_an_unclosed_fstring_is_left_to_the_parse_error() -> None:
+    assert newer_syntax.without_new_fstrings('x = f"{a\n') is None
