@@ -162,3 +162,23 @@ def test_fixtures_and_examples() -> None:
     texts += [ex.code for r in all_rules() for ex in r.examples]
     for text in texts:
         _check(text)
+
+
+class _NewerExpression(ast.expr):
+    """An expression type this Python's ast does not have (a template string of 3.14)."""
+
+    _fields = ("value",)
+
+
+def test_an_expression_of_a_newer_python_is_opaque_and_keeps_what_it_reads() -> None:
+    text = "import jax\nx = f(jax.devices()[::-1])\n"
+    tree = ast.parse(text)
+    call = tree.body[1].value  # type: ignore[attr-defined]
+    newer = _NewerExpression(value=call.args[0])
+    ast.copy_location(newer, call)
+    newer.end_lineno, newer.end_col_offset = call.end_lineno, call.end_col_offset
+    tree.body[1].value = newer  # type: ignore[attr-defined]
+    module = build(tree, text)
+    value = module.body[1].body[0].value  # type: ignore[attr-defined]
+    assert isinstance(value, ours.OtherExpression) and value._span[:4] == (2, 4, 2, 26)
+    assert [type(p).__name__ for p in value.parts] == ["Subscript"]

@@ -32,7 +32,11 @@ class Expressions(Placing):
         t = type(e)
         if t is ast.Tuple or t is ast.GeneratorExp:
             return self.inside(self._expr[t](e), e)
-        node = self.at(self._expr[t](e), e)
+        handler = self._expr.get(t)
+        if handler is None:  # a newer Python's expression
+            parts = [self.expr(c) for c in ast.iter_child_nodes(e) if isinstance(c, ast.expr)]
+            return self.at(n.OtherExpression(parts), e)
+        node = self.at(handler(e), e)
         line, col = node._span[0], node._span[1]
         if col and self.lines[line - 1][col - 1] in "( \t":  # else no parenthesis of its own
             outer = self.t.expand(*node._span[:4])

@@ -265,6 +265,9 @@ _SPEC = {
     "DictComp": (BaseComp, "key value for_in"),
     "CompFor": (CSTNode, "target iter ifs inner_for_in asynchronous"),
     "CompIf": (CSTNode, "test"),
+    # An expression of a newer Python than the builder knows (a template string of 3.14):
+    # the expressions inside it, so that the names it reads are read; its value is unknown.
+    "OtherExpression": (BaseExpression, "parts"),
 }
 _OPERATORS = {
     BaseBinaryOp: "Add Subtract Multiply Divide FloorDivide Modulo Power MatrixMultiply LeftShift "
