@@ -199,8 +199,7 @@ class Engine:
                 line_map: list[int] | None = None, observer: Observer | None = None,
                 python_tree: ast.Module | None = None, parsed_text: str | None = None,
                 cancelled: Callable[[], bool] | None = None,
-                call_counts: "SyntaxCounts | None" = None, lazy_tree: bool = False,
-                project: Any = None) -> list[Diagnostic]:
+                call_counts: "SyntaxCounts | None" = None, project: Any = None) -> list[Diagnostic]:
         """Diagnostics for a parsed module; ``observer`` also sees every transfer event and
         the diagnostic anchored at each call (``reshard-lint coverage``)."""
         from .analysis import Analyzer
@@ -211,7 +210,6 @@ class Engine:
         ctx = FileContext(module, source, path, self.settings, line_map)
         ctx.python_tree = python_tree
         ctx.parsed_text = parsed_text
-        ctx.lazy_tree = lazy_tree and python_tree is None
         ctx.call_counts = call_counts
         ctx.project = project  # project/view.py FileView: values imported from the project's modules
         # anchor node id -> (priority, diagnostic): one diagnostic per call, the most specific.

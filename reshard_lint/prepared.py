@@ -21,10 +21,6 @@ class Prepared:
     text: str  # what the analysis reads (syntax/build.py builds its tree)
     line_map: list[int] | None  # line of ``text`` -> line of the file; None: the whole file
     counts: SyntaxCounts | None  # the whole file's, when units were left out
-    # Python parsed the file and no kept statement nests too deeply for the engine: the
-    # process that parses the slice needs no Python tree of it before the analysis (it
-    # parses one only for positions or call counts, when it needs them).
-    shallow: bool = False
     # It reads device values from the project's modules: analysed in the process that
     # keeps the run's module summaries (runner.py), so that each is made once.
     imports_project: bool = False
@@ -36,12 +32,7 @@ def prepare(source: str, tree: ast.AST | None, min_lines: int | None = None,
     overrides when a file is long enough to slice; ``imported``: the names it imports
     from its project that may hold device values (project/imported.py)."""
     text, line_map, counts = sliced(source, tree, min_lines, imported)
-    shallow = False
-    if line_map is not None and isinstance(tree, ast.Module):
-        from .nesting import too_deep
-
-        shallow = too_deep(source, tree, set(line_map)) is None
-    return Prepared(text, line_map, counts, shallow, bool(imported))
+    return Prepared(text, line_map, counts, bool(imported))
 
 
 def sliced(source: str, tree: ast.AST | None, min_lines: int | None,
