@@ -27,10 +27,13 @@ class Placing:
         self.text = text
         self.lines = lines  # the text's lines, without their line breaks
         self.tag = tag
-        self.t = Text(lines)
-        self.col = self.t.col
+        self.t = Text(text, lines)
+        self.col = _same if self.t.ascii else self.t.col
 
     def at(self, node: n.CSTNode, src: Any) -> Any:
+        if self.t.ascii:
+            node._span = (src.lineno, src.col_offset, src.end_lineno, src.end_col_offset, self.tag)
+            return node
         col = self.col
         node._span = (src.lineno, col(src.lineno, src.col_offset), src.end_lineno,
                       col(src.end_lineno, src.end_col_offset), self.tag)
@@ -90,3 +93,7 @@ class Placing:
         start = found if found >= 0 else col
         return self.spanned(n.Name(name), line, start, line, start + len(name))
 
+
+def _same(line: int, offset: int) -> int:
+    """An ASCII text's column: the byte offset itself."""
+    return offset

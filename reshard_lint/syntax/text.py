@@ -17,11 +17,13 @@ Pos = tuple[int, int]  # line (from 1), column (characters)
 
 
 class Text:
-    __slots__ = ("lines", "_ascii")
+    __slots__ = ("lines", "_ascii", "ascii")
 
-    def __init__(self, lines: list[str]) -> None:
+    def __init__(self, text: str, lines: list[str]) -> None:
         self.lines = lines
         self._ascii: dict[int, bool] = {}
+        # Most files are ASCII: then every byte offset is a column, and no line is asked.
+        self.ascii = text.isascii()
 
     def col(self, line: int, offset: int) -> int:
         """Python's byte offset on ``line`` as a character column."""
@@ -84,9 +86,12 @@ class Text:
         opening parenthesis of a call, whose first argument this is)."""
         while True:
             text = self.lines[line - 1]
-            if col and text[col - 1] not in "( \t":
-                break  # the common case: no parenthesis, no blank before
-            p = self.prev_sig(line, col)
+            j = col - 1
+            while j >= 0 and text[j] in " \t\x0c":
+                j -= 1
+            if j >= 0 and text[j] != "(":
+                break  # the common case: something else before it on its line
+            p = (line, j) if j >= 0 else self.prev_sig(line, 0)
             if p is None or self.char(p) != "(" or (floor is not None and p <= floor):
                 break
             q = self.next_sig(end_line, end_col)
