@@ -138,36 +138,24 @@ class Engine:
             what = exc.msg
             if "too many nested" in what or "too deeply nested" in what:
                 what = f"nesting too deep: {what}"
-            msg = f"could not parse the file: {what} (line {line}, column {max(exc.offset or 1, 1)})"
-            result.error = msg
-            result.diagnostics = [Diagnostic(PARSE_ERROR, line, 0, msg)]
-            return result
+            return _failed(result, PARSE_ERROR, line,
+                           f"could not parse the file: {what} (line {line}, column {max(exc.offset or 1, 1)})")
         except UnicodeError as exc:
             # Text from an editor or stdin may hold lone surrogates; no file decoded by
             # sources.decode does.
-            msg = f"could not parse the file: not valid Unicode text ({exc.reason} at character {exc.start})"
-            result.error = msg
-            result.diagnostics = [Diagnostic(PARSE_ERROR, 1, 0, msg)]
-            return result
+            return _failed(result, PARSE_ERROR, 1, "could not parse the file: not valid Unicode text "
+                                                  f"({exc.reason} at character {exc.start})")
         except ValueError as exc:  # a NUL byte
-            msg = f"could not parse the file: {exc}"
-            result.error = msg
-            result.diagnostics = [Diagnostic(PARSE_ERROR, 1, 0, msg)]
-            return result
+            return _failed(result, PARSE_ERROR, 1, f"could not parse the file: {exc}")
         except (RecursionError, MemoryError):
             python_tree = None  # Python's parser gave up on the nesting: where, below
         deep = too_deep(source, python_tree)
         if deep is not None:
             # The analysis recurses through the tree: bounded before it starts.
-            msg = f"could not parse the file: nesting too deep: {deep[1]}"
-            result.error = msg
-            result.diagnostics = [Diagnostic(PARSE_ERROR, at(deep[0]), 0, msg)]
-            return result
+            return _failed(result, PARSE_ERROR, at(deep[0]),
+                           f"could not parse the file: nesting too deep: {deep[1]}")
         if python_tree is None:
-            msg = "could not parse the file: nesting too deep for Python's parser"
-            result.error = msg
-            result.diagnostics = [Diagnostic(PARSE_ERROR, 1, 0, msg)]
-            return result
+            return _failed(result, PARSE_ERROR, 1, "could not parse the file: nesting too deep for Python's parser")
         # too_deep() bounds nesting at a depth the builder's and the analyzer's recursion
         # handle within this limit; Python's default of 1000 frames is reached by depth ~400.
         _check(cancelled)
@@ -184,13 +172,10 @@ class Engine:
         except Cancelled:
             raise
         except RecursionError:
-            msg = "could not analyse the file: expressions nested too deeply"
-            result.error = msg
-            result.diagnostics = [Diagnostic(INTERNAL_ERROR, 1, 0, msg)]
+            _failed(result, INTERNAL_ERROR, 1, "could not analyse the file: expressions nested too deeply")
         except Exception as exc:  # noqa: BLE001 - a linter bug must not stop the run
-            msg = f"internal error while analysing the file: {type(exc).__name__}: {exc}"
-            result.error = msg
-            result.diagnostics = [Diagnostic(INTERNAL_ERROR, 1, 0, msg)]
+            _failed(result, INTERNAL_ERROR, 1,
+                    f"internal error while analysing the file: {type(exc).__name__}: {exc}")
         finally:
             sys.setrecursionlimit(old_limit)
         return result
@@ -255,6 +240,13 @@ class Engine:
         analyzer.release()
         diags = [d for _, d in best.values()]
         return sorted(set(diags), key=lambda d: d.sort_key)
+
+
+def _failed(result: FileResult, code: str, line: int, message: str) -> FileResult:
+    """``result`` as a file that could not be parsed or analysed: one diagnostic saying why."""
+    result.error = message
+    result.diagnostics = [Diagnostic(code, line, 0, message)]
+    return result
 
 
 def _parse_or_none(source: str) -> ast.Module | None:

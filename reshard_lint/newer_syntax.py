@@ -119,11 +119,7 @@ def without_new_fstrings(source: str) -> str | None:
         if c not in "'\"":
             i += 1
             continue
-        start = i
-        while start > 0 and source[start - 1] in _PREFIX and i - start < 2:
-            start -= 1
-        if start > 0 and (source[start - 1].isalnum() or source[start - 1] == "_"):
-            start = i  # the end of a name, not a prefix
+        start = _prefix_start(source, i)
         found = _string_end(source, i, "f" in source[start:i].lower())
         if found is None:
             return None
@@ -140,6 +136,17 @@ def without_new_fstrings(source: str) -> str | None:
             chars[end - len(q):end] = q
         i = end
     return source if chars is None else "".join(chars)
+
+
+def _prefix_start(source: str, quote: int) -> int:
+    """Where the literal whose opening quote is at ``quote`` starts: its prefix (``rb``,
+    ``f``) included, unless those letters end a name."""
+    start = quote
+    while start > 0 and source[start - 1] in _PREFIX and quote - start < 2:
+        start -= 1
+    if start > 0 and (source[start - 1].isalnum() or source[start - 1] == "_"):
+        return quote
+    return start
 
 
 def _string_end(source: str, i: int, formatted: bool) -> tuple[int, bool] | None:
@@ -167,10 +174,7 @@ def _string_end(source: str, i: int, formatted: bool) -> tuple[int, bool] | None
         # inside a replacement field
         if c in "'\"":
             newer = newer or source.startswith(quote, j) or c == quote[0]
-            k = j
-            while k > 0 and source[k - 1] in _PREFIX and j - k < 2:
-                k -= 1
-            inner = _string_end(source, j, "f" in source[k:j].lower())
+            inner = _string_end(source, j, "f" in source[_prefix_start(source, j):j].lower())
             if inner is None:
                 return None
             # Python 3.11 takes no backslash anywhere in a field, nested strings included.

@@ -99,8 +99,7 @@ class Expressions(Placing):
         return n.Subscript(self.expr(e.value), elements)
 
     def _parenthesized(self, e: ast.expr) -> bool:
-        text = self.segment((e.lineno, self.col(e.lineno, e.col_offset), e.end_lineno,
-                             self.col(e.end_lineno, e.end_col_offset)))  # type: ignore[arg-type]
+        text = self.source_of(e)
         if not (text.startswith("(") and text.endswith(")")):
             return False
         depth = 0

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from .text import segment
+
 
 class CSTNode:
     __slots__ = ("_span",)
@@ -321,8 +323,4 @@ class Module(CSTNode):  # type: ignore[no-redef]
         """The text of ``node`` with its own parentheses, as libcst generates it (read
         back from the text of the node's own module)."""
         source: Source = node._span[4]
-        line, col, end_line, end_col = source.outer.get(id(node)) or node._span[:4]
-        lines = source.lines
-        if line == end_line:
-            return lines[line - 1][col:end_col]
-        return "\n".join([lines[line - 1][col:], *lines[line:end_line - 1], lines[end_line - 1][:end_col]])
+        return segment(source.lines, *(source.outer.get(id(node)) or node._span[:4]))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import nodes as n
-from .text import Text
+from .text import Text, segment
 
 
 class Placing:
@@ -24,7 +24,6 @@ class Placing:
     _joined: Any  # strings.py: an f-string's parts
 
     def __init__(self, text: str, lines: list[str], tag: n.Source) -> None:
-        self.text = text
         self.lines = lines  # the text's lines, without their line breaks
         self.tag = tag
         self.t = Text(text, lines)
@@ -64,8 +63,11 @@ class Placing:
         node._span = (line, col, end_line, end_col, self.tag)
         return node
 
-    def segment(self, span: tuple[Any, ...]) -> str:
-        return self.t.segment(span[0], span[1], span[2], span[3])
+    def source_of(self, e: Any) -> str:
+        """The text of Python's node ``e``."""
+        col = self.col
+        return segment(self.lines, e.lineno, col(e.lineno, e.col_offset),
+                       e.end_lineno, col(e.end_lineno, e.end_col_offset))
 
     def after(self, prev: n.CSTNode) -> tuple[int, int]:
         """Where a part that starts with a keyword starts for libcst: right after the

@@ -137,9 +137,10 @@ class Statements(Placing):
         if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
             decorators = [self.decorator(d) for d in s.decorator_list]
             col = self.col(s.lineno, s.col_offset)
-            keyword = self.lines[s.lineno - 1].find("def", col)
+            keyword = self.lines[s.lineno - 1].find("def", col)  # the name is after it, never in ``async def``
+            name = self.word(s.name, s.lineno, (keyword if keyword >= 0 else col) + 3)
             node: n.CSTNode = n.FunctionDef(
-                self.word(s.name, s.lineno, (keyword if keyword >= 0 else col) + 3), self.parameters(s.args, s), self.suite(s.body), decorators,
+                name, self.parameters(s.args, s), self.suite(s.body), decorators,
                 self.at(n.Annotation(self.expr(s.returns)), s.returns) if s.returns is not None else None,
                 n.Asynchronous() if t is ast.AsyncFunctionDef else None)
         elif t is ast.ClassDef:

@@ -18,8 +18,7 @@ class Strings(Placing):
             return n.Name(str(v))
         if v is ...:
             return n.Ellipsis()
-        text = self.segment((e.lineno, self.col(e.lineno, e.col_offset), e.end_lineno,
-                             self.col(e.end_lineno, e.end_col_offset)))  # type: ignore[arg-type]
+        text = self.source_of(e)
         if isinstance(v, (str, bytes)):
             return self._string(text, v, e)
         if isinstance(v, int):
@@ -52,27 +51,25 @@ class Strings(Placing):
             if not isinstance(parsed, (ast.JoinedStr, ast.Constant)):
                 built.append(self.spanned(n.FormattedString([]), r0, c0, line + erow - 1, c1))
             elif isinstance(parsed, ast.JoinedStr):
-                joined = parsed
-                for sub in ast.walk(joined):  # placed within the piece, as Python 3.11 places f-strings
+                for sub in ast.walk(parsed):  # placed within the piece, as Python 3.11 places f-strings
                     if hasattr(sub, "lineno"):
                         sub.lineno, sub.end_lineno = r0, r0  # type: ignore[attr-defined]
                         sub.col_offset, sub.end_col_offset = c0, c0  # type: ignore[attr-defined]
-                built.append(self.spanned(self._joined(joined), r0, c0, line + erow - 1, c1))
+                built.append(self.spanned(self._joined(parsed), r0, c0, line + erow - 1, c1))
             else:
                 built.append(self.spanned(n.SimpleString(piece, parsed.value), r0, c0, line + erow - 1, c1))
         node = built[-1]
         for left in reversed(built[:-1]):
-            joined = None
+            value = None
             if isinstance(left, n.SimpleString) and getattr(node, "evaluated_value", None) is not None \
                     and type(left.evaluated_value) is type(node.evaluated_value):
-                joined = left.evaluated_value + node.evaluated_value
-            node = self.between(n.ConcatenatedString(left, node, joined), left, node)
+                value = left.evaluated_value + node.evaluated_value
+            node = self.between(n.ConcatenatedString(left, node, value), left, node)
         return node
 
     def _joined_expr(self, e: ast.JoinedStr) -> n.CSTNode:
         """An f-string, or ``'a' f'{b}'``: a concatenation libcst keeps piece by piece."""
-        text = self.segment((e.lineno, self.col(e.lineno, e.col_offset), e.end_lineno,
-                             self.col(e.end_lineno, e.end_col_offset)))  # type: ignore[arg-type]
+        text = self.source_of(e)
         if not _one_literal(text):
             pieces = _literals(text)
             if len(pieces) > 1:
@@ -122,6 +119,4 @@ def _literals(text: str) -> list[tuple[int, int, int, int, str]]:
                 out.append((srow, scol - (1 if srow == 1 else 0), erow, ecol - (1 if erow == 1 else 0), tok.string))
     except (tokenize.TokenError, SyntaxError):
         return []
-    if len(out) == 1 and out[0][4] == text:
-        return out
     return out

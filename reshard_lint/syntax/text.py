@@ -39,12 +39,6 @@ class Text:
         line = self.lines[pos[0] - 1]
         return line[pos[1]] if pos[1] < len(line) else "\n"
 
-    def segment(self, line: int, col: int, end_line: int, end_col: int) -> str:
-        lines = self.lines
-        if line == end_line:
-            return lines[line - 1][col:end_col]
-        return "\n".join([lines[line - 1][col:], *lines[line:end_line - 1], lines[end_line - 1][:end_col]])
-
     def next_sig(self, line: int, col: int) -> Optional[Pos]:
         """The first character at or after (line, col) that is not a blank, a line
         break, a comment or a line continuation."""
@@ -99,6 +93,13 @@ class Text:
                 break
             line, col, end_line, end_col = p[0], p[1], q[0], q[1] + 1
         return line, col, end_line, end_col
+
+
+def segment(lines: list[str], line: int, col: int, end_line: int, end_col: int) -> str:
+    """The text from (line, col) to (end line, end col), lines joined by ``\n``."""
+    if line == end_line:
+        return lines[line - 1][col:end_col]
+    return "\n".join([lines[line - 1][col:], *lines[line:end_line - 1], lines[end_line - 1][:end_col]])
 
 
 def _code_end(line: str) -> int:
