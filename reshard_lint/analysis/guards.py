@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from ..syntax import nodes as cst
 
-from ..cst_children import children
+from ..syntax.nodes import iter_children as children
 
 # Tests that pin code to some processes, or to a one-process run.
 PROCESS_TEST = re.compile(r"\b(process_index|process_count|host_id|host_count|process_id)\b")

@@ -18,7 +18,7 @@ from typing import Optional
 from ..syntax import nodes as cst
 
 from ..call_counts import TRACES, TREE_MAPS, WRAPPERS, SyntaxCounts
-from ..cst_children import children
+from ..syntax.nodes import iter_children as children
 
 
 def local_counts(fn: cst.FunctionDef) -> Optional[SyntaxCounts]:
