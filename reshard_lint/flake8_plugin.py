@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import ast
+import os
 from typing import Any, Iterator
+
+from flake8.exceptions import ExecutionError
 
 from . import __version__
 from .collector import paused
@@ -41,15 +44,11 @@ class ReshardChecker:
         if value is not None and value not in ("auto", "multi-controller", "single-controller"):
             # flake8 checks `choices` on the command line only, not in setup.cfg/tox.ini/.flake8;
             # a typo there must not silently turn the option off.
-            from flake8.exceptions import ExecutionError
-
             raise ExecutionError(f"reshard-lint: reshard-runtime = {value!r} in the [flake8] configuration "
                                  "must be one of 'auto', 'multi-controller', 'single-controller'")
         cls._runtime = value
         platforms = getattr(options, "reshard_platforms", None)
         if platforms:
-            from flake8.exceptions import ExecutionError
-
             from .config import ConfigError, check_platforms
 
             try:
@@ -58,6 +57,10 @@ class ReshardChecker:
                 raise ExecutionError(f"reshard-lint: {exc}") from None
         else:
             cls._platforms = None
+        # The projects of the paths given: a broken [tool.reshard-lint] stops the run here,
+        # with the message `reshard-lint check` prints, even when no file gets to the engine.
+        for path in getattr(options, "filenames", None) or ["."]:
+            _directory_settings(os.path.abspath(path if os.path.isdir(path) else os.path.dirname(path) or "."))
         from .preload import before_workers
 
         before_workers(options)
@@ -89,7 +92,9 @@ class ReshardChecker:
             with paused():  # collector.py: no collections while the engine builds its tree
                 diags = engine.lint_source(source, self.filename, self.tree, force=True,
                                            imported=imported).diagnostics
-        except Exception as exc:  # noqa: BLE001 - never abort the user's flake8 run
+        except ExecutionError:
+            raise  # broken settings (_directory_settings): flake8 stops with the message
+        except Exception as exc:  # noqa: BLE001 - never abort the user's flake8 run for a bug of ours
             yield 1, 0, f"RSH002 internal error in reshard-lint: {type(exc).__name__}: {exc}", type(self)
             return
         for d in diags:
@@ -102,14 +107,16 @@ _RULE_TABLE: list[dict[str, Any]] | None = None
 
 def _project_settings(filename: str) -> dict[str, Any]:
     """``runtime``, ``platforms`` and ``src`` of the file's [tool.reshard-lint], as ``reshard-lint check``
-    reads them. A broken configuration is the command's to report; here it means the defaults.
+    reads them. A broken configuration stops flake8 (ExecutionError: "There was a critical
+    error ...") with the message the command prints; it never means the defaults.
     """
-    import os
+    return _directory_settings(os.path.dirname(os.path.abspath(filename)))
 
+
+def _directory_settings(directory: str) -> dict[str, Any]:
     from .config import PLATFORMS, ConfigError, find_project, load
-    from .runner import rule_table
+    from .runner import BUILTIN_CODES, rule_table
 
-    directory = os.path.dirname(os.path.abspath(filename))
     hit = _PROJECT_SETTINGS.get(directory)
     if hit is None:
         global _RULE_TABLE
@@ -117,10 +124,11 @@ def _project_settings(filename: str) -> dict[str, Any]:
         path, root = find_project(directory)
         try:
             if path and _RULE_TABLE is None:
-                _RULE_TABLE = rule_table(None)  # once per process, not once per directory
+                # once per process, not once per directory; RSH001-RSH003 as the command names them
+                _RULE_TABLE = [*BUILTIN_CODES.values(), *rule_table(None)]
             options = load(path, _RULE_TABLE or [], root).options if path else {}
-        except ConfigError:
-            options = {}
+        except ConfigError as exc:
+            raise ExecutionError(f"reshard-lint: {exc}") from None
         hit.update({k: options[k] for k in ("runtime", "platforms", "src") if k in options})
         _PROJECT_SETTINGS[directory] = hit
     return hit

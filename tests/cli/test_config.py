@@ -217,3 +217,40 @@ def test_flake8_single_controller_from_the_project(tmp_path: Path) -> None:
     assert flake8(tmp_path, "m.py").stdout == ""
     p = flake8(tmp_path, "--reshard-runtime", "multi-controller", "m.py")
     assert p.stdout.startswith("m.py:8:5: RSH201 ")
+
+
+@pytest.mark.parametrize("body", [
+    'runtime = "multi"\n',
+    'select = ["RSH2"\n',
+    'ignore = ["RSH9"]\n',
+])
+@pytest.mark.parametrize("text", [CROSS, "x = 1\n"])
+def test_flake8_stops_on_broken_settings_with_the_commands_message(tmp_path: Path, body: str, text: str) -> None:
+    """Whether or not a file gets to the engine, flake8 stops with what `check` prints."""
+    write(tmp_path, "m.py", text)
+    pyproject(tmp_path, body)
+    r = run("check", cwd=tmp_path)
+    assert r.returncode == 2
+    message = r.stderr.strip()
+    assert message.startswith("reshard-lint: ") and "\n" not in message
+    for args in (("m.py",), ("-j2", "."), ("-",)):
+        p = subprocess.run([sys.executable, "-m", "flake8", "--select", "RSH", *args], cwd=tmp_path,
+                           input=text, capture_output=True, text=True, timeout=300)
+        assert p.returncode == 1, args
+        assert p.stdout.splitlines() == ["There was a critical error during execution of Flake8:", message], \
+            (args, p.stdout, p.stderr)
+        assert "Traceback" not in p.stderr
+
+
+def test_flake8_stops_on_broken_settings_of_a_project_below_the_path(tmp_path: Path) -> None:
+    """A member project's settings are read when one of its files gets to the engine."""
+    write(tmp_path, "m.py", "x = 1\n")
+    write(tmp_path, "member/m.py", CROSS)
+    pyproject(tmp_path / "member", 'runtime = "multi"\n')
+    p = subprocess.run([sys.executable, "-m", "flake8", "--select", "RSH", "."], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 1
+    assert p.stdout.splitlines()[0] == "There was a critical error during execution of Flake8:"
+    assert f"reshard-lint: {tmp_path / 'member' / 'pyproject.toml'}: [tool.reshard-lint] runtime = 'multi'" \
+        in p.stdout, p.stdout
+    assert "Traceback" not in p.stderr
