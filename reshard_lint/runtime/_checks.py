@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 
 import jax
 import numpy as np
+from jax._src import xla_bridge as _xb
 from jax.sharding import PartitionSpec, Sharding
 
 from ._format import fmt_ids, fmt_procs
@@ -35,6 +36,12 @@ except ImportError:  # pragma: no cover
     _ArrayImpl = jax.Array  # type: ignore[misc,assignment]
 
 _Device = jax.Device
+
+# Set by _pod once the program asks for this process's devices (jax.local_devices(),
+# local_device_count()): only then is a mesh on exactly those devices "process-local"
+# (RSH302, RSH303), as the linter sees a mesh built on jax.local_devices(); a subset of
+# jax.devices() that happens to sit on one process is RSH201, as the linter says.
+local_asked = False
 _PLAIN_DATA = (np.ndarray, np.generic, int, float, complex, bool)
 
 _SEED = ('"ValueError: For a cross-host reshard in multi-controller JAX, input and target '
@@ -78,9 +85,10 @@ def topology(requested: int | None, platform: str) -> Topology:
         return found
     with _topology_lock:
         devices = jax.devices(platform)
-        if jax.process_count() > 1:
+        # xla_bridge's answers: jax.process_count() may be the simulated pod's (_pod.py).
+        if _xb.process_count() > 1:
             # Real multi-controller: the real split is the truth, whatever was asked for.
-            topo = Topology(jax.process_count(), False, {d: d.process_index for d in devices})
+            topo = Topology(_xb.process_count(), False, {d: d.process_index for d in devices})
         else:
             n = len(devices)
             count = requested if requested is not None else (2 if n > 1 and n % 2 == 0 else 1)
@@ -127,7 +135,8 @@ class Finding:
         return f"{self.code} {call} {self.detail.format(what=what)}"
 
 
-def _classify_uncached(src: Sharding, dst: Any, ndim: int, requested: int | None) -> Finding | None:
+def _classify_uncached(src: Sharding, dst: Any, ndim: int, requested: int | None,
+                       asked: bool = False) -> Finding | None:
     src_devices = ordered_devices(src)
     src_ids = ids(src_devices)
     topo = topology(requested, src_devices[0].platform)
@@ -159,8 +168,12 @@ def _classify_uncached(src: Sharding, dst: Any, ndim: int, requested: int | None
     dst_ids = ids(dst_devices)
     dst_procs = topo.processes_of(dst_devices) if topo.processes > 1 else None
 
-    if src_procs is not None and dst_procs is not None:
-        if len(src_procs) > 1 and len(dst_procs) == 1:
+    # This process (the simulated pod plays process 0) is the one whose local devices the
+    # program asked for; under real multi-controller JAX every device set is what it is.
+    local = {0} if topo.simulated else None
+    if src_procs is not None and dst_procs is not None and (
+            not topo.simulated or asked):
+        if len(src_procs) > 1 and len(dst_procs) == 1 and (local is None or dst_procs == local):
             (p,) = dst_procs
             return Finding(
                 "RSH303", src_ids, dst_ids,
@@ -170,7 +183,7 @@ def _classify_uncached(src: Sharding, dst: Any, ndim: int, requested: int | None
                 f"Cannot reshard an input that is not fully addressable\" (or {_SEED}); to get "
                 f"each process's part use multihost_utils.global_array_to_host_local_array(x, "
                 f"mesh, spec), or keep the target on x's mesh: NamedSharding(x.sharding.mesh, spec)")
-        if len(src_procs) == 1 and len(dst_procs) > 1:
+        if len(src_procs) == 1 and len(dst_procs) > 1 and (local is None or src_procs == local):
             (p,) = src_procs
             return Finding(
                 "RSH302", src_ids, dst_ids,
@@ -180,6 +193,11 @@ def _classify_uncached(src: Sharding, dst: Any, ndim: int, requested: int | None
                 f"Sharding which represents addressable devices\" (or {_SEED}); build the global "
                 f"array from process-local data with multihost_utils.host_local_array_to_global_"
                 f"array(x, mesh, spec) or jax.make_array_from_process_local_data(s, x)")
+
+    if local is not None and asked and src_procs == local and dst_procs == local:
+        # Both sides on the devices this process asked for: a process-local move, which
+        # works on every process of a pod (each moves its own data).
+        return None
 
     if set(src_ids) != set(dst_ids):
         # Every process runs this call, and some process holds only part of x or of the
@@ -291,7 +309,7 @@ def check_device_put(config: StrictConfig, x: Any, device: Any, call: str, stack
         target = _resolve_target(device, call)
         if target is _NO_TARGET:
             return
-        found = classify(sharding, target, x.ndim, config.processes)
+        found = classify(sharding, target, x.ndim, config.processes, local_asked)
         # Tracing is ruled out last: it costs more than the cached verdict and rarely matters.
         if found is not None and _trace_state_clean():
             _emit(config, found, call, "an array", stacklevel + 1)
@@ -319,7 +337,7 @@ def check_device_put(config: StrictConfig, x: Any, device: Any, call: str, stack
         target = _resolve_target(raw_target, call)
         if target is _NO_TARGET:
             continue
-        found = classify(leaf.sharding, target, leaf.ndim, config.processes)
+        found = classify(leaf.sharding, target, leaf.ndim, config.processes, local_asked)
         if found is not None:
             what = f"leaf {jax.tree_util.keystr(path) or '(root)'}"
             findings.append((found, what))

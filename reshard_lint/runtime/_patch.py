@@ -20,10 +20,11 @@ import types
 from typing import Any, Callable
 
 import jax
+import numpy as np
 import jax.experimental.multihost_utils as _multihost_utils
 from jax._src.array import ArrayImpl
 
-from . import _checks, _jit, _state
+from . import _checks, _fetch, _jit, _local_data, _pod, _state
 
 # (owner, attribute, original, wrapper), in installation order.
 _patches: list[tuple[Any, str, Any, Any]] = []
@@ -61,9 +62,33 @@ def _wrap_process_local(original: Callable[..., Any]) -> Callable[..., Any]:
         config = _state.current
         if config is not None:
             _checks.check_process_local_data(config, sharding, local_data, global_shape)
+            built = _simulated_local(sharding, local_data, global_shape,
+                                     "make_array_from_process_local_data")
+            if built is not None:
+                return built
         return original(sharding, local_data, global_shape)
 
     return make_array_from_process_local_data
+
+
+def _simulated_local(sharding: Any, local_data: Any, global_shape: Any, call: str) -> Any:
+    """The pod's global array from this process's data (one sharding, one array), or None
+    to leave the call to JAX (nothing simulated, pytrees, anything unusual)."""
+    __tracebackhide__ = True
+    if not isinstance(sharding, jax.sharding.Sharding) or \
+            not isinstance(local_data, (np.ndarray, np.generic, ArrayImpl)):
+        return None
+    topo = _pod.pod(next(iter(sharding.device_set)).platform)
+    if topo is None:
+        return None
+    with _state_suspended():
+        return _local_data.global_from_local(sharding, local_data, global_shape, topo, call)
+
+
+def _state_suspended() -> Any:
+    from . import suspended  # building the stand-in array is strict mode's own work
+
+    return suspended()
 
 
 def _wrap_host_local(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -73,9 +98,30 @@ def _wrap_host_local(original: Callable[..., Any]) -> Callable[..., Any]:
         config = _state.current
         if config is not None:
             _checks.check_host_local_to_global(config, global_mesh)
+            if isinstance(pspecs, jax.sharding.PartitionSpec) and isinstance(global_mesh, jax.sharding.Mesh):
+                built = _simulated_local(jax.sharding.NamedSharding(global_mesh, pspecs), local_inputs,
+                                         None, "host_local_array_to_global_array")
+                if built is not None:
+                    return built
         return original(local_inputs, global_mesh, pspecs)
 
     return host_local_array_to_global_array
+
+
+def _wrap_single_device_arrays(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def make_array_from_single_device_arrays(shape: Any, sharding: Any, arrays: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        if _state.current is not None and isinstance(sharding, jax.sharding.Sharding):
+            topo = _pod.pod(next(iter(sharding.device_set)).platform)
+            if topo is not None:
+                with _state_suspended():
+                    filled = _local_data.fill_single_device_arrays(shape, sharding, list(arrays), topo)
+                if filled is not None:
+                    arrays = filled
+        return original(shape, sharding, arrays, **kwargs)
+
+    return make_array_from_single_device_arrays
 
 
 class StrictJitted:
@@ -183,6 +229,19 @@ def _targets() -> list[tuple[Any, str, Callable[[Callable[..., Any]], Callable[.
         (ArrayImpl, "to_device", _wrap_to_device),
         (jax, "make_array_from_process_local_data", _wrap_process_local),
         (_multihost_utils, "host_local_array_to_global_array", _wrap_host_local),
+        (jax, "make_array_from_single_device_arrays", _wrap_single_device_arrays),
+        # The simulated pod (_pod.py): what the user's code asks about processes and
+        # addressability, answered as on process 0 of N.
+        (jax, "process_index", _pod.wrap_process_index),
+        (jax, "process_count", _pod.wrap_process_count),
+        (jax, "local_devices", _pod.wrap_local_devices),
+        (jax, "local_device_count", _pod.wrap_local_device_count),
+        (jax.Device, "process_index", _pod.wrap_device_process_index),
+        (ArrayImpl, "is_fully_addressable", _pod.wrap_is_fully_addressable),
+        (ArrayImpl, "addressable_shards", _pod.wrap_addressable_shards),
+        (ArrayImpl, "addressable_data", _pod.wrap_addressable_data),
+        # Reading a value process 0 cannot hold (RSH305, RSH306).
+        (ArrayImpl, "_value", _fetch.wrap_value),
     ]
 
 

@@ -74,9 +74,24 @@ def _recompute() -> None:
             patch.uninstall()  # type: ignore[attr-defined]
 
 
+def new_program() -> None:
+    """Forget what the program told strict mode (that it asked for jax.local_devices()):
+    called when strict mode goes from off to on, and by the pytest plugin before each test,
+    so one program's or test's facts never change another's verdicts."""
+    checks = sys.modules.get("reshard_lint.runtime._checks")
+    if checks is not None:
+        checks.local_asked = False  # type: ignore[attr-defined]
+
+
+def _off() -> bool:
+    return not _stack and _process_config is None
+
+
 def push(config: StrictConfig | None) -> _Token:
     token = _Token()
     with _lock:
+        if _off():
+            new_program()
         _stack.append((token, config))
         try:
             _recompute()
@@ -98,6 +113,8 @@ def pop(token: _Token) -> None:
 def set_process_config(config: StrictConfig | None) -> None:
     global _process_config
     with _lock:
+        if _off():
+            new_program()
         previous = _process_config
         _process_config = config
         try:

@@ -96,6 +96,10 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    if _ENABLED in item.config.stash:
+        from ._state import new_program
+
+        new_program()  # what one test told the simulated pod must not decide another's verdicts
     marker = item.get_closest_marker("reshard_strict")
     if marker is None:
         yield

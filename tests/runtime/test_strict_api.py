@@ -104,7 +104,11 @@ with strict(processes=1) as outer:
         assert code_of(lambda: jax.device_put(x, devs[0])) == "RSH301"
         assert code_of(lambda: jax.device_put(x, rev)) == "RSH202"
         with strict(processes=2):
-            assert code_of(lambda: jax.device_put(x, half)) == "RSH303"
+            # A subset of jax.devices() is another device set (RSH201) even when it sits on
+            # one process; the devices jax.local_devices() names are process-local (RSH303).
+            assert code_of(lambda: jax.device_put(x, half)) == "RSH201"
+            local = NamedSharding(Mesh(np.array(jax.local_devices()), ("x",)), P("x"))
+            assert code_of(lambda: jax.device_put(x, local)) == "RSH303"
         assert active() is inner
     assert active() is outer
     assert code_of(lambda: jax.device_put(x, half)) == "RSH201"
@@ -188,7 +192,7 @@ def worker(i):
                 if i % 2:
                     assert code_of(lambda: jax.device_put(x, devs[0])) == "RSH301"
                 else:
-                    assert code_of(lambda: jax.device_put(x, half)) == "RSH303"
+                    assert code_of(lambda: jax.device_put(x, half)) == "RSH201"
     except BaseException as e:
         errors.append(repr(e))
 threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
@@ -214,7 +218,9 @@ with strict(processes=3):
 def test_four_simulated_hosts_of_two_devices(python8: Run) -> None:
     check(python8, """
 with strict(processes=4):
-    two = NamedSharding(Mesh(np.array(devs[:2]), ("x",)), P("x"))
+    assert code_of(lambda: jax.device_put(x, NamedSharding(Mesh(np.array(devs[:2]), ("x",)), P("x")))) == "RSH201"
+    assert jax.local_devices() == devs[:2] and jax.process_count() == 4 and jax.process_index() == 0
+    two = NamedSharding(Mesh(np.array(jax.local_devices()), ("x",)), P("x"))
     assert code_of(lambda: jax.device_put(x, two)) == "RSH303"
     assert code_of(lambda: jax.device_put(x, half)) == "RSH201"  # [0..3] spans hosts 0 and 1
     y = jax.device_put(np.arange(4.0), two)

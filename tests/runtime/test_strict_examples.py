@@ -70,6 +70,10 @@ CASES: tuple[Case, ...] = (
     Case("all_to_first_half", """
         half = Mesh(np.array(devs[:4]), ("x",))
         out = jax.device_put(x, NamedSharding(half, P("x")))  # fires
+        """, p1="error:RSH201", p2="error:RSH201"),
+    Case("all_to_local_devices", """
+        local = Mesh(np.array(jax.local_devices()[:4]), ("x",))
+        out = jax.device_put(x, NamedSharding(local, P("x")))  # fires
         """, p1="error:RSH201", p2="error:RSH303"),
     Case("all_to_straddling_subset", """
         mid = Mesh(np.array(devs[2:6]), ("x",))
@@ -143,12 +147,12 @@ CASES: tuple[Case, ...] = (
         out = x.to_device(devs[3])  # fires
         """, p1=OK, p2="error:RSH301"),
     Case("local_to_global", """
-        local = Mesh(np.array(devs[:4]), ("x",))
+        local = Mesh(np.array(jax.local_devices()[:4]), ("x",))
         y = jax.device_put(np.arange(8.0), NamedSharding(local, P("x")))
         out = jax.device_put(y, NamedSharding(mesh, P("x")))  # fires
         """, p1="error:RSH201", p2="error:RSH302"),
     Case("global_to_local_mesh_replicated", """
-        local = Mesh(np.array(devs[:4]).reshape(2, 2), ("a", "b"))
+        local = Mesh(np.array(jax.local_devices()[:4]).reshape(2, 2), ("a", "b"))
         out = jax.device_put(x, NamedSharding(local, P()))  # fires
         """, p1="error:RSH201", p2="error:RSH303"),
     Case("process_local_data_on_local_mesh", """
@@ -194,7 +198,8 @@ CASES: tuple[Case, ...] = (
         """, p1=OK, p2=OK),
     Case("host_local_to_global_full_mesh", """
         from jax.experimental import multihost_utils
-        out = multihost_utils.host_local_array_to_global_array(np.arange(16.0), mesh, P("x"))
+        # P(): every process passes the whole array, so the pod's global array is JAX's.
+        out = multihost_utils.host_local_array_to_global_array(np.arange(16.0), mesh, P())
         """, p1=OK, p2=OK),
     Case("reversed_but_replicated", """
         xr = jax.device_put(np.arange(8.0), NamedSharding(mesh, P()))
@@ -293,7 +298,7 @@ def test_rsh201_message_shape(results: dict[str, Any]) -> None:
 
 
 def test_simulated_processes_are_named(results: dict[str, Any]) -> None:
-    message = results["p2"]["all_to_first_half"]["message"]
+    message = results["p2"]["all_to_local_devices"]["message"]
     assert "spanning simulated processes [0, 1]" in message
     assert "all on simulated process 0" in message
 

@@ -1,0 +1,135 @@
+"""RSH305 / RSH306 at run time: reading an array's value that this process cannot hold.
+
+Every read of a ``jax.Array``'s value (``np.asarray``, ``np.array``, ``jax.device_get``,
+``.tolist()``, ``.item()``, ``float()``, ``int()``) goes through ``ArrayImpl._value``,
+where multi-controller JAX raises "Fetching value for jax.Array that spans non-addressable
+(non process local) devices is not possible" unless this process's devices hold every
+piece (``_process_has_full_value_in_mcjax``: a replicated array is fine). Strict mode
+checks there, as the simulated pod's process 0.
+
+JAX's own reads are left alone (``process_allgather`` reads the gathered array, printing
+shows a summary on a pod): only a read whose first caller outside JAX's fetch path is the
+user's code is checked.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from functools import lru_cache
+from types import FrameType
+from typing import Any
+
+from . import _state
+from ._checks import Topology, _trace_state_clean, ids
+from ._format import fmt_ids, fmt_procs
+from ._pod import pod, this_process
+from .errors import ReshardError
+
+_FETCH_ERROR = ('"RuntimeError: Fetching value for jax.Array that spans non-addressable (non '
+                'process local) devices is not possible"')
+
+# JAX's frames between a user's read and _value: the array's own conversions, and
+# jax.device_get's tree walk. A read that reaches _value through any other JAX code
+# (multihost_utils.process_allgather, printing) is JAX's business.
+_FETCH_PATH = {
+    "array.py": {"__array__", "tolist", "item", "__float__", "__int__", "__complex__", "__index__",
+                 "__bool__", "tobytes", "_value"},
+    "api.py": {"device_get", "_device_get"},
+    "tree_util.py": {"tree_map", "<lambda>", "<listcomp>", "<genexpr>"},
+    "tree.py": {"map"},
+}
+_SHOWN = {"__repr__", "__str__", "__format__"}
+_SPELLING = {"__array__": "np.asarray", "tolist": ".tolist()", "item": ".item()",
+             "__float__": "float()", "__int__": "int()", "__complex__": "complex()",
+             "__index__": "operator.index()", "__bool__": "bool()", "tobytes": ".tobytes()"}
+
+
+def _index_key(index: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple((s.start, s.stop, s.step) if isinstance(s, slice) else s for s in index)
+
+
+@lru_cache(maxsize=4096)
+def _unreadable(sharding: Any, shape: tuple[int, ...], topo: Topology) -> frozenset[int] | None:
+    """The processes that hold pieces of the array when this process does not hold all of
+    them (JAX's _process_has_full_value_in_mcjax, on the simulated split); else None."""
+    indices = sharding.devices_indices_map(shape)
+    me = this_process()
+    everything = {_index_key(v) for v in indices.values()}
+    mine = {_index_key(v) for d, v in indices.items() if topo.process_of.get(d) == me}
+    if mine == everything:
+        return None
+    return frozenset(topo.process_of.get(d, -1) for d in indices)
+
+
+def _who_reads(frame: FrameType | None) -> str | None:
+    """How the user spelled the read, or None when JAX's own code is reading."""
+    spelled = None
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if not (module == "jax" or module.startswith(("jax.", "jaxlib."))):
+            return spelled or "reading its value"
+        name = frame.f_code.co_name
+        if name in _SHOWN:
+            return None  # printing: a pod prints a summary instead of the values
+        if name not in _FETCH_PATH.get(os.path.basename(frame.f_code.co_filename), ()):
+            return None
+        if name in ("device_get", "_device_get"):
+            spelled = "jax.device_get"
+        elif spelled is None and name in _SPELLING:
+            spelled = _SPELLING[name]
+        frame = frame.f_back
+    return None
+
+
+def check_fetch(array: Any, frame: FrameType | None) -> None:
+    __tracebackhide__ = True  # pytest shows the user's call, not these frames
+    sharding = array.sharding
+    some = next(iter(sharding.device_set))
+    topo = pod(some.platform)
+    if topo is None:
+        return
+    try:
+        holders = _unreadable(sharding, tuple(array.shape), topo)
+    except Exception:  # a sharding that cannot say where its pieces are: JAX decides
+        return
+    if holders is None or not _trace_state_clean():
+        return
+    spelled = _who_reads(frame)
+    if spelled is None:
+        return
+    devices = ids(sorted(sharding.device_set, key=lambda d: d.id))
+    me = this_process()
+    if me not in holders:
+        # Nothing of it is here: it was put on another process's device (RSH306's case).
+        message = (
+            f"RSH306 {spelled} reads an array on devices {fmt_ids(devices)}, owned by simulated "
+            f"process{'es' if len(holders) > 1 else ''} {fmt_procs(holders)}, from simulated "
+            f"process {me}: on a pod this process cannot read it (a device_put onto a device "
+            f"taken from the global jax.devices() list leaves an array other processes cannot "
+            f"address; TPU: \"Cannot copy array to non-addressable device\", CPU: \"Cross-host "
+            f"transfers are not supported by this backend\", and reading it raises "
+            f"{_FETCH_ERROR}); put it on jax.local_devices(backend=...)[k] instead")
+        raise ReshardError(message, code="RSH306", call=spelled, source=devices)
+    spec = getattr(sharding, "spec", None)
+    how = f"sharded {spec}" if spec is not None else "sharded"
+    message = (
+        f"RSH305 {spelled} fetches an array {how} on devices {fmt_ids(devices)}, whose pieces "
+        f"are split across simulated processes {fmt_procs(holders)}: multi-controller JAX raises "
+        f"{_FETCH_ERROR} on every process; gather it with multihost_utils.process_allgather(x, "
+        f"tiled=True) (a collective: every process must call it), or read this process's pieces "
+        f"from x.addressable_shards")
+    raise ReshardError(message, code="RSH305", call=spelled, source=devices)
+
+
+def wrap_value(prop: property) -> property:
+    fget = prop.fget
+    assert fget is not None
+
+    def _value(self: Any) -> Any:
+        __tracebackhide__ = True
+        if _state.current is not None and self._npy_value is None:
+            check_fetch(self, sys._getframe(1))
+        return fget(self)
+
+    return property(_value, doc=prop.__doc__)

@@ -1,0 +1,131 @@
+"""Process-local data on the simulated pod: build the global array a pod would build.
+
+On a pod, ``jax.make_array_from_process_local_data(s, data, global_shape)`` and
+``multihost_utils.host_local_array_to_global_array(x, mesh, spec)`` take *this process's*
+rows, and ``jax.make_array_from_single_device_arrays`` this process's per-device arrays.
+Code written for the pod passes exactly that (its shapes come from the simulated
+``local_device_count()``), which one-process JAX rejects as the wrong global shape. Here
+the global array is assembled as the pod would, with JAX's own mapping of local slices to
+devices (``jax/_src/array.py``, ``_array_from_process_local_data``) run on the simulated
+split; the other processes' pieces are stand-ins copied from this process's data (their
+real data lives on other hosts). Data of a shape the pod rejects raises RSH304 with the
+pod's error instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import jax
+import numpy as np
+from jax.sharding import Sharding
+
+from ._checks import Topology
+from ._format import fmt_ids
+from ._pod import this_process
+from .errors import ReshardError
+
+
+def _starts(sharding: Sharding, shape: tuple[int, ...], topo: Topology,
+            process: int | None) -> list[list[int]]:
+    """Per dimension, the sorted distinct slice starts that ``process``'s devices hold
+    (all devices when ``process`` is None)."""
+    out: list[set[int]] = [set() for _ in shape]
+    for device, index in sharding.devices_indices_map(shape).items():
+        if process is not None and topo.process_of.get(device) != process:
+            continue
+        for i, slc in enumerate(index):
+            out[i].add(slc.start or 0)
+    return [sorted(s) for s in out]
+
+
+def _global_shape(sharding: Sharding, local_shape: tuple[int, ...], topo: Topology) -> tuple[int, ...]:
+    """JAX's local_to_global_shape on the simulated split: each dimension grows by how many
+    of the distinct slices this process's devices do not hold."""
+    probe = tuple(max(1, n) * len(sharding.device_set) for n in local_shape)  # divisible by any split
+    every, mine = _starts(sharding, probe, topo, None), _starts(sharding, probe, topo, this_process())
+    return tuple(n * len(a) // max(1, len(m)) for n, a, m in zip(local_shape, every, mine))
+
+
+def _invalid(sharding: Sharding, dim: int, have: int, process_slice: int, global_shape: tuple[int, ...],
+             call: str) -> ReshardError:
+    devices = tuple(int(d.id) for d in sorted(sharding.device_set, key=lambda d: d.id))
+    return ReshardError(
+        f"RSH304 {call} gets process-local data with {have} elements in dimension {dim}, but "
+        f"simulated process {this_process()} addresses {process_slice} elements of the global "
+        f"shape {global_shape} on devices {fmt_ids(devices)}: multi-controller JAX raises "
+        f"\"ValueError: Invalid host data, each dimension should match either global or "
+        f"process shape\"; pass this process's rows (jax.local_device_count() devices' worth), "
+        f"or the whole global array",
+        code="RSH304", call=call, target=devices)
+
+
+def global_from_local(sharding: Sharding, local_data: Any, global_shape: Sequence[int] | None,
+                      topo: Topology, call: str) -> Any:
+    """The global array a pod assembles from every process's ``local_data`` (here: this
+    process's, standing in for all of them)."""
+    data = np.asarray(local_data)
+    local_shape = tuple(data.shape)
+    shape = tuple(global_shape) if global_shape is not None else _global_shape(sharding, local_shape, topo)
+    if len(shape) != len(local_shape):
+        return None  # JAX says what is wrong with it
+    me = this_process()
+    full = [have == want for have, want in zip(local_shape, shape)]
+    try:
+        mine = _starts(sharding, shape, topo, me)
+        shard_shape = sharding.shard_shape(shape)
+    except Exception:
+        return None  # an indivisible shape: JAX raises its own error
+    for i, (have, want) in enumerate(zip(local_shape, shape)):
+        if not full[i] and len(mine[i]) * shard_shape[i] != have:
+            raise _invalid(sharding, i, have, len(mine[i]) * shard_shape[i], shape, call)
+    # Each process maps its devices' slices onto its own local data in start order.
+    starts_of = {p: _starts(sharding, shape, topo, p) for p in set(topo.process_of.values())}
+
+    def piece(index: tuple[slice, ...], device: Any) -> Any:
+        starts = starts_of[topo.process_of.get(device, me)]
+        local = []
+        for i, slc in enumerate(index):
+            if full[i]:
+                local.append(slc)
+            else:
+                k = starts[i].index(slc.start or 0) * shard_shape[i]
+                local.append(slice(k, k + shard_shape[i]))
+        return data[tuple(local)]
+
+    indices = sharding.devices_indices_map(shape)
+    arrays = [jax.device_put(piece(indices[d], d), d) for d in sharding._device_assignment]
+    return jax.make_array_from_single_device_arrays(shape, sharding, arrays)
+
+
+def fill_single_device_arrays(shape: Sequence[int], sharding: Sharding, arrays: Sequence[Any],
+                              topo: Topology) -> list[Any] | None:
+    """This process's per-device arrays, completed with stand-ins for the other processes'
+    devices (the k-th array of this process copied to the k-th device of each other one);
+    None when ``arrays`` is not exactly this process's share."""
+    me = this_process()
+    assignment = list(sharding._device_assignment)
+    mine = [d for d in assignment if topo.process_of.get(d) == me]
+    if len(arrays) != len(mine) or len(arrays) == len(assignment):
+        return None
+    by_device = {}
+    for a in arrays:
+        devices = getattr(a, "devices", None)
+        if devices is None:
+            return None
+        (d,) = tuple(devices())
+        by_device[d] = a
+    if set(by_device) != set(mine):
+        return None
+    ordered_mine = [by_device[d] for d in mine]
+    count: dict[int, int] = {}
+    out = []
+    for d in assignment:
+        p = topo.process_of.get(d, me)
+        if p == me:
+            out.append(by_device[d])
+            continue
+        k = count.get(p, 0)
+        count[p] = k + 1
+        out.append(jax.device_put(ordered_mine[k % len(ordered_mine)], d))
+    return out

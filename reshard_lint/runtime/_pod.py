@@ -1,0 +1,183 @@
+"""The simulated pod: the user's code sees process 0 of N while JAX runs every device here.
+
+On one host ``jax.local_devices()`` is every device and ``jax.process_index()`` is 0 of 1,
+so a "process-local" mesh is the global one and every array is fully addressable: the
+code that breaks on a pod runs. While strict mode simulates N processes, the answers the
+*user's* code gets are the pod's: ``jax.process_index()`` 0, ``jax.process_count()`` N,
+``jax.local_devices()`` / ``local_device_count()`` process 0's block of ``jax.devices()``,
+each ``Device.process_index`` its block, and an array's ``is_fully_addressable``,
+``addressable_shards`` and ``addressable_data(i)`` only what process 0 holds.
+
+JAX's own code keeps the real answers (one process, every device addressable): it runs the
+computation, and it would refuse to build arrays it believes it cannot address. So the
+patched attributes look at their caller: a caller in ``jax``/``jaxlib`` (or strict mode)
+gets JAX's answer. The module-level functions are patched on the ``jax`` namespace only,
+where users call them; JAX's internals call ``xla_bridge``'s.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from types import FrameType
+from typing import Any, Callable
+
+import jax
+from jax._src import xla_bridge as _xb
+
+from . import _checks, _state
+from ._checks import Topology, topology
+
+_REAL = ("jax.", "jaxlib.", "reshard_lint.runtime.")
+
+
+def _from_library(frame: FrameType) -> bool:
+    name = frame.f_globals.get("__name__", "")
+    return name == "jax" or name == "jaxlib" or name.startswith(_REAL)
+
+
+def _user_pod(backend: Any) -> Topology | None:
+    """``pod(backend)`` for a call from the user's code; None for JAX's own calls through the
+    ``jax`` namespace (multihost_utils asks jax.process_count() and must get the truth)."""
+    if _state.current is None or _from_library(sys._getframe(2)):
+        return None
+    return pod(backend)
+
+
+def pod(backend: Any = None) -> Topology | None:
+    """The simulated split for ``backend``'s platform, or None when nothing is simulated
+    (strict mode off, processes=1, real multi-controller JAX, a backend given as a client)."""
+    config = _state.current
+    if config is None or not (backend is None or isinstance(backend, str)):
+        return None
+    if _xb.process_count() > 1:
+        return None  # real multi-controller JAX: the real answers are the pod's
+    platform = backend if backend is not None else _xb.get_backend().platform
+    topo = topology(config.processes, platform)
+    return topo if topo.simulated and topo.processes > 1 else None
+
+
+def this_process() -> int:
+    return 0
+
+
+# --------------------------------------------------------------------------- jax.* functions
+
+def wrap_process_index(original: Callable[..., int]) -> Callable[..., int]:
+    @functools.wraps(original)
+    def process_index(backend: Any = None) -> int:
+        return this_process() if _user_pod(backend) is not None else original(backend)
+
+    return process_index
+
+
+def wrap_process_count(original: Callable[..., int]) -> Callable[..., int]:
+    @functools.wraps(original)
+    def process_count(backend: Any = None) -> int:
+        topo = _user_pod(backend)
+        return topo.processes if topo is not None else original(backend)
+
+    return process_count
+
+
+def _local(topo: Topology, backend: Any, process: int) -> list[Any]:
+    return [d for d in _xb.devices(backend) if topo.process_of.get(d) == process]
+
+
+def wrap_local_devices(original: Callable[..., list[Any]]) -> Callable[..., list[Any]]:
+    @functools.wraps(original)
+    def local_devices(process_index: int | None = None, backend: Any = None,
+                      host_id: int | None = None) -> list[Any]:
+        topo = _user_pod(backend)
+        if topo is None:
+            return original(process_index, backend, host_id)
+        _checks.local_asked = True  # see there: meshes on these devices are process-local
+        process = process_index if process_index is not None else host_id
+        return _local(topo, backend, this_process() if process is None else process)
+
+    return local_devices
+
+
+def wrap_local_device_count(original: Callable[..., int]) -> Callable[..., int]:
+    @functools.wraps(original)
+    def local_device_count(backend: Any = None) -> int:
+        topo = _user_pod(backend)
+        if topo is None:
+            return original(backend)
+        _checks.local_asked = True
+        return len(_local(topo, backend, this_process()))
+
+    return local_device_count
+
+
+# --------------------------------------------------------------------------- attributes
+
+def _process_of(device: Any) -> int | None:
+    topo = pod(device.platform)
+    return topo.process_of.get(device) if topo is not None else None
+
+
+def wrap_device_process_index(prop: property) -> property:
+    fget = prop.fget
+    assert fget is not None
+
+    def process_index(self: Any) -> int:
+        if _state.current is not None and not _from_library(sys._getframe(1)):
+            p = _process_of(self)
+            if p is not None:
+                return p
+        return fget(self)  # type: ignore[no-any-return]
+
+    return property(process_index, doc=prop.__doc__)
+
+
+def _local_shards(array: Any, shards: list[Any]) -> list[Any] | None:
+    topo = pod(shards[0].device.platform) if shards else None
+    if topo is None:
+        return None
+    return [s for s in shards if topo.process_of.get(s.device) == this_process()]
+
+
+def wrap_addressable_shards(prop: property) -> property:
+    fget = prop.fget
+    assert fget is not None
+
+    def addressable_shards(self: Any) -> Any:
+        shards = fget(self)
+        if _state.current is not None and not _from_library(sys._getframe(1)):
+            local = _local_shards(self, shards)
+            if local is not None:
+                return local
+        return shards
+
+    return property(addressable_shards, doc=prop.__doc__)
+
+
+def wrap_is_fully_addressable(prop: property) -> property:
+    fget = prop.fget
+    assert fget is not None
+
+    def is_fully_addressable(self: Any) -> bool:
+        if _state.current is not None and not _from_library(sys._getframe(1)):
+            devices = self.sharding.device_set
+            some = next(iter(devices))
+            topo = pod(some.platform)
+            if topo is not None:
+                return all(topo.process_of.get(d) == this_process() for d in devices)
+        return fget(self)  # type: ignore[no-any-return]
+
+    return property(is_fully_addressable, doc=prop.__doc__)
+
+
+def wrap_addressable_data(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def addressable_data(self: Any, index: int) -> Any:
+        if _state.current is not None and not _from_library(sys._getframe(1)) \
+                and not self.is_fully_replicated:
+            # The pod's list: this process's shards in the array's device order.
+            local = _local_shards(self, self.addressable_shards)
+            if local is not None:
+                return local[index].data
+        return original(self, index)
+
+    return addressable_data

@@ -1,0 +1,53 @@
+"""Where in the user's code a strict-mode error happened. Pure Python, no jax import.
+
+A check runs several frames below the user's call: inside a wrapper, inside JAX (a jitted
+call's cache miss, ``np.asarray`` calling ``__array__``), sometimes inside the standard
+library (``contextlib``). The linter names a file and line, so strict mode names the
+innermost frame that belongs to none of those: the line the user wrote.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+from types import FrameType
+
+_packages: tuple[str, ...] | None = None
+_stdlib: str | None = None
+
+
+def _dirs() -> tuple[tuple[str, ...], str | None]:
+    global _packages, _stdlib
+    if _packages is None:
+        dirs = [os.path.dirname(os.path.abspath(__file__))]  # reshard_lint/runtime
+        for name in ("jax", "jaxlib", "numpy", "_pytest", "pluggy"):
+            module = sys.modules.get(name)
+            if module is not None and getattr(module, "__file__", None):
+                dirs.append(os.path.dirname(os.path.abspath(module.__file__)))  # type: ignore[arg-type]
+        _packages = tuple(d + os.sep for d in dirs)
+        stdlib = sysconfig.get_paths().get("stdlib")
+        _stdlib = os.path.abspath(stdlib) + os.sep if stdlib else None
+    return _packages, _stdlib
+
+
+def _is_library(filename: str) -> bool:
+    if filename.startswith("<"):
+        return filename.startswith("<frozen ")  # else exec'd or interactive user code
+    path = os.path.abspath(filename)
+    packages, stdlib = _dirs()
+    if path.startswith(packages):
+        return True
+    # contextlib, functools ...; a venv's site-packages may sit below the stdlib directory
+    return stdlib is not None and path.startswith(stdlib) and os.sep + "site-packages" + os.sep not in path
+
+
+def user_location(frame: FrameType | None = None) -> tuple[str, int] | None:
+    """(filename, line) of the innermost frame outside JAX, numpy, the standard library and
+    strict mode itself, starting at ``frame`` (default: the caller's)."""
+    f = frame if frame is not None else sys._getframe(1)
+    while f is not None:
+        if not _is_library(f.f_code.co_filename):
+            return f.f_code.co_filename, f.f_lineno
+        f = f.f_back
+    return None
