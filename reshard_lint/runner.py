@@ -275,7 +275,7 @@ def _gate(item: Item) -> tuple[Any, ...]:
     (prepared.py): the process that analyses it then parses only the slice."""
     from . import newer_syntax
     from .collector import GIVE_BACK_CHARS, give_back, paused
-    from .gate import needs_engine, tree_for
+    from .gate import needs_engine, prefilter, tree_for
     from .pipeline import in_worker
     from .prepared import long_enough, prepare
 
@@ -296,6 +296,8 @@ def _gate(item: Item) -> tuple[Any, ...]:
                     return index, True, prepare(text, tree, None, imported)
                 return index, False, None, deps, gate_interfaces(item[2], deps)
             if not needs_engine(text):
+                if not prefilter(text) and refused(text):
+                    return index, True, None  # the engine says why: RSH001 (lint_files)
                 # holds while the modules it imports are unchanged
                 return index, False, None, deps, gate_interfaces(item[2], deps)
             if not long_enough(text):
@@ -349,13 +351,31 @@ def _work(item: Item) -> tuple[int, list[dict[str, Any]], dict[str, str], dict[s
     return index, [diag_to_dict(d) for d in diags], deps, interfaces
 
 
+def refused(text: str) -> bool:
+    """Whether Python's compiler refuses the text. Asked of the files the prefilter rules out,
+    which nothing else parses: the engine then says why (RSH001), or analyses a file only
+    the compiler refused (a 'return' outside a function) and finds nothing. Compiling to
+    code builds no Python tree: 0.87 s against ast.parse's 1.02 s for the 572 such files
+    of jax's installed sources; it takes a cold check of them from 0.58 s to 1.36 s (2
+    cores). The cache keeps the verdict: a warm run compiles nothing."""
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escapes: not ours to report
+            compile(text, "<reshard-lint>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return True
+    return False
+
+
 def lint_text(text: str, path: str, settings: Mapping[str, object]) -> list[Diagnostic]:
     """The engine in this process (fix rounds, standard input)."""
     from .gate import needs_engine
 
     global _SETTINGS, _INTERFACES
     _SETTINGS, _INTERFACES = dict(settings), False
-    if not needs_engine(text, None, project_device_imports(text, path)[0]):
+    if not needs_engine(text, None, project_device_imports(text, path)[0]) and not refused(text):
         return []
     _engine(settings)
     return [diag_from_dict(d) for d in _work((0, text, path))[1]]
@@ -407,14 +427,15 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
                 advance()
                 continue
             rep.noqa_unknown = noqa_unknown(text, known)
-            if prefilter(text):
+            # A file the prefilter rules out is still compiled: a syntax error is RSH001
+            # whatever words the file holds (the engine says why).
+            if prefilter(text) or refused(text):
                 yield len(reports) - 1, text, path
                 continue
             imported, deps = project_device_imports(text, path)
             if imported:
                 yield len(reports) - 1, text, path
             else:
-                # The engine would stop at the same prefilter; no need to start it.
                 reject(len(reports) - 1, deps, gate_interfaces(path, deps))
 
     def held(rep: FileReport, diags: list[Diagnostic], noqa_found: list[tuple[int, str]],

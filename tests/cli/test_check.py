@@ -70,7 +70,7 @@ def test_missing_path_is_an_rsh003_finding_others_reported(project: Path) -> Non
     write(project, "bad.py", CROSS)
     r = run("check", "nope.py", "bad.py", "--format", "concise", cwd=project)
     assert r.returncode == 1
-    assert "nope.py:1:1: RSH003 could not read the file: no such file or directory" in r.stdout
+    assert "nope.py:1:1: RSH003 could not check the path: no such file or directory" in r.stdout
     assert codes(r.stdout) == [("bad.py", 8, 5, "RSH201"), ("nope.py", 1, 1, "RSH003")]
 
 

@@ -49,7 +49,8 @@ CASES: dict[str, tuple[Callable[[Path], None] | None, str, int, str]] = {
                       READ + "it is a symbolic link to a file that does not exist"),
     "link-loop": (_link("h.py"), "RSH003", 1, READ + "it is a symbolic link loop"),
     "fifo": (lambda p: os.mkfifo(p), "RSH003", 1, READ + "it is not a regular file (a FIFO)"),
-    "vanished": (None, "RSH003", 1, READ + "no such file or directory"),
+    # a path given that does not exist: it may have been meant as a directory
+    "vanished": (None, "RSH003", 1, "could not check the path: no such file or directory"),
     "permission-denied": (_unreadable, "RSH003", 1, READ + "permission denied"),
     "invalid-utf8-first-lines": (_bytes(b"s = '\xff'\n"), "RSH003", 1,
                                  DECODE + "not valid UTF-8 in its first lines; declare the file's encoding"),

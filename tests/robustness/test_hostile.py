@@ -278,7 +278,7 @@ def test_file_deleted_after_listing(tmp_path: Path) -> None:
         read_source(listed[0])
     # The same for the command: a path that is gone by the time it is read.
     (tmp_path / "good.py").write_bytes(GOOD)
-    _cli_reports(tmp_path, "gone.py", f"gone.py:1:1: {READ}no such file or directory",
+    _cli_reports(tmp_path, "gone.py", "gone.py:1:1: RSH003 could not check the path: no such file or directory",
                  files=("good.py", "gone.py"))
 
 
