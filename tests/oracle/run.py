@@ -1,0 +1,189 @@
+"""The parent side of the oracle: finds programs, runs them in child processes under
+JAX (tests/oracle/child.py), and runs the static side (``reshard-lint coverage --sites``
+and ``reshard-lint check``) over the same files.
+
+This module imports only the standard library: the test session never imports jax.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+PLATFORMS = ("cpu", "tpu-v4", "tpu-v5e", "proc1of2")
+# A program that uses a mesh builder is run again with the TPU device orders.
+BUILDER_WORDS = ("make_mesh", "create_device_mesh")
+# A program that asks which process it is, or for its local devices, is run again as
+# process 1 of 2 simulated processes.
+PROCESS_WORDS = ("local_devices", "process_index", "process_count")
+
+
+def tool(name: str) -> str:
+    path = BIN / name
+    return str(path) if path.exists() else name
+
+
+@dataclass
+class Program:
+    """One program: a file run as __main__ (``file``), or a module of a project run as
+    __main__ with the project root on sys.path (``module``)."""
+
+    id: str
+    root: str  # absolute
+    file: str  # relative to root
+    module: str | None = None
+    timeout: int = 30
+    platforms: tuple[str, ...] = ("cpu",)
+
+    @property
+    def path(self) -> str:
+        return os.path.join(self.root, self.file)
+
+    def job(self) -> dict:
+        d = {"id": self.id, "root": self.root, "timeout": self.timeout}
+        if self.module:
+            d["module"] = self.module
+        else:
+            d["file"] = self.file
+        return d
+
+
+def _uses(path: str, words) -> bool:
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return any(w in text for w in words)
+
+
+def project_programs(root: Path, prefix: str = "") -> list[Program]:
+    """Every module of a project (a directory with packages): each one run as __main__."""
+    progs = []
+    root = root.resolve()
+    for py in sorted(root.rglob("*.py")):
+        rel = py.relative_to(root)
+        parts = list(rel.with_suffix("").parts)
+        pkg_dirs = [root.joinpath(*parts[:i]) for i in range(1, len(parts))]
+        if all((d / "__init__.py").exists() for d in pkg_dirs) and parts[-1] != "__init__":
+            progs.append(Program(prefix + str(rel), str(root), str(rel), module=".".join(parts)))
+        elif parts[-1] != "__init__" and not pkg_dirs:
+            progs.append(Program(prefix + str(rel), str(root), str(rel)))
+        elif parts[-1] != "__init__":
+            # a script in a plain directory beside the packages: run as a file, the
+            # project root on sys.path (run from the root)
+            progs.append(Program(prefix + str(rel), str(root), str(rel)))
+    return progs
+
+
+def with_platforms(progs: list[Program], project_root: Path | None = None) -> list[Program]:
+    for p in progs:
+        files = [p.path] if project_root is None else [str(f) for f in project_root.rglob("*.py")]
+        plats = ["cpu"]
+        if any(_uses(f, BUILDER_WORDS) for f in files):
+            plats += ["tpu-v4", "tpu-v5e"]
+        if any(_uses(f, PROCESS_WORDS) for f in files):
+            plats.append("proc1of2")
+        p.platforms = tuple(plats)
+    return progs
+
+
+# ---------------------------------------------------------------- the concrete side
+
+def _run_child(platform: str, progs: list[Program], timeout: float) -> dict[str, dict]:
+    """Run programs in one child process; a program that kills the child is recorded
+    as a crash and the rest continue in a new child."""
+    results: dict[str, dict] = {}
+    todo = list(progs)
+    while todo:
+        with tempfile.TemporaryDirectory() as tmp:
+            job, out = Path(tmp) / "job.json", Path(tmp) / "out.jsonl"
+            job.write_text(json.dumps({"platform": platform, "programs": [p.job() for p in todo]}))
+            env = dict(os.environ)
+            env.pop("XLA_FLAGS", None)
+            env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+            budget = timeout + sum(p.timeout for p in todo)
+            try:
+                proc = subprocess.run([sys.executable, "-m", "tests.oracle.child", str(job), str(out)],
+                                      cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=budget)
+                rc, tail = proc.returncode, proc.stderr[-2000:]
+            except subprocess.TimeoutExpired as e:
+                rc, tail = "timeout", str(e.stderr or "")[-2000:]
+            started = None
+            if out.exists():
+                for line in out.read_text().splitlines():
+                    rec = json.loads(line)
+                    if rec.get("started"):
+                        started = rec["id"]
+                    else:
+                        results[rec["id"]] = rec
+                        started = None
+        done = set(results)
+        rest = [p for p in todo if p.id not in done]
+        if not rest:
+            break
+        # the child died in `started` (or before the first program)
+        bad = started or rest[0].id
+        results[bad] = {"id": bad, "status": "crash", "error": f"child exited {rc}: {tail[-300:]}",
+                        "error_at": None, "sites": [], "platform": platform}
+        todo = [p for p in rest if p.id != bad]
+    return results
+
+
+def run_concrete(progs: Sequence[Program], workers: int = 2, timeout: float = 120.0,
+                 platforms: Iterable[str] = PLATFORMS) -> dict[str, dict[str, dict]]:
+    """{platform: {program id: result}}; programs are split over ``workers`` children."""
+    jobs = []
+    for plat in platforms:
+        sel = [p for p in progs if plat in p.platforms]
+        if not sel:
+            continue
+        n = max(1, min(workers, len(sel) // 4 or 1))
+        for i in range(n):
+            chunk = sel[i::n]
+            if chunk:
+                jobs.append((plat, chunk))
+    out: dict[str, dict[str, dict]] = {p: {} for p in platforms}
+    with ThreadPoolExecutor(max_workers=workers) as ex:
+        futs = [(plat, ex.submit(_run_child, plat, chunk, timeout)) for plat, chunk in jobs]
+        for plat, fut in futs:
+            out[plat].update(fut.result())
+    return out
+
+
+# ---------------------------------------------------------------- the static side
+
+def run_static(paths: Sequence[str], cwd: str, jobs: int = 2) -> tuple[dict, list]:
+    """``coverage --sites`` JSON and ``check`` JSON diagnostics, paths made absolute."""
+    cov = subprocess.run([tool("reshard-lint"), "coverage", "--sites", "--format", "json", "--isolated",
+                          "-j", str(jobs), *paths], cwd=cwd, capture_output=True, text=True)
+    if cov.returncode != 0:
+        raise RuntimeError(f"coverage failed: {cov.stderr[-2000:]}")
+    coverage = json.loads(cov.stdout)
+    for s in coverage.get("site_list", []):
+        s["path"] = str((Path(cwd) / s["path"]).resolve())
+    chk = subprocess.run([tool("reshard-lint"), "check", "--format", "json", "--isolated", "--exit-zero",
+                          "--no-cache", "-j", str(jobs), *paths], cwd=cwd, capture_output=True, text=True)
+    if chk.returncode != 0:
+        raise RuntimeError(f"check failed: {chk.stderr[-2000:]}")
+    diags = json.loads(chk.stdout or "[]")
+    for d in diags:
+        d["filename"] = str((Path(cwd) / d["filename"]).resolve())
+    return coverage, diags
+
+
+def apply_fixes(root: str) -> str:
+    """``reshard-lint check --fix --unsafe-fixes`` on the directory ``root`` (a copy)."""
+    proc = subprocess.run([tool("reshard-lint"), "check", "--fix", "--unsafe-fixes", "--isolated",
+                           "--exit-zero", "--no-cache", "-q", "-j", "1", "."], cwd=root,
+                          capture_output=True, text=True)
+    return proc.stdout + proc.stderr
