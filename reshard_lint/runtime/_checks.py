@@ -54,7 +54,7 @@ _RANK = {"RSH301": 0, "RSH302": 1, "RSH303": 2, "RSH304": 3, "RSH201": 4, "RSH20
 
 # --------------------------------------------------------------------------- topology
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # one object per split (cached): hashed by identity
 class Topology:
     """How devices map to (real or simulated) processes."""
 

@@ -22,9 +22,10 @@ from typing import Any, Callable
 import jax
 import numpy as np
 import jax.experimental.multihost_utils as _multihost_utils
+from jax._src import stages as _stages
 from jax._src.array import ArrayImpl
 
-from . import _checks, _fetch, _jit, _local_data, _pod, _state
+from . import _checks, _fetch, _incompat, _jit, _local_data, _pod, _state
 
 # (owner, attribute, original, wrapper), in installation order.
 _patches: list[tuple[Any, str, Any, Any]] = []
@@ -240,6 +241,8 @@ def _targets() -> list[tuple[Any, str, Callable[[Callable[..., Any]], Callable[.
         (ArrayImpl, "is_fully_addressable", _pod.wrap_is_fully_addressable),
         (ArrayImpl, "addressable_shards", _pod.wrap_addressable_shards),
         (ArrayImpl, "addressable_data", _pod.wrap_addressable_data),
+        # JAX's own "incompatible devices" error, as RSH203 at the user's line.
+        (_stages, "_device_assignment_mismatch_error", _incompat.wrap_mismatch_error),
         # Reading a value process 0 cannot hold (RSH305, RSH306).
         (ArrayImpl, "_value", _fetch.wrap_value),
     ]
