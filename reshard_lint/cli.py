@@ -560,6 +560,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_coverage(sub)
 
+    from .explain.command import add_parser as add_explain
+
+    add_explain(sub)
+
     r = sub.add_parser("rule", help="print a rule's documentation, or --all for the list")
     r.add_argument("code", nargs="?")
     r.add_argument("--all", action="store_true", help="a table of every rule")
@@ -606,6 +610,10 @@ def _run(argv: Sequence[str] | None) -> int:
             from .coverage import cmd_coverage
 
             return cmd_coverage(args, stdout)
+        if args.command == "explain":
+            from .explain.command import cmd_explain
+
+            return cmd_explain(args, stdout)
         return cmd_rule(args, stdout)
     except (UsageError, ConfigError) as exc:
         _err(str(exc))

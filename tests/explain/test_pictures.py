@@ -1,0 +1,196 @@
+"""The pictures of ``reshard-lint explain``, in process: snapshots of the text form on the
+rule examples of RSH201 and RSH202, the shard arithmetic, and the SVG and HTML forms
+checked by parsing them.
+
+A snapshot that no longer matches fails with the new text; after checking it by eye,
+``RESHARD_LINT_UPDATE_SNAPSHOTS=1 pytest tests/explain`` writes it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from reshard_lint.explain.gather import ABSENT, MOVES, Explanation, explain_source
+from reshard_lint.explain.picture import page, svg
+from reshard_lint.explain.shards import label, parse_spec, pieces
+from reshard_lint.explain.text import render
+from reshard_lint.rules import rule_by_code
+
+ROOT = Path(__file__).resolve().parents[2]
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+SETTINGS = {"runtime": "auto", "platforms": ("tpu", "gpu", "cpu")}
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _example(code: str, index: int) -> tuple[str, int]:
+    """A firing example of the rule, and the line its marker names."""
+    ex = rule_by_code(code).firing()[index]  # type: ignore[union-attr]
+    line = next(n for n, text in enumerate(ex.code.splitlines(), 1) if f"# {code}:" in text)
+    return ex.code, line
+
+
+def _explain(code: str, index: int) -> list[Explanation]:
+    source, line = _example(code, index)
+    out = explain_source(source, f"{code.lower()}_example{index}.py", line, SETTINGS)
+    assert not out.undrawn and out.explanations, out.undrawn
+    return out.explanations
+
+
+def check_snapshot(name: str, text: str) -> None:
+    path = SNAPSHOTS / name
+    if os.environ.get("RESHARD_LINT_UPDATE_SNAPSHOTS"):
+        path.write_text(text, encoding="utf-8")
+    assert path.exists(), f"no snapshot {path}: run with RESHARD_LINT_UPDATE_SNAPSHOTS=1"
+    assert text == path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("code,index,name", [
+    ("RSH201", 0, "rsh201_subset.txt"),
+    ("RSH202", 0, "rsh202_reversed.txt"),
+    ("RSH202", 1, "rsh202_transposed_grid.txt"),
+    ("RSH202", 6, "rsh202_make_mesh_on_tpu.txt"),
+])
+def test_text_snapshot_of_rule_examples(code: str, index: int, name: str) -> None:
+    check_snapshot(name, render(_explain(code, index)))
+
+
+def test_reversed_mesh_moves_every_shard_on_every_platform() -> None:
+    [e] = _explain("RSH202", 0)
+    assert e.code == "RSH202" and not e.same_on and not e.by_position
+    assert e.source.spec == "P('x')" and e.target.names == ("x",)
+    for panel in e.panels:
+        assert panel.target.ids == panel.source.ids[::-1]
+        assert set(panel.source.marks) == {MOVES} and panel.moved == 8 and panel.absent == 0
+    # Enumeration on multi-host TPU is not id order (docs/platforms.md): its own panel.
+    assert [p.source.ids for p in e.panels] == [(0, 1, 4, 5, 2, 3, 6, 7), tuple(range(8))]
+
+
+def test_subset_marks_the_devices_only_the_source_holds() -> None:
+    [e] = _explain("RSH201", 0)
+    cpu = next(p for p in e.panels if "CPU" in p.title)
+    assert cpu.target.ids == (0, 1, 2, 3)
+    # Split over 8 devices, then over 4: the four devices in both hold bigger pieces.
+    assert cpu.source.marks == (MOVES,) * 4 + (ABSENT,) * 4
+    assert cpu.absent == 4 and cpu.moved == 4
+    assert (cpu.source.shard_count, cpu.target.shard_count) == ("8 shards", "4 shards")
+
+
+def test_subset_of_a_replicated_array_moves_no_shard() -> None:
+    out = explain_source((ROOT / "examples" / "train.py").read_text(), "examples/train.py", 62, SETTINGS)
+    [e] = out.explanations
+    cpu = next(p for p in e.panels if "CPU" in p.title)
+    assert cpu.source.marks == ("",) * 4 + (ABSENT,) * 4 and cpu.moved == 0
+    assert cpu.source.shard_count == "the whole array on each device"
+
+
+def test_make_mesh_differs_on_tpu_only_and_says_the_order_is_a_stand_in() -> None:
+    [e] = _explain("RSH202", 6)
+    titles = [p.title for p in e.panels]
+    assert titles[0] == "multi-host TPU" and "CPU" not in " ".join(titles)
+    assert "CPU" in e.same_on[-1]
+    assert "stand-in" in e.panels[0].note
+    assert "of 8 devices" in e.panels[0].verdict
+
+
+def test_no_diagnostic_and_a_diagnostic_without_two_meshes() -> None:
+    source, _ = _example("RSH202", 0)
+    out = explain_source(source, "x.py", 1, SETTINGS)
+    assert not out.explanations and not out.undrawn and out.diagnostic_lines
+    rsh102 = next(n for n, t in enumerate(source.splitlines(), 1) if "# RSH102" in t)
+    out = explain_source(source, "x.py", rsh102, SETTINGS)
+    assert not out.explanations and out.undrawn[0][0] == "RSH102"
+    assert "not a transfer between two meshes" in out.undrawn[0][2]
+    source, line = _example("RSH301", 0)
+    [(code, _, why)] = explain_source(source, "x.py", line, SETTINGS).undrawn
+    assert code == "RSH301" and "one device, not a mesh" in why
+    assert explain_source("def f(:\n", "x.py", 1, SETTINGS).error is not None
+
+
+def test_one_platform_draws_only_that_platform() -> None:
+    source, line = _example("RSH202", 0)
+    [e] = explain_source(source, "x.py", line, {"runtime": "auto", "platforms": ("cpu",)}).explanations
+    assert [p.title for p in e.panels] == ["CPU"]
+
+
+def test_shards_follow_the_spec() -> None:
+    assert parse_spec("P('a', None, ('b', 'c'))") == (("a",), (), ("b", "c"))
+    assert parse_spec("P()") == ()
+    assert parse_spec("P(axis)") is None and parse_spec("spec") is None and parse_spec(None) is None
+    # A 2x2 mesh split over 'a' only: the two devices of a row hold the same piece.
+    got = pieces((2, 2), ("a", "b"), (("a",),))
+    assert got == [((0, 2),), ((0, 2),), ((1, 2),), ((1, 2),)]
+    labels = [label(p) for p in pieces((2, 2), ("a", "b"), ((), ("b", "a"))) or []]
+    assert labels == ["s:,0", "s:,2", "s:,1", "s:,3"]
+    assert label(()) == "all"
+    assert pieces((2, 2), ("a", "b"), (("z",),)) is None and pieces((4,), None, (("a",),)) is None
+
+
+def test_colour_only_when_asked() -> None:
+    es = _explain("RSH202", 0)
+    assert "\x1b[" not in render(es)
+    coloured = render(es, colour=True)
+    assert "\x1b[1;33m" in coloured
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == render(es)
+
+
+def test_svg_parses_and_marks_the_cells() -> None:
+    es = _explain("RSH201", 0) + _explain("RSH202", 6)
+    root = ET.fromstring(svg(es))
+    assert root.tag == f"{SVG}svg"
+    cells = root.findall(f".//{SVG}g")
+    classes = [c.get("class") for c in cells]
+    assert "cell absent" in classes and "cell moves" in classes and "cell stays" in classes
+    # Every cell: a rectangle, the device id and its shard.
+    for c in cells:
+        assert [child.tag for child in c] == [f"{SVG}rect", f"{SVG}text", f"{SVG}text"]
+    texts = " ".join(t.text or "" for t in root.iter(f"{SVG}text"))
+    assert "RSH201" in texts and "RSH202" in texts and "multi-host TPU" in texts
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[str] = []
+        self.seen: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.seen.append((tag, dict(attrs)))
+        if tag not in ("meta", "rect", "br"):
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.seen.append((tag, dict(attrs)))
+
+    def handle_endtag(self, tag: str) -> None:
+        assert self.stack and self.stack[-1] == tag, (self.stack[-3:], tag)
+        self.stack.pop()
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def test_html_parses_balanced_with_an_svg_per_grid() -> None:
+    es = _explain("RSH202", 0)
+    parser = _Tags()
+    parser.feed(page(es, "title <&>"))
+    parser.close()
+    assert parser.stack == []
+    tags = [t for t, _ in parser.seen]
+    panels = sum(len(e.panels) for e in es)
+    assert tags.count("svg") == 2 * panels
+    assert tags.count("g") == sum(len(p.source.ids) + len(p.target.ids) for e in es for p in e.panels)
+    text = "".join(parser.text)
+    assert "title <&>" in text and "RSH202" in text and "holds another shard" in text
+
+
+def test_the_usage_page_shows_the_bundled_example_as_it_is() -> None:
+    text = (ROOT / "docs" / "usage" / "explain.md").read_text(encoding="utf-8")
+    shown = text.split("```text\n", 1)[1].split("```", 1)[0]
+    assert shown == (SNAPSHOTS / "train_58_rsh202.txt").read_text(encoding="utf-8")
