@@ -6,7 +6,9 @@ It speaks the Language Server Protocol over stdio through pygls and offers:
   its documentation and related locations (where the two meshes behind a crossing are
   built); ``# noqa`` comments are honoured as flake8 honours them;
 * code actions: the rule's fix as a quick fix, "Add `# noqa: RSHnnn`", and a
-  ``source.fixAll.reshard-lint`` action that applies every safe fix.
+  ``source.fixAll.reshard-lint`` action that applies every safe fix;
+* hover on a crossing diagnostic: its two meshes drawn as grids of device ids
+  (explain/hover.py, the picture of ``reshard-lint explain``).
 
 A buffer that does not parse (the user is in the middle of typing) publishes nothing:
 the last good diagnostics stay in the editor and no RSH001 is shown, because the
@@ -472,6 +474,12 @@ def build_server() -> ReshardServer:
         code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND], resolve_provider=False))
     async def code_action(ls: ReshardServer, params: types.CodeActionParams) -> list[types.CodeAction]:
         return await ls.code_actions(params)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: ReshardServer, params: types.HoverParams) -> types.Hover | None:
+        from .explain.hover import hover as explain_hover  # the meshes as pictures (explain/)
+
+        return await explain_hover(ls, params)
 
     return server
 

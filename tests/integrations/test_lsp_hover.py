@@ -1,0 +1,79 @@
+"""Hover on a diagnostic in a real language-server session: the two meshes drawn as in
+``reshard-lint explain`` (explain/hover.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from reshard_lint.explain.gather import explain_source
+from reshard_lint.explain.text import render
+
+from .lspclient import LspClient
+
+SERVER = [sys.executable, "-m", "reshard_lint.lsp"]
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = (ROOT / "examples" / "train.py").read_text(encoding="utf-8")
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[LspClient]:
+    c = LspClient(SERVER, cwd=tmp_path)
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+def _hover(c: LspClient, uri: str, line: int, character: int) -> object:
+    return c.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                            "position": {"line": line, "character": character}})
+
+
+def test_hover_on_a_crossing_draws_both_meshes(client: LspClient, tmp_path: Path) -> None:
+    caps = client.initialize(tmp_path)["capabilities"]
+    assert caps["hoverProvider"]
+    path = tmp_path / "train.py"
+    path.write_text(EXAMPLE, encoding="utf-8")
+    uri = path.as_uri()
+    client.open(uri, EXAMPLE)
+    diags = client.wait_diagnostics(uri)
+    [rsh202] = [d for d in diags if d["code"] == "RSH202"]
+    start = rsh202["range"]["start"]
+    got = _hover(client, uri, start["line"], start["character"] + 5)
+    assert isinstance(got, dict)
+    assert got["range"] == rsh202["range"]
+    value = got["contents"]["value"]
+    assert got["contents"]["kind"] == "markdown"
+    assert value.startswith("**reshard-lint explain**\n\n```text\n") and value.endswith("\n```")
+    # The picture is the command's text form, on the file the editor has.
+    settings = {"runtime": "auto", "platforms": ("tpu", "gpu", "cpu")}
+    expected = render(explain_source(EXAMPLE, str(path), 58, settings).explanations)
+    assert value.split("```text\n", 1)[1][:-len("\n```")] == expected.rstrip("\n")
+    assert "│ 7* │ 6* │" in value and "\x1b[" not in value
+
+    # Off every diagnostic, and on one that compares no two meshes (RSH102): no hover.
+    assert _hover(client, uri, 0, 0) is None
+    [rsh102] = [d for d in diags if d["code"] == "RSH102"]
+    at = rsh102["range"]["start"]
+    assert _hover(client, uri, at["line"], at["character"]) is None
+    assert client.shutdown() == 0
+
+
+def test_hover_follows_the_editor_platform_setting(client: LspClient, tmp_path: Path) -> None:
+    client.initialize(tmp_path, options={"platforms": ["cpu"]})
+    path = tmp_path / "train.py"
+    path.write_text(EXAMPLE, encoding="utf-8")
+    uri = path.as_uri()
+    client.open(uri, EXAMPLE)
+    diags = client.wait_diagnostics(uri)
+    [rsh201] = [d for d in diags if d["code"] == "RSH201"]
+    got = _hover(client, uri, rsh201["range"]["start"]["line"], rsh201["range"]["start"]["character"])
+    assert isinstance(got, dict)
+    value = got["contents"]["value"]
+    assert "\nCPU · 8 devices" in value and "TPU ·" not in value
+    assert "4! │" in value
+    assert client.shutdown() == 0
