@@ -288,12 +288,28 @@ def _panel(model: Any, title: str, found: set[str], scope: str, a: Any, b: Any,
         note = ("the TPU builder order drawn is the model's stand-in (one fixed permutation per mesh "
                 "shape); JAX orders by the chips' coordinates, so the claim is that the two orders "
                 "differ, not these ids (docs/platforms.md)")
+    a_ids, b_ids = _shown_ids(a.flat, b.flat)
     return Panel(
         ((title, _verdict_kind(found)),), scope,
         f"{model.n} devices, {model.processes} processes of {model.per_process}",
-        Grid(a.shape, a.flat, tuple(label(p) for p in pa), marks(a.flat, held_a, held_b), _split(pa)),
-        Grid(b.shape, b.flat, tuple(label(p) for p in pb), marks(b.flat, held_b, held_a), _split(pb)),
+        Grid(a.shape, a_ids, tuple(label(p) for p in pa), marks(a.flat, held_a, held_b), _split(pa)),
+        Grid(b.shape, b_ids, tuple(label(p) for p in pb), marks(b.flat, held_b, held_a), _split(pb)),
         moved, absent, note)
+
+
+# The model numbers the devices of a platform named in the code (jax.devices('cpu')) from
+# a base of its own, so that two platforms never share an id (analysis/devices.py).
+_PLATFORM_ID_BASE = 100_000
+
+
+def _shown_ids(a: Sequence[int], b: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The ids as a user would see them: without the model's platform base when both
+    meshes are on one named platform (100003 is device 3 of jax.devices('cpu'))."""
+    bases = {d // _PLATFORM_ID_BASE for d in (*a, *b)}
+    if len(bases) != 1:
+        return tuple(a), tuple(b)
+    base = bases.pop() * _PLATFORM_ID_BASE
+    return tuple(d - base for d in a), tuple(d - base for d in b)
 
 
 def _split(held: list[Piece]) -> tuple[int, ...]:

@@ -154,6 +154,10 @@ def summary(panel: Panel) -> str:
     parts = [f"{panel.moved} of the {both} devices in both meshes hold another shard after the move"]
     if panel.absent:
         parts.append(f"{panel.absent} {'is' if panel.absent == 1 else 'are'} in one mesh only")
+    elif not panel.moved:
+        # Axes reordered together with their names: the layout is the same, only the
+        # device order JAX compares differs.
+        parts.append("the two meshes lay the array out alike, in another device order")
     return "; ".join(parts) + "."
 
 

@@ -194,3 +194,46 @@ def test_the_usage_page_shows_the_bundled_example_as_it_is() -> None:
     text = (ROOT / "docs" / "usage" / "explain.md").read_text(encoding="utf-8")
     shown = text.split("```text\n", 1)[1].split("```", 1)[0]
     assert shown == (SNAPSHOTS / "train_58_rsh202.txt").read_text(encoding="utf-8")
+
+
+EDGES = """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+mesh = Mesh(np.array(jax.devices()).reshape(32), ('x',))
+x = jax.device_put(np.arange(32.0), NamedSharding(mesh, P('x')))
+rev = Mesh(np.array(jax.devices()[::-1]).reshape(32), ('x',))
+y = jax.device_put(x, NamedSharding(rev, P('x')))
+cube = Mesh(np.array(jax.devices()).reshape(2, 2, 2), ('a', 'b', 'c'))
+z = jax.device_put(np.ones((8, 8)), NamedSharding(cube, P('a', ('b', 'c'))))
+cube2 = Mesh(cube.devices.transpose(1, 0, 2), ('b', 'a', 'c'))
+w = jax.device_put(z, NamedSharding(cube2, P('a', ('b', 'c'))))
+cpu = Mesh(np.array(jax.devices('cpu')), ('x',))
+v = jax.device_put(np.arange(8.0), NamedSharding(cpu, P('x')))
+cpu_rev = Mesh(np.array(jax.devices('cpu')[::-1]), ('x',))
+u = jax.device_put(v, NamedSharding(cpu_rev, P('x')))
+"""
+CPU_ONLY = {"runtime": "auto", "platforms": ("cpu",)}
+
+
+def test_a_long_axis_is_drawn_in_rows_and_meshes_that_do_not_fit_are_stacked() -> None:
+    [e] = explain_source(EDGES, "edges.py", 8, CPU_ONLY).explanations
+    text = render([e])
+    assert "[0:16]  │  0* │" in text and "[16:32] │ 31* │" not in text and "[16:32] │ 15* │" in text
+    assert "32 devices" in text and "  target 'rev'  x: 32" in text  # below, not beside
+
+
+def test_axes_reordered_with_their_names_keep_every_piece() -> None:
+    # The diagnostic compares device orders; the picture shows no device's data changes.
+    [e] = explain_source(EDGES, "edges.py", 12, CPU_ONLY).explanations
+    [panel] = e.panels
+    assert panel.moved == 0 and panel.source.shard_count == "2 × 4 shards"
+    text = render([e])
+    assert "a=0:" in text and "b=1:" in text  # one 2-D box per index of the leading axis
+    assert "lay the array out alike, in another device order" in text
+
+
+def test_ids_of_a_named_platform_are_shown_as_jax_numbers_them() -> None:
+    [e] = explain_source(EDGES, "edges.py", 16, CPU_ONLY).explanations
+    assert e.panels[0].source.ids == tuple(range(8)) and e.panels[0].target.ids == tuple(range(7, -1, -1))
