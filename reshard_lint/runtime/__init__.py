@@ -32,16 +32,19 @@ __all__ = ["ReshardError", "ReshardWarning", "StrictConfig", "StrictConfigError"
 
 
 @contextmanager
-def strict(processes: int | None = None, reorder: Reorder = "warn") -> Iterator[StrictConfig]:
+def strict(processes: int | None = None, reorder: Reorder = "warn",
+           platform: str | None = None) -> Iterator[StrictConfig]:
     """Strict mode for the ``with`` block (process-wide: JAX's entry points are global).
 
     Nests: an inner block's settings win until it exits, then the outer ones apply again.
     ``processes``: split ``jax.devices()`` into that many equal simulated hosts, in order
     (``None``: the real split under multi-controller JAX, else 2 when the device count is even
     and above 1, else 1; ``1`` turns RSH301-304 off). ``reorder``: what RSH202 does,
-    ``'warn'``, ``'raise'`` or ``'ignore'``.
+    ``'warn'``, ``'raise'`` or ``'ignore'``. ``platform``: simulate that platform's device
+    ids, hosts and mesh-builder orders on this process's CPU devices (a name from
+    ``reshard_lint.runtime.platforms.CATALOGUE``, such as ``"tpu-v5e-16"``).
     """
-    config = StrictConfig(processes=processes, reorder=reorder)
+    config = StrictConfig(processes=processes, reorder=reorder, platform=platform)
     token = _state.push(config)
     try:
         yield config
@@ -59,12 +62,13 @@ def suspended() -> Iterator[None]:
         _state.pop(token)
 
 
-def enable(processes: int | None = None, reorder: Reorder = "warn") -> StrictConfig:
+def enable(processes: int | None = None, reorder: Reorder = "warn",
+           platform: str | None = None) -> StrictConfig:
     """Strict mode for the whole process until ``disable()``; a second call replaces the settings.
 
     ``strict()`` blocks still take precedence while they are open.
     """
-    config = StrictConfig(processes=processes, reorder=reorder)
+    config = StrictConfig(processes=processes, reorder=reorder, platform=platform)
     _state.set_process_config(config)
     return config
 

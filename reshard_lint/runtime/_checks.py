@@ -56,11 +56,13 @@ _RANK = {"RSH301": 0, "RSH302": 1, "RSH303": 2, "RSH304": 3, "RSH201": 4, "RSH20
 
 @dataclass(frozen=True, eq=False)  # one object per split (cached): hashed by identity
 class Topology:
-    """How devices map to (real or simulated) processes."""
+    """How devices map to (real or simulated) processes, and, when a platform is simulated,
+    which of its devices each CPU device plays (``plays``)."""
 
     processes: int
     simulated: bool
     process_of: dict[Any, int]
+    plays: dict[Any, Any] | None = None  # CPU device -> platforms.SimDevice
 
     def processes_of(self, devices: Sequence[Any]) -> frozenset[int] | None:
         try:
@@ -73,12 +75,15 @@ class Topology:
         return "simulated process" if self.simulated else "process"
 
 
-_topologies: dict[tuple[int | None, str], Topology] = {}
+_topologies: dict[tuple[int | str | None, str], Topology] = {}
 _topology_lock = threading.Lock()
 
 
-def topology(requested: int | None, platform: str) -> Topology:
-    """The process split, computed on first use (after the backend exists) and cached."""
+def topology(requested: int | str | None, platform: str) -> Topology:
+    """The process split, computed on first use (after the backend exists) and cached.
+
+    ``requested``: a simulated platform's name, a number of processes, or None (automatic).
+    """
     key = (requested, platform)
     found = _topologies.get(key)
     if found is not None:
@@ -89,6 +94,17 @@ def topology(requested: int | None, platform: str) -> Topology:
         if _xb.process_count() > 1:
             # Real multi-controller: the real split is the truth, whatever was asked for.
             topo = Topology(_xb.process_count(), False, {d: d.process_index for d in devices})
+        elif isinstance(requested, str):
+            from .platforms import platform as simulated
+
+            sim = simulated(requested)
+            if sim.size != len(devices):
+                raise StrictConfigError(
+                    f"reshard-lint strict mode: platform {requested!r} has {sim.size} devices, this "
+                    f"process {len(devices)} {platform} devices; run with JAX_NUM_CPU_DEVICES="
+                    f"{sim.size} (or jax.config.update('jax_num_cpu_devices', {sim.size}))")
+            plays = dict(zip(devices, sim.devices))
+            topo = Topology(sim.hosts, True, {d: s.process_index for d, s in plays.items()}, plays)
         else:
             n = len(devices)
             count = requested if requested is not None else (2 if n > 1 and n % 2 == 0 else 1)
@@ -135,7 +151,7 @@ class Finding:
         return f"{self.code} {call} {self.detail.format(what=what)}"
 
 
-def _classify_uncached(src: Sharding, dst: Any, ndim: int, requested: int | None,
+def _classify_uncached(src: Sharding, dst: Any, ndim: int, requested: int | str | None,
                        asked: bool = False) -> Finding | None:
     src_devices = ordered_devices(src)
     src_ids = ids(src_devices)
@@ -309,7 +325,7 @@ def check_device_put(config: StrictConfig, x: Any, device: Any, call: str, stack
         target = _resolve_target(device, call)
         if target is _NO_TARGET:
             return
-        found = classify(sharding, target, x.ndim, config.processes, local_asked)
+        found = classify(sharding, target, x.ndim, config.split, local_asked)
         # Tracing is ruled out last: it costs more than the cached verdict and rarely matters.
         if found is not None and _trace_state_clean():
             _emit(config, found, call, "an array", stacklevel + 1)
@@ -337,7 +353,7 @@ def check_device_put(config: StrictConfig, x: Any, device: Any, call: str, stack
         target = _resolve_target(raw_target, call)
         if target is _NO_TARGET:
             continue
-        found = classify(leaf.sharding, target, leaf.ndim, config.processes, local_asked)
+        found = classify(leaf.sharding, target, leaf.ndim, config.split, local_asked)
         if found is not None:
             what = f"leaf {jax.tree_util.keystr(path) or '(root)'}"
             findings.append((found, what))
@@ -353,7 +369,7 @@ def check_device_put(config: StrictConfig, x: Any, device: Any, call: str, stack
 
 # --------------------------------------------------------------------------- RSH304
 
-def _local_mesh_finding(devices: Sequence[Any], call: str, subject: str, requested: int | None) -> None:
+def _local_mesh_finding(devices: Sequence[Any], call: str, subject: str, requested: int | str | None) -> None:
     __tracebackhide__ = True  # pytest shows the user's call, not these frames
     topo = topology(requested, devices[0].platform)
     if topo.processes < 2:
@@ -400,7 +416,7 @@ def check_process_local_data(config: StrictConfig, sharding: Any, local_data: An
         if not isinstance(target, Sharding):
             continue
         _local_mesh_finding(ordered_devices(target), call,
-                            f"a global array of shape {tuple(shape)}", config.processes)
+                            f"a global array of shape {tuple(shape)}", config.split)
 
 
 def check_host_local_to_global(config: StrictConfig, global_mesh: Any) -> None:
@@ -410,4 +426,4 @@ def check_host_local_to_global(config: StrictConfig, global_mesh: Any) -> None:
     if mesh_devices is None or not hasattr(mesh_devices, "flat"):
         return
     _local_mesh_finding(tuple(mesh_devices.flat), "host_local_array_to_global_array",
-                        "a global array", config.processes)
+                        "a global array", config.split)

@@ -67,7 +67,7 @@ def _hlo_equal(src: Sharding, dst: Sharding, ndim: int) -> bool | None:
 
 
 def _classify_jit_uncached(src: Sharding, dst: Sharding, ndim: int,
-                           requested: int | None) -> Finding | None:
+                           requested: int | str | None) -> Finding | None:
     src_devices = ordered_devices(src)
     dst_devices = ordered_devices(dst)
     src_ids, dst_ids = ids(src_devices), ids(dst_devices)
@@ -193,7 +193,7 @@ def _new_plan(sig: JitSignature, shape: Any, dyn: tuple[Any, ...],
 
 
 def _jit_verdict(sig: JitSignature, dyn: tuple[Any, ...], positions: list[int],
-                 requested: int | None) -> tuple[Finding, str] | None:
+                 requested: int | str | None) -> tuple[Finding, str] | None:
     path_leaves, _ = jax.tree_util.tree_flatten_with_path(dyn)
     targets = _in_shardings_per_leaf(sig, dyn, len(path_leaves))
     best: tuple[Finding, str] | None = None
@@ -237,7 +237,7 @@ def check_jit_miss(config: StrictConfig, params: dict[str, Any], args_flat: Sequ
     for index, (leaf, target) in enumerate(zip(args_flat, targets)):
         if not isinstance(target, Sharding) or not _checkable(leaf):
             continue
-        found = classify_jit(leaf.sharding, target, leaf.ndim, config.processes)
+        found = classify_jit(leaf.sharding, target, leaf.ndim, config.split)
         if found is not None and (best is None or _JIT_RANK[found.code] < _JIT_RANK[best[0].code]):
             best = (found, index)
     if best is None or not _trace_state_clean():  # inside a trace nothing executes
@@ -311,17 +311,17 @@ def _judge(config: StrictConfig, sig: JitSignature, dyn: tuple[Any, ...], positi
     """The verdict for arguments some of which are not on their in_sharding object."""
     __tracebackhide__ = True  # pytest shows the user's call, not these frames
     # The key: each leaf's sharding (and rank) where it is a committed array, else None.
-    key = (config.processes, shape,
+    key = (config.split, shape,
            tuple((leaf.sharding, leaf.ndim) if _checkable(leaf) else None for leaf in leaves))
     try:
         verdict = sig.verdicts[key]
     except KeyError:
-        verdict = _jit_verdict(sig, dyn, positions or list(range(len(dyn))), config.processes)
+        verdict = _jit_verdict(sig, dyn, positions or list(range(len(dyn))), config.split)
         if len(sig.verdicts) >= sig._LIMIT:
             sig.verdicts.clear()
         sig.verdicts[key] = verdict
     except TypeError:  # an unhashable sharding: no cache
-        verdict = _jit_verdict(sig, dyn, positions or list(range(len(dyn))), config.processes)
+        verdict = _jit_verdict(sig, dyn, positions or list(range(len(dyn))), config.split)
     if verdict is None or not _trace_state_clean():  # inside a trace nothing executes
         return
     found, what = verdict

@@ -22,10 +22,12 @@ from typing import Any, Callable
 import jax
 import numpy as np
 import jax.experimental.multihost_utils as _multihost_utils
+from jax._src import mesh_utils as _mesh_utils
 from jax._src import stages as _stages
+from jax.experimental import mesh_utils as _public_mesh_utils
 from jax._src.array import ArrayImpl
 
-from . import _checks, _fetch, _incompat, _jit, _local_data, _pod, _state
+from . import _checks, _fetch, _incompat, _jit, _local_data, _platform_patch, _pod, _state
 
 # (owner, attribute, original, wrapper), in installation order.
 _patches: list[tuple[Any, str, Any, Any]] = []
@@ -241,6 +243,11 @@ def _targets() -> list[tuple[Any, str, Callable[[Callable[..., Any]], Callable[.
         (ArrayImpl, "is_fully_addressable", _pod.wrap_is_fully_addressable),
         (ArrayImpl, "addressable_shards", _pod.wrap_addressable_shards),
         (ArrayImpl, "addressable_data", _pod.wrap_addressable_data),
+        # A simulated platform (_platform_patch.py): its ids, device lists and mesh orders.
+        (jax.Device, "id", _platform_patch.wrap_device_id),
+        (jax, "devices", _platform_patch.wrap_devices),
+        (_mesh_utils, "create_device_mesh", _platform_patch.wrap_create_device_mesh),
+        (_public_mesh_utils, "create_device_mesh", _platform_patch.wrap_create_device_mesh),
         # JAX's own "incompatible devices" error, as RSH203 at the user's line.
         (_stages, "_device_assignment_mismatch_error", _incompat.wrap_mismatch_error),
         # Reading a value process 0 cannot hold (RSH305, RSH306).

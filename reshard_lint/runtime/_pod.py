@@ -53,7 +53,7 @@ def pod(backend: Any = None) -> Topology | None:
     if _xb.process_count() > 1:
         return None  # real multi-controller JAX: the real answers are the pod's
     platform = backend if backend is not None else _xb.get_backend().platform
-    topo = topology(config.processes, platform)
+    topo = topology(config.split, platform)
     return topo if topo.simulated and topo.processes > 1 else None
 
 
@@ -93,7 +93,12 @@ def wrap_local_devices(original: Callable[..., list[Any]]) -> Callable[..., list
             return original(process_index, backend, host_id)
         _checks.local_asked = True  # see there: meshes on these devices are process-local
         process = process_index if process_index is not None else host_id
-        return _local(topo, backend, this_process() if process is None else process)
+        found = _local(topo, backend, this_process() if process is None else process)
+        if _state.current is not None and _state.current.platform is not None:
+            from ._platform_patch import user_list  # ids are the platform's: id lookups checked
+
+            return user_list(found)
+        return found
 
     return local_devices
 

@@ -30,9 +30,19 @@ class StrictConfig:
 
     processes: int | None = None
     reorder: Reorder = "warn"
+    platform: str | None = None  # a name from runtime/platforms.py: its ids, hosts and mesh orders
 
     def __post_init__(self) -> None:
         from .errors import StrictConfigError
+
+        if self.platform is not None:
+            from .platforms import platform
+
+            hosts = platform(self.platform).hosts  # StrictConfigError for an unknown name
+            if self.processes is not None and self.processes != hosts:
+                raise StrictConfigError(
+                    f"platform {self.platform!r} has {hosts} host{'s' * (hosts > 1)}, not "
+                    f"processes={self.processes}; leave processes out")
 
         if self.processes is not None and (not isinstance(self.processes, int)
                                            or isinstance(self.processes, bool)
@@ -40,6 +50,13 @@ class StrictConfig:
             raise StrictConfigError(f"processes must be None or an int >= 1, not {self.processes!r}")
         if self.reorder not in REORDER_CHOICES:
             raise StrictConfigError(f"reorder must be one of {REORDER_CHOICES}, not {self.reorder!r}")
+
+
+    @property
+    def split(self) -> int | str | None:
+        """What decides the process split (the verdict caches' key): the platform's name, or
+        the number of simulated processes (None: automatic)."""
+        return self.platform if self.platform is not None else self.processes
 
 
 class _Token:

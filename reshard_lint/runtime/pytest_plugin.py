@@ -14,8 +14,8 @@ import pytest
 from .errors import ReshardError
 
 _SECTION = "reshard-lint strict mode"
-# Set when the flag or ini option switched strict mode on: (processes, reorder).
-_ENABLED = pytest.StashKey[tuple[int | None, str]]()
+# Set when the flag or ini option switched strict mode on: (processes, reorder, platform).
+_ENABLED = pytest.StashKey[tuple[int | None, str, str | None]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -32,12 +32,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--reshard-strict-reorder", default=None, dest="reshard_strict_reorder",
                     choices=("warn", "raise", "ignore"),
                     help="what RSH202 (same devices, other order) does (default: warn)")
+    group.addoption("--reshard-strict-platform", default=None, dest="reshard_strict_platform",
+                    metavar="NAME", help="simulate a platform's device ids, hosts and mesh orders "
+                                         "(tpu-v5e-16, gpu-2x4, cpu-2x4 ...: "
+                                         "reshard_lint.runtime.platforms.CATALOGUE)")
     parser.addini("reshard_strict", type="bool", default=False,
                   help="run every test under reshard-lint strict mode")
     parser.addini("reshard_strict_processes", default="auto",
                   help="simulated hosts for reshard-lint strict mode (auto or N)")
     parser.addini("reshard_strict_reorder", default="warn",
                   help="what RSH202 does in strict mode: warn, raise or ignore")
+    parser.addini("reshard_strict_platform", default="",
+                  help="platform strict mode simulates (tpu-v5e-16, gpu-2x4 ...; empty: none)")
 
 
 def _processes(raw: Any) -> int | None:
@@ -50,7 +56,7 @@ def _processes(raw: Any) -> int | None:
         raise pytest.UsageError(f"reshard-lint: processes must be 'auto' or an integer, not {raw!r}")
 
 
-def _settings(config: pytest.Config) -> tuple[bool, int | None, str]:
+def _settings(config: pytest.Config) -> tuple[bool, int | None, str, str | None]:
     enabled = config.getoption("reshard_strict")
     if enabled is None:
         enabled = bool(config.getini("reshard_strict"))
@@ -61,22 +67,27 @@ def _settings(config: pytest.Config) -> tuple[bool, int | None, str]:
     if reorder not in ("warn", "raise", "ignore"):
         raise pytest.UsageError(f"reshard-lint: reshard_strict_reorder must be warn, raise or ignore, "
                                 f"not {reorder!r}")
-    return bool(enabled), _processes(processes), reorder
+    platform = config.getoption("reshard_strict_platform") or str(config.getini("reshard_strict_platform")).strip()
+    return bool(enabled), _processes(processes), reorder, platform or None
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "reshard_strict(processes=None, reorder='warn', enabled=True): run this test under "
-        "reshard-lint strict mode with these settings (enabled=False: no checks)")
-    enabled, processes, reorder = _settings(config)
+        "reshard_strict(processes=None, reorder='warn', platform=None, enabled=True): run this "
+        "test under reshard-lint strict mode with these settings (enabled=False: no checks)")
+    enabled, processes, reorder, platform = _settings(config)
     if enabled:
         # Switched on here, before collection, so test modules that bind
         # `from jax import device_put` at import time get the checked function too.
         from . import enable
+        from .errors import StrictConfigError
 
-        enable(processes=processes, reorder=reorder)  # type: ignore[arg-type]
-        config.stash[_ENABLED] = (processes, reorder)
+        try:
+            enable(processes=processes, reorder=reorder, platform=platform)  # type: ignore[arg-type]
+        except StrictConfigError as e:
+            raise pytest.UsageError(f"reshard-lint: {e}") from None
+        config.stash[_ENABLED] = (processes, reorder, platform)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -89,9 +100,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_report_header(config: pytest.Config) -> str | None:
     if _ENABLED not in config.stash:
         return None
-    processes, reorder = config.stash[_ENABLED]
+    processes, reorder, platform = config.stash[_ENABLED]
     shown = "auto" if processes is None else processes
-    return f"reshard-lint strict mode: on (processes={shown}, reorder={reorder})"
+    where = f", platform={platform}" if platform else ""
+    return f"reshard-lint strict mode: on (processes={shown}, reorder={reorder}{where})"
 
 
 @pytest.hookimpl(hookwrapper=True)
