@@ -1,25 +1,30 @@
-"""Every command line in docs/usage/ runs against the real, installed programs.
+"""Every command line in docs/usage/ and the README runs against the real programs.
 
 Commands come from ```sh / ```bash / ```console blocks, from `run:` steps of workflow
-YAML, from pre-commit configs (their `args:`), from editor settings (JSON, Lua, TOML,
-Emacs Lisp) and from `[flake8]` INI sections. `reshard-lint` and `flake8` commands are
-run in a small fixture directory: exit status 2 or an argparse complaint fails the test,
-so a doc that names a flag the programs do not have fails here. `pre-commit` commands
-are checked against `pre-commit SUBCOMMAND --help`. Any other program must be listed in
-UNCHECKED, so a new kind of command cannot slip in unexamined.
+YAML, from pre-commit configs (their hooks' entries and `args:`), from editor settings
+(JSON, Lua, TOML, Emacs Lisp) and from `[flake8]` INI sections. `reshard-lint` and
+`flake8` commands are run in a small fixture directory: exit status 2 or an argparse
+complaint fails the test, so a doc that names a flag the programs do not have fails here.
+`pip` commands are run in a new virtual environment, with a copy of this tree where the
+docs write a clone's path (CLONE). `pre-commit` commands are checked against
+`pre-commit SUBCOMMAND --help` here and run, with the configurations of pre-commit.md, by
+tests/integrations/test_precommit.py. Every other command must be in RUN_ELSEWHERE or
+NOT_RUN with the reason, so a new kind of command cannot slip in unexamined.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 import yaml
@@ -30,9 +35,32 @@ from reshard_lint.rules import rule_by_code
 from ..conftest import ROOT, tool
 
 USAGE = ROOT / "docs" / "usage"
+README = ROOT / "README.md"
 SHELL_INFOS = {"sh", "bash", "shell", "console", "zsh"}
-# Programs named in the docs that these tests do not run (installers, editors, git).
-UNCHECKED = {"pip", "pipx", "git", "nvim", "code", "uv"}
+# What the docs write for the path of a clone of reshard-lint's repository (no package
+# index serves it yet); the tests put a copy of this tree there.
+CLONE = "/path/to/reshard-lint"
+# Where a workflow of github-actions.md finds the copy, in the repository it checks.
+VENDORED = "./tools/reshard-lint"
+# The hosted form of pre-commit.md, whose URL and tag do not exist yet.
+HOSTED_URL = "<the repository's URL>"
+# Commands run as written by another test (the key: the command's words joined by spaces).
+RUN_ELSEWHERE: dict[str, str] = {
+    "python3 -m venv .venv": "tests/test_quickstart.py::test_example_command_runs_on_a_copy (slow)",
+    ".venv/bin/pip install -q .": "tests/test_quickstart.py::test_example_command_runs_on_a_copy (slow)",
+    ".venv/bin/reshard-lint check --exit-zero examples/":
+        "tests/test_quickstart.py::test_example_command_runs_on_a_copy (slow)",
+    ".venv/bin/pip install -q -e .[test]": ".ci/run (CI) runs the README's test command as written; "
+                                           "tests/test_quickstart.py checks the two match",
+    ".venv/bin/python -m pytest": ".ci/run (CI) runs the README's test command as written",
+}
+# Commands no test runs, and why.
+NOT_RUN: dict[str, str] = {
+    "python bench/run.py": "the benchmark takes about ten minutes on two idle cores; "
+                           "tests/test_bench_smoke.py runs bench/run.py on a tiny corpus",
+}
+# The docs whose pre-commit commands tests/integrations/test_precommit.py runs.
+PRECOMMIT_DOCS = {"pre-commit.md", "github-actions.md"}
 # What argparse, optparse and our own config checks print when a command line is wrong.
 USAGE_ERRORS = ("unrecognized arguments", "invalid choice", "error: argument", "no such option",
                 "unknown option", "expected one argument", "the following arguments are required")
@@ -120,7 +148,7 @@ def _walk(value: Any) -> Iterator[dict[str, Any]]:
 
 
 def _manifest_ids() -> set[str]:
-    return {h["id"] for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    return set(_manifest())
 
 
 def _lua_strings(text: str) -> list[str]:
@@ -172,25 +200,51 @@ def commands_in(path: Path) -> Iterator[Command]:
                 yield Command(f"{rel}:{first}", ("flake8", "--config", "@ini", "."), stdin=body)
 
 
+def _manifest() -> dict[str, dict[str, Any]]:
+    return {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+
+
 def _precommit_repo(where: str, repo: dict[str, Any]) -> Iterator[Command]:
+    """The command each hook runs on a file. A `repo: local` hook installs the clone
+    (additional_dependencies) and, for reshard-lint's own hook ids, runs what
+    .pre-commit-hooks.yaml says; the hosted form takes the hooks from that file."""
     url = str(repo["repo"])
     for hook in repo["hooks"]:
         args = [str(a) for a in hook.get("args", [])]
-        if url.rstrip("/").endswith("reshard-lint/reshard-lint"):
-            assert hook["id"] in _manifest_ids(), f"{where}: no hook {hook['id']!r} in .pre-commit-hooks.yaml"
-            entry = {"reshard-lint": ("reshard-lint", "check"),
-                     "reshard-lint-fix": ("reshard-lint", "check", "--fix")}[hook["id"]]
-            yield Command(where, (*entry, *args, "train.py"))
-        elif "flake8" in url:
-            assert "reshard-lint" in hook.get("additional_dependencies", []), where
-            yield Command(where, ("flake8", *args, "train.py"))
+        if url == "local":
+            assert hook.get("language") == "python", where
+            assert CLONE in [str(d) for d in hook.get("additional_dependencies", [])], \
+                f"{where}: a local hook without reshard-lint's clone ({CLONE}) in additional_dependencies"
+            if hook["id"] in _manifest():
+                manifest = _manifest()[hook["id"]]
+                assert (hook["entry"], hook["types"]) == (manifest["entry"], manifest["types"]), where
+            yield Command(where, (*shlex.split(hook["entry"]), *args, "train.py"))
+        elif url == HOSTED_URL:
+            assert hook["id"] in _manifest(), f"{where}: no hook {hook['id']!r} in .pre-commit-hooks.yaml"
+            yield Command(where, (*shlex.split(_manifest()[hook["id"]]["entry"]), *args, "train.py"))
+        else:
+            raise AssertionError(f"{where}: a pre-commit repository no test runs: {url}")
 
 
 def all_commands() -> list[Command]:
     out: list[Command] = []
-    for path in sorted(USAGE.glob("*.md")):
+    for path in [*sorted(USAGE.glob("*.md")), README]:
         out.extend(commands_in(path))
     return out
+
+
+def copy_source_tree(dest: Path) -> Path:
+    """This repository as it is on disk (tracked and new files, not bench/): what a clone
+    of it holds, uncommitted work included."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            cwd=ROOT, check=True, capture_output=True).stdout.decode().split("\0")
+    for rel in filter(None, listed):
+        src = ROOT / rel
+        if not src.is_file() or rel.startswith("bench/"):
+            continue
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, dest / rel)
+    return dest
 
 
 # --- running ---------------------------------------------------------------------------------
@@ -217,19 +271,58 @@ def _pyproject_extras() -> set[str]:
     return set(data["project"]["optional-dependencies"])
 
 
-def check(cmd: Command, workdir: Path) -> None:
+@dataclass
+class PipEnv:
+    """A new virtual environment for the docs' pip commands, and a copy of this tree as
+    the clone they name (CLONE, or `.` inside it) and as VENDORED in a project."""
+    venv: Path
+    source: Path
+    project: Path
+    done: set[tuple[str, ...]]
+
+
+def _run_pip(cmd: Command, env: PipEnv) -> None:
+    if cmd.argv in env.done:
+        return
+    words = [w.replace(CLONE, str(env.source)) for w in cmd.argv[1:]]
+    cwd = env.source if any(w == "." or w.startswith(".[") for w in words) else env.project
+    clean = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    bin_dir = env.venv / "bin"
+    proc = subprocess.run([str(bin_dir / "pip"), *words], cwd=cwd, capture_output=True, text=True,
+                          timeout=600, env=clean)
+    assert proc.returncode == 0, f"{cmd.where}: {' '.join(cmd.argv)}:\n{proc.stdout}{proc.stderr}"
+    version = subprocess.run([str(bin_dir / "reshard-lint"), "--version"], capture_output=True, text=True)
+    assert version.returncode == 0 and version.stdout.startswith("reshard-lint "), cmd.where
+    if any("[lsp]" in w for w in words):
+        lsp = subprocess.run([str(bin_dir / "python"), "-c", "import pygls"], capture_output=True, text=True)
+        assert lsp.returncode == 0, f"{cmd.where}: the lsp extra did not install pygls: {lsp.stderr}"
+    if "flake8" in words:
+        f8 = subprocess.run([str(bin_dir / "flake8"), "--version"], capture_output=True, text=True)
+        assert "reshard-lint" in f8.stdout, f"{cmd.where}: flake8 does not list the plugin: {f8.stdout}"
+    env.done.add(cmd.argv)
+
+
+def check(cmd: Command, workdir: Path, pip_env: Callable[[], PipEnv] | None = None) -> None:
     argv = list(cmd.argv)
     prog = argv[0]
-    if prog in UNCHECKED or (prog.startswith("python") and argv[1:3] == ["-m", "venv"]):
+    if " ".join(argv) in RUN_ELSEWHERE or " ".join(argv) in NOT_RUN:
+        return
+    if prog == "pip":
         for word in argv:
-            # `pip install 'reshard-lint[lsp]'` must name an extra that exists.
-            m = re.fullmatch(r"reshard-lint\[([\w,-]+)\]", word)
+            # `pip install '/path/to/reshard-lint[lsp]'` must name an extra that exists (pip
+            # only warns about one that does not).
+            m = re.fullmatch(r"(?:.*/)?(?:reshard-lint|\.)\[([\w,-]+)\]", word)
             if m:
                 missing = set(m.group(1).split(",")) - _pyproject_extras()
                 assert not missing, f"{cmd.where}: no extra {missing} in pyproject.toml"
-        return
+        assert pip_env is not None, f"{cmd.where}: pip commands run in test_doc_command"
+        return _run_pip(cmd, pip_env())
     if prog == "pre-commit":
-        return _check_precommit(cmd)
+        _check_precommit(cmd)
+        doc = cmd.where.split(":")[0].rsplit("/", 1)[-1]
+        assert doc in PRECOMMIT_DOCS, \
+            f"{cmd.where}: tests/integrations/test_precommit.py runs the pre-commit commands of {PRECOMMIT_DOCS} only"
+        return
     stdin = ""
     if prog == "reshard-lint":
         argv[0] = tool("reshard-lint")
@@ -245,7 +338,7 @@ def check(cmd: Command, workdir: Path) -> None:
         argv[0] = sys.executable
     else:
         raise AssertionError(f"{cmd.where}: the docs run {prog!r}, which no test checks; "
-                             "check it here or add it to UNCHECKED")
+                             "check it here or add it to RUN_ELSEWHERE or NOT_RUN with the reason")
     if "-" in argv[1:]:
         stdin = BUGGY
     _fixture(workdir, cmd.argv)
@@ -284,7 +377,7 @@ def _check_precommit(cmd: Command) -> None:
             flag = word.split("=", 1)[0]
             assert re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", proc.stdout), \
                 f"{cmd.where}: `pre-commit {sub}` has no option {flag}"
-    hooks = [w for w in argv[2:] if not w.startswith("-") and "://" not in w]
+    hooks = [w for w in argv[2:] if not w.startswith("-") and "://" not in w and w != CLONE]
     for hook in hooks:
         assert hook in _manifest_ids(), f"{cmd.where}: no hook {hook!r} in .pre-commit-hooks.yaml"
 
@@ -301,9 +394,37 @@ def test_docs_have_commands() -> None:
         assert any(c.where.startswith(f"docs/usage/{name}:") for c in COMMANDS), name
 
 
+@pytest.fixture(scope="module")
+def pip_env(tmp_path_factory: pytest.TempPathFactory) -> PipEnv:
+    root = tmp_path_factory.mktemp("docs-pip")
+    source = copy_source_tree(root / "reshard-lint")
+    project = root / "project"
+    (project / "tools").mkdir(parents=True)
+    os.symlink(source, project / VENDORED)
+    subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True, timeout=300)
+    return PipEnv(root / "venv", source, project, set())
+
+
 @pytest.mark.parametrize("cmd", COMMANDS, ids=[f"{c.where}:{' '.join(c.argv)[:60]}" for c in COMMANDS])
-def test_doc_command(cmd: Command, tmp_path: Path) -> None:
-    check(cmd, tmp_path / "work")
+def test_doc_command(cmd: Command, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    check(cmd, tmp_path / "work", lambda: request.getfixturevalue("pip_env"))
+
+
+def test_the_lists_of_commands_not_run_here_are_current() -> None:
+    lines = {" ".join(c.argv) for c in COMMANDS}
+    assert not set(RUN_ELSEWHERE) - lines and not set(NOT_RUN) - lines, \
+        (set(RUN_ELSEWHERE) - lines, set(NOT_RUN) - lines)
+    # Every reason names where the command runs instead, or why it cannot.
+    assert all(RUN_ELSEWHERE.values()) and all(NOT_RUN.values())
+
+
+def test_the_docs_install_from_a_clone() -> None:
+    """No index serves reshard-lint yet: the docs install a clone (or `.` in it)."""
+    pips = [c for c in COMMANDS if c.argv[:2] == ("pip", "install")]
+    assert len(pips) >= 6
+    for c in pips:
+        targets = [w for w in c.argv[2:] if not w.startswith("-") and w != "flake8"]
+        assert targets and all(w.startswith((CLONE, VENDORED, ".")) for w in targets), c
 
 
 @pytest.mark.parametrize("line", [

@@ -1,10 +1,12 @@
-"""The pre-commit hooks of .pre-commit-hooks.yaml, run by the real pre-commit.
+"""The pre-commit hooks of .pre-commit-hooks.yaml and the configurations and commands of
+docs/usage/pre-commit.md, run by the real pre-commit.
 
-pre-commit builds its own virtualenv and pip-installs this repository into it (libcst and
-flake8 come from PyPI), so these tests take a while. The hooks' environment is built once
-and shared by both hooks and by the try-repo and config routes (one PRE_COMMIT_HOME for
-the module, the same repository spelling and rev: pre-commit's own reuse, as on a user's
-machine); the flake8 route needs an environment of its own.
+pre-commit builds its own virtualenv and pip-installs this repository into it (flake8
+comes from the package index), so these tests take a while. The hosted route's
+environment is built once and shared by both hooks and by the try-repo test (one
+PRE_COMMIT_HOME for the module, the same repository spelling and rev: pre-commit's own
+reuse, as on a user's machine); the `repo: local` configurations (a clone's path in
+additional_dependencies) and the flake8 route need environments of their own.
 """
 
 from __future__ import annotations
@@ -63,16 +65,10 @@ def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ``pre-commit try-repo`` of the checkout itself would leave out new, untracked modules,
     so a half-committed tree could install a package that does not import.
     """
-    dest = tmp_path_factory.mktemp("reshard-lint-snapshot")
+    from .test_docs_commands import copy_source_tree
+
+    dest = copy_source_tree(tmp_path_factory.mktemp("reshard-lint-snapshot"))
     env = _env(dest.parent)
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            cwd=ROOT, check=True, capture_output=True).stdout.decode().split("\0")
-    for rel in filter(None, listed):
-        src = ROOT / rel
-        if not src.is_file() or rel.startswith("bench/"):
-            continue
-        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(src, dest / rel)
     _git("init", "-q", "-b", "main", cwd=dest, env=env)
     _git("add", "-A", cwd=dest, env=env)
     _git("commit", "-q", "-m", "snapshot", cwd=dest, env=env)
@@ -126,17 +122,111 @@ def test_try_repo_check_hook_fails_on_staged_bug(snapshot: Path,
     assert "Passed" in good.stdout
 
 
-def test_config_fix_hook_rewrites_the_file(snapshot: Path, project: tuple[Path, dict[str, str]]) -> None:
-    """The route users take: a .pre-commit-config.yaml that names both hooks."""
+# --- the configurations and commands of docs/usage/pre-commit.md, as written -------------------
+
+DOC = ROOT / "docs" / "usage" / "pre-commit.md"
+CLONE = "/path/to/reshard-lint"  # the docs' stand-in for the clone's path
+HOSTED_URL, HOSTED_REV = "<the repository's URL>", "<a release tag>"
+
+
+def _doc_blocks(info: str) -> list[str]:
+    return re.findall(rf"^```{info}\n(.*?)^```$", DOC.read_text(encoding="utf-8"), re.M | re.S)
+
+
+def _doc_config(kind: str) -> str:
+    """One of the doc's .pre-commit-config.yaml blocks: the local hooks, the one with args,
+    the hosted form, the flake8 route."""
+    blocks = _doc_blocks("yaml")
+    pick = {
+        "local": [b for b in blocks if "repo: local" in b and "reshard-lint-fix" in b],
+        "args": [b for b in blocks if "repo: local" in b and "args:" in b and "id: reshard-lint\n" in b],
+        "hosted": [b for b in blocks if HOSTED_URL in b],
+        "flake8": [b for b in blocks if "id: flake8" in b],
+    }[kind]
+    assert len(pick) == 1, (kind, blocks)
+    return pick[0]
+
+
+def _doc_commands(*names: str) -> list[list[str]]:
+    """The pre-commit command lines of the docs (the test of docs/usage/ runs the others)."""
+    from .test_docs_commands import commands_in
+
+    return [list(c.argv) for name in names for c in commands_in(ROOT / "docs" / "usage" / name)
+            if c.argv[0] == "pre-commit"]
+
+
+def _installs(out: str) -> int:
+    """How many hook environments pre-commit built during a run."""
+    return out.count("[INFO] Installing environment for ")
+
+
+def test_the_docs_local_config_and_commands(snapshot: Path, project: tuple[Path, dict[str, str]],
+                                            tmp_path: Path) -> None:
+    """docs/usage/pre-commit.md's `repo: local` config with a clone's path, and its commands:
+    install, run, the args variant, and clean after the clone changed."""
+    proj, env = project
+    env = dict(env, PRE_COMMIT_HOME=str(tmp_path / "own-home"))  # `pre-commit clean` empties it
+    clone = tmp_path / "clone"
+    shutil.copytree(snapshot, clone)
+    (proj / ".pre-commit-config.yaml").write_text(_doc_config("local").replace(CLONE, str(clone)),
+                                                 encoding="utf-8")
+    _git("add", ".pre-commit-config.yaml", cwd=proj, env=env)
+    commands = _doc_commands("pre-commit.md", "github-actions.md")
+    assert ["pre-commit", "install"] in commands and ["pre-commit", "clean"] in commands
+    install = _pre_commit(*commands[0][1:], cwd=proj, env=env)
+    assert commands[0] == ["pre-commit", "install"] and install.returncode == 0, install.stdout + install.stderr
+    assert (proj / ".git" / "hooks" / "pre-commit").is_file()
+    first = _pre_commit("run", "--all-files", cwd=proj, env=env)
+    out = first.stdout + first.stderr
+    # One environment for both hooks; the fix hook rewrote train.py, so pre-commit fails.
+    assert _installs(out) == 1, out
+    assert first.returncode == 1 and "files were modified by this hook" in out, out
+    assert (proj / "train.py").read_text(encoding="utf-8") == FIXED
+    _git("add", "train.py", cwd=proj, env=env)
+    for argv in commands:
+        if argv[1] in ("run",):
+            again = _pre_commit(*argv[1:], cwd=proj, env=env)
+            assert again.returncode == 0, (argv, again.stdout + again.stderr)
+            assert "Passed" in again.stdout and _installs(again.stdout + again.stderr) == 0
+    # The args variant: RSH1 findings are not selected, so the buggy file passes.
+    (proj / "train.py").write_text(BUGGY, encoding="utf-8")
+    (proj / ".pre-commit-config.yaml").write_text(_doc_config("args").replace(CLONE, str(clone)),
+                                                 encoding="utf-8")
+    _git("add", "train.py", ".pre-commit-config.yaml", cwd=proj, env=env)
+    args = _pre_commit("run", "--all-files", cwd=proj, env=env)
+    assert args.returncode == 0 and _installs(args.stdout + args.stderr) == 0, args.stdout + args.stderr
+    # A changed clone is not installed again until `pre-commit clean`, as the doc says.
+    (proj / ".pre-commit-config.yaml").write_text(_doc_config("local").replace(CLONE, str(clone)),
+                                                 encoding="utf-8")
+    _git("add", ".pre-commit-config.yaml", cwd=proj, env=env)
+    (clone / "reshard_lint" / "__init__.py").write_text(
+        (clone / "reshard_lint" / "__init__.py").read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
+    kept = _pre_commit("run", "--all-files", cwd=proj, env=env)
+    assert _installs(kept.stdout + kept.stderr) == 0, kept.stdout + kept.stderr
+    clean = _pre_commit("clean", cwd=proj, env=env)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    rebuilt = _pre_commit("run", "--all-files", cwd=proj, env=env)
+    assert _installs(rebuilt.stdout + rebuilt.stderr) == 1, rebuilt.stdout + rebuilt.stderr
+    ran = {("pre-commit", "install"), ("pre-commit", "clean")} | {tuple(a) for a in commands if a[1] == "run"}
+    assert {tuple(a) for a in commands} - ran == {("pre-commit", "try-repo", CLONE, "reshard-lint", "--all-files")}
+
+
+def test_the_docs_try_repo_command(snapshot: Path, project: tuple[Path, dict[str, str]]) -> None:
+    proj, env = project
+    [argv] = [a for a in _doc_commands("pre-commit.md") if a[1] == "try-repo"]
+    r = _pre_commit(*[str(snapshot) if w == CLONE else w for w in argv[1:]], cwd=proj, env=env)
+    out = r.stdout + r.stderr
+    assert r.returncode == 1 and "RSH103" in out and "train.py" in out, out
+
+
+def test_the_docs_hosted_config_fix_hook_rewrites_the_file(snapshot: Path,
+                                                          project: tuple[Path, dict[str, str]]) -> None:
+    """The doc's `repo` and `rev` form, with this tree's snapshot as the hosted repository
+    (the same repository spelling as try-repo's: one environment for both)."""
     proj, env = project
     rev = _git("rev-parse", "HEAD", cwd=snapshot, env=env).strip()
-    (proj / ".pre-commit-config.yaml").write_text(
-        "repos:\n"
-        f"  - repo: {snapshot}\n"  # as try-repo names it: one environment for both routes
-        f"    rev: {rev}\n"
-        "    hooks:\n"
-        "      - id: reshard-lint-fix\n"
-        "      - id: reshard-lint\n", encoding="utf-8")
+    config = _doc_config("hosted").replace(HOSTED_URL, str(snapshot)).replace(HOSTED_REV, rev)
+    (proj / ".pre-commit-config.yaml").write_text(config, encoding="utf-8")
     _git("add", ".pre-commit-config.yaml", cwd=proj, env=env)
     first = _pre_commit("run", "--files", "train.py", "clean.py", cwd=proj, env=env)
     out = first.stdout + first.stderr
@@ -150,26 +240,11 @@ def test_config_fix_hook_rewrites_the_file(snapshot: Path, project: tuple[Path, 
     assert second.returncode == 0, second.stdout + second.stderr
 
 
-def test_flake8_route_with_reshard_lint_as_additional_dependency(
-        snapshot: Path, project: tuple[Path, dict[str, str]]) -> None:
-    """The flake8 hook of pre-commit-users, with reshard-lint added to its environment.
-
-    docs/usage/pre-commit.md names https://github.com/pycqa/flake8 and the PyPI package;
-    here the same mechanism (a pre-commit-built environment with flake8 and reshard-lint
-    as additional_dependencies) runs offline from GitHub, with this tree as the package.
-    """
+def test_the_docs_flake8_route(snapshot: Path, project: tuple[Path, dict[str, str]]) -> None:
+    """The doc's flake8 hook with reshard-lint among its additional_dependencies."""
     proj, env = project
-    (proj / ".pre-commit-config.yaml").write_text(
-        "repos:\n"
-        "  - repo: local\n"
-        "    hooks:\n"
-        "      - id: flake8\n"
-        "        name: flake8\n"
-        "        entry: flake8\n"
-        "        language: python\n"
-        "        types: [python]\n"
-        f"        additional_dependencies: [flake8, '{snapshot}']\n"
-        "        args: [--extend-select, RSH]\n", encoding="utf-8")
+    (proj / ".pre-commit-config.yaml").write_text(_doc_config("flake8").replace(CLONE, str(snapshot)),
+                                                 encoding="utf-8")
     _git("add", ".pre-commit-config.yaml", cwd=proj, env=env)
     bad = _pre_commit("run", "flake8", "--files", "train.py", cwd=proj, env=env)
     out = bad.stdout + bad.stderr
