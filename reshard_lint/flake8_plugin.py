@@ -115,7 +115,6 @@ def _project_settings(filename: str) -> dict[str, Any]:
 
 def _directory_settings(directory: str) -> dict[str, Any]:
     from .config import PLATFORMS, ConfigError, find_project, load
-    from .runner import BUILTIN_CODES, rule_table
 
     hit = _PROJECT_SETTINGS.get(directory)
     if hit is None:
@@ -124,6 +123,8 @@ def _directory_settings(directory: str) -> dict[str, Any]:
         path, root = find_project(directory)
         try:
             if path and _RULE_TABLE is None:
+                from .runner import BUILTIN_CODES, rule_table
+
                 # once per process, not once per directory; RSH001-RSH003 as the command names them
                 _RULE_TABLE = [*BUILTIN_CODES.values(), *rule_table(None)]
             options = load(path, _RULE_TABLE or [], root).options if path else {}
