@@ -239,6 +239,7 @@ def _targets() -> list[tuple[Any, str, Callable[[Callable[..., Any]], Callable[.
         (jax, "process_count", _pod.wrap_process_count),
         (jax, "local_devices", _pod.wrap_local_devices),
         (jax, "local_device_count", _pod.wrap_local_device_count),
+        (jax.distributed, "initialize", _pod.wrap_distributed_initialize),
         (jax.Device, "process_index", _pod.wrap_device_process_index),
         (ArrayImpl, "is_fully_addressable", _pod.wrap_is_fully_addressable),
         (ArrayImpl, "addressable_shards", _pod.wrap_addressable_shards),

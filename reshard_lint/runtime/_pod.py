@@ -186,3 +186,18 @@ def wrap_addressable_data(original: Callable[..., Any]) -> Callable[..., Any]:
         return original(self, index)
 
     return addressable_data
+
+
+def wrap_distributed_initialize(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``jax.distributed.initialize()`` under the simulated pod: there is no coordinator to
+    join, and every device already runs here, so the call does nothing (strict mode plays
+    process 0 of an initialised job). Nothing asks the backend first: JAX wants initialize
+    before anything starts it."""
+    @functools.wraps(original)
+    def initialize(*args: Any, **kwargs: Any) -> Any:
+        config = _state.current
+        if config is not None and config.processes != 1 and not _from_library(sys._getframe(1)):
+            return None
+        return original(*args, **kwargs)
+
+    return initialize

@@ -1,0 +1,76 @@
+"""Runs programs under strict mode in this one process; called by test_strict_rule_examples.py.
+
+Usage: python examples_driver.py CASES.json OUT.jsonl START (8 CPU devices:
+JAX_NUM_CPU_DEVICES=8). CASES.json is a list of {"key", "code", "platform"}. Each program
+runs once, from case START on, in a fresh namespace, under ``rt.enable(processes=2,
+reorder='raise', platform=...)`` (or, for a case with ``"plain": true``, with plain JAX). One JSON line per program is appended to OUT.jsonl as
+soon as it is known, so a crash (a SIGSEGV from an unchecked jit) loses only that program:
+the parent restarts the driver after it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import sys
+import traceback
+import warnings
+from typing import Any
+
+
+def _line_in(tb: Any, filename: str) -> int | None:
+    """The innermost line of the program in a traceback: where the user's code was."""
+    line = None
+    for frame, lineno in traceback.walk_tb(tb):
+        if frame.f_code.co_filename == filename:
+            line = lineno
+    return line
+
+
+def run_one(rt: Any, key: str, code: str, platform: str | None, plain: bool = False) -> dict[str, Any]:
+    import jax
+
+    filename = f"<program {key}>"
+    namespace: dict[str, Any] = {"__name__": "__main__"}
+    result: dict[str, Any] = {"key": key, "status": "ok", "code": None, "line": None, "error": None}
+    if not plain:
+        rt.enable(processes=2, reorder="raise", **({"platform": platform} if platform else {}))
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            exec(compile(code, filename, "exec"), namespace)
+    except BaseException as exc:  # recorded, judged by the test
+        # The line the error names (a constraint inside jit: its own line), else the traceback's.
+        named = getattr(exc, "lineno", None) if getattr(exc, "filename", None) == filename else None
+        result.update(status="error", code=getattr(exc, "code", None),
+                      line=named or _line_in(exc.__traceback__, filename),
+                      error=f"{type(exc).__name__}: {str(exc)[:2000]}")
+    finally:
+        rt.disable()
+        jax.set_mesh(None)  # a program's global mesh must not leak into the next one
+    return result
+
+
+def main() -> None:
+    cases_path, out_path, start = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    import jax
+    import reshard_lint.runtime as rt
+
+    assert len(jax.devices()) == 8, jax.devices()
+    with open(cases_path) as f:
+        cases: list[dict[str, Any]] = json.load(f)
+    with open(out_path, "a") as out:
+        for n in range(start, len(cases)):
+            case = cases[n]
+            result = run_one(rt, case["key"], case["code"], case.get("platform"), case.get("plain", False))
+            out.write(json.dumps({"index": n, **result}) + "\n")
+            out.flush()
+            jax.clear_caches()
+    out.close()
+    os._exit(0)  # no slow interpreter teardown of 8 devices' worth of buffers
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,198 @@
+"""Every rule example and fixture program, run under strict mode as process 0 of a 2-process pod.
+
+The linter's examples (reshard_lint/rules/*.py) and fixtures (tests/fixtures/*.py) are
+small programs whose markers (``# RSH201:5``) say where a multi-host job fails. Each runs
+once in one child process with 8 CPU devices under ``rt.enable(processes=2,
+reorder='raise')`` (examples_driver.py), the way a user's test suite would run it: a
+program with markers must stop with a ``ReshardError`` at one of its marked lines, with that
+marker's code; a program without markers must run. Examples that fire only for another
+platform's device order run on that platform simulated (``PLATFORM_OF``).
+
+What strict mode cannot see at run time is listed in ``NOT_AT_RUN_TIME`` with the reason;
+the test fails when one of them starts being caught (the list is then out of date) and when
+any other one is missed. The catch rate is printed (``pytest -s``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import HERE, TIMEOUT, jax_env  # this directory is on sys.path (see conftest.py)
+from reshard_lint.rules import all_rules, expected_markers
+
+# One child process runs all ~340 programs in about 10 s: fast enough for every run.
+pytestmark = pytest.mark.xdist_group("runtime-rule-examples")
+
+FIXTURES = HERE.parent / "fixtures"
+DRIVER = HERE / "examples_driver.py"
+
+# Examples whose failure needs another platform's device layout: the rule names the platform.
+PLATFORM_OF_RULE = {"RSH104": "cpu-2x4"}  # ids 2048...: indexing by id raises IndexError there
+PLATFORM_OF_TAG = {"tpu": "tpu-v4-16"}  # Example.platform: TPU orders (2 hosts of 4 chips)
+
+# (key, reason): programs with markers that strict mode lets run, and why.
+NOT_AT_RUN_TIME: dict[str, str] = {
+    **{f"RSH101-fires-{i}": "how a mesh is built (an unseeded shuffle) is the linter's: one process "
+                            "builds one mesh, consistent with itself" for i in range(6)},
+    **{f"RSH103-fires-{i}": "NamedSharding of a device list fails in JAX's constructor, at the "
+                            "marked line, before strict mode sees a sharding (AttributeError, on "
+                            "one host too)" for i in range(4)},
+    "RSH104-fires-1": "jax.local_devices()[d.id]: process 0's ids are positions; other processes' are not",
+    "RSH104-fires-2": "jax.devices()[k] for k parsed from 'cpu:5' is a valid position on the pod too "
+                      "(another device): only the program's own assert notices",
+    "RSH202-fires-9": "sorted by id is enumeration order on the modelled 8-chip TPU slices (ids follow "
+                      "hosts there); it reorders on tpu-v5e-16 (16 devices)",
+    "RSH201-clean-31": "marker for TPU order (make_mesh((8,)) vs jax.devices()); the example is not "
+                       "tagged with a platform, so it runs on CPU order",
+    **{f"RSH306-fires-{i}": "process 0 owns jax.devices()[0]: the put fails on the other processes, "
+                            "which strict mode (playing process 0) does not run" for i in range(5)},
+    # RSH102 markers on a mesh built from a reordered list, in examples whose later lines use
+    # the mesh consistently: building a mesh from any order is legal at run time.
+    **{key: "RSH102: a mesh built from a reordered device list is legal at run time; the "
+            "order only matters once arrays meet (RSH202/203/204)"
+       for key in ("RSH202-clean-11", "RSH202-clean-15", "RSH202-clean-20", "RSH202-clean-21",
+                   "RSH203-clean-12", "RSH204-clean-4", "RSH204-clean-12")},
+}
+
+
+# Programs without a marker that strict mode stops, correctly: the linter cannot decide them
+# (it stays silent on unknown values), the run sees the real arrays. (key, line, code, why)
+RUNTIME_ONLY: dict[str, tuple[int, str, str]] = {
+    "fixture-changed_containers": (29, "RSH201", "'grown' holds a 'train' array and a 'rollout' "
+                                   "one; the loop puts the first onto 'rollout', another device set"),
+}
+
+# Construction rules: a marker for how a mesh is built, which is legal at run time; only the
+# arrays that later meet on it can fail (RSH202/203/204), so such a program may run.
+CONSTRUCTION = {"RSH101", "RSH102", "RSH103"}
+_NOQA = re.compile(r"#\s*noqa:\s*([A-Z0-9, ]+)")
+
+
+def markers(code: str) -> set[tuple[int, str]]:
+    """(line, code) of every finding the program claims: its markers, and its noqa'd lines
+    (a finding the linter reports and the program silences: it still fails at run time)."""
+    found = {(line, rule) for line, _, rule in expected_markers(code)}
+    for number, text in enumerate(code.splitlines(), start=1):
+        match = _NOQA.search(text)
+        if match:
+            found |= {(number, c.strip()) for c in match.group(1).split(",") if c.strip().startswith("RSH")}
+    return found
+
+
+def _cases() -> list[dict[str, Any]]:
+    cases = []
+    for rule in all_rules():
+        for i, example in enumerate(rule.examples):
+            platform = PLATFORM_OF_TAG.get(example.platform) or PLATFORM_OF_RULE.get(rule.code)
+            cases.append({"key": f"{rule.code}-{'fires' if example.fires else 'clean'}-{i}",
+                          "code": example.code, "platform": platform, "rule": rule.code,
+                          "fires": example.fires})
+    for path in sorted(FIXTURES.glob("*.py")):
+        cases.append({"key": f"fixture-{path.stem}", "code": path.read_text(), "platform": None,
+                      "rule": None, "fires": None})
+    # Each program once more with plain JAX: what fails on one CPU host without strict mode.
+    return cases + [{**case, "key": f"plain:{case['key']}", "plain": True} for case in cases]
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """Run every case; a driver that dies (a crash) loses that case only, and goes on."""
+    cases = _cases()
+    tmp = tmp_path_factory.mktemp("rule-examples")
+    spec, out = tmp / "cases.json", tmp / "out.jsonl"
+    spec.write_text(json.dumps(cases))
+    start = 0
+    while start < len(cases):
+        proc = subprocess.run([sys.executable, str(DRIVER), str(spec), str(out), str(start)],
+                              capture_output=True, text=True, env=jax_env(), timeout=TIMEOUT * 2)
+        done = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
+        last = max((d["index"] for d in done), default=start - 1)
+        if last + 1 >= len(cases):
+            break
+        crashed = {"index": last + 1, "key": cases[last + 1]["key"], "status": "crash", "code": None,
+                   "line": None, "error": f"driver died ({proc.returncode}): {proc.stderr[-500:]}"}
+        with out.open("a") as f:
+            f.write(json.dumps(crashed) + "\n")
+        start = last + 2
+    return {d["key"]: d for d in map(json.loads, out.read_text().splitlines())}
+
+
+def verdict(case: dict[str, Any], got: dict[str, Any], plain: dict[str, Any]) -> str:
+    """stopped (at a claimed line, with its code), ran, missed (ran, or stopped elsewhere, with
+    markers), raised (no markers, yet stopped), or broken (fails the same way with plain JAX:
+    the program does not run on one CPU host)."""
+    claimed = markers(case["code"])
+    if got["status"] == "error" and (got["line"], got["code"]) in claimed:
+        return "stopped"
+    if got["status"] == "error" and plain["status"] == "error" and got["code"] is None \
+            and (got["line"], got["error"].split(":")[0]) == (plain["line"], plain["error"].split(":")[0]):
+        return "broken"
+    if got["status"] == "ok":
+        return "missed" if claimed else "ran"
+    return "missed" if claimed else "raised"
+
+
+def test_rule_examples_and_fixtures_under_strict_mode(outcomes: dict[str, dict[str, Any]]) -> None:
+    problems: list[str] = []
+    counts: dict[str, int] = {}
+
+    def count(name: str, hit: bool = True) -> None:
+        counts[name] = counts.get(name, 0) + hit
+
+    for case in _cases():
+        if case.get("plain"):
+            continue
+        key = case["key"]
+        got, plain = outcomes[key], outcomes[f"plain:{key}"]
+        v = verdict(case, got, plain)
+        claimed = markers(case["code"])
+        fixture = case["rule"] is None
+        construction_only = bool(claimed) and {c for _, c in claimed} <= CONSTRUCTION
+        if case["fires"]:
+            count("firing")
+            count("own", v == "stopped" and got["code"] == case["rule"])
+        if not fixture:
+            count("marked" if claimed else "unmarked")
+            count("marked stopped", bool(claimed) and v == "stopped")
+            count("unmarked ran", not claimed and v == "ran")
+        else:
+            count("fixtures")
+            count(f"fixtures {v}")
+        expected_only = RUNTIME_ONLY.get(key)
+        if expected_only is not None:
+            if (got["line"], got["code"]) != expected_only[:2]:
+                problems.append(f"{key}: expected the run-time-only {expected_only[:2]}, got "
+                                f"{got['code']} at line {got['line']}: {got['error']}")
+        elif v == "raised":
+            problems.append(f"{key}: no markers, but raised at line {got['line']}: {got['error']}")
+        elif key in NOT_AT_RUN_TIME:
+            if v == "stopped":
+                problems.append(f"{key}: listed in NOT_AT_RUN_TIME, but now stopped: update the list")
+        elif v == "broken" and not fixture:
+            problems.append(f"{key}: fails with plain JAX too: {got['error']}")
+        elif v == "missed" and got["status"] == "error":
+            problems.append(f"{key}: expected one of {sorted(claimed)}, got {got['code']} at line "
+                            f"{got['line']}: {got['error']}")
+        elif v == "missed" and not fixture and not construction_only:
+            problems.append(f"{key}: expected one of {sorted(claimed)}, but it ran")
+    print(f"\nstrict mode (processes=2, reorder='raise') on the rule examples: firing examples "
+          f"stopped with their own code at their line {counts.get('own', 0)}/{counts['firing']}; "
+          f"examples with markers stopped at one {counts.get('marked stopped', 0)}/{counts['marked']}; "
+          f"examples without markers that ran {counts.get('unmarked ran', 0)}/{counts['unmarked']}; "
+          f"fixtures {counts['fixtures']}: stopped at a marker {counts.get('fixtures stopped', 0)}, "
+          f"ran {counts.get('fixtures ran', 0) + counts.get('fixtures missed', 0)}, "
+          f"fail on one CPU host without strict mode {counts.get('fixtures broken', 0)}")
+    assert not problems, "\n".join(problems)
+
+
+def test_not_at_run_time_names_real_examples() -> None:
+    keys = {case["key"] for case in _cases()}
+    assert set(NOT_AT_RUN_TIME) <= keys, set(NOT_AT_RUN_TIME) - keys
+    assert set(RUNTIME_ONLY) <= keys, set(RUNTIME_ONLY) - keys
