@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         if a.cmd == "run":
             corpora = [_paths_corpus(a.paths)]
         else:
-            corpora = [] if a.no_standard else [orc.fixture_corpus(), orc.example_corpus(work), orc.project_corpus()]
+            corpora = [] if a.no_standard else orc.standard_corpora(work)
             if a.generated:
                 from . import generator
                 first = a.seed if a.seed is not None else (generator.HELDOUT_START if a.heldout else generator.DEV_START)

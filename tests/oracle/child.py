@@ -321,7 +321,8 @@ def _fetch(name):
         if f is not None and isinstance(x, jax.Array) or (f is not None and name == "device_get"):
             leaves = [a for a in _leaves(x) if isinstance(a, jax.Array)]
             if leaves:
-                rec = record(f, name, [{"src": placement(a), "dst": {"k": "host"}} for a in leaves])
+                api = name if name == "device_get" else "np." + name
+                rec = record(f, api, [{"src": placement(a), "dst": {"k": "host"}} for a in leaves])
                 try:
                     return real(x, *args, **kw)
                 except Exception as e:
@@ -582,10 +583,10 @@ def install_process(index: int, count: int) -> None:
         p = index if process_index is None and host_id is None else (process_index if process_index is not None else host_id)
         return [d for d in devs if d.id // block == p]
 
-    _replace_everywhere(real_local, local_devices)
-    _replace_everywhere(jax.local_device_count, lambda *a, **k: block)
-    _replace_everywhere(jax.process_index, lambda *a, **k: index)
-    _replace_everywhere(jax.process_count, lambda *a, **k: count)
+    _swap(real_local, local_devices)
+    _swap(jax.local_device_count, lambda *a, **k: block)
+    _swap(jax.process_index, lambda *a, **k: index)
+    _swap(jax.process_count, lambda *a, **k: count)
 
 
 def install_platform(mode: str) -> None:
@@ -610,9 +611,23 @@ def install_platform(mode: str) -> None:
         got = real_cdm(mesh_shape, mock, *args, **kw)
         return np.vectorize(lambda m: by_id[m.id], otypes=[object])(got)
 
-    _REAL["create_device_mesh"] = real_cdm
     _src_mesh_utils.create_device_mesh = create_device_mesh
-    _replace_everywhere(real_cdm, create_device_mesh)
+    _UNDO.append(lambda: setattr(_src_mesh_utils, "create_device_mesh", real_cdm))
+    _swap(real_cdm, create_device_mesh)
+
+
+_UNDO: list = []
+
+
+def _swap(orig, new) -> None:
+    """Replace ``orig`` by ``new`` in the public modules until ``uninstall_platform``."""
+    _replace_everywhere(orig, new)
+    _UNDO.append(lambda: _replace_everywhere(new, orig))
+
+
+def uninstall_platform() -> None:
+    while _UNDO:
+        _UNDO.pop()()
 
 
 # ---------------------------------------------------------------- installation
@@ -751,13 +766,17 @@ def run_program(prog: dict) -> dict:
 def main(argv: list[str]) -> int:
     job = json.loads(open(argv[0]).read())
     install()
-    install_platform(job.get("platform", "cpu"))
     with open(argv[1], "a") as fh:
         for prog in job["programs"]:
-            fh.write(json.dumps({"id": prog["id"], "started": True}) + "\n")
+            plat = prog.get("platform", job.get("platform", "cpu"))
+            fh.write(json.dumps({"id": prog["id"], "platform": plat, "started": True}) + "\n")
             fh.flush()
-            res = run_program(prog)
-            res["platform"] = job.get("platform", "cpu")
+            install_platform(plat)
+            try:
+                res = run_program(prog)
+            finally:
+                uninstall_platform()
+            res["platform"] = plat
             fh.write(json.dumps(res) + "\n")
             fh.flush()
     return 0

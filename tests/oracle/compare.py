@@ -215,18 +215,20 @@ def compare(coverage: dict, diags: list[dict], concrete: dict[str, dict[str, dic
     by_line: dict[tuple, list] = defaultdict(list)
     fetches: dict[tuple, list] = defaultdict(list)
     statuses: Counter = Counter()
+    status_of: dict[str, str] = {}
     not_runnable: list = []
     for plat, results in concrete.items():
         for pid, res in results.items():
             if plat == "cpu":
                 statuses[res["status"]] += 1
+                status_of[pid] = res["status"]
                 if res["status"] != "ok" and not res.get("sites"):
                     not_runnable.append((pid, res["error"][:160]))
             for rec in res.get("sites", []):
                 k = (rec["path"], rec["line"], rec["col"])
                 by_key[k].append((plat, rec))
                 by_line[(rec["path"], rec["line"])].append((plat, rec))
-                if rec["api"] in ("device_get", "asarray", "array"):
+                if rec["api"] in ("device_get", "np.asarray", "np.array"):
                     fetches[(rec["path"], rec["line"])].append((plat, rec))
     diag_at: dict[tuple, list] = defaultdict(list)
     for d in diags:
@@ -306,6 +308,7 @@ def compare(coverage: dict, diags: list[dict], concrete: dict[str, dict[str, dic
         "misses_by_reason": dict(misses.most_common()),
         "unverified_platform": unverified,
         "program_status": dict(statuses),
+        "status_of": status_of,
         "not_runnable": not_runnable,
         "concrete_sites_without_static_site": dict(extra),
     }

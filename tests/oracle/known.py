@@ -27,6 +27,7 @@ def unexplained(findings: list[dict], scope=None) -> tuple[list[dict], list[dict
     """(findings not in the baseline, baseline entries not found), for the failure kinds;
     ``scope`` limits the baseline to entries whose file it accepts."""
     known = [k for k in load() if scope is None or scope(k["file"])]
+    findings = [f for f in findings if scope is None or scope(f["path"])]
     got = {key(f) for f in findings if f["kind"] in FAILURES}
     want = {key(k) for k in known}
     new = [f for f in findings if f["kind"] in FAILURES and key(f) not in want]

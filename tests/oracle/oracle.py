@@ -44,6 +44,23 @@ def fixture_corpus() -> Corpus:
     return c
 
 
+ORACLE_PROGRAMS = ROOT / "tests" / "oracle" / "programs"
+
+
+def programs_corpus() -> Corpus:
+    """Programs the oracle found problems in (minimized from generated projects)."""
+    c = Corpus("oracle-programs")
+    for py in sorted(ORACLE_PROGRAMS.glob("*.py")):
+        c.programs.append(Program(f"oracle/programs/{py.name}", str(ORACLE_PROGRAMS), py.name))
+    with_platforms(c.programs)
+    c.roots.append(str(ORACLE_PROGRAMS))
+    return c
+
+
+def standard_corpora(work: Path) -> list[Corpus]:
+    return [fixture_corpus(), example_corpus(work), project_corpus(), programs_corpus()]
+
+
 def project_corpus() -> Corpus:
     c = Corpus("projects")
     for proj in sorted(p for p in PROJECTS.iterdir() if p.is_dir()):

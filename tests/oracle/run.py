@@ -99,19 +99,19 @@ def with_platforms(progs: list[Program], project_root: Path | None = None) -> li
 
 # ---------------------------------------------------------------- the concrete side
 
-def _run_child(platform: str, progs: list[Program], timeout: float) -> dict[str, dict]:
-    """Run programs in one child process; a program that kills the child is recorded
-    as a crash and the rest continue in a new child."""
-    results: dict[str, dict] = {}
-    todo = list(progs)
+def _run_child(items: list[tuple[str, Program]], timeout: float) -> dict[tuple[str, str], dict]:
+    """Run (platform, program) items in one child process, in order; a program that
+    kills the child is recorded as a crash and the rest continue in a new child."""
+    results: dict[tuple[str, str], dict] = {}
+    todo = list(items)
     while todo:
         with tempfile.TemporaryDirectory() as tmp:
             job, out = Path(tmp) / "job.json", Path(tmp) / "out.jsonl"
-            job.write_text(json.dumps({"platform": platform, "programs": [p.job() for p in todo]}))
+            job.write_text(json.dumps({"programs": [dict(p.job(), platform=plat) for plat, p in todo]}))
             env = dict(os.environ)
             env.pop("XLA_FLAGS", None)
             env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-            budget = timeout + sum(p.timeout for p in todo)
+            budget = timeout + sum(p.timeout for _, p in todo)
             try:
                 proc = subprocess.run([sys.executable, "-m", "tests.oracle.child", str(job), str(out)],
                                       cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=budget)
@@ -123,40 +123,34 @@ def _run_child(platform: str, progs: list[Program], timeout: float) -> dict[str,
                 for line in out.read_text().splitlines():
                     rec = json.loads(line)
                     if rec.get("started"):
-                        started = rec["id"]
+                        started = (rec["platform"], rec["id"])
                     else:
-                        results[rec["id"]] = rec
+                        results[(rec["platform"], rec["id"])] = rec
                         started = None
-        done = set(results)
-        rest = [p for p in todo if p.id not in done]
+        rest = [(plat, p) for plat, p in todo if (plat, p.id) not in results]
         if not rest:
             break
         # the child died in `started` (or before the first program)
-        bad = started or rest[0].id
-        results[bad] = {"id": bad, "status": "crash", "error": f"child exited {rc}: {tail[-300:]}",
-                        "error_at": None, "sites": [], "platform": platform}
-        todo = [p for p in rest if p.id != bad]
+        bad = started or (rest[0][0], rest[0][1].id)
+        results[bad] = {"id": bad[1], "status": "crash", "error": f"child exited {rc}: {tail[-300:]}",
+                        "error_at": None, "sites": [], "platform": bad[0]}
+        todo = [(plat, p) for plat, p in rest if (plat, p.id) != bad]
     return results
 
 
 def run_concrete(progs: Sequence[Program], workers: int = 2, timeout: float = 120.0,
                  platforms: Iterable[str] = PLATFORMS) -> dict[str, dict[str, dict]]:
-    """{platform: {program id: result}}; programs are split over ``workers`` children."""
-    jobs = []
-    for plat in platforms:
-        sel = [p for p in progs if plat in p.platforms]
-        if not sel:
-            continue
-        n = max(1, min(workers, len(sel) // 4 or 1))
-        for i in range(n):
-            chunk = sel[i::n]
-            if chunk:
-                jobs.append((plat, chunk))
+    """{platform: {program id: result}}: every program on each of its platforms, split
+    over ``workers`` children (each child switches platform mode per program)."""
+    platforms = tuple(platforms)
+    items = [(plat, p) for p in progs for plat in p.platforms if plat in platforms]
+    n = max(1, min(workers, len(items) // 8 or 1))
+    chunks = [items[i::n] for i in range(n)]
     out: dict[str, dict[str, dict]] = {p: {} for p in platforms}
-    with ThreadPoolExecutor(max_workers=workers) as ex:
-        futs = [(plat, ex.submit(_run_child, plat, chunk, timeout)) for plat, chunk in jobs]
-        for plat, fut in futs:
-            out[plat].update(fut.result())
+    with ThreadPoolExecutor(max_workers=n) as ex:
+        for res in ex.map(lambda c: _run_child(c, timeout), chunks):
+            for (plat, pid), rec in res.items():
+                out[plat][pid] = rec
     return out
 
 

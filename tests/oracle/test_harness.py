@@ -53,7 +53,7 @@ def test_placements_lines_and_repairs(tmp_path: Path, oracle_run) -> None:
     assert [s["line"] for s in jits] == [13, 14] and all(s.get("repaired") for s in jits)
     con = sites[(15, "with_sharding_constraint")]
     assert "incompatible devices" in con["error"] and con["repaired"]
-    assert sites[(16, "asarray")]["pairs"][0]["src"]["devices"] == list(range(7, -1, -1))
+    assert sites[(16, "np.asarray")]["pairs"][0]["src"]["devices"] == list(range(7, -1, -1))
 
 
 def test_tpu_builder_orders_and_simulated_processes(tmp_path: Path) -> None:
