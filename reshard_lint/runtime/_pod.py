@@ -44,16 +44,26 @@ def _user_pod(backend: Any) -> Topology | None:
     return pod(backend)
 
 
+_real_count: int | None = None  # the real process count: fixed once the backend exists
+_default_platform: str | None = None
+
+
 def pod(backend: Any = None) -> Topology | None:
     """The simulated split for ``backend``'s platform, or None when nothing is simulated
     (strict mode off, processes=1, real multi-controller JAX, a backend given as a client)."""
+    global _real_count, _default_platform
     config = _state.current
     if config is None or not (backend is None or isinstance(backend, str)):
         return None
-    if _xb.process_count() > 1:
+    if _real_count is None:
+        _real_count = _xb.process_count()
+    if _real_count > 1:
         return None  # real multi-controller JAX: the real answers are the pod's
-    platform = backend if backend is not None else _xb.get_backend().platform
-    topo = topology(config.split, platform)
+    if backend is None:
+        if _default_platform is None:
+            _default_platform = _xb.get_backend().platform
+        backend = _default_platform
+    topo = topology(config.split, backend)
     return topo if topo.simulated and topo.processes > 1 else None
 
 
@@ -80,8 +90,15 @@ def wrap_process_count(original: Callable[..., int]) -> Callable[..., int]:
     return process_count
 
 
+_locals: dict[tuple[Topology, Any, int], tuple[Any, ...]] = {}
+
+
 def _local(topo: Topology, backend: Any, process: int) -> list[Any]:
-    return [d for d in _xb.devices(backend) if topo.process_of.get(d) == process]
+    key = (topo, backend, process)
+    found = _locals.get(key)
+    if found is None:
+        found = _locals[key] = tuple(d for d in _xb.devices(backend) if topo.process_of.get(d) == process)
+    return list(found)  # a fresh list each call, as JAX's
 
 
 def wrap_local_devices(original: Callable[..., list[Any]]) -> Callable[..., list[Any]]:
