@@ -129,3 +129,35 @@ def fill_single_device_arrays(shape: Sequence[int], sharding: Sharding, arrays: 
         count[p] = k + 1
         out.append(jax.device_put(ordered_mine[k % len(ordered_mine)], d))
     return out
+
+
+def from_callback(shape: Sequence[int], sharding: Sharding, data_callback: Any,
+                  topo: Topology) -> Any:
+    """``jax.make_array_from_callback`` as the pod's process 0 runs it: the callback is asked
+    only for this process's devices' indices (on a pod it never sees another process's,
+    and code that reads process-local data relies on that); the other processes' devices get
+    stand-ins, copies of this process's pieces of the same shape. None when this process
+    holds none of the array (nothing to copy from: JAX runs the call as it is)."""
+    me = this_process()
+    shape = tuple(shape)
+    indices = sharding.devices_indices_map(shape)
+    assignment = list(sharding._device_assignment)
+    mine = [d for d in assignment if topo.process_of.get(d) == me]
+    if not mine or len(mine) == len(assignment):
+        return None
+    pieces = {d: data_callback(indices[d]) for d in mine}
+    by_shape: dict[tuple[int, ...], list[Any]] = {}
+    for d in mine:
+        by_shape.setdefault(tuple(np.shape(pieces[d])), []).append(pieces[d])
+    arrays, used = [], {k: 0 for k in by_shape}
+    for d in assignment:
+        if d in pieces:
+            arrays.append(jax.device_put(pieces[d], d))
+            continue
+        want = tuple(len(range(*s.indices(n))) for s, n in zip(indices[d], shape))
+        same = by_shape.get(want)
+        if not same:
+            return None  # uneven pieces: no stand-in of this shape
+        arrays.append(jax.device_put(same[used[want] % len(same)], d))
+        used[want] += 1
+    return jax.make_array_from_single_device_arrays(shape, sharding, arrays)

@@ -111,6 +111,24 @@ def _wrap_host_local(original: Callable[..., Any]) -> Callable[..., Any]:
     return host_local_array_to_global_array
 
 
+def _wrap_from_callback(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def make_array_from_callback(shape: Any, sharding: Any, data_callback: Any, *args: Any,
+                                 **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        if _state.current is not None and isinstance(sharding, jax.sharding.Sharding) \
+                and not args and not kwargs.get("dtype"):
+            topo = _pod.pod(next(iter(sharding.device_set)).platform)
+            if topo is not None:
+                with _state_suspended():
+                    built = _local_data.from_callback(shape, sharding, data_callback, topo)
+                if built is not None:
+                    return built
+        return original(shape, sharding, data_callback, *args, **kwargs)
+
+    return make_array_from_callback
+
+
 def _wrap_single_device_arrays(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def make_array_from_single_device_arrays(shape: Any, sharding: Any, arrays: Any, **kwargs: Any) -> Any:
@@ -233,6 +251,7 @@ def _targets() -> list[tuple[Any, str, Callable[[Callable[..., Any]], Callable[.
         (jax, "make_array_from_process_local_data", _wrap_process_local),
         (_multihost_utils, "host_local_array_to_global_array", _wrap_host_local),
         (jax, "make_array_from_single_device_arrays", _wrap_single_device_arrays),
+        (jax, "make_array_from_callback", _wrap_from_callback),
         # The simulated pod (_pod.py): what the user's code asks about processes and
         # addressability, answered as on process 0 of N.
         (jax, "process_index", _pod.wrap_process_index),
