@@ -22,6 +22,7 @@ JAX enumerates CPU processes), device id ``i`` belongs to process ``i // (8 // n
 from __future__ import annotations
 
 import difflib
+import re
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Iterable
@@ -55,6 +56,7 @@ class Finding:
     detail: str
     codes: list[str] = field(default_factory=list)
     program: str = ""
+    cause: str = ""
 
     def key(self, base: str = "") -> tuple:
         p = self.path[len(base):].lstrip("/") if base and self.path.startswith(base) else self.path
@@ -64,6 +66,18 @@ class Finding:
 def processes(ids: Iterable[int], n: int) -> set[int]:
     block = N_DEVICES // n
     return {int(i) // block for i in ids}
+
+
+_BUILT = re.compile(r"built at ([^,)]+)|\(line (\d+),")
+
+
+def cause(detail: str) -> str:
+    """A triage tag for a wrong verdict: both sides built at one place (one factory line
+    called with different devices), or other."""
+    places = [a or b for a, b in _BUILT.findall(detail.split(" || ")[0])]
+    if len(places) >= 2 and places[0] == places[1]:
+        return "both meshes built at one line (a factory called with different devices)"
+    return "other"
 
 
 def relation(src: dict, dst: dict) -> str:
@@ -280,7 +294,7 @@ def compare(coverage: dict, diags: list[dict], concrete: dict[str, dict[str, dic
         elif verdict in ("same_devices", "host_data"):
             if obs.crossing:
                 f = Finding("wrong_verdict", path, line, col, kind, verdict,
-                            f"{site['detail'][:200]} || runs: {obs.summary()}")
+                            f"{site['detail'][:200]} || runs: {obs.summary()}", cause=cause(site["detail"]))
         elif verdict == "unresolved":
             if obs.crossing:
                 figures["misses"] += 1
@@ -301,16 +315,21 @@ def compare(coverage: dict, diags: list[dict], concrete: dict[str, dict[str, dic
             findings.append(Finding("wrong_claim", d["filename"], d["location"]["row"], d["location"]["column"],
                                     "fetch", "crossing", f"RSH305 claims a fetch of an array split across "
                                     f"processes; the runs fetch {obs.summary()}", ["RSH305"]))
+    causes = Counter(f.cause for f in findings if f.kind == "wrong_verdict")
     extra = Counter(r["api"] for k, recs in by_key.items() if k not in matched_keys for _, r in recs[:1])
+    unmatched = sorted(f"{k[0]}:{k[1]}:{k[2]} {recs[0][1]['api']}" for k, recs in by_key.items()
+                       if k not in matched_keys and recs[0][1]["api"] in ("device_put", "with_sharding_constraint"))
     return {
         "findings": [asdict(f) for f in findings],
         "figures": dict(figures),
         "misses_by_reason": dict(misses.most_common()),
         "unverified_platform": unverified,
+        "wrong_verdict_causes": dict(causes),
         "program_status": dict(statuses),
         "status_of": status_of,
         "not_runnable": not_runnable,
         "concrete_sites_without_static_site": dict(extra),
+        "unmatched_puts": unmatched,
     }
 
 

@@ -80,6 +80,10 @@ class Spec:
         self.default_mesh = r.random() < 0.4  # place(x, mesh=None) -> the train mesh
         self.jit_host = r.random() < 0.4  # a jitted helper with out_shardings called with host data
         self.constrain = r.random() < 0.3  # a jitted constraint on the trainer's own mesh
+        # idioms written in main.py on the two meshes: each crossing (True) or its clean
+        # look-alike (False)
+        names = sorted(IDIOMS)
+        self.idioms = [(k, r.random() < 0.5) for k in r.sample(names, r.choice([0, 1, 2, 3, 4]))]
 
 
 def _config(s: Spec) -> str:
@@ -427,6 +431,55 @@ def _init(s: Spec) -> str:
     return "from .meshes import build_meshes, new_mesh, rollout_mesh, train_mesh\n"
 
 
+def _idiom(kind: str, cross: bool, i: int, ax: str, tr: str = "train", ro: str = "rollout") -> list[str]:
+    """One idiom on the meshes named ``tr`` and ``ro`` (``cross``: the move goes to ``ro``)."""
+    other = ro if cross else tr
+    a = f"a{i} = jax.device_put(np.arange(16.0).reshape(8, 2), NamedSharding({tr}, P({ax})))"
+    if kind == "class_attr":
+        return [f"class Roles{i}:", f"    source = {tr}", f"    target = {other}", "",
+                f"a{i} = jax.device_put(np.ones((8, 2)), NamedSharding(Roles{i}.source, P({ax})))",
+                f"b{i} = jax.device_put(a{i}, NamedSharding(Roles{i}.target, P({ax})))"]
+    if kind == "partial":
+        return ["import functools", f"put{i} = functools.partial(jax.device_put, device=NamedSharding({other}, P()))",
+                a, f"b{i} = put{i}(a{i})"]
+    if kind == "branch":
+        return [f"colocated{i} = {not cross}", f"if colocated{i}:", f"    target{i} = {tr}", "else:",
+                f"    target{i} = {ro}", a, f"b{i} = jax.device_put(a{i}, NamedSharding(target{i}, P({ax})))"]
+    if kind == "loop_dict":
+        return [f"meshes{i} = {{}}", f'for role, m in (("train", {tr}), ("rollout", {ro})):',
+                f"    meshes{i}[role] = m", a,
+                f"b{i} = jax.device_put(a{i}, NamedSharding(meshes{i}[{('rollout' if cross else 'train')!r}], P({ax})))"]
+    if kind == "mesh_devices":
+        devs = f"{tr}.devices[::-1]" if cross else f"{tr}.devices"
+        return [f"again{i} = Mesh({devs}, {tr}.axis_names)", a,
+                f"b{i} = jax.device_put(a{i}, NamedSharding(again{i}, P({ax})))"]
+    if kind == "tree_targets":
+        return [f"tree{i} = {{'w': jax.device_put(np.ones((8, 2)), NamedSharding({tr}, P({ax}))), "
+                f"'b': jax.device_put(np.zeros(8), NamedSharding({tr}, P()))}}",
+                f"targets{i} = {{'w': NamedSharding({other}, P({ax})), 'b': NamedSharding({other}, P())}}",
+                f"out{i} = jax.tree.map(lambda a, s: jax.device_put(a, s), tree{i}, targets{i})"]
+    if kind == "pytree_targets":
+        return [f"tree{i} = {{'w': jax.device_put(np.ones((8, 2)), NamedSharding({tr}, P({ax}))), "
+                f"'b': jax.device_put(np.zeros(8), NamedSharding({tr}, P()))}}",
+                f"targets{i} = {{'w': NamedSharding({other}, P({ax})), 'b': NamedSharding({tr}, P())}}",
+                f"out{i} = jax.device_put(tree{i}, targets{i})"]
+    if kind == "own_mesh":
+        target = f"NamedSharding({ro}, P({ax}))" if cross else f"NamedSharding(a{i}.sharding.mesh, P())"
+        return [a, f"b{i} = jax.device_put(a{i}, {target})"]
+    if kind == "default_param":
+        return [f"def to_role{i}(x, mesh={other}):", "    return jax.device_put(x, NamedSharding(mesh, P()))", "",
+                a, f"b{i} = to_role{i}(a{i})"]
+    if kind == "loop_rebind":
+        return [f"cur{i} = jax.device_put(np.ones(8), NamedSharding({tr}, P({ax})))",
+                f"for m{i} in ({tr}, {other}):",
+                f"    cur{i} = jax.device_put(cur{i}, NamedSharding(m{i}, P({ax})))"]
+    raise ValueError(kind)
+
+
+IDIOMS = ("class_attr", "partial", "branch", "loop_dict", "mesh_devices", "tree_targets", "pytree_targets",
+          "own_mesh", "default_param", "loop_rebind")
+
+
 def _main(s: Spec) -> str:
     pkg = s.pkg
     if s.mesh_style == "registry":
@@ -490,6 +543,11 @@ def _main(s: Spec) -> str:
     if s.constrain:
         lines += [f"from {pkg}.jitted import make_constrained",
                   "tight = make_constrained(trainer.mesh)(" + first + ")"]
+    if s.idioms:
+        lines.insert(2, "from jax.sharding import Mesh, NamedSharding")
+        for i, (kind, cross) in enumerate(s.idioms):
+            names = (tr, ro) if s.direct else ("train", "rollout")
+            lines += [""] + _idiom(kind, cross, i, axis, *names) + [""]
     lines += ["leaves = jax.tree.leaves(synced)",
               "print(sum(float(np.asarray(a).sum()) for a in leaves))"]
     return "\n".join(lines) + "\n"

@@ -225,6 +225,8 @@ def text_report(result: dict) -> str:
         f"{len(result.get('unverified_platform', []))}",
         f"seconds: {result['seconds']}",
     ]
+    if result.get("wrong_verdict_causes"):
+        lines.append(f"wrong verdicts by cause: {result['wrong_verdict_causes']}")
     if result["misses_by_reason"]:
         lines.append("misses by reason:")
         lines += [f"  {n:4d}  {r[:150]}" for r, n in result["misses_by_reason"].items()]
