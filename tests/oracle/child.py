@@ -557,6 +557,12 @@ class MockTPU:
 
 
 def _mock_topology(mode: str) -> dict[int, MockTPU]:
+    """{real CPU device id: mock device}."""
+    if mode == "gpu-scattered":
+        # 2 processes x 4 GPUs enumerated process by process, ids numbered by a global
+        # topology (multi-slice): position k = p * 4 + local has id local * 2 + p
+        return {k: MockTPU((k % 4) * 2 + k // 4, k // 4, "gpu", "NVIDIA H100 80GB HBM3", (0, 0, 0))
+                for k in range(8)}
     if mode == "tpu-v4":  # 2x2x2, hosts of 2x2x1
         kind, (X, Y, Z), (bx, by, bz) = "TPU v4", (2, 2, 2), (2, 2, 1)
     else:  # tpu-v5e: 2x4x1, hosts of 2x2x1
@@ -602,14 +608,14 @@ def install_platform(mode: str) -> None:
     def create_device_mesh(mesh_shape, devices=None, *args, **kw):
         devices = list(jax.devices() if devices is None else devices)
         try:
-            by_id = {d.id: d for d in devices}
             mock = [mocks[d.id] for d in devices]
-        except KeyError:
+            real_of = {mocks[d.id].id: d for d in devices}
+        except (KeyError, AttributeError):
             return real_cdm(mesh_shape, devices, *args, **kw)
         if mode == "tpu-v5e":
             kw["allow_split_physical_axes"] = True
         got = real_cdm(mesh_shape, mock, *args, **kw)
-        return np.vectorize(lambda m: by_id[m.id], otypes=[object])(got)
+        return np.vectorize(lambda m: real_of[m.id], otypes=[object])(got)
 
     _src_mesh_utils.create_device_mesh = create_device_mesh
     _UNDO.append(lambda: setattr(_src_mesh_utils, "create_device_mesh", real_cdm))

@@ -20,7 +20,7 @@ from typing import Iterable, Sequence
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-PLATFORMS = ("cpu", "tpu-v4", "tpu-v5e", "proc1of2")
+PLATFORMS = ("cpu", "tpu-v4", "tpu-v5e", "gpu-scattered", "proc1of2")
 # A program that uses a mesh builder is run again with the TPU device orders.
 BUILDER_WORDS = ("make_mesh", "create_device_mesh")
 # A program that asks which process it is, or for its local devices, is run again as
@@ -91,6 +91,10 @@ def with_platforms(progs: list[Program], project_root: Path | None = None) -> li
         plats = ["cpu"]
         if any(_uses(f, BUILDER_WORDS) for f in files):
             plats += ["tpu-v4", "tpu-v5e"]
+            # GPU builders sort by id; the program's own d.id would still read the CPU
+            # ids, so programs that read ids do not run in this mode
+            if not any(_uses(f, (".id",)) for f in files):
+                plats.append("gpu-scattered")
         if any(_uses(f, PROCESS_WORDS) for f in files):
             plats.append("proc1of2")
         p.platforms = tuple(plats)

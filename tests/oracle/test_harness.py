@@ -66,10 +66,13 @@ def test_tpu_builder_orders_and_simulated_processes(tmp_path: Path) -> None:
                     "l = jax.sharding.Mesh(np.array(jax.local_devices()), ('x',))\n"
                     "a = jax.device_put(np.arange(8.0), NamedSharding(m, P('x')))\n"
                     "b = jax.device_put(np.arange(8.0), NamedSharding(l, P('x')))\n")
-    p = Program("made", str(tmp_path), "made.py", platforms=("cpu", "tpu-v4", "proc1of2"))
-    out = run_concrete([p], workers=1, platforms=("cpu", "tpu-v4", "proc1of2"))
+    modes = ("cpu", "tpu-v4", "gpu-scattered", "proc1of2")
+    p = Program("made", str(tmp_path), "made.py", platforms=modes)
+    out = run_concrete([p], workers=1, platforms=modes)
     order = {plat: out[plat]["made"]["sites"][0]["pairs"][0]["dst"]["devices"] for plat in out}
     assert order["cpu"] == list(range(8))
     # JAX's TPU ring for 8 v4 chips (2x2x2), not enumeration order
     assert order["tpu-v4"] != list(range(8)) and sorted(order["tpu-v4"]) == list(range(8))
+    # GPU sorts by id; with ids numbered across processes (k -> (k % 4) * 2 + k // 4)
+    assert order["gpu-scattered"] == [0, 4, 1, 5, 2, 6, 3, 7]
     assert out["proc1of2"]["made"]["sites"][1]["pairs"][0]["dst"]["devices"] == [4, 5, 6, 7]
