@@ -82,18 +82,38 @@ def _who_reads(frame: FrameType | None) -> str | None:
     return None
 
 
+# (sharding, shape, split) -> True for a value this process can read: a warm read costs one
+# dict lookup (every np.asarray of a fresh array passes here).
+_readable: dict[Any, bool] = {}
+
+
 def check_fetch(array: Any, frame: FrameType | None) -> None:
     __tracebackhide__ = True  # pytest shows the user's call, not these frames
     sharding = array.sharding
+    config = _state.current
+    key = (sharding, array.shape, config.split if config is not None else None)
+    try:
+        if _readable.get(key):
+            return
+    except TypeError:  # an unhashable custom sharding: judged every time
+        key = None
     some = next(iter(sharding.device_set))
     topo = pod(some.platform)
     if topo is None:
+        if key is not None:
+            _readable[key] = True  # nothing simulated for this split: every value is readable
         return
     try:
         holders = _unreadable(sharding, tuple(array.shape), topo)
     except Exception:  # a sharding that cannot say where its pieces are: JAX decides
         return
-    if holders is None or not _trace_state_clean():
+    if holders is None:
+        if key is not None:
+            if len(_readable) > 4096:
+                _readable.clear()
+            _readable[key] = True
+        return
+    if not _trace_state_clean():
         return
     spelled = _who_reads(frame)
     if spelled is None:
@@ -128,8 +148,14 @@ def wrap_value(prop: property) -> property:
 
     def _value(self: Any) -> Any:
         __tracebackhide__ = True
-        if _state.current is not None and self._npy_value is None:
-            check_fetch(self, sys._getframe(1))
+        config = _state.current
+        if config is not None and self._npy_value is None:
+            try:  # the warm path inline: no call frame for a value already judged readable
+                hit = _readable.get((self.sharding, self.shape, config.split))
+            except TypeError:
+                hit = None
+            if not hit:
+                check_fetch(self, sys._getframe(1))
         return fget(self)
 
     return property(_value, doc=prop.__doc__)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 Reorder = Literal["warn", "raise", "ignore"]
@@ -32,8 +32,15 @@ class StrictConfig:
     reorder: Reorder = "warn"
     platform: str | None = None  # a name from runtime/platforms.py: its ids, hosts and mesh orders
 
+    # What decides the process split, and so the verdict caches' key: the platform's name,
+    # or the number of simulated processes (None: automatic). A plain attribute, set once:
+    # every read of an array's value looks it up.
+    split: int | str | None = field(init=False, repr=False, compare=False, default=None)
+
     def __post_init__(self) -> None:
         from .errors import StrictConfigError
+
+        object.__setattr__(self, "split", self.platform if self.platform is not None else self.processes)
 
         if self.platform is not None:
             from .platforms import platform
@@ -51,12 +58,6 @@ class StrictConfig:
         if self.reorder not in REORDER_CHOICES:
             raise StrictConfigError(f"reorder must be one of {REORDER_CHOICES}, not {self.reorder!r}")
 
-
-    @property
-    def split(self) -> int | str | None:
-        """What decides the process split (the verdict caches' key): the platform's name, or
-        the number of simulated processes (None: automatic)."""
-        return self.platform if self.platform is not None else self.processes
 
 
 class _Token:

@@ -1,0 +1,182 @@
+"""The simulated pod (process 0 of N) and the simulated platform, on 8 CPU devices.
+
+Each test is a program run in a child process (the ``python8`` fixture) that asserts on its
+own and prints OK.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from typing import Callable
+
+Run = Callable[..., subprocess.CompletedProcess[str]]
+
+SETUP = """
+import warnings
+import jax, numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+from jax.experimental import multihost_utils
+import reshard_lint.runtime as rt
+from reshard_lint.runtime import ReshardError, StrictConfigError, strict
+
+def error_of(call):
+    try:
+        call()
+    except ReshardError as e:
+        return e
+    return None
+
+def code_of(call):
+    e = error_of(call)
+    return e.code if e is not None else None
+
+devs = jax.devices()
+mesh = Mesh(np.array(devs), ("x",))
+x = jax.device_put(np.arange(16.0), NamedSharding(mesh, P("x")))
+rep = jax.device_put(np.arange(16.0), NamedSharding(mesh, P()))
+"""
+
+
+def check(run: Run, body: str) -> None:
+    proc = run(SETUP + body + "\nprint('OK')\n")
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("OK"), proc.stdout + proc.stderr
+
+
+def test_the_user_sees_process_0_of_the_pod_and_jax_sees_the_truth(python8: Run) -> None:
+    check(python8, """
+with strict(processes=2):
+    assert (jax.process_index(), jax.process_count(), jax.local_device_count()) == (0, 2, 4)
+    assert jax.local_devices() == devs[:4] and jax.local_devices(process_index=1) == devs[4:]
+    assert [d.process_index for d in devs] == [0] * 4 + [1] * 4
+    assert not x.is_fully_addressable and rep.is_fully_addressable is False
+    assert [s.device for s in x.addressable_shards] == devs[:4]
+    assert x.addressable_data(1).tolist() == [2.0, 3.0]
+    assert Mesh(np.array(devs), ("x",)).local_devices == devs  # JAX's own answer: every device
+    gathered = multihost_utils.process_allgather(x, tiled=True)  # JAX's code: not the pod's
+    assert gathered.tolist() == list(range(16))
+    assert jax.distributed.initialize() is None  # no coordinator to join
+assert (jax.process_count(), len(jax.local_devices()), devs[5].process_index) == (1, 8, 0)
+""")
+
+
+def test_reading_what_process_0_does_not_hold(python8: Run) -> None:
+    check(python8, """
+with strict(processes=2):
+    for read in (lambda: np.asarray(x), lambda: jax.device_get(x), lambda: x.tolist(),
+                 lambda: np.array(x), lambda: float(x[3]) if False else float(x.sum()) * 0 + np.asarray(x)[0]):
+        e = error_of(read)
+        assert e is not None and e.code == "RSH305", read
+        assert "split across simulated processes [0, 1]" in str(e)
+        assert e.filename == "<string>" and str(e).endswith(f"[at <string>:{e.lineno}]")
+    assert code_of(lambda: float(x.sum())) is None  # a replicated scalar result
+    assert np.asarray(rep).tolist() == list(range(16)) and "Array" in repr(x) and str(x)
+    far = jax.device_put(np.arange(4.0), devs[5])
+    # (np.asarray of a one-device CPU array reads its buffer directly, without JAX's Python.)
+    assert code_of(lambda: jax.device_get(far)) == "RSH306" and code_of(lambda: far.tolist()) == "RSH306"
+    mine = jax.device_put(np.arange(4.0), jax.local_devices()[1])
+    assert np.asarray(mine).tolist() == [0, 1, 2, 3]
+assert np.asarray(x).tolist() == list(range(16))  # off: plain JAX again
+""")
+
+
+def test_process_local_data_is_this_process_share(python8: Run) -> None:
+    check(python8, """
+s = NamedSharding(mesh, P("x"))
+with strict(processes=2):
+    local = np.arange(8.0) + 100 * jax.process_index()
+    g = jax.make_array_from_process_local_data(s, local)  # the pod's global shape: (16,)
+    assert g.shape == (16,) and g.addressable_data(0).tolist() == [100 * 0 + 0.0, 1.0]
+    g2 = jax.make_array_from_process_local_data(s, local, (16,))
+    assert g2.shape == (16,)
+    e = error_of(lambda: jax.make_array_from_process_local_data(s, np.arange(6.0), (16,)))
+    assert e is not None and e.code == "RSH304" and "Invalid host data" in str(e)
+    h = multihost_utils.host_local_array_to_global_array(local, mesh, P("x"))
+    assert h.shape == (16,)
+    seen = []
+    def cb(index):
+        seen.append(index)
+        return local[index]  # global indices on local data: right for process 0's devices only
+    c = jax.make_array_from_callback((16,), s, cb)
+    assert c.shape == (16,) and len(seen) == 4
+    arrays = [jax.device_put(np.full(2, float(i)), d) for i, d in enumerate(jax.local_devices())]
+    m = jax.make_array_from_single_device_arrays((16,), s, arrays)
+    assert m.shape == (16,) and m.addressable_data(3).tolist() == [3.0, 3.0]
+""")
+
+
+def test_jax_incompatible_devices_is_rsh203_at_the_constraints_line(python8: Run) -> None:
+    check(python8, """
+half = Mesh(np.array(devs[:4]), ("x",))
+with strict():
+    e = error_of(lambda: jax.jit(lambda a: a * 2, out_shardings=NamedSharding(half, P("x")))(x))
+    assert e is not None and e.code == "RSH203" and "Received incompatible devices" in str(e)
+    @jax.jit
+    def f(a):
+        return jax.lax.with_sharding_constraint(a, NamedSharding(half, P("x")))
+    line = f.__wrapped__.__code__.co_firstlineno + 2  # @jax.jit, def, return
+    e = error_of(lambda: f(x))
+    assert e is not None and e.code == "RSH203" and (e.filename, e.lineno) == ("<string>", line), e
+    y = jax.device_put(np.arange(4.0), NamedSharding(half, P("x")))
+    assert code_of(lambda: x[:4] + y) == "RSH203"
+    one = jax.device_put(np.arange(16.0), devs[0])
+    with jax.set_mesh(mesh):
+        assert code_of(lambda: one + 1) == "RSH203"
+try:
+    jax.jit(lambda a: a * 2, out_shardings=NamedSharding(half, P("x")))(x)
+except ValueError as e:
+    assert not isinstance(e, ReshardError)  # off: JAX's own error
+""")
+
+
+def test_a_simulated_platform(python8: Run) -> None:
+    check(python8, """
+with strict(platform="cpu-2x4"):
+    assert [d.id for d in jax.devices()] == [0, 1, 2, 3, 2048, 2049, 2050, 2051]
+    assert jax.process_count() == 2 and [d.id for d in jax.local_devices()] == [0, 1, 2, 3]
+    e = error_of(lambda: [jax.devices()[d.id] for d in jax.devices()])
+    assert e is not None and e.code == "RSH104"
+    by_id = {d.id: d for d in jax.devices()}
+    assert by_id[2049] is devs[5]
+with strict(platform="tpu-v4-16", reorder="raise"):
+    ring = jax.make_mesh((8,), ("x",))
+    assert [d.id for d in ring.devices.flat] == [0, 4, 2, 6, 1, 5, 3, 7]
+    from jax.experimental import mesh_utils
+    assert [d.id for d in mesh_utils.create_device_mesh((2, 4)).flat] == [0, 2, 1, 3, 4, 6, 5, 7]
+    y = jax.device_put(np.arange(16.0), NamedSharding(ring, P("x")))
+    assert code_of(lambda: jax.device_put(y, NamedSharding(mesh, P("x")))) == "RSH202"
+    assert code_of(lambda: jax.jit(lambda a: a + 1, in_shardings=NamedSharding(mesh, P("x")))(y)) == "RSH204"
+assert [d.id for d in jax.make_mesh((8,), ("x",)).devices.flat] == list(range(8))  # off: CPU order
+for bad in ({"platform": "tpu-v9"}, {"platform": "tpu-v4-16", "processes": 4}):
+    try:
+        rt.StrictConfig(**bad)
+    except StrictConfigError:
+        pass
+    else:
+        raise AssertionError(bad)
+with strict(platform="tpu-v5e-16"):
+    try:
+        jax.device_put(x, NamedSharding(Mesh(np.array(devs[:4]), ("x",)), P("x")))
+    except StrictConfigError as e:
+        assert "JAX_NUM_CPU_DEVICES=16" in str(e)
+    else:
+        raise AssertionError("16 devices asked of 8")
+""")
+
+
+def test_strict_mode_off_puts_every_patched_object_back(python8: Run) -> None:
+    check(python8, """
+from jax._src import mesh_utils, stages
+from jax._src.array import ArrayImpl
+def objects():
+    return (jax.process_index, jax.process_count, jax.local_devices, jax.local_device_count,
+            jax.devices, jax.distributed.initialize, jax.make_array_from_callback,
+            jax.make_array_from_single_device_arrays, mesh_utils.create_device_mesh,
+            stages._device_assignment_mismatch_error, jax.Device.__dict__["id"],
+            jax.Device.__dict__["process_index"], ArrayImpl.__dict__["_value"],
+            ArrayImpl.__dict__["addressable_shards"], ArrayImpl.__dict__["is_fully_addressable"],
+            ArrayImpl.__dict__["addressable_data"])
+before = objects()
+with strict(platform="tpu-v4-16"):
+    assert objects() != before
+assert all(a is b for a, b in zip(objects(), before))
+""")
