@@ -80,6 +80,12 @@ def _slices(idx, shape):
     return out
 
 
+def owners(ids) -> dict:
+    """The simulated processes that own these devices: the 8 CPU devices split into 2 or
+    4 contiguous blocks, as JAX enumerates CPU processes."""
+    return {str(n): sorted({i // (8 // n) for i in ids}) for n in (2, 4)}
+
+
 def sharding_placement(s, shape=None) -> dict:
     try:
         devs = list(s._device_assignment)
@@ -89,7 +95,7 @@ def sharding_placement(s, shape=None) -> dict:
         except Exception:
             return {"k": "unknown", "type": type(s).__name__}
     rec = {"k": "sharding", "devices": [d.id for d in devs], "platform": devs[0].platform if devs else "",
-           "type": type(s).__name__}
+           "type": type(s).__name__, "owners": owners([d.id for d in devs])}
     if isinstance(s, NamedSharding):
         rec["spec"] = str(s.spec)
     if shape is not None:
@@ -141,7 +147,7 @@ def target_placement(t, shape) -> dict:
         rec["context"] = True
         return rec
     if hasattr(t, "id") and hasattr(t, "platform"):  # a Device
-        return {"k": "device", "devices": [t.id], "platform": t.platform}
+        return {"k": "device", "devices": [t.id], "platform": t.platform, "owners": owners([t.id])}
     if hasattr(t, "sharding") and isinstance(getattr(t, "sharding", None), Sharding):  # Format
         return sharding_placement(t.sharding, shape)
     return {"k": "unknown", "type": type(t).__name__}

@@ -47,6 +47,7 @@ def test_placements_lines_and_repairs(tmp_path: Path, oracle_run) -> None:
     sub = sites[(10, "device_put")]["pairs"][0]  # a call over two lines: its first line
     assert relation(sub["src"], sub["dst"]) == "different"
     assert processes(sub["dst"]["devices"], 2) == {0} and processes(sub["src"]["devices"], 4) == {0, 1, 2, 3}
+    assert sub["dst"]["owners"] == {"2": [0], "4": [0, 1]} and sub["src"]["owners"]["2"] == [0, 1]
     # the second call of a jit whose in_shardings reorder the argument would crash the
     # process: the harness moved the argument first, and recorded both calls
     jits = [s for s in res["sites"] if s["api"] == "jit"]
