@@ -315,6 +315,30 @@ def compare(coverage: dict, diags: list[dict], concrete: dict[str, dict[str, dic
             findings.append(Finding("wrong_claim", d["filename"], d["location"]["row"], d["location"]["column"],
                                     "fetch", "crossing", f"RSH305 claims a fetch of an array split across "
                                     f"processes; the runs fetch {obs.summary()}", ["RSH305"]))
+    # RSH203 and RSH204 diagnostics away from a transfer site (operations under a context
+    # mesh): confirmed where a run raised at that line; otherwise the line may not have
+    # run (the oracle does not trace lines), so they are counted, not judged.
+    site_keys = {(x["path"], x["line"], x["col"]) for x in coverage.get("site_list", [])}
+    raised_at: dict[tuple, str] = {}
+    for plat, results in concrete.items():
+        if plat in PARTIAL:
+            continue
+        for res in results.values():
+            if res.get("error_at"):
+                raised_at[(res["error_at"][0], res["error_at"][1])] = res["error"]
+            for rec in res.get("sites", []):
+                if rec.get("error"):
+                    raised_at.setdefault((rec["path"], rec["line"]), rec["error"])
+    unconfirmed = []
+    for d in diags:
+        k = (d["filename"], d["location"]["row"], d["location"]["column"])
+        if d["code"] not in ("RSH203", "RSH204") or k in site_keys:
+            continue
+        if (k[0], k[1]) in raised_at:
+            figures["nonsite_claims_confirmed"] += 1
+        else:
+            figures["nonsite_claims_unconfirmed"] += 1
+            unconfirmed.append(f"{k[0]}:{k[1]}:{k[2]} {d['code']}")
     causes = Counter(f.cause for f in findings if f.kind == "wrong_verdict")
     extra = Counter(r["api"] for k, recs in by_key.items() if k not in matched_keys for _, r in recs[:1])
     unmatched = sorted(f"{k[0]}:{k[1]}:{k[2]} {recs[0][1]['api']}" for k, recs in by_key.items()
@@ -325,6 +349,7 @@ def compare(coverage: dict, diags: list[dict], concrete: dict[str, dict[str, dic
         "misses_by_reason": dict(misses.most_common()),
         "unverified_platform": unverified,
         "wrong_verdict_causes": dict(causes),
+        "nonsite_claims_unconfirmed": unconfirmed,
         "program_status": dict(statuses),
         "status_of": status_of,
         "not_runnable": not_runnable,

@@ -225,6 +225,8 @@ def text_report(result: dict) -> str:
         f"{len(result.get('unverified_platform', []))}",
         f"seconds: {result['seconds']}",
     ]
+    lines.append(f"RSH203/RSH204 away from a site (context-mesh operations): raised there in a run "
+                 f"{fig.get('nonsite_claims_confirmed', 0)}, not seen raising {fig.get('nonsite_claims_unconfirmed', 0)}")
     if result.get("wrong_verdict_causes"):
         lines.append(f"wrong verdicts by cause: {result['wrong_verdict_causes']}")
     if result["misses_by_reason"]:
