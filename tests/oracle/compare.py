@@ -68,13 +68,13 @@ def processes(ids: Iterable[int], n: int) -> set[int]:
     return {int(i) // block for i in ids}
 
 
-_BUILT = re.compile(r"built at ([^,)]+)|\(line (\d+),")
+_BUILT = re.compile(r"built at ([\w/.\-]+:\d+)|\(([\w/.\-]+\.py:\d+),|\(line (\d+),")
 
 
 def cause(detail: str) -> str:
     """A triage tag for a wrong verdict: both sides built at one place (one factory line
     called with different devices), or other."""
-    places = [a or b for a, b in _BUILT.findall(detail.split(" || ")[0])]
+    places = [a or b or c for a, b, c in _BUILT.findall(detail.split(" || ")[0])]
     if len(places) >= 2 and places[0] == places[1]:
         return "both meshes built at one line (a factory called with different devices)"
     return "other"

@@ -84,6 +84,9 @@ class Spec:
         # look-alike (False)
         names = sorted(IDIOMS)
         self.idioms = [(k, r.random() < 0.5) for k in r.sample(names, r.choice([0, 1, 2, 3, 4]))]
+        # device-list transforms written in main.py: identities in disguise, reorderings
+        # and subsets of jax.devices()
+        self.transforms = r.sample(TRANSFORMS, r.choice([0, 0, 1, 2, 3]))
 
 
 def _config(s: Spec) -> str:
@@ -476,6 +479,28 @@ def _idiom(kind: str, cross: bool, i: int, ax: str, tr: str = "train", ro: str =
     raise ValueError(kind)
 
 
+TRANSFORMS = (
+    # the same list
+    "d[::-1][::-1]", "list(reversed(list(reversed(d))))", "d[:4] + d[4:]", "list(np.roll(np.array(d), 8))",
+    "list(np.array(d).reshape(2, 4).T.T.reshape(-1))", "sorted(d, key=lambda dev: dev.id)", "[dev for dev in d]",
+    "list(np.flip(np.flip(np.array(d))))", "d[0:8]", "list(tuple(d))", "list(np.array(d).reshape(4, 2).ravel())",
+    # another order
+    "d[::-1]", "d[4:] + d[:4]", "list(np.roll(np.array(d), 3))", "list(np.array(d).reshape(2, 4).T.reshape(-1))",
+    "sorted(d, key=lambda dev: -dev.id)", "list(np.flip(np.array(d)))",
+    "[d[i] for i in np.random.RandomState(0).permutation(8)]",
+    # another set
+    "d[:4]", "d[::2]", "[dev for dev in d if dev.id % 2 == 0]", "d[2:6]",
+)
+
+
+def _transform(expr: str, i: int, ax: str) -> list[str]:
+    return [f"d = jax.devices()",
+            f"devs_t{i} = {expr}",
+            f"mesh_t{i} = Mesh(np.array(devs_t{i}), ({ax},))",
+            f"src_t{i} = jax.device_put(np.arange(8.0), NamedSharding(Mesh(np.array(jax.devices()), ({ax},)), P({ax})))",
+            f"dst_t{i} = jax.device_put(src_t{i}, NamedSharding(mesh_t{i}, P({ax})))"]
+
+
 IDIOMS = ("class_attr", "partial", "branch", "loop_dict", "mesh_devices", "tree_targets", "pytree_targets",
           "own_mesh", "default_param", "loop_rebind")
 
@@ -548,6 +573,11 @@ def _main(s: Spec) -> str:
         for i, (kind, cross) in enumerate(s.idioms):
             names = (tr, ro) if s.direct else ("train", "rollout")
             lines += [""] + _idiom(kind, cross, i, axis, *names) + [""]
+    if s.transforms:
+        if not s.idioms:
+            lines.insert(2, "from jax.sharding import Mesh, NamedSharding")
+        for i, expr in enumerate(s.transforms):
+            lines += [""] + _transform(expr, i, axis)
     lines += ["leaves = jax.tree.leaves(synced)",
               "print(sum(float(np.asarray(a).sum()) for a in leaves))"]
     return "\n".join(lines) + "\n"
