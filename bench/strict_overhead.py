@@ -1,6 +1,6 @@
 """How much reshard-lint's strict mode adds to a jax.device_put and to a jitted call.
 
-Run: python bench/strict_overhead.py [--devices 8] [--samples 21] [--only device_put|jit]
+Run: python bench/strict_overhead.py [--devices 8] [--samples 21] [--only device_put|jit|pod]
 
 Each case times batches of warm device_put calls (each blocked until ready) with strict
 mode off and on, alternating off/on batches in the same process so drift hits both
@@ -16,6 +16,12 @@ than a batch cancels out of it. Cases:
             call runs no Python of strict mode's ("check" 0); on a JAX without that path
             each call of a function jitted under strict mode is checked by a wrapper
   jit-tree  the same with a pytree argument ({'w': x, 'b': x})
+  eager     an eager op (x + 1) on the committed array: strict mode adds no Python to it
+            (JAX's own error for arrays on two meshes is turned into RSH203 on its error
+            path only), but the simulated pod's Device attributes are read through it
+  fetch     np.asarray of a fresh jitted result replicated over the mesh (readable on
+            every process): every read of a value passes strict mode's fetch check (RSH305)
+  procs     jax.process_index() + jax.local_devices(): the simulated pod's answers
 Transfers on a shared CPU are noisy, so the table also shows the check alone ("check"):
 the time strict mode's wrapper spends before calling JAX, measured in a tight loop, and
 its share of the plain call ("check/off"), which is the overhead without the noise.
@@ -35,8 +41,9 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--devices", type=int, default=8, help="CPU devices (default 8)")
     parser.add_argument("--samples", type=int, default=21, help="batches per mode (median taken)")
-    parser.add_argument("--only", choices=("device_put", "jit"),
-                        help="time only the device_put cases or only the jit cases")
+    parser.add_argument("--only", choices=("device_put", "jit", "pod"),
+                        help="time only the device_put cases, the jit cases or the simulated "
+                             "pod's cases (eager, fetch, procs)")
     args = parser.parse_args()
 
     import jax
@@ -75,13 +82,28 @@ def main() -> None:
             ("host", lambda: jax.device_put(data, rows_sharded).block_until_ready()),
         ]
         check_args = {"reshard": (x, cols_sharded), "no-op": (x, x.sharding), "host": (data, rows_sharded)}
-        for name, call in cases if args.only != "jit" else ():
-            off, on, ratio = measure(call, calls, args.samples, strict)
-            check = check_cost(*check_args[name])
+        replicated = jax.device_put(data, NamedSharding(mesh, P()))
+        plus_one = jax.jit(lambda a: a + 1)
+        pod_cases: list[tuple[str, Callable[[], Any]]] = [
+            ("eager", lambda: (x + 1).block_until_ready()),
+            ("fetch", lambda: np.asarray(plus_one(replicated))),
+        ]
+        if label == sizes[0][0]:  # no array involved: once is enough
+            pod_cases.append(("procs", lambda: (jax.process_index(), jax.local_devices())))
+        if args.only == "jit":
+            cases = []
+        elif args.only == "pod":
+            cases = pod_cases
+        elif args.only is None:
+            cases = cases + pod_cases
+        for name, call in cases:
+            off, on, ratio = measure(call, calls if name != "procs" else 20000, args.samples, strict)
+            check = check_cost(*check_args[name]) if name in check_args else \
+                pod_check_cost(name, replicated, strict)
             print(f"{name:<8} {label:>6} {calls:>11} {off * 1e6:>10.1f} {on * 1e6:>12.1f} "
                   f"{ratio:>7.3f} {100 * (ratio - 1):>+8.1f}% {check * 1e6:>10.2f} "
                   f"{100 * check / off:>9.2f}%")
-        if args.only != "device_put":
+        if args.only in (None, "jit"):
             jit_rows.extend(jit_cases(label, x, rows_sharded, calls, args.samples, strict))
     for name, label, calls, off, on, ratio, check in jit_rows:
         print(f"{name:<8} {label:>6} {calls:>11} {off * 1e6:>10.1f} {on * 1e6:>12.1f} "
@@ -165,6 +187,45 @@ def check_cost(x: Any, target: Any, repeats: int = 20000, samples: int = 7) -> f
         return (time.perf_counter() - start) / repeats
 
     return statistics.median(wrapper_cost() for _ in range(samples))
+
+
+def pod_check_cost(name: str, arr: Any, strict: Callable[..., Any], repeats: int = 20000,
+                   samples: int = 7) -> float:
+    """What strict mode adds to the simulated pod's cases, free of transfer noise. eager: 0,
+    no Python of strict mode's runs (JAX's C++ dispatch; the RSH203 hook is on JAX's error
+    path). fetch: the statements the _value wrapper runs for a value already judged readable
+    (a dict lookup). procs: jax.process_index() + jax.local_devices() on minus off, in a
+    tight loop (both are sub-microsecond Python calls)."""
+    import jax
+
+    from reshard_lint.runtime import _fetch, _state
+
+    if name == "eager":
+        return 0.0
+
+    def fetch_check() -> float:
+        start = time.perf_counter()
+        for _ in range(repeats):
+            config = _state.current
+            if config is not None and arr._npy_value is None:
+                _fetch._readable.get((arr.sharding, arr.shape, config.split))
+        return (time.perf_counter() - start) / repeats
+
+    def procs() -> float:
+        start = time.perf_counter()
+        for _ in range(repeats):
+            jax.process_index()
+            jax.local_devices()
+        return (time.perf_counter() - start) / repeats
+
+    with strict():
+        import numpy as np
+
+        np.asarray(arr)  # judge it once: later reads take the warm path
+        if name == "fetch":
+            return statistics.median(fetch_check() for _ in range(samples))
+        on = min(procs() for _ in range(samples))
+    return max(0.0, on - min(procs() for _ in range(samples)))
 
 
 def batch(call: Callable[[], Any], calls: int) -> float:

@@ -51,10 +51,23 @@ _default_platform: str | None = None
 def pod(backend: Any = None) -> Topology | None:
     """The simulated split for ``backend``'s platform, or None when nothing is simulated
     (strict mode off, processes=1, real multi-controller JAX, a backend given as a client)."""
-    global _real_count, _default_platform
+    global _last
     config = _state.current
+    last = _last
+    if config is last[0] and backend == last[1]:
+        return last[2]  # the same settings and backend as the previous question
     if config is None or not (backend is None or isinstance(backend, str)):
         return None
+    found = _pod(config, backend)
+    _last = (config, backend, found)
+    return found
+
+
+_last: tuple[Any, Any, Topology | None] = (object(), object(), None)
+
+
+def _pod(config: Any, backend: Any) -> Topology | None:
+    global _real_count, _default_platform
     if _real_count is None:
         _real_count = _xb.process_count()
     if _real_count > 1:

@@ -164,3 +164,32 @@ def test_bad_option_values_are_usage_errors(pytest_run: Callable[..., tuple[int,
                                             args: tuple[str, ...]) -> None:
     code, out = pytest_run("--reshard-strict", *args)
     assert code == 4, out  # pytest's exit code for usage errors
+
+
+POD_TESTS = textwrap.dedent('''\
+    import jax
+    import numpy as np
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+
+    def test_asks_for_local_devices():
+        assert jax.process_count() == 2 and len(jax.local_devices()) == 4
+        assert [d.id for d in jax.devices()] == [0, 1, 2, 3, 2048, 2049, 2050, 2051]
+
+
+    def test_reads_a_split_array():
+        mesh = jax.make_mesh((8,), ("x",))
+        x = jax.device_put(np.arange(16.0), NamedSharding(mesh, P("x")))
+        np.asarray(x)
+''')
+
+
+def test_platform_option_simulates_the_pod(pytest_run: Callable[..., tuple[int, str]]) -> None:
+    code, out = pytest_run("--reshard-strict", "--reshard-strict-platform=cpu-2x4", tests=POD_TESTS)
+    assert code == 1, out
+    assert outcomes(out) == {"test_asks_for_local_devices": "PASSED", "test_reads_a_split_array": "FAILED"}
+    assert "reshard-lint strict mode: on (processes=auto, reorder=warn, platform=cpu-2x4)" in out
+    assert "rule:    RSH305 (in np.asarray)" in out
+
+    code, out = pytest_run("--reshard-strict", "--reshard-strict-platform=tpu-v9", tests=POD_TESTS)
+    assert code == 4 and "unknown platform 'tpu-v9'" in out, out
