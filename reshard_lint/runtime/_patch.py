@@ -75,17 +75,32 @@ def _wrap_process_local(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _simulated_local(sharding: Any, local_data: Any, global_shape: Any, call: str) -> Any:
-    """The pod's global array from this process's data (one sharding, one array), or None
-    to leave the call to JAX (nothing simulated, pytrees, anything unusual)."""
+    """The pod's global arrays from this process's data (a pytree, with a prefix tree of
+    shardings or PartitionSpecs under jax.set_mesh, and of global shapes), or None to leave
+    the call to JAX (nothing simulated, leaves that are not arrays, anything unusual)."""
     __tracebackhide__ = True
-    if not isinstance(sharding, jax.sharding.Sharding) or \
-            not isinstance(local_data, (np.ndarray, np.generic, ArrayImpl)):
+    from jax._src.tree_util import broadcast_prefix
+
+    leaves, treedef = jax.tree_util.tree_flatten(local_data)
+    if not leaves or not all(isinstance(leaf, (np.ndarray, np.generic, ArrayImpl)) for leaf in leaves):
         return None
-    topo = _pod.pod(next(iter(sharding.device_set)).platform)
+    try:
+        shardings = [_checks._resolve_target(s, call) for s in broadcast_prefix(sharding, local_data)]
+        shapes = broadcast_prefix(global_shape, local_data,
+                                  is_leaf=lambda v: v is None or isinstance(v, tuple))
+    except Exception:  # not a prefix of the data: JAX says what is wrong
+        return None
+    if not all(isinstance(s, jax.sharding.Sharding) for s in shardings):
+        return None
+    topo = _pod.pod(next(iter(shardings[0].device_set)).platform)
     if topo is None:
         return None
     with _state_suspended():
-        return _local_data.global_from_local(sharding, local_data, global_shape, topo, call)
+        built = [_local_data.global_from_local(s, leaf, shape, topo, call)
+                 for s, leaf, shape in zip(shardings, leaves, shapes)]
+    if any(b is None for b in built):
+        return None
+    return jax.tree_util.tree_unflatten(treedef, built)
 
 
 def _state_suspended() -> Any:
@@ -101,9 +116,11 @@ def _wrap_host_local(original: Callable[..., Any]) -> Callable[..., Any]:
         config = _state.current
         if config is not None:
             _checks.check_host_local_to_global(config, global_mesh)
-            if isinstance(pspecs, jax.sharding.PartitionSpec) and isinstance(global_mesh, jax.sharding.Mesh):
-                built = _simulated_local(jax.sharding.NamedSharding(global_mesh, pspecs), local_inputs,
-                                         None, "host_local_array_to_global_array")
+            if isinstance(global_mesh, jax.sharding.Mesh):
+                shardings = jax.tree_util.tree_map(
+                    lambda spec: jax.sharding.NamedSharding(global_mesh, spec), pspecs,
+                    is_leaf=lambda v: isinstance(v, jax.sharding.PartitionSpec))
+                built = _simulated_local(shardings, local_inputs, None, "host_local_array_to_global_array")
                 if built is not None:
                     return built
         return original(local_inputs, global_mesh, pspecs)

@@ -92,6 +92,12 @@ with strict(processes=2):
     assert e is not None and e.code == "RSH304" and "Invalid host data" in str(e)
     h = multihost_utils.host_local_array_to_global_array(local, mesh, P("x"))
     assert h.shape == (16,)
+    tree = multihost_utils.host_local_array_to_global_array({"a": local, "b": np.ones(4)}, mesh,
+                                                           {"a": P("x"), "b": P()})
+    assert (tree["a"].shape, tree["b"].shape) == ((16,), (4,))
+    with jax.set_mesh(mesh):  # a PartitionSpec under the context mesh, a pytree of data
+        t = jax.make_array_from_process_local_data(P("x"), {"a": local, "b": np.ones((4, 3))})
+    assert (t["a"].shape, t["b"].shape) == ((16,), (8, 3))
     seen = []
     def cb(index):
         seen.append(index)
