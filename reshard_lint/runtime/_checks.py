@@ -49,7 +49,7 @@ _SEED = ('"ValueError: For a cross-host reshard in multi-controller JAX, input a
 _MESH_FIX = "build the target on x's mesh: NamedSharding(x.sharding.mesh, spec)"
 
 # Most specific first: one call gets one error, the one ranked lowest here.
-_RANK = {"RSH301": 0, "RSH302": 1, "RSH303": 2, "RSH304": 3, "RSH201": 4, "RSH202": 5}
+_RANK = {"RSH301": 0, "RSH302": 1, "RSH303": 2, "RSH304": 3, "RSH306": 4, "RSH201": 5, "RSH202": 6}
 
 
 # --------------------------------------------------------------------------- topology
@@ -178,6 +178,18 @@ def _classify_uncached(src: Sharding, dst: Any, ndim: int, requested: int | str 
                 f"{fmt_procs(src_procs)}, to the single device {dst.id}: multi-controller JAX "
                 f"raises {jax_error}; gather it first with multihost_utils.process_allgather(x), "
                 f"or take this process's shard with x.addressable_data(i)")
+        owner = topo.process_of.get(dst) if dst is not None and src_procs is not None else None
+        if owner is not None and len(src_procs) == 1 and owner not in src_procs:  # type: ignore[arg-type]
+            # A device of another process: a transfer between hosts, which device_put cannot do
+            # (RUNTIME-FACTS: the process that does not own the device fails).
+            (p,) = src_procs  # type: ignore[misc]
+            return Finding(
+                "RSH306", src_ids, (int(dst.id),),
+                f"moves {{what}} from devices {fmt_ids(src_ids)}, all on {word} {p}, to device "
+                f"{dst.id}, owned by {word} {owner}: multi-controller JAX cannot copy between "
+                f"hosts (TPU: \"Cannot copy array to non-addressable device\", CPU: \"Cross-host "
+                f"transfers are not supported by this backend\"); take the device from this "
+                f"process's list: jax.local_devices(backend=...)[k]")
         return None
 
     dst_devices = ordered_devices(dst)

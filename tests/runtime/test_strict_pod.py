@@ -75,6 +75,8 @@ with strict(processes=2):
     assert code_of(lambda: jax.device_get(far)) == "RSH306" and code_of(lambda: far.tolist()) == "RSH306"
     mine = jax.device_put(np.arange(4.0), jax.local_devices()[1])
     assert np.asarray(mine).tolist() == [0, 1, 2, 3]
+    assert code_of(lambda: jax.device_put(mine, devs[6])) == "RSH306"  # to another host's device
+    assert code_of(lambda: jax.device_put(mine, devs[2])) is None  # within this process
 assert np.asarray(x).tolist() == list(range(16))  # off: plain JAX again
 """)
 
