@@ -69,7 +69,13 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
             found.setdefault(id(ev.node), (ev.node, ev.kind, []))[2].append(v)
 
     engine = engine_for(settings)
-    engine.analyse(module, text, path, observer=observe, project=engine.projects.view(path))
+    try:
+        engine.analyse(module, text, path, observer=observe, project=engine.projects.view(path))
+    except RecursionError as exc:
+        # Nested deeper than this process's recursion limit lets the tree be followed: not
+        # read, as a file Python cannot parse is not.
+        out.error = f"could not parse the file: {type(exc).__name__}"
+        return out
     if not ctx_box:
         return out
     ctx = ctx_box[0]
