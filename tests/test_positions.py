@@ -159,3 +159,25 @@ def test_a_tree_given_as_is_needs_no_parse() -> None:
     module = Module(ast.parse(text), text)  # flake8 hands the plugin ast.parse's tree
     a = module.body[0].value.args[0]  # type: ignore[attr-defined]
     assert module.code_for_node(a) == "(a)" and module.span(a) == (1, 3, 1, 4)
+
+
+class _NewerExpression(ast.expr):
+    """An expression type this Python's ast does not have (a template string of 3.14)."""
+
+    _fields = ("value",)
+
+
+def test_an_expression_of_a_newer_python_is_opaque_and_keeps_what_it_reads() -> None:
+    from reshard_lint.analysis.localcounts import local_counts
+
+    text = "import jax\ndef f():\n    x = g(jax.devices()[::-1])\n"
+    tree = ast.parse(text)
+    call = tree.body[1].body[0].value  # type: ignore[attr-defined]
+    newer = _NewerExpression(value=call.args[0])
+    ast.copy_location(newer, call)
+    newer.end_lineno, newer.end_col_offset = call.end_lineno, call.end_col_offset
+    tree.body[1].body[0].value = newer  # type: ignore[attr-defined]
+    module = Module(tree, text)
+    assert module.span(newer) == (3, 8, 3, 30)
+    counts = local_counts(tree.body[1])  # type: ignore[arg-type]
+    assert counts is not None and counts.attr_calls == {"devices": 1} and counts.refs.get("jax") == 1

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import ast
+from typing import Optional
 
 from .tree import Arg, arg_star, arg_value
 from .values import UNKNOWN, Value

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import ast
+from typing import Optional
 
 from . import contextmesh, devices as dv, mutation
 from .arguments import Call

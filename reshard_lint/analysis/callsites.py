@@ -22,8 +22,6 @@ import ast
 from dataclasses import dataclass
 from typing import Optional
 
-import ast
-
 from ..call_counts import SyntaxCounts
 from .arguments import Call
 from .localcounts import local_counts

@@ -11,10 +11,9 @@ rules as parameters (callsites.py).
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
-
-import ast
 
 from .arguments import Call
 from .callsites import UNSEEN_CALLS

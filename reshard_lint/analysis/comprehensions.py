@@ -10,9 +10,8 @@ devices.
 
 from __future__ import annotations
 
-from typing import Callable, Optional
-
 import ast
+from typing import Callable, Optional
 
 from . import devices as dv
 from .models import commitments, device_ids, placement

@@ -21,14 +21,12 @@ make the failed computation's result unknown.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Optional
-
 import ast
-
-from .tree import arg_keyword, arg_star, arg_value, call_args
+from typing import TYPE_CHECKING, Iterable, Optional
 
 from .events import ContextOp
 from .models.commitments import single_device
+from .tree import arg_keyword, arg_star, arg_value, call_args
 from .valueops import leaves
 from .values import ArrayVal, JitVal, MeshContextVal, MeshVal, ShardingVal, Value
 

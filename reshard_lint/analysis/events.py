@@ -6,10 +6,9 @@ at the event kinds it names, so all rules share one parse and one walk.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Optional
-
-import ast
 
 from .values import DevVal, DeviceIdVal, MeshVal, Text, Value
 

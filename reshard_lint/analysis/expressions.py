@@ -3,9 +3,8 @@ comprehensions.py)."""
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
-
 import ast
+from typing import Optional, Sequence
 
 from . import contextmesh, devices as dv
 from .events import Transfer

@@ -7,9 +7,8 @@ keeps a value that every iteration gives back (``Flow._loop_head``).
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
-
 import ast
+from typing import NamedTuple, Sequence
 
 from .scope import Scope, block, count_bindings, names_in_target
 from .valueops import ordered

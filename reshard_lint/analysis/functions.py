@@ -9,9 +9,8 @@ and bounded in depth and in contexts per function, so cost stays linear in pract
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
-
 import ast
+from typing import Optional, Sequence
 
 from .arguments import Call
 from .callsites import bind_arguments

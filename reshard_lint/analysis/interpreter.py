@@ -14,10 +14,9 @@ and Python functions by the models in models/. Precision rules:
 
 from __future__ import annotations
 
+import ast
 from dataclasses import replace
 from typing import Callable, Iterable, Optional, Sequence
-
-import ast
 
 from . import mutation
 from .arguments import Call

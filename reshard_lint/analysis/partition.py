@@ -10,10 +10,9 @@ source); anything else is unknown.
 
 from __future__ import annotations
 
+import ast
 import itertools
 from typing import Optional
-
-import ast
 
 from . import devices as dv
 from .context import FileContext

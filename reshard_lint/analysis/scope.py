@@ -6,9 +6,8 @@ stable, so a nested function reading it sees ``UNKNOWN``.
 
 from __future__ import annotations
 
-from typing import Iterator, Optional, Sequence
-
 import ast
+from typing import Iterator, Optional, Sequence
 
 from .tree import on_header_line
 from .values import PATHS, UNKNOWN, QualVal, Value, unknown

@@ -7,14 +7,15 @@ parentheses) are computed from the text only for the nodes a message or diagnost
 (``Module.span``, ``Module.code_for_node``; the scans are positions.py's).
 
 The shapes the tree does not give directly are read with the helpers below: a call's
-arguments in source order, a subscript's elements, ``elif`` against ``else: if``.
+arguments in source order, a subscript's elements, implicit string concatenation, and a
+body on its header's line.
 """
 
 from __future__ import annotations
 
 import ast
 import weakref
-from typing import Iterator, Optional, Union
+from typing import Optional, Union
 
 from .positions import Span, Text, literal_count, one_literal, parenthesized, split
 
@@ -198,10 +199,6 @@ class Module:
         return floor
 
     # -- shapes read from the text --------------------------------------------------------
-    def is_elif(self, node: ast.If) -> bool:
-        """``node`` (the only statement of an ``if``'s orelse) is spelled ``elif``."""
-        return self.lines[node.lineno - 1].startswith("elif", self.text.col(node.lineno, node.col_offset))
-
     def concatenation(self, node: ast.expr) -> bool:
         """A string literal (ast.Constant, ast.JoinedStr) written as several: ``'a' 'b'``,
         ``'a' f'{b}'``; libcst kept them apart (ConcatenatedString), Python joins them."""
@@ -285,18 +282,6 @@ def arg_star(a: Arg) -> str:
     return ""
 
 
-def positional(call: ast.Call) -> list[ast.expr]:
-    """The plain positional arguments (no ``*x``), in order."""
-    return [a for a in call.args if type(a) is not ast.Starred]
-
-
-def keyword_value(call: ast.Call, name: str) -> Optional[ast.expr]:
-    for k in call.keywords:
-        if k.arg == name:
-            return k.value
-    return None
-
-
 # -- subscripts ---------------------------------------------------------------------------
 def subscript_items(node: ast.Subscript) -> list[ast.expr]:
     """The elements between the brackets, as libcst listed them: ``x[a, b]`` two,
@@ -324,11 +309,6 @@ def string_value(node: Optional[ast.AST]) -> Optional[str]:
     if type(node) is ast.Constant and type(node.value) is str:  # type: ignore[union-attr]
         return node.value  # type: ignore[union-attr]
     return None
-
-
-def children(node: ast.AST) -> Iterator[ast.AST]:
-    """The child nodes, in field order (operators and contexts included, as ast gives them)."""
-    return ast.iter_child_nodes(node)
 
 
 def plain_string(node: Optional[ast.AST]) -> Optional[str]:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import math
 from typing import Callable, Optional, Sequence, TypeGuard
-
-import ast
 
 from . import devices as dv
 from .values import (

@@ -5,10 +5,9 @@ Anything the analysis cannot pin down is ``UNKNOWN``; rules never fire on it.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Union
-
-import ast
 
 from .devices import DevFn, Model, ModelError
 
