@@ -70,7 +70,8 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
 
     engine = engine_for(settings)
     try:
-        engine.analyse(module, text, path, observer=observe, project=engine.projects.view(path))
+        engine.analyse(module, text, path, observer=observe, python_tree=module.tree,
+                       project=engine.projects.view(path))
     except RecursionError as exc:
         # Nested deeper than this process's recursion limit lets the tree be followed: not
         # read, as a file Python cannot parse is not.
