@@ -1,7 +1,7 @@
 """Keeping Python's cyclic garbage collector and the allocator out of the way of an analysis.
 
-An analysis builds a large syntax tree without reference cycles, freed when the call
-returns: collections while it is built only rescan it. And importing the engine adds to the
+An analysis reads a large tree (Python's) without reference cycles, freed when the call
+returns: collections while it is held only rescan it. And importing the engine adds to the
 objects every later full collection rescans. Long-lived processes that analyse file
 after file (flake8 workers, the language server) therefore pause the collector during
 an analysis and freeze what the imports left, once.
@@ -15,8 +15,8 @@ from typing import Any
 _frozen = False
 _trim: Any = None  # glibc's malloc_trim, False where there is none
 # Files at least this long (characters) leave enough freed heap behind to give back:
-# gated (Python's tree), and analysed (the syntax tree built from it).
-# On the benchmark's user tree, files of 25-60k characters given to libcst (before syntax/) left the
+# gated (Python's tree), and analysed (the tree with the analysis's values).
+# On the benchmark's user tree, files of 25-60k characters parsed by libcst (the parser then) left the
 # main process of `check` 10 MB above what it held, each trim costing ~1 ms.
 GIVE_BACK_CHARS = 100_000
 GIVE_BACK_PARSED_CHARS = 25_000
@@ -69,7 +69,7 @@ def freeze_imports() -> None:
 def freeze_long_lived() -> None:
     """Keep the imported modules' objects out of every later full collection.
 
-    Importing libcst (before syntax/) doubled the objects the cyclic collector tracks in a flake8 worker,
+    Importing libcst (the engine's parser then) doubled the objects the cyclic collector tracks in a flake8 worker,
     and each of the ~90 full collections of a 600-file run then rescans them: measured
     +0.5 s of collection per worker on the jax sources, as much as the analysis itself.
     Freezing moves what is alive now to the permanent generation, where it is still

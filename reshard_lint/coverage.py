@@ -16,8 +16,6 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Sequence, TextIO
 
-from . import newer_syntax
-
 # The final names of the transfer calls, as spelled through any jax import.
 TRANSFER_NAMES = frozenset({
     "device_put", "with_sharding_constraint", "reshard", "make_array_from_process_local_data",
@@ -47,14 +45,13 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
     out = FileCoverage(path)
     if not any(h in text for h in _TEXT_HINTS):
         return out
-    from .syntax import parse_text
-
     from .analysis.reasons import NOT_REACHED
+    from .analysis.tree import parse
     from .analysis.verdicts import Verdict, classify
     from .engine import engine_for
 
     try:
-        module = parse_text(text)
+        module = parse(text)
     except Exception as exc:  # noqa: BLE001 - a file Python cannot parse has no sites we can see
         out.error = f"could not parse the file: {type(exc).__name__}"
         return out
@@ -72,7 +69,14 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
             found.setdefault(id(ev.node), (ev.node, ev.kind, []))[2].append(v)
 
     engine = engine_for(settings)
-    engine.analyse(module, text, path, observer=observe, project=engine.projects.view(path))
+    try:
+        engine.analyse(module, text, path, observer=observe, python_tree=module.tree,
+                       project=engine.projects.view(path))
+    except RecursionError as exc:
+        # Nested deeper than this process's recursion limit lets the tree be followed: not
+        # read, as a file Python cannot parse is not.
+        out.error = f"could not parse the file: {type(exc).__name__}"
+        return out
     if not ctx_box:
         return out
     ctx = ctx_box[0]
@@ -81,7 +85,7 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
         line, col, _, _ = ctx.span(node)
         reached.add((line, col))
         out.sites.append(Site(path, line, col + 1, kind, *_merge(verdicts)))
-    for line, col, name in _spelled_sites(text, spellings):
+    for line, col, name in _spelled_sites(module.tree, text, spellings):
         if (line, col) not in reached:
             out.sites.append(Site(path, line, col + 1, name, "unresolved", NOT_REACHED))
     out.sites.sort(key=lambda s: (s.line, s.col))
@@ -102,12 +106,9 @@ def _merge(verdicts: list[Any]) -> tuple[str, str]:
     return "unresolved", unresolved.detail if unresolved is not None else OTHER
 
 
-def _spelled_sites(text: str, spellings: Mapping[str, str]) -> list[tuple[int, int, str]]:
-    """(line, 0-based column, name) of each transfer call spelled through a jax import."""
-    try:
-        tree = newer_syntax.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
+def _spelled_sites(tree: ast.Module, text: str, spellings: Mapping[str, str]) -> list[tuple[int, int, str]]:
+    """(line, 0-based column, name) of each transfer call of ``tree`` (Python's tree of
+    ``text``) spelled through a jax import."""
     local_to_qual = {local: qual.split(":", 1)[-1] for qual, local in spellings.items()}
     lines = text.splitlines()
     out: list[tuple[int, int, str]] = []

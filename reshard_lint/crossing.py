@@ -6,10 +6,9 @@ whose mesh is known with its target. Rules then compare the two meshes.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from typing import Iterator, Optional
-
-from .syntax import nodes as cst
 
 from .analysis.context import FileContext, describe_mesh, mesh_label
 from .analysis.devices import PLATFORMS
@@ -85,7 +84,7 @@ def cross_host_path(ctx: FileContext, pair: Pair) -> bool:
 
 
 def array_label(ctx: FileContext, event: Transfer, pair: Pair) -> str:
-    if pair.single_leaf and isinstance(event.value_node, (cst.Name, cst.Attribute)):
+    if pair.single_leaf and isinstance(event.value_node, (ast.Name, ast.Attribute)):
         return ctx.code(event.value_node, 30)
     if pair.array.name:
         return pair.array.name
@@ -162,15 +161,20 @@ def spec_code(ctx: FileContext, target: Value) -> Optional[str]:
     imported = set(ctx.spellings.values())
     ok = True
 
-    todo = [node]
+    todo: list[ast.AST] = [node]
     while todo and ok:
         n = todo.pop()
-        if isinstance(n, cst.Name):
-            ok = n.value in imported or n.value in ("None", "True", "False")
-        elif isinstance(n, cst.Attribute):
+        if isinstance(n, ast.Name):
+            ok = n.id in imported
+        elif isinstance(n, ast.Attribute):
             todo.append(n.value)  # P.UNCONSTRAINED: the attribute's name is not a name of the file
         else:
-            todo.extend(n.children)
+            # A keyword's or a lambda parameter's name counts as a name the spec reads:
+            # a spec with keywords (P('x', unreduced={'y'})) is not written into a fix.
+            name = n.arg if isinstance(n, (ast.keyword, ast.arg)) else None
+            if name is not None:
+                ok = name in imported
+            todo.extend(ast.iter_child_nodes(n))
     return ctx.code(node, 10_000) if ok else None
 
 
@@ -182,7 +186,7 @@ def rebuild_on_own_mesh(ctx: FileContext, event: Transfer, pair: Pair) -> Option
     """
     if not pair.single_leaf or event.target_node is None or event.value_node is None:
         return None
-    if not isinstance(event.value_node, (cst.Name, cst.Attribute)):
+    if not isinstance(event.value_node, (ast.Name, ast.Attribute)):
         return None
     spec = spec_code(ctx, pair.target)
     ns = ctx.spell("jax.sharding.NamedSharding") or ctx.spell("jax.NamedSharding")
@@ -192,8 +196,8 @@ def rebuild_on_own_mesh(ctx: FileContext, event: Transfer, pair: Pair) -> Option
         return None
     x = ctx.code(event.value_node, 10_000)
     target = event.target_node
-    while isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute) \
-            and target.func.attr.value == "with_memory_kind":
+    while isinstance(target, ast.Call) and isinstance(target.func, ast.Attribute) \
+            and target.func.attr == "with_memory_kind":
         target = target.func.value  # the sharding itself: the memory kind stays as written
     line, col, end_line, end_col = ctx.span(target)
     text = f"{ns}({x}.sharding.mesh, {spec})"

@@ -7,8 +7,8 @@ Cost is paid in stages so that most files stop early:
    already parsed the file) that looks for the shapes a finding needs;
 3. for long files, the same question per component (components.py) or top-level
    statement (slicing.py): only the parts that can matter are analysed;
-4. only then the syntax tree (syntax/build.py) and the one batched traversal for all rules; positions
-   are on every node of the tree (syntax/placing.py).
+4. only then the one batched traversal of Python's tree for all rules; positions in libcst's
+   terms are computed for the nodes a diagnostic names (analysis/tree.py).
 """
 
 from __future__ import annotations
@@ -26,8 +26,7 @@ from .prepared import Prepared, prepare
 from .rules import Rule, all_rules
 
 if TYPE_CHECKING:
-    from .syntax import nodes as cst
-
+    from .analysis.tree import Module
     from .call_counts import SyntaxCounts
 
 # (file context, transfer events in program order, anchor node id -> its diagnostic)
@@ -111,7 +110,7 @@ class Engine:
                                          else may_have_findings(tree)):
                 return result
         result.stage = "analysed"
-        from .syntax.build import build
+        from .analysis.tree import Module
 
         original = source
         if prepared is None:
@@ -156,13 +155,13 @@ class Engine:
                            f"could not parse the file: nesting too deep: {deep[1]}")
         if python_tree is None:
             return _failed(result, PARSE_ERROR, 1, "could not parse the file: nesting too deep for Python's parser")
-        # too_deep() bounds nesting at a depth the builder's and the analyzer's recursion
-        # handle within this limit; Python's default of 1000 frames is reached by depth ~400.
+        # too_deep() bounds nesting at a depth the analyzer's recursion handles within
+        # this limit; Python's default of 1000 frames is reached by depth ~400.
         _check(cancelled)
         old_limit = sys.getrecursionlimit()
         try:
             sys.setrecursionlimit(max(old_limit, _ANALYSIS_RECURSION_LIMIT))
-            module = build(python_tree, source)
+            module = Module(python_tree, source)
             view = self.projects.view(path)
             result.diagnostics = self.analyse(module, original, path, line_map, python_tree=python_tree,
                                               parsed_text=source, cancelled=cancelled, call_counts=counts,
@@ -180,7 +179,7 @@ class Engine:
             sys.setrecursionlimit(old_limit)
         return result
 
-    def analyse(self, module: "cst.Module", source: str, path: str,
+    def analyse(self, module: "Module", source: str, path: str,
                 line_map: list[int] | None = None, observer: Observer | None = None,
                 python_tree: ast.Module | None = None, parsed_text: str | None = None,
                 cancelled: Callable[[], bool] | None = None,

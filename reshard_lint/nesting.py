@@ -1,13 +1,13 @@
 """A bound on how deeply a file's expressions nest, found from tokens before parsing.
 
-The tree the analysis reads is built (syntax/build.py) and walked recursively: a
-chain of a few thousand ``lambda`` or ``+`` exhausts Python's recursion long before
-it reaches any finding. (libcst's native parser, which the engine used before, even
-overflowed the C stack on them and killed the process.) Python's own parser refuses
-more than 200 nested brackets, but flattens ``a and b and ...`` and comparison
-chains, so ``ast.parse`` succeeding proves nothing. Hence a token scan that
-overestimates the depth of every expression and refuses the file when it is past
-what was measured to build and analyse safely (see docs/robustness.md).
+The analysis walks Python's tree recursively: a chain of a few thousand ``lambda``
+or ``+`` exhausts Python's recursion long before it reaches any finding. (libcst's
+native parser, which the engine used before, even overflowed the C stack on them and
+killed the process.) Python's own parser refuses more than 200 nested brackets, but
+flattens ``a and b and ...`` and comparison chains, so ``ast.parse`` succeeding proves
+nothing. Hence a token scan that overestimates the depth of every expression and
+refuses the file when it is past what was measured to analyse safely (see
+docs/robustness.md).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import tokenize
 
 # Python itself refuses more than 200 nested brackets (tokenizer MAXLEVEL).
 MAX_BRACKETS = 200
-# The builder and the analyzer handle depth 1,000 of every shape tried within the
+# The analyzer handles depth 1,000 of every shape tried within the
 # engine's recursion limit (engine.py).
 MAX_DEPTH = 1000
 

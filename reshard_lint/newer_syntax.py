@@ -3,7 +3,7 @@
 On Python 3.11, ``ast.parse`` rejects PEP 695 type parameters (``def f[T](x)``,
 ``class C[T]:``, ``type X = ...``), which JAX itself uses, and PEP 701 f-strings
 (``f"{x["k"]}"``). Without Python's tree a file cannot be gated, sliced or analysed
-(the analysis reads a tree built from Python's, syntax/build.py). Type parameters hold
+(the analysis reads Python's tree, analysis/tree.py). Type parameters hold
 no device list, mesh or array, so the tree of the same text with them blanked out gives
 the gate, the slicing, the call counts and the analysis what Python 3.12's own tree
 gives them: every other character stays where it was. Such f-strings are blanked to

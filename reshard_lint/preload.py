@@ -46,7 +46,7 @@ def forks_workers(options: Any) -> bool:
 
 def preload() -> None:
     """What every worker would import at its first file past the gate."""
-    from . import engine  # noqa: F401 - imports the rules and the syntax tree's nodes with it
+    from . import engine  # noqa: F401 - imports the rules and the analysis with it
     from .analysis import interpreter  # noqa: F401
     from .collector import freeze_imports
 

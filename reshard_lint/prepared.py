@@ -18,7 +18,7 @@ from .call_counts import SyntaxCounts
 
 @dataclass
 class Prepared:
-    text: str  # what the analysis reads (syntax/build.py builds its tree)
+    text: str  # what the analysis reads (its tree: analysis/tree.py)
     line_map: list[int] | None  # line of ``text`` -> line of the file; None: the whole file
     counts: SyntaxCounts | None  # the whole file's, when units were left out
     # It reads device values from the project's modules: analysed in the process that

@@ -10,8 +10,8 @@ import weakref
 from typing import Any
 
 
+from reshard_lint.analysis.tree import Module
 from reshard_lint.collector import paused
-from reshard_lint.syntax import nodes as cst
 from reshard_lint.engine import Engine
 from reshard_lint.gate import needs_engine
 
@@ -57,7 +57,7 @@ def test_analysis_leaves_no_tree_to_the_collector() -> None:
     engine = Engine()
     engine.lint_source(SOURCE, "t.py", force=True)  # imports and rules built before measuring
     garbage = _garbage_after(lambda: engine.lint_source(SOURCE, "t.py", force=True))
-    trees = [o for o in garbage if isinstance(o, (cst.CSTNode, ast.AST))]
+    trees = [o for o in garbage if isinstance(o, (Module, ast.AST))]
     assert trees == []
 
 

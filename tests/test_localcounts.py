@@ -1,7 +1,7 @@
-"""The counts inside a function (analysis/localcounts.py) against Python's own tree.
+"""The counts inside a function (analysis/localcounts.py) against Python's own reading.
 
-The libcst walk decides which names are read; Python's ``ast`` says so with its Load
-context. On every function of a set of real modules the two must agree on calls and
+The walk decides by position which names are read; Python's ``ast`` says so with its
+Load context (SyntaxCounts.add). On every function of a set of real modules the two must agree on calls and
 wrapped functions, and the walk may count a name read more often (which only makes a
 function look escaped), never less (which would hide a use).
 """
@@ -18,8 +18,7 @@ import pytest
 
 from reshard_lint.analysis.localcounts import local_counts
 from reshard_lint.call_counts import SyntaxCounts
-from reshard_lint.syntax import nodes as cst
-from reshard_lint.syntax import parse_text
+from reshard_lint.analysis.tree import parse
 
 from .conftest import FIXTURES
 
@@ -27,21 +26,15 @@ MODULES = [json.__file__, os.__file__, textwrap.__file__, unittest.case.__file__
            *sorted(str(p) for p in FIXTURES.glob("*.py"))]
 
 
-def _functions(source: str) -> tuple[list[ast.FunctionDef], list[cst.FunctionDef]]:
+def _functions(source: str) -> tuple[list[ast.FunctionDef], list[ast.FunctionDef]]:
+    """The functions of ``source``: of ``ast.parse``'s tree, and of the tree the analysis
+    reads (tree.parse), both in source order."""
     tree = ast.parse(source)
     py = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
     py.sort(key=lambda n: n.lineno)
-    out: list[cst.FunctionDef] = []
-
-    def visit(node: cst.CSTNode) -> None:
-        if isinstance(node, cst.FunctionDef):
-            out.append(node)
-        for child in node.children:
-            visit(child)
-
-    visit(parse_text(source))
-    out.sort(key=lambda f: f._span[:2])
-    return py, out  # both in source order
+    out = [n for n in ast.walk(parse(source).tree) if isinstance(n, ast.FunctionDef)]
+    out.sort(key=lambda n: (n.lineno, n.col_offset))
+    return py, out
 
 
 @pytest.mark.parametrize("path", MODULES, ids=os.path.basename)
@@ -50,7 +43,7 @@ def test_counts_agree_with_python(path: str) -> None:
     py, lib = _functions(source)
     assert len(py) == len(lib)
     for a, c in zip(py, lib):
-        assert a.name == c.name.value
+        assert a.name == c.name
         want = SyntaxCounts()
         for stmt in a.body:
             want.add(stmt)

@@ -1,4 +1,4 @@
-"""The analysis: an abstract interpreter over a module's syntax tree (syntax/), with models of the JAX API.
+"""The analysis: an abstract interpreter over Python's tree of a module (tree.py), with models of the JAX API.
 
 Laid out as pytype lays out its own: abstract values (values.py, and the device-list
 model in devices.py), the interpreter (interpreter.py for statements, expressions.py,

@@ -2,28 +2,29 @@
 
 from __future__ import annotations
 
+import ast
 from typing import Optional
 
-from ..syntax import nodes as cst
-
+from .tree import Arg, arg_star, arg_value
 from .values import UNKNOWN, Value
 
 
 class Call:
     """A call's arguments, evaluated once."""
 
-    def __init__(self, node: cst.Call, args: list[tuple[Optional[str], Value, cst.Arg]]) -> None:
+    def __init__(self, node: ast.Call, args: list[tuple[Optional[str], Value, Arg]]) -> None:
         self.node = node
-        self.positional = [(v, a) for k, v, a in args if k is None and a.star == ""]
+        # (value, the argument's node: an expression or an ast.keyword; ``arg_value`` reads it)
+        self.positional = [(v, a) for k, v, a in args if k is None and not arg_star(a)]
         self.keywords = {k: (v, a) for k, v, a in args if k is not None}
-        self.has_star = any(a.star for _, _, a in args)
+        self.has_star = any(arg_star(a) for _, _, a in args)
 
     @classmethod
-    def of_values(cls, node: cst.CSTNode, values: list[Value]) -> "Call":
+    def of_values(cls, node: ast.AST, values: list[Value]) -> "Call":
         """A call the program makes without spelling it (a tree.map callback on a leaf)."""
         call = cls.__new__(cls)
         call.node = node  # type: ignore[assignment]
-        call.positional = [(v, cst.Arg(cst.Name("_"))) for v in values]
+        call.positional = [(v, ast.Name("_")) for v in values]
         call.keywords = {}
         call.has_star = False
         return call
@@ -39,11 +40,11 @@ class Call:
             return self.positional[index][0]
         return UNKNOWN
 
-    def arg_node(self, index: int, name: str | None = None) -> Optional[cst.BaseExpression]:
+    def arg_node(self, index: int, name: str | None = None) -> Optional[ast.expr]:
         if name is not None and name in self.keywords:
-            return self.keywords[name][1].value
+            return arg_value(self.keywords[name][1])
         if index >= 0 and index < len(self.positional):
-            return self.positional[index][1].value
+            return arg_value(self.positional[index][1])
         return None
 
     def given(self, index: int, name: str | None = None) -> bool:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+import ast
 from typing import Optional
-
-from ..syntax import nodes as cst
 
 from . import contextmesh, devices as dv, mutation
 from .arguments import Call
@@ -12,6 +11,7 @@ from .events import Transfer, TransferKind
 from .models import HANDLERS, commitments, device_ids, fetches, host, placement, shard_map, transforms
 from .reasons import CONTAINER, IMPORTED, UNFOLLOWED_CALL, UNKNOWN_OBJECT, UNMODELLED_JAX, outside_reason
 from .scope import Scope
+from .tree import Arg, arg_keyword, arg_value, call_args
 from .valueops import NO_KEY, const_int, label, literal_sizes, ordered, shape_fns, squeeze
 from .values import (
     UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, IndexPermutation, InstanceVal, IntVal, JitVal,
@@ -29,17 +29,17 @@ _MAX_INLINE_DEPTH = 3
 class Calls:
     """Call evaluation for the interpreter."""
 
-    def eval_Call(self, node: cst.Call, scope: Scope) -> Value:
+    def eval_Call(self, node: ast.Call, scope: Scope) -> Value:
         func_node = node.func
         # Methods on values the analysis models (devs.reshape(...), x.to_device(s) ...)
-        if isinstance(func_node, cst.Attribute):
+        if type(func_node) is ast.Attribute:
             recv = self.eval(func_node.value, scope)
             args = self._args(node, scope)
-            method = func_node.attr.value
+            method = func_node.attr
             if isinstance(recv, QualVal):
                 return self.call_qual(f"{recv.qual}.{method}", args, node, scope)
-            if method == "update" and isinstance(func_node.value, cst.Attribute) \
-                    and func_node.value.attr.value == "__dict__" and isinstance(func_node.value.value, cst.Name):
+            if method == "update" and type(func_node.value) is ast.Attribute \
+                    and func_node.value.attr == "__dict__" and type(func_node.value.value) is ast.Name:
                 self.assign_some_attribute(self.eval(func_node.value.value, scope))  # self.__dict__.update(kw)
             if isinstance(recv, DevVal) and method in MUTATING_METHODS:
                 # devs.sort(...), devs.reverse(), devs.append(d): a device list changed in
@@ -53,7 +53,7 @@ class Calls:
             return self.call_qual(func.qual, args, node, scope)
         return self.call_value(func, args, node)
 
-    def call_value(self, func: Value, args: Call, node: cst.Call, bound: Optional[Value] = None) -> Value:
+    def call_value(self, func: Value, args: Call, node: ast.Call, bound: Optional[Value] = None) -> Value:
         """Call a value the module defines: a function, a jitted function, a partial, a class."""
         if isinstance(func, FuncVal):
             return self.call_function(func, args, node, bound=bound)
@@ -76,14 +76,14 @@ class Calls:
             return self.construct(func, args, node)
         return unknown(func.reason if isinstance(func, Unknown) and func.reason else UNFOLLOWED_CALL)
 
-    def _args(self, node: cst.Call, scope: Scope) -> Call:
-        out: list[tuple[Optional[str], Value, cst.Arg]] = []
-        for a in node.args:
-            v = self.eval(a.value, scope)
-            out.append((a.keyword.value if a.keyword is not None else None, v, a))
+    def _args(self, node: ast.Call, scope: Scope) -> Call:
+        out: list[tuple[Optional[str], Value, Arg]] = []
+        for a in call_args(node):
+            v = self.eval(arg_value(a), scope)
+            out.append((arg_keyword(a), v, a))
         return Call(node, out)
 
-    def call_method(self, recv: Value, method: str, call: Call, node: cst.Call, scope: Scope) -> Value:
+    def call_method(self, recv: Value, method: str, call: Call, node: ast.Call, scope: Scope) -> Value:
         if method == "setattr" and is_unknown(recv):
             self._patched(call)  # monkeypatch.setattr(meshes, "TRAIN", half)
         if method == "split" and (parts := device_ids.split_name(recv, call.arg(0, "sep"), node, self)):  # type: ignore[arg-type]
@@ -158,7 +158,7 @@ class Calls:
             return recv
         return unknown(UNKNOWN_OBJECT) if is_unknown(recv) else UNKNOWN
 
-    def device_method(self, recv: DevVal, method: str, call: Call, node: cst.Call) -> Value:
+    def device_method(self, recv: DevVal, method: str, call: Call, node: ast.Call) -> Value:
         f = recv.fn
         if method in ("reshape",):
             shape_v = call.positional[0][0] if len(call.positional) == 1 else SeqVal(
@@ -189,7 +189,7 @@ class Calls:
                                reorder=".swapaxes()")
         return UNKNOWN
 
-    def call_jit(self, jit: JitVal, call: Call, node: cst.Call, bound: Optional[Value] = None) -> Value:
+    def call_jit(self, jit: JitVal, call: Call, node: ast.Call, bound: Optional[Value] = None) -> Value:
         # The compiled body sees the arguments' shardings: it runs with them.
         params = self.enter(jit.func, call, node, bound=bound)
         if contextmesh.jit_call(self, jit, call, node):
@@ -203,14 +203,14 @@ class Calls:
                 target = ins.items[i] if i < len(ins.items) else UNKNOWN
             if isinstance(target, ShardingVal):
                 self.emit(Transfer(node=node, ctx=self.ctx, kind="jit_in", value=v, target=target,
-                                   value_node=arg.value, target_node=None,
+                                   value_node=arg_value(arg), target_node=None,
                                    func=self.ctx.code(node.func, 40)))
         outs = jit.out_shardings if jit.context_specs is None else shard_map.on_context(self, jit, node)
         if isinstance(outs, ShardingVal):
             for v, arg in call.positional:
                 if isinstance(v, ArrayVal):
                     self.emit(Transfer(node=node, ctx=self.ctx, kind="jit_out", value=v, target=outs,
-                                       value_node=arg.value, target_node=None,
+                                       value_node=arg_value(arg), target_node=None,
                                        func=self.ctx.code(node.func, 40)))
                     break
             return ArrayVal(outs, node)
@@ -229,7 +229,7 @@ class Calls:
                 return placement.results(src, node, shape)
         return UNKNOWN
 
-    def enter(self, func: Value, call: Call, node: cst.Call, bound: Optional[Value] = None
+    def enter(self, func: Value, call: Call, node: ast.Call, bound: Optional[Value] = None
               ) -> Optional[dict[str, Value]]:
         """A function a transformation runs with these arguments: a def's call site is
         recorded (its own run sees it); a lambda, which has no run of its own, runs here."""
@@ -242,7 +242,7 @@ class Calls:
         if not isinstance(func, FuncVal):
             return None
         params = self.observe_call(func, call, node, bound=bound)
-        if params is not None and isinstance(func.node, cst.Lambda):
+        if params is not None and type(func.node) is ast.Lambda:
             # The context mesh meets the call as a whole (contextmesh.jit_call), not
             # each traced operation of the body: one failure, reported once.
             site, self.context_site = self.context_site, UNKNOWN
@@ -253,7 +253,7 @@ class Calls:
         return params
 
     # -- calls to known functions ----------------------------------------------------
-    def call_qual(self, qual: str, call: Call, node: cst.Call, scope: Scope) -> Value:
+    def call_qual(self, qual: str, call: Call, node: ast.Call, scope: Scope) -> Value:
         if self.ctx.project is not None:
             # m.make_mesh(2), m a project module imported whole: its function, run here.
             found = self.ctx.project.value(qual)
@@ -286,7 +286,7 @@ class Calls:
             return host.random_result(self, name, call, node)
         return unknown(UNMODELLED_JAX)
 
-    def call_jnp(self, name: str, call: Call, node: cst.Call) -> Value:
+    def call_jnp(self, name: str, call: Call, node: ast.Call) -> Value:
         if not call.given(-1, "device"):
             return host.jnp_result(self, name, call, node)
         target = call.arg(-1, "device")
@@ -298,8 +298,8 @@ class Calls:
             return ArrayVal(target, node)
         return commitments.committed_to(target, node) or UNKNOWN  # jnp.zeros(n, device=d)
 
-    def transfer(self, kind: TransferKind, node: cst.Call, value: Value, target: Value,
-                 value_node: Optional[cst.CSTNode], target_node: Optional[cst.CSTNode],
+    def transfer(self, kind: TransferKind, node: ast.Call, value: Value, target: Value,
+                 value_node: Optional[ast.AST], target_node: Optional[ast.AST],
                  func: str, **kw: bool) -> None:
         event = Transfer(node=node, ctx=self.ctx, kind=kind, value=value, target=target,
                          value_node=value_node, target_node=target_node, func=func, **kw)
@@ -312,7 +312,7 @@ class Calls:
             return
         self.emit(event)
 
-    def shuffled(self, devs: DevVal, node: cst.CSTNode, agreed: bool, how: str) -> DevVal:
+    def shuffled(self, devs: DevVal, node: ast.AST, agreed: bool, how: str) -> DevVal:
         token = self.new_token(node)
         f = devs.fn
         out = devs.derive(lambda m: f(m).permuted(token), how, reorder=how)
@@ -330,15 +330,15 @@ class Calls:
             module, _, name = first.value.rpartition(".")
             self.assign_attribute(QualVal(module), name, second, False)  # type: ignore[attr-defined]
 
-    def rebind_in_place(self, target: Optional[cst.CSTNode], value: Value, scope: Scope) -> None:
-        if isinstance(target, cst.Name):
+    def rebind_in_place(self, target: Optional[ast.AST], value: Value, scope: Scope) -> None:
+        if type(target) is ast.Name:
             # Mutating a list that may be shared: only follow a plain local name.
-            scope.vars[target.value] = value
+            scope.vars[target.id] = value  # type: ignore[attr-defined]
 
     def is_full_sample(self, call: Call, devs: DevVal, index: int, kw: str) -> bool:
         k = call.arg(index, kw)
         node = call.arg_node(index, kw)
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len":
+        if type(node) is ast.Call and type(node.func) is ast.Name and node.func.id == "len":  # type: ignore[union-attr]
             return True
         if isinstance(k, IntVal):
             f, g = devs.fn, k.fn

@@ -22,8 +22,6 @@ import ast
 from dataclasses import dataclass
 from typing import Optional
 
-from ..syntax import nodes as cst
-
 from ..call_counts import SyntaxCounts
 from .arguments import Call
 from .localcounts import local_counts
@@ -39,7 +37,7 @@ STAR = "a parameter fed by *args or **kwargs"
 
 @dataclass
 class Site:
-    node: cst.CSTNode
+    node: ast.AST
     params: Optional[dict[str, Value]]  # None: the arguments could not be matched
     # The context mesh in force at the call (the analyzer's context_mesh and whether a
     # mesh context may be in force), which a function traced or run there sees.
@@ -54,11 +52,11 @@ class CallSites:
         self._source = source
         self._tree = tree
         self._counts: Optional[SyntaxCounts] = counts
-        self.sites: dict[cst.CSTNode, dict[int, Site]] = {}
-        self.aliases: dict[cst.CSTNode, set[str]] = {}  # names a wrapper of the function is bound to
+        self.sites: dict[ast.AST, dict[int, Site]] = {}
+        self.aliases: dict[ast.AST, set[str]] = {}  # names a wrapper of the function is bound to
         # The scheduler asks for every waiting function after each run: count once.
-        self._expected: dict[cst.CSTNode, Optional[int]] = {}
-        self._locals: dict[cst.FunctionDef, Optional[SyntaxCounts]] = {}
+        self._expected: dict[ast.AST, Optional[int]] = {}
+        self._locals: dict[ast.FunctionDef, Optional[SyntaxCounts]] = {}
 
     @property
     def counts(self) -> SyntaxCounts:
@@ -66,7 +64,7 @@ class CallSites:
             self._counts = SyntaxCounts.of(self._source, self._tree)
         return self._counts
 
-    def observe(self, func: FuncVal, node: cst.CSTNode, params: Optional[dict[str, Value]],
+    def observe(self, func: FuncVal, node: ast.AST, params: Optional[dict[str, Value]],
                 context: Optional[tuple[Value, bool]] = None) -> None:
         fn_sites = self.sites.setdefault(func.node, {})
         old = fn_sites.get(id(node))
@@ -80,7 +78,7 @@ class CallSites:
             params = None
         fn_sites[id(node)] = Site(node, params, context)
 
-    def observe_fields(self, cls: ClassVal, node: cst.CSTNode, params: Optional[dict[str, Value]]) -> None:
+    def observe_fields(self, cls: ClassVal, node: ast.AST, params: Optional[dict[str, Value]]) -> None:
         """A dataclass constructor call: its fields are the parameters."""
         self.sites.setdefault(cls.node, {})[id(node)] = Site(node, params)
 
@@ -92,7 +90,7 @@ class CallSites:
         return self._agreed(self._class_calls(cls), self.sites.get(cls.node, {}), names)
 
     def _class_calls(self, cls: ClassVal) -> Optional[int]:
-        name = cls.node.name.value
+        name = cls.node.name
         c = self.counts
         if c.name_escapes(name) or c.wrapped.get(name, 0):
             return None
@@ -110,10 +108,10 @@ class CallSites:
 
     def _count(self, func: FuncVal) -> Optional[int]:
         fn = func.node
-        if isinstance(fn, cst.Lambda) and func.name is not None:
+        if type(fn) is ast.Lambda and func.name is not None:
             name = func.name  # ``put = lambda x: ...``: counted as a def of that name
-        elif isinstance(fn, cst.FunctionDef):
-            name = fn.name.value
+        elif type(fn) is ast.FunctionDef or type(fn) is ast.AsyncFunctionDef:
+            name = fn.name  # type: ignore[union-attr]
         else:
             return None
         c = self.counts
@@ -122,7 +120,7 @@ class CallSites:
                 return None
             n = c.attr_calls.get(name, 0)
             if name == "__init__":
-                cls_name = func.owner.node.name.value
+                cls_name = func.owner.node.name
                 if c.name_escapes(cls_name) or c.wrapped.get(cls_name, 0):
                     return None
                 n += c.calls.get(cls_name, 0)
@@ -138,7 +136,7 @@ class CallSites:
         """The counts inside the function that defines ``func``, when one does
         (localcounts.py); names bound to wrappers of it are counted module-wide."""
         outer = getattr(func.scope, "node", None)
-        if not isinstance(outer, cst.FunctionDef):
+        if type(outer) is not ast.FunctionDef and type(outer) is not ast.AsyncFunctionDef:
             return None
         if outer not in self._locals:
             self._locals[outer] = local_counts(outer)
@@ -184,7 +182,7 @@ class CallSites:
         return out
 
 
-def bind_arguments(fn: cst.FunctionDef | cst.Lambda, call: Call, defaults: dict[str, Value],
+def bind_arguments(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, call: Call, defaults: dict[str, Value],
                    bound: Optional[Value] = None, prefix: tuple[Value, ...] = (),
                    extra_kwargs: Optional[dict[str, Value]] = None) -> Optional[dict[str, Value]]:
     """Parameter -> value for one call, as Python binds them; None where it cannot tell.
@@ -194,29 +192,29 @@ def bind_arguments(fn: cst.FunctionDef | cst.Lambda, call: Call, defaults: dict[
     """
     if call.has_star:
         return None
-    params = fn.params
-    plain = [p.name.value for p in list(params.posonly_params) + list(params.params)]
-    kwonly = [p.name.value for p in params.kwonly_params]
+    params = fn.args
+    plain = [p.arg for p in [*params.posonlyargs, *params.args]]
+    kwonly = [p.arg for p in params.kwonlyargs]
     positional = ([bound] if bound is not None else []) + list(prefix) + [v for v, _ in call.positional]
     out: dict[str, Value] = {}
     if len(positional) > len(plain):
-        if not isinstance(params.star_arg, cst.Param):
+        if params.vararg is None:
             return None
-        out[params.star_arg.name.value] = unknown(STAR)
+        out[params.vararg.arg] = unknown(STAR)
     for name, v in zip(plain, positional):
         out[name] = v
     keywords = dict(extra_kwargs or {})
     keywords.update({k: v for k, (v, _) in call.keywords.items()})
     for k, v in keywords.items():
         if k in out or (k not in plain and k not in kwonly):
-            if params.star_kwarg is None or k in out:
+            if params.kwarg is None or k in out:
                 return None
             continue
         out[k] = v
-    if isinstance(params.star_arg, cst.Param):
-        out.setdefault(params.star_arg.name.value, unknown(STAR))
-    if params.star_kwarg is not None:
-        out[params.star_kwarg.name.value] = unknown(STAR)
+    if params.vararg is not None:
+        out.setdefault(params.vararg.arg, unknown(STAR))
+    if params.kwarg is not None:
+        out[params.kwarg.arg] = unknown(STAR)
     for name in plain + kwonly:
         if name not in out:
             if name not in defaults:

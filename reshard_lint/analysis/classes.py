@@ -11,16 +11,15 @@ rules as parameters (callsites.py).
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
-
-from ..syntax import nodes as cst
 
 from .arguments import Call
 from .callsites import UNSEEN_CALLS
 from .functions import UNMATCHED
 from .reasons import ATTRIBUTE
-from .scope import Scope, block, count_bindings
+from .scope import COMPOUND, FUNCTIONS, Scope, block, count_bindings
 from .values import (
     UNKNOWN, ArrayVal, ClassVal, ConstVal, FuncVal, InstanceVal, MeshVal, QualVal, ShardingVal, Value, unknown,
 )
@@ -41,9 +40,9 @@ class Fields:
 class Classes:
     """The interpreter's classes."""
 
-    def exec_class(self, stmt: cst.ClassDef, scope: Scope) -> None:
-        decorators = [self.eval(dec.decorator, scope) for dec in stmt.decorators]
-        bases = [self.eval(arg.value, scope) for arg in stmt.bases]
+    def exec_class(self, stmt: ast.ClassDef, scope: Scope) -> None:
+        decorators = [self.eval(dec, scope) for dec in stmt.decorator_list]
+        bases = [self.eval(base, scope) for base in stmt.bases]
         cls = ClassVal(stmt)
         self.made.append(cls)  # type: ignore[attr-defined]
         body = block(stmt.body)
@@ -53,7 +52,7 @@ class Classes:
         attr_sites = self._attribute_sites(stmt)
         first_method = len(self.pending)
         for s in body:
-            if isinstance(s, cst.FunctionDef):
+            if isinstance(s, FUNCTIONS):
                 self.exec_def(s, cscope, instance)
             else:
                 self.exec_stmt(s, cscope)
@@ -65,9 +64,9 @@ class Classes:
             cls.fields = _fields(body, cscope, attr_sites)
             for name in cls.fields.names:
                 cls.attrs.pop(name, None)  # read from the constructor calls, not the default
-        scope.vars[stmt.name.value] = cls
+        scope.vars[stmt.name] = cls
         for fn, _, _ in self.pending[first_method:]:
-            if fn.node.name.value == "__init__":  # type: ignore[union-attr]
+            if fn.node.name == "__init__":  # type: ignore[union-attr]
                 self.inits[id(cls)] = fn
 
     def assign_attribute(self, obj: Value, attr: str, value: Value, via_self: bool) -> None:
@@ -130,7 +129,7 @@ class Classes:
                 if not attr.startswith("__"):
                     obj.attrs[attr] = unknown(ATTRIBUTE)
 
-    def _attribute_sites(self, cls: cst.ClassDef) -> dict[str, int]:
+    def _attribute_sites(self, cls: ast.ClassDef) -> dict[str, int]:
         """How many statements assign each ``self.attr`` in the class's methods.
 
         A statement walk, not a visitor over every node: such a walk costs as much
@@ -138,36 +137,29 @@ class Classes:
         """
         sites: dict[str, int] = {}
 
-        def count(t: cst.BaseExpression, n: int = 1) -> None:
-            if isinstance(t, (cst.Tuple, cst.List)):
-                for el in t.elements:
-                    count(el.value, n)
-            elif isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
-                sites[t.attr.value] = sites.get(t.attr.value, 0) + n
+        def count(t: ast.expr, n: int = 1) -> None:
+            if type(t) is ast.Tuple or type(t) is ast.List:
+                for el in t.elts:  # type: ignore[attr-defined]
+                    count(el.value if type(el) is ast.Starred else el, n)  # type: ignore[attr-defined]
+            elif type(t) is ast.Attribute and type(t.value) is ast.Name and t.value.id == "self":  # type: ignore[attr-defined]
+                sites[t.attr] = sites.get(t.attr, 0) + n  # type: ignore[attr-defined]
 
-        def walk(stmts: Sequence[cst.CSTNode]) -> None:
+        def walk(stmts: Sequence[ast.stmt]) -> None:
             for stmt in stmts:
-                if isinstance(stmt, cst.SimpleStatementLine):
-                    for small in stmt.body:
-                        if isinstance(small, cst.Assign):
-                            for t in small.targets:
-                                count(t.target)
-                        elif isinstance(small, cst.AugAssign):
-                            count(small.target, 2)
-                        elif isinstance(small, cst.AnnAssign) and small.value is not None:
-                            count(small.target)
+                t = type(stmt)
+                if not isinstance(stmt, COMPOUND):
+                    if t is ast.Assign:
+                        for target in stmt.targets:  # type: ignore[attr-defined]
+                            count(target)
+                    elif t is ast.AugAssign:
+                        count(stmt.target, 2)  # type: ignore[attr-defined]
+                    elif t is ast.AnnAssign and stmt.value is not None:  # type: ignore[attr-defined]
+                        count(stmt.target)  # type: ignore[attr-defined]
                     continue
-                if isinstance(stmt, cst.ClassDef):
+                if t is ast.ClassDef:
                     continue  # a nested class's `self` is another object
-                body = getattr(stmt, "body", None)
-                if isinstance(body, cst.BaseSuite):
-                    walk(block(body))
-                for attr in ("orelse", "finalbody"):
-                    sub = getattr(stmt, attr, None)
-                    if isinstance(sub, cst.If):
-                        walk([sub])
-                    elif sub is not None and isinstance(getattr(sub, "body", None), cst.BaseSuite):
-                        walk(block(sub.body))
+                for attr in ("body", "orelse", "finalbody"):
+                    walk(block(getattr(stmt, attr, ())))
                 for h in getattr(stmt, "handlers", ()):
                     walk(block(h.body))
                 for c in getattr(stmt, "cases", ()):
@@ -176,7 +168,7 @@ class Classes:
         walk(block(cls.body))
         return sites
 
-    def construct(self, cls: ClassVal, call: Call, node: cst.CSTNode) -> Value:
+    def construct(self, cls: ClassVal, call: Call, node: ast.AST) -> Value:
         """``Cls(...)``: its ``__init__`` sees the arguments; the one abstract instance."""
         if cls.home is not None:
             return self._construct_imported(cls, call, node)
@@ -198,7 +190,7 @@ class Classes:
         were unknown there ("read before the method that assigns it ran")."""
         fn = init.node
         if self.quiet or self.settling or self.relay is not None or id(init) in self.ran \
-                or not isinstance(fn, cst.FunctionDef) or self._param_names(fn.params) != ["self"]:
+                or not isinstance(fn, FUNCTIONS) or self._param_names(fn.args) != ["self"]:
             return
         waiting = next((k for k, p in enumerate(self.pending) if p[0] is init), None)
         if waiting is None:
@@ -213,7 +205,7 @@ class Classes:
         finally:
             self.context_mesh, self.mesh_context, self.context_site = saved
 
-    def _construct_imported(self, cls: ClassVal, call: Call, node: cst.CSTNode) -> Value:
+    def _construct_imported(self, cls: ClassVal, call: Call, node: ast.AST) -> Value:
         """A class of another module (project/defs.py): an instance of its own per
         construction, whose attributes are what this call's ``__init__`` (or, for a
         dataclass, its fields) gives them, run quietly: what happens inside is the
@@ -258,25 +250,21 @@ def _is_dataclass(decorators: Sequence[Value], bases: Sequence[Value]) -> bool:
     return any(isinstance(b, QualVal) and b.qual in _DATACLASS_BASES for b in bases)
 
 
-def _fields(body: Sequence[cst.CSTNode], cscope: Scope, attr_sites: dict[str, int]) -> Fields:
+def _fields(body: Sequence[ast.stmt], cscope: Scope, attr_sites: dict[str, int]) -> Fields:
     names: list[str] = []
     defaults: dict[str, Value] = {}
     for stmt in body:
-        if not isinstance(stmt, cst.SimpleStatementLine):
-            continue
-        for small in stmt.body:
-            if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
-                ann = small.annotation.annotation
-                text = ann.value if isinstance(ann, cst.Name) else ann.attr.value if isinstance(
-                    ann, cst.Attribute) else ""
-                if text == "ClassVar" or (isinstance(ann, cst.Subscript) and "ClassVar" in str(ann.value)):
-                    continue
-                name = small.target.value
-                names.append(name)
-                if small.value is not None:
-                    # Evaluated once, where the class is defined, as Python does; a
-                    # `field(default_factory=...)` is a call the models leave unknown.
-                    defaults[name] = cscope.vars.get(name, UNKNOWN)
+        if type(stmt) is ast.AnnAssign and type(stmt.target) is ast.Name:
+            ann = stmt.annotation
+            text = ann.id if type(ann) is ast.Name else ann.attr if type(ann) is ast.Attribute else ""  # type: ignore[attr-defined]
+            if text == "ClassVar" or (type(ann) is ast.Subscript and "ClassVar" in ast.dump(ann.value)):  # type: ignore[attr-defined]
+                continue
+            name = stmt.target.id
+            names.append(name)
+            if stmt.value is not None:
+                # Evaluated once, where the class is defined, as Python does; a
+                # `field(default_factory=...)` is a call the models leave unknown.
+                defaults[name] = cscope.vars.get(name, UNKNOWN)
     # Assigned in a method too (self.mesh = ... in __post_init__): not the constructor's.
     return Fields(names, defaults, {n for n in names if attr_sites.get(n, 0)})
 

@@ -10,14 +10,14 @@ devices.
 
 from __future__ import annotations
 
+import ast
 from typing import Callable, Optional
-
-from ..syntax import nodes as cst
 
 from . import devices as dv
 from .models import commitments, device_ids, placement
 from .reasons import CONTAINER
 from .scope import Scope, names_in_target
+from .tree import arg_value, call_args, subscript_items
 from .valueops import ascending, each, int_fn, ordered
 from .values import UNKNOWN, DevVal, HostVal, IntVal, QualVal, SeqVal, Value, is_unknown, undecidable, unknown
 
@@ -25,19 +25,20 @@ from .values import UNKNOWN, DevVal, HostVal, IntVal, QualVal, SeqVal, Value, is
 class Comprehensions:
     """The interpreter's comprehensions and loop targets."""
 
-    def _comprehension(self, node: cst.ListComp | cst.GeneratorExp | cst.SetComp, scope: Scope) -> Value:
-        comp = node.for_in
+    def _comprehension(self, node: ast.ListComp | ast.GeneratorExp | ast.SetComp, scope: Scope) -> Value:
+        clauses = node.generators
+        comp = clauses[0]
         # A generator expression runs when it is consumed, maybe after the names it
         # reads are bound again: it sees them as a nested function does.
-        inner, it = self._for_clauses(comp, scope, eager=not isinstance(node, cst.GeneratorExp))
+        inner, it = self._for_clauses(clauses, scope, eager=type(node) is not ast.GeneratorExp)
         self.eval(node.elt, inner)
-        picked = self._picked_devices(node, comp, it, scope) or \
+        picked = self._picked_devices(node, clauses, it, scope) or \
             device_ids.ids_of_devices(node, it, self)  # type: ignore[arg-type]
         if picked is not None:
             return picked
-        if ordered(it) and comp.inner_for_in is None \
-                and isinstance(comp.target, cst.Name) and isinstance(node.elt, cst.Name) \
-                and node.elt.value == comp.target.value and not isinstance(node, cst.SetComp):
+        if ordered(it) and len(clauses) == 1 \
+                and type(comp.target) is ast.Name and type(node.elt) is ast.Name \
+                and node.elt.id == comp.target.id and type(node) is not ast.SetComp:
             if comp.ifs:
                 # A filter keeps an unknown subset.
                 return DevVal(fn=undecidable, desc=self.ctx.code(node, 60), node=node,
@@ -45,16 +46,18 @@ class Comprehensions:
             return it.derive(lambda m, f=it.fn: f(m).ravel().as_list(), it.desc)
         return UNKNOWN
 
-    def _picked_devices(self, node: cst.CSTNode, comp: cst.CompFor, it: Value,
+    def _picked_devices(self, node: ast.AST, clauses: list[ast.comprehension], it: Value,
                         scope: Scope) -> Optional[Value]:
         """``[devs[i] for i in (0, 1, 4, 5)]`` or ``... for i in range(a, b)``: devices by index."""
         elt = getattr(node, "elt", None)
-        if comp.ifs or comp.inner_for_in is not None or not isinstance(comp.target, cst.Name) \
-                or not isinstance(elt, cst.Subscript) or len(elt.slice) != 1 \
-                or not isinstance(elt.slice[0].slice, cst.Index):
+        comp = clauses[0]
+        if comp.ifs or len(clauses) > 1 or type(comp.target) is not ast.Name or type(elt) is not ast.Subscript:
             return None
-        index = elt.slice[0].slice.value
-        if not (isinstance(index, cst.Name) and index.value == comp.target.value):
+        items = subscript_items(elt)  # type: ignore[arg-type]
+        if len(items) != 1 or type(items[0]) is ast.Slice:
+            return None
+        index = items[0].value if type(items[0]) is ast.Starred else items[0]  # type: ignore[attr-defined]
+        if not (type(index) is ast.Name and index.id == comp.target.id):  # type: ignore[attr-defined]
             return None
         base = self.eval(elt.value, scope)
         if not (ordered(base)):
@@ -62,10 +65,10 @@ class Comprehensions:
         fns: Optional[list[Callable[[dv.Model], int]]] = None
         if isinstance(it, SeqVal):
             fns = [int_fn(v) for v in it.items]  # type: ignore[misc]
-        elif isinstance(comp.iter, cst.Call) and isinstance(comp.iter.func, cst.Name) \
-                and comp.iter.func.value == "range" and _builtin_range(scope.lookup("range")) \
-                and 1 <= len(comp.iter.args) <= 2:
-            bounds = [self.eval(a.value, scope) for a in comp.iter.args]
+        elif type(comp.iter) is ast.Call and type(comp.iter.func) is ast.Name \
+                and comp.iter.func.id == "range" and _builtin_range(scope.lookup("range")) \
+                and 1 <= len(call_args(comp.iter)) <= 2:
+            bounds = [self.eval(arg_value(a), scope) for a in call_args(comp.iter)]
             if all(isinstance(b, IntVal) for b in bounds):
                 lo = bounds[0].fn if len(bounds) == 2 else (lambda _m: 0)  # type: ignore[union-attr]
                 hi = bounds[-1].fn  # type: ignore[union-attr]
@@ -92,42 +95,41 @@ class Comprehensions:
     eval_GeneratorExp = _comprehension
     eval_SetComp = _comprehension
 
-    def eval_DictComp(self, node: cst.DictComp, scope: Scope) -> Value:
+    def eval_DictComp(self, node: ast.DictComp, scope: Scope) -> Value:
         """``{k: jax.device_put(v, s) for k, v in params.items()}``: runs where it stands."""
-        inner, _ = self._for_clauses(node.for_in, scope, eager=True)
+        inner, _ = self._for_clauses(node.generators, scope, eager=True)
         self.eval(node.key, inner)
         self.eval(node.value, inner)
         return UNKNOWN
 
-    def _for_clauses(self, comp: cst.CompFor, scope: Scope, eager: bool = False) -> tuple[Scope, Value]:
+    def _for_clauses(self, clauses: list[ast.comprehension], scope: Scope,
+                     eager: bool = False) -> tuple[Scope, Value]:
         """The scope a comprehension's element sees, after each of its ``for`` clauses
         (and their conditions); and what the first one iterates over. ``eager``: it runs
         where it stands (scope.py)."""
         first: Value = UNKNOWN
         inner = scope
-        clause: Optional[cst.CompFor] = comp
-        while clause is not None:
+        for i, clause in enumerate(clauses):
             it = self.eval(clause.iter, inner)
-            if clause is comp:
+            if i == 0:
                 first = it
             inner = Scope(inner, "comprehension" if eager else "function",
                           {n: 2 for n in names_in_target(clause.target)})
             self.bind_loop_target(clause.target, it, clause.iter, inner, UNKNOWN)
             for cond in clause.ifs:
-                self.eval(cond.test, inner)
-            clause = clause.inner_for_in
+                self.eval(cond, inner)
         return inner, first
 
-    def bind_loop_target(self, target: cst.BaseExpression, it: Value, iter_node: cst.BaseExpression,
+    def bind_loop_target(self, target: ast.expr, it: Value, iter_node: ast.expr,
                          scope: Scope, default: Value) -> None:
         """Bind the target of a ``for`` clause or statement to what iterating ``it``
         gives, where one value stands for every element (``valueops.each``), NumPy data
         is iterated (a row, an int of a range), a list of device ids or a shard list is;
         ``default`` otherwise. A tuple target takes each position (``_unpack_elements``)."""
-        if isinstance(target, (cst.Tuple, cst.List)):
-            self._unpack_elements(target, it, scope)
+        if type(target) is ast.Tuple or type(target) is ast.List:
+            self._unpack_elements(target, it, scope)  # type: ignore[arg-type]
             return
-        if not isinstance(target, cst.Name):
+        if type(target) is not ast.Name:
             return
         element: Optional[Value] = None
         if isinstance(it, SeqVal) and it.items and (one := each(it.items)) is not None:
@@ -138,23 +140,23 @@ class Comprehensions:
             element = device_ids.element(it)
             if element is None:
                 element = commitments.element(it, iter_node)
-        scope.vars[target.value] = default if element is None else element
+        scope.vars[target.id] = default if element is None else element  # type: ignore[attr-defined]
 
-    def _unpack_elements(self, target: cst.Tuple | cst.List, it: Value, inner: Scope) -> None:
+    def _unpack_elements(self, target: ast.Tuple | ast.List, it: Value, inner: Scope) -> None:
         """``for k, v in pairs``: each name takes what that position holds in every
         element of a known sequence, where that stands for all of them (``valueops.each``);
         otherwise a value the analysis does not know."""
-        names = [el.value for el in target.elements]
+        names = [el.value if type(el) is ast.Starred else el for el in target.elts]  # type: ignore[attr-defined]
         rows = it.items if isinstance(it, SeqVal) else ()
         for i, name_node in enumerate(names):
-            if not isinstance(name_node, cst.Name):
+            if type(name_node) is not ast.Name:
                 continue
             column = [r.items[i] for r in rows if isinstance(r, SeqVal) and len(r.items) == len(names)]
             value: Value = unknown(CONTAINER)
             one = each(column) if column and len(column) == len(rows) else None
             if one is not None:
                 value = one
-            inner.vars[name_node.value] = value
+            inner.vars[name_node.id] = value  # type: ignore[attr-defined]
 
 
 def _builtin_range(v: Value) -> bool:

@@ -6,10 +6,8 @@ import ast
 import re
 from typing import Any, Callable, Iterable, Mapping
 
-from ..syntax import nodes as cst
-
-
 from .devices import PLATFORMS, Evaluator, Verdict
+from .tree import Module
 from .values import DevVal, MeshVal
 
 # jax.local_devices() alone is common in single-host code, so it is not a sign.
@@ -20,7 +18,7 @@ _MULTI_SIGNS = re.compile(
 
 
 class FileContext:
-    def __init__(self, module: cst.Module, source: str, path: str,
+    def __init__(self, module: Module, source: str, path: str,
                  settings: Mapping[str, object] | None = None, line_map: list[int] | None = None) -> None:
         self.module = module
         self._python_tree: ast.Module | None = None
@@ -34,7 +32,7 @@ class FileContext:
         self.path = path
         self.settings = dict(settings or {})
         self.devices = Evaluator(self.settings.get("platforms") or PLATFORMS)  # type: ignore[arg-type]
-        self._code: dict[cst.CSTNode, str] = {}  # code(), whitespace collapsed, whole
+        self._code: dict[ast.AST, str] = {}  # code(), whitespace collapsed, whole
         # qualified name -> how this file spells it (filled by the analyzer from imports)
         self.spellings: dict[str, str] = {}
         self.mesh_roots: set[int] = set()  # distinct device arrays meshes were built on
@@ -54,7 +52,7 @@ class FileContext:
         self.display = path
         # id(mesh) -> the call in this file that made it in another module's function: a
         # mesh with no name here is called by that call (describe_mesh).
-        self.made_by: dict[int, cst.CSTNode] = {}
+        self.made_by: dict[int, ast.AST] = {}
 
     @property
     def python_tree(self) -> ast.Module | None:
@@ -75,19 +73,19 @@ class FileContext:
         self._python_tree = tree
 
     # -- positions -------------------------------------------------------------------
-    def _home(self, node: cst.CSTNode) -> "FileContext":
+    def _home(self, node: ast.AST) -> "FileContext":
         """The context of the module ``node`` is from: this file's, or an imported one's."""
         if self.project is None or not self.project.contexts:
             return self
-        tag = node._span[4]
-        if tag is self.module.tag:
+        owner = self.module.owner(node)
+        if owner is self.module:
             return self
         for other in self.project.contexts:
-            if tag is other.module.tag:
+            if owner is other.module:
                 return other
         return self
 
-    def at(self, node: cst.CSTNode | None) -> str:
+    def at(self, node: ast.AST | None) -> str:
         """Where ``node`` is, for a message: ``line 12``, or ``mypkg/mesh.py:12`` when it
         is in an imported module."""
         home = self._home(node) if node is not None else self
@@ -95,7 +93,7 @@ class FileContext:
             return f"line {self.line(node)}"
         return f"{home.display}:{home.line(node)}"
 
-    def locate(self, node: cst.CSTNode) -> tuple[str | None, int, int] | None:
+    def locate(self, node: ast.AST) -> tuple[str | None, int, int] | None:
         """(the other file's path or None, line, column) of ``node``, for related
         locations; None when no module at hand holds it."""
         home = self._home(node)
@@ -105,27 +103,28 @@ class FileContext:
             return None
         return (None if home is self else home.path), line, col
 
-    def span(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
-        line, col, end_line, end_col, tag = node._span
-        if tag is not self.module.tag:
+    def span(self, node: ast.AST) -> tuple[int, int, int, int]:
+        """Where ``node`` is, as libcst placed it (tree.Module.span), in the user's file."""
+        if self.module.owner(node) is not self.module:
             raise KeyError(node)  # another module's node: its context places it
+        line, col, end_line, end_col = self.module.span(node)
         return self._line(line), col, self._line(end_line), end_col
 
-    def line(self, node: cst.CSTNode | None) -> int:
+    def line(self, node: ast.AST | None) -> int:
         if node is None:
             return 0
-        return self._line(node._span[0])
+        return self._line(self.module.span(node)[0])
 
     def _line(self, line: int) -> int:
         if self.line_map is None:
             return line
         return self.line_map[min(line, len(self.line_map)) - 1] + max(0, line - len(self.line_map))
 
-    def lazy_code(self, node: cst.CSTNode, limit: int = 80, suffix: str = "") -> Callable[[], str]:
+    def lazy_code(self, node: ast.AST, limit: int = 80, suffix: str = "") -> Callable[[], str]:
         """``code(node, limit) + suffix`` when a message first needs it."""
         return lambda: self.code(node, limit) + suffix
 
-    def code(self, node: cst.CSTNode, limit: int = 80) -> str:
+    def code(self, node: ast.AST, limit: int = 80) -> str:
         text = self._code.get(node)
         if text is None:
             # A helper inlined at each call describes the same nodes again: generate once.

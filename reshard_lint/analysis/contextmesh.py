@@ -21,12 +21,12 @@ make the failed computation's result unknown.
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING, Iterable, Optional
-
-from ..syntax import nodes as cst
 
 from .events import ContextOp
 from .models.commitments import single_device
+from .tree import arg_keyword, arg_star, arg_value, call_args
 from .valueops import leaves
 from .values import ArrayVal, JitVal, MeshContextVal, MeshVal, ShardingVal, Value
 
@@ -47,8 +47,7 @@ ARRAY_METHODS = frozenset({
     "astype", "sum", "mean", "max", "min", "prod", "std", "var", "all", "any", "argmax", "argmin",
     "cumsum", "reshape", "ravel", "flatten", "transpose", "squeeze", "clip", "round", "dot",
 })
-ARITHMETIC_COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual,
-                          cst.Equal, cst.NotEqual)
+ARITHMETIC_COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
 
 
 def in_force(an: "Analyzer") -> Optional[MeshContextVal]:
@@ -65,7 +64,7 @@ def spans_several(ctx: "FileContext", mesh: MeshVal) -> bool:
     return bool(counts) and min(counts) >= 2
 
 
-def operands(an: "Analyzer", node: cst.CSTNode, values: Iterable[tuple[Value, Optional[cst.CSTNode]]],
+def operands(an: "Analyzer", node: ast.AST, values: Iterable[tuple[Value, Optional[ast.AST]]],
              limit: int = 40) -> bool:
     """A computation on ``values`` under the context mesh: ContextOp for a committed one,
     described by the first ``limit`` characters of ``node`` (generated only then: every
@@ -88,12 +87,13 @@ def operands(an: "Analyzer", node: cst.CSTNode, values: Iterable[tuple[Value, Op
 def _auto(mesh: MeshVal) -> bool:
     """``Mesh(devices, names)`` with the default axis types (auto in every JAX version)."""
     node = mesh.node
-    return mesh.ctor == "Mesh" and isinstance(node, cst.Call) and not any(
-        a.keyword is not None and a.keyword.value == "axis_types" or a.star for a in node.args) \
-        and len(node.args) <= 2
+    if not (mesh.ctor == "Mesh" and type(node) is ast.Call):
+        return False
+    args = call_args(node)  # type: ignore[arg-type]
+    return not any(arg_keyword(a) == "axis_types" or arg_star(a) for a in args) and len(args) <= 2
 
 
-def qual_call(an: "Analyzer", name: str, call: object, node: cst.Call) -> bool:
+def qual_call(an: "Analyzer", name: str, call: object, node: ast.Call) -> bool:
     """``jnp.*`` and ``jax.lax.*`` calls: computations on their array arguments."""
     if in_force(an) is None:
         return False
@@ -102,17 +102,17 @@ def qual_call(an: "Analyzer", name: str, call: object, node: cst.Call) -> bool:
             return False
     elif not name.startswith("jax.lax.") or name in _LAX_OWN:
         return False
-    args = [(v, a.value) for v, a in call.positional]  # type: ignore[attr-defined]
-    args += [(v, a.value) for v, a in call.keywords.values()]  # type: ignore[attr-defined]
+    args = [(v, arg_value(a)) for v, a in call.positional]  # type: ignore[attr-defined]
+    args += [(v, arg_value(a)) for v, a in call.keywords.values()]  # type: ignore[attr-defined]
     return operands(an, node, args, 50)
 
 
-def jit_call(an: "Analyzer", jit: JitVal, call: object, node: cst.Call) -> bool:
+def jit_call(an: "Analyzer", jit: JitVal, call: object, node: ast.Call) -> bool:
     """A jitted function called under the context mesh: its arguments and output shardings."""
     site = in_force(an)
     if site is None:
         return False
-    args = [(v, a.value) for v, a in call.positional]  # type: ignore[attr-defined]
+    args = [(v, arg_value(a)) for v, a in call.positional]  # type: ignore[attr-defined]
     if operands(an, node, args):
         return True
     for target in leaves(jit.out_shardings):

@@ -6,10 +6,9 @@ at the event kinds it names, so all rules share one parse and one walk.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Optional
-
-from ..syntax import nodes as cst
 
 from .values import DevVal, DeviceIdVal, MeshVal, Text, Value
 
@@ -19,7 +18,7 @@ if TYPE_CHECKING:
 
 @dataclass(eq=False)
 class Event:
-    node: cst.CSTNode  # the anchor: one diagnostic per anchor at most
+    node: ast.AST  # the anchor: one diagnostic per anchor at most
     ctx: "FileContext"
 
     @property
@@ -46,8 +45,8 @@ class ShardingBuilt(Event):
     """``NamedSharding(first, spec)``: ``first`` should be a Mesh."""
 
     first: Value
-    first_node: cst.CSTNode
-    spec_node: Optional[cst.CSTNode]
+    first_node: ast.AST
+    spec_node: Optional[ast.AST]
 
 
 TransferKind = Literal[
@@ -77,8 +76,8 @@ class Transfer(Event):
     kind: TransferKind
     value: Value
     target: Value
-    value_node: Optional[cst.CSTNode]
-    target_node: Optional[cst.CSTNode]
+    value_node: Optional[ast.AST]
+    target_node: Optional[ast.AST]
     func: Text  # read it as ``spelled``
     has_global_shape: bool = False
     untargeted: bool = False  # device_put(x) with no target: uncommitted, crosses nothing
@@ -87,7 +86,7 @@ class Transfer(Event):
     expected_error: bool = False
     # The transfer inside another module's function that this call of it runs with its
     # arguments (functions.py): ``node`` is the call here, ``through`` the transfer there.
-    through: Optional[cst.CSTNode] = None
+    through: Optional[ast.AST] = None
 
 
 @dataclass(eq=False)
@@ -96,8 +95,8 @@ class IdAsIndex(Event):
 
     devices: DevVal
     index: DeviceIdVal
-    base_node: cst.BaseExpression
-    index_node: cst.BaseExpression
+    base_node: ast.expr
+    index_node: ast.expr
 
 
 @dataclass(eq=False)
@@ -112,7 +111,7 @@ class ContextOp(Event):
     context: Value
     array: Optional[Value]
     target: Optional[Value]
-    value_node: Optional[cst.CSTNode]
+    value_node: Optional[ast.AST]
     what: str  # the operation as written, for messages: 'a[1:3]', 'jnp.expand_dims(...)'
 
 
@@ -121,5 +120,5 @@ class Fetch(Event):
     """An array's value brought to this process's host: ``jax.device_get(x)``, ``np.asarray(x)``."""
 
     value: Value
-    value_node: Optional[cst.CSTNode]
+    value_node: Optional[ast.AST]
     func: str

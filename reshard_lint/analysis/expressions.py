@@ -3,13 +3,13 @@ comprehensions.py)."""
 
 from __future__ import annotations
 
+import ast
 from typing import Optional, Sequence
-
-from ..syntax import nodes as cst
 
 from . import contextmesh, devices as dv
 from .events import Transfer
 from .scope import Scope
+from .tree import subscript_items
 from .valueops import (
     NO_KEY, const_int, each, element, int_arith, label, mesh_label, ordered,
 )
@@ -29,9 +29,10 @@ _SIZES = frozenset({"shape", "ndim", "size"})
 
 
 class Expressions:
-    """The ``eval_*`` methods of the interpreter, one per expression node (syntax/nodes.py)."""
+    """The ``eval_*`` methods of the interpreter, one per expression node type of Python's
+    tree; a type with none (a set display, ``yield``, a newer Python's) is unknown."""
 
-    def eval(self, node: Optional[cst.BaseExpression], scope: Scope) -> Value:
+    def eval(self, node: Optional[ast.expr], scope: Scope) -> Value:
         if node is None:
             return UNKNOWN
         method = getattr(self, "eval_" + type(node).__name__, None)
@@ -39,122 +40,111 @@ class Expressions:
             return UNKNOWN
         return method(node, scope)
 
-    def eval_Comparison(self, node: cst.Comparison, scope: Scope) -> Value:
+    def eval_Compare(self, node: ast.Compare, scope: Scope) -> Value:
         left = self.eval(node.left, scope)
         sides = [(left, node.left)]
-        for c in node.comparisons:
-            sides.append((self.eval(c.comparator, scope), c.comparator))
-        if all(isinstance(c.operator, contextmesh.ARITHMETIC_COMPARISONS) for c in node.comparisons):
+        for comparator in node.comparators:
+            sides.append((self.eval(comparator, scope), comparator))
+        if all(isinstance(op, contextmesh.ARITHMETIC_COMPARISONS) for op in node.ops):
             contextmesh.operands(self, node, sides)
         return UNKNOWN
 
-    def eval_BooleanOperation(self, node: cst.BooleanOperation, scope: Scope) -> Value:
-        self.eval(node.left, scope)
-        self.eval(node.right, scope)
+    def eval_BoolOp(self, node: ast.BoolOp, scope: Scope) -> Value:
+        for value in node.values:
+            self.eval(value, scope)
         return UNKNOWN
 
-    def eval_Await(self, node: cst.Await, scope: Scope) -> Value:
-        self.eval(node.expression, scope)
+    def eval_Await(self, node: ast.Await, scope: Scope) -> Value:
+        self.eval(node.value, scope)
         return UNKNOWN
 
-    def eval_FormattedString(self, node: cst.FormattedString, scope: Scope) -> Value:
-        for part in node.parts:
-            if isinstance(part, cst.FormattedStringExpression):
-                self.eval(part.expression, scope)
+    def eval_JoinedStr(self, node: ast.JoinedStr, scope: Scope) -> Value:
+        if self.ctx.module.concatenation(node):
+            return UNKNOWN  # 'a' f'{b}': several literals, not read
+        for part in node.values:
+            if type(part) is ast.FormattedValue:
+                self.eval(part.value, scope)
         return UNKNOWN
 
-    def eval_Name(self, node: cst.Name, scope: Scope) -> Value:
-        if node.value in ("True", "False", "None"):
-            return ConstVal({"True": True, "False": False, "None": None}[node.value])
-        found = scope.lookup(node.value)
+    def eval_Name(self, node: ast.Name, scope: Scope) -> Value:
+        found = scope.lookup(node.id)
         if type(found) is QualVal and self.ctx.project is not None:
             return self.ctx.project.value(found.qual) or found  # from mypkg.mesh import MESH
         return found
 
-    def eval_Float(self, node: cst.Float, scope: Scope) -> Value:
-        return ConstVal(float(node.evaluated_value))
+    def eval_Constant(self, node: ast.Constant, scope: Scope) -> Value:
+        v = node.value
+        if v is None or v is True or v is False:
+            return ConstVal(v)
+        t = type(v)
+        if t is int:
+            return IntVal(lambda _m, v=v: v, literal=v)
+        if t is float or t is complex:
+            return ConstVal(v)
+        if (t is str or t is bytes) and not self.ctx.module.concatenation(node):
+            return ConstVal(v)
+        return UNKNOWN  # ``...``; 'a' 'b', several literals, not read
 
-    def eval_Imaginary(self, node: cst.Imaginary, scope: Scope) -> Value:
-        return ConstVal(node.evaluated_value)
-
-    def eval_Integer(self, node: cst.Integer, scope: Scope) -> Value:
-        try:
-            v = int(node.value, 0)  # what Python reads from the literal's text
-        except ValueError:  # "007" and the like
-            v = int(node.evaluated_value)
-        return IntVal(lambda _m, v=v: v, literal=v)
-
-    def eval_SimpleString(self, node: cst.SimpleString, scope: Scope) -> Value:
-        text = node.value
-        # A plain 'x' or "x" needs no literal_eval.
-        if len(text) >= 2 and text[0] in "'\"" and text[-1] == text[0] and "\\" not in text \
-                and not text.startswith(("'''", '"""')):
-            return ConstVal(text[1:-1])
-        try:
-            return ConstVal(node.evaluated_value)
-        except Exception:  # noqa: BLE001 - odd literals are just unknown
-            return UNKNOWN
-
-    def eval_UnaryOperation(self, node: cst.UnaryOperation, scope: Scope) -> Value:
-        v = self.eval(node.expression, scope)
-        arithmetic = isinstance(node.operator, (cst.Minus, cst.Plus, cst.BitInvert))
+    def eval_UnaryOp(self, node: ast.UnaryOp, scope: Scope) -> Value:
+        v = self.eval(node.operand, scope)
+        arithmetic = isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert))
         if arithmetic and isinstance(v, ArrayVal):
-            if contextmesh.operands(self, node, [(v, node.expression)]):
+            if contextmesh.operands(self, node, [(v, node.operand)]):
                 return UNKNOWN  # the computation fails here
             return placement.derived(v, node)  # -x is computed on x's devices, as x * 2 is
         if arithmetic and isinstance(v, HostVal):
             return HostVal(self.ctx.lazy_code(node, 40), node, v.uncommitted)
-        if isinstance(node.operator, cst.Minus) and isinstance(v, IntVal):
+        if type(node.op) is ast.USub and isinstance(v, IntVal):
             f = v.fn
             return IntVal(lambda m: -f(m), literal=-v.literal if v.literal is not None else None)
         return unknown_from(v) if arithmetic else UNKNOWN
 
-    def eval_Tuple(self, node: cst.Tuple, scope: Scope) -> Value:
-        return self._seq(node.elements, scope, "tuple")
+    def eval_Tuple(self, node: ast.Tuple, scope: Scope) -> Value:
+        return self._seq(node.elts, scope, "tuple")
 
-    def eval_List(self, node: cst.List, scope: Scope) -> Value:
-        return self._seq(node.elements, scope, "list")
+    def eval_List(self, node: ast.List, scope: Scope) -> Value:
+        return self._seq(node.elts, scope, "list")
 
-    def _seq(self, elements: Sequence[cst.BaseElement], scope: Scope, kind: str) -> Value:
+    def _seq(self, elements: Sequence[ast.expr], scope: Scope, kind: str) -> Value:
         items: list[Value] = []
         starred = False
         for el in elements:
-            v = self.eval(el.value, scope)
-            if isinstance(el, cst.StarredElement):
+            if type(el) is ast.Starred:
                 starred = True
-            items.append(v)
+                el = el.value
+            items.append(self.eval(el, scope))
         return UNKNOWN if starred else SeqVal(tuple(items), kind)
 
-    def eval_Dict(self, node: cst.Dict, scope: Scope) -> Value:
+    def eval_Dict(self, node: ast.Dict, scope: Scope) -> Value:
         items: list[Value] = []
         keys: list[object] = []
-        for el in node.elements:
-            if isinstance(el, cst.DictElement):
-                key = self.eval(el.key, scope)
+        for key_node, value_node in zip(node.keys, node.values):
+            if key_node is not None:
+                key = self.eval(key_node, scope)
                 keys.append(key.value if isinstance(key, ConstVal) else NO_KEY)
-                items.append(self.eval(el.value, scope))
-            else:
-                self.eval(el.value, scope)
+                items.append(self.eval(value_node, scope))
+            else:  # **m
+                self.eval(value_node, scope)
                 return UNKNOWN
         return SeqVal(tuple(items), "dict", tuple(keys))
 
-    def eval_IfExp(self, node: cst.IfExp, scope: Scope) -> Value:
+    def eval_IfExp(self, node: ast.IfExp, scope: Scope) -> Value:
         self.eval(node.test, scope)
         return join(self.eval(node.body, scope), self.eval(node.orelse, scope))
 
-    def eval_NamedExpr(self, node: cst.NamedExpr, scope: Scope) -> Value:
+    def eval_NamedExpr(self, node: ast.NamedExpr, scope: Scope) -> Value:
         v = self.eval(node.value, scope)
         self.bind(node.target, v, scope)
         return v
 
-    def eval_Lambda(self, node: cst.Lambda, scope: Scope) -> Value:
-        fn = FuncVal(node, scope, self.defaults(node.params, scope))  # type: ignore[attr-defined]
+    def eval_Lambda(self, node: ast.Lambda, scope: Scope) -> Value:
+        fn = FuncVal(node, scope, self.defaults(node.args, scope))  # type: ignore[attr-defined]
         self.made.append(fn)  # type: ignore[attr-defined]
         return fn
 
-    def eval_Attribute(self, node: cst.Attribute, scope: Scope) -> Value:
+    def eval_Attribute(self, node: ast.Attribute, scope: Scope) -> Value:
         base = self.eval(node.value, scope)
-        attr = node.attr.value
+        attr = node.attr
         if attr in commitments.SHARD_ATTRS:
             shard = commitments.attribute(self, base, attr, node)
             if shard is not None:
@@ -224,18 +214,17 @@ class Expressions:
             return unknown(UNKNOWN_OBJECT)
         return UNKNOWN
 
-    def eval_Subscript(self, node: cst.Subscript, scope: Scope) -> Value:
+    def eval_Subscript(self, node: ast.Subscript, scope: Scope) -> Value:
         base = self.eval(node.value, scope)
-        elems = node.slice
         parts: list[object] = []
-        for el in elems:
-            s = el.slice
-            if isinstance(s, cst.Index):
-                parts.append(self.eval(s.value, scope))
+        for s in subscript_items(node):
+            t = type(s)
+            if t is ast.Slice:
+                parts.append((self.eval(s.lower, scope) if s.lower else None,  # type: ignore[attr-defined]
+                              self.eval(s.upper, scope) if s.upper else None,  # type: ignore[attr-defined]
+                              self.eval(s.step, scope) if s.step else None))  # type: ignore[attr-defined]
             else:
-                parts.append((self.eval(s.lower, scope) if s.lower else None,
-                              self.eval(s.upper, scope) if s.upper else None,
-                              self.eval(s.step, scope) if s.step else None))
+                parts.append(self.eval(s.value if t is ast.Starred else s, scope))  # type: ignore[attr-defined]
         shard = commitments.subscript(base, parts, node)
         if shard is not None:
             return shard
@@ -267,8 +256,8 @@ class Expressions:
             return self._index_devices(base, parts, node)
         return unknown(CONTAINER) if is_unknown(base) else UNKNOWN
 
-    def _index_devices(self, base: DevVal, parts: list[object], node: cst.Subscript) -> Value:
-        text = ", ".join(self.ctx.code(el.slice, 30) for el in node.slice)
+    def _index_devices(self, base: DevVal, parts: list[object], node: ast.Subscript) -> Value:
+        text = ", ".join(self.ctx.code(item, 30) for item in subscript_items(node))
         f = base.fn
         if len(parts) != 1:
             return index_grid(self, base, parts, node, text)
@@ -306,16 +295,16 @@ class Expressions:
             return element(base, part.fn, text, node, self.ctx.devices)
         return UNKNOWN
 
-    def eval_BinaryOperation(self, node: cst.BinaryOperation, scope: Scope) -> Value:
+    def eval_BinOp(self, node: ast.BinOp, scope: Scope) -> Value:
         left = self.eval(node.left, scope)
         right = self.eval(node.right, scope)
-        return self.binop(node, left, right, node.operator, node.left, node.right)
+        return self.binop(node, left, right, node.op, node.left, node.right)
 
-    def binop(self, node: cst.CSTNode, left: Value, right: Value, op: cst.CSTNode,
-              lnode: cst.CSTNode, rnode: cst.CSTNode) -> Value:
+    def binop(self, node: ast.AST, left: Value, right: Value, op: ast.operator,
+              lnode: ast.AST, rnode: ast.AST) -> Value:
         if isinstance(left, IntVal) and isinstance(right, IntVal):
-            return int_arith(op, left, right)
-        if isinstance(op, (cst.Add, cst.AddAssign)) and ordered(left) and ordered(right):
+            return int_arith(op, left, right, augmented=type(node) is ast.AugAssign)
+        if type(op) is ast.Add and ordered(left) and ordered(right):
             f, g = left.fn, right.fn
             joined = left.derive(lambda m: f(m).as_list().concat(g(m).as_list()),
                                  f"{left.desc} + {right.desc}")

@@ -7,9 +7,8 @@ keeps a value that every iteration gives back (``Flow._loop_head``).
 
 from __future__ import annotations
 
+import ast
 from typing import NamedTuple, Sequence
-
-from ..syntax import nodes as cst
 
 from .scope import Scope, block, count_bindings, names_in_target
 from .valueops import ordered
@@ -31,7 +30,7 @@ class _Trace(NamedTuple):
     pending: int
     returns: int
     memo: dict[object, int]
-    made_by: dict[int, cst.CSTNode]
+    made_by: dict[int, ast.AST]
     mesh_roots: set[int]
     inits: dict[int, object]
 
@@ -41,7 +40,7 @@ class Flow:
 
     settling = False  # a loop's body runs quietly to settle its names (no nested settling)
 
-    def exec_branches(self, scope: Scope, blocks: Sequence[Sequence[cst.CSTNode]]) -> None:
+    def exec_branches(self, scope: Scope, blocks: Sequence[Sequence[ast.AST]]) -> None:
         before = dict(scope.vars)
         ctx_before = self.context_mesh
         results: list[dict[str, Value]] = []
@@ -65,15 +64,15 @@ class Flow:
             c = join(c, other)
         self.context_mesh = c
 
-    def exec_loop(self, stmt: cst.For | cst.While, scope: Scope) -> None:
+    def exec_loop(self, stmt: ast.For | ast.AsyncFor | ast.While, scope: Scope) -> None:
         assigned = count_bindings(block(stmt.body))
-        if stmt.orelse is not None:
-            count_bindings(block(stmt.orelse.body), assigned)
+        count_bindings(block(stmt.orelse), assigned)
+        is_for = type(stmt) is not ast.While
         entry = {n: scope.vars[n] for n in assigned if n in scope.vars}
         for name in assigned:
             scope.vars[name] = unknown(PATHS)
-        if isinstance(stmt, cst.For):
-            it = self.eval(stmt.iter, scope)
+        if is_for:
+            it = self.eval(stmt.iter, scope)  # type: ignore[union-attr]
             for n in names_in_target(stmt.target):
                 scope.vars[n] = unknown(PATHS)
             # A device of a list the analysis knows, which one not known; otherwise the
@@ -82,25 +81,24 @@ class Flow:
                              any_device=True) if ordered(it) else unknown(PATHS)
             self.bind_loop_target(stmt.target, it, stmt.iter, scope, default)
         else:
-            self.eval(stmt.test, scope)
-        targets = set(names_in_target(stmt.target)) if isinstance(stmt, cst.For) else set()
+            self.eval(stmt.test, scope)  # type: ignore[union-attr]
+        targets = set(names_in_target(stmt.target)) if is_for else set()  # type: ignore[union-attr]
         head = self._loop_head(stmt, scope, {n: v for n, v in entry.items() if n not in targets})
         scope.vars.update(head)
         ctx_before = self.context_mesh
         self.exec_block(block(stmt.body), scope)
-        if stmt.orelse is not None:
-            self.exec_block(block(stmt.orelse.body), scope)
+        self.exec_block(block(stmt.orelse), scope)
         # A break leaves with what the body had bound by then: after the loop, unknown.
-        after = {} if jumps(block(stmt.body), (cst.Break,)) else \
+        after = {} if jumps(block(stmt.body), (ast.Break,)) else \
             {n: v for n, v in head.items() if settled(v, join(v, scope.vars.get(n, UNKNOWN)))}
         for name in assigned:
             scope.vars[name] = after.get(name) or unknown(PATHS)
-        if isinstance(stmt, cst.For):
-            for n in names_in_target(stmt.target):
+        if is_for:
+            for n in names_in_target(stmt.target):  # type: ignore[union-attr]
                 scope.vars[n] = unknown(PATHS)
         self.context_mesh = join(ctx_before, self.context_mesh)
 
-    def _loop_head(self, stmt: cst.For | cst.While, scope: Scope, entry: dict[str, Value]) -> dict[str, Value]:
+    def _loop_head(self, stmt: ast.For | ast.AsyncFor | ast.While, scope: Scope, entry: dict[str, Value]) -> dict[str, Value]:
         """The values that the names a loop rebinds have at the top of every iteration,
         where the analysis knows one: ``params = update(params)`` keeps params on its
         mesh however often it runs. Found by running the body quietly from the values it
@@ -109,7 +107,7 @@ class Flow:
         of a loop nested in one being settled (its cost stays linear). A ``break`` leaves
         the loop, so it feeds no iteration (exec_loop makes the names unknown after it)."""
         carried = {n: v for n, v in entry.items() if not isinstance(v, Unknown)}
-        if not carried or self.settling or jumps(block(stmt.body), (cst.Continue,)):
+        if not carried or self.settling or jumps(block(stmt.body), (ast.Continue,)):
             return {}
         saved, ctx = dict(scope.vars), self.context_mesh
         trace = self._trace()
@@ -153,15 +151,14 @@ class Flow:
         self.inits.clear()
         self.inits.update(trace.inits)
 
-    def exec_try(self, stmt: cst.Try | cst.TryStar, scope: Scope) -> None:
+    def exec_try(self, stmt: ast.Try, scope: Scope) -> None:
         assigned = count_bindings(block(stmt.body))
         before = dict(scope.vars)
         self.exec_block(block(stmt.body), scope)
-        if stmt.orelse is not None:
-            self.exec_block(block(stmt.orelse.body), scope)
+        self.exec_block(block(stmt.orelse), scope)
         after_body = scope.vars
         results = [after_body]
-        through = [not exits(block(stmt.body)) and not (stmt.orelse is not None and exits(block(stmt.orelse.body)))]
+        through = [not exits(block(stmt.body)) and not exits(block(stmt.orelse))]
         for handler in stmt.handlers:
             scope.vars = dict(before)
             for name in assigned:
@@ -169,8 +166,7 @@ class Flow:
             if handler.type is not None:
                 self.eval(handler.type, scope)
             if handler.name is not None:
-                for n in names_in_target(handler.name.name):  # type: ignore[arg-type]
-                    scope.vars[n] = unknown(PATHS)
+                scope.vars[handler.name] = unknown(PATHS)
             self.exec_block(block(handler.body), scope)
             results.append(scope.vars)
             through.append(not exits(block(handler.body)))
@@ -178,29 +174,24 @@ class Flow:
             # ``except ...: raise RuntimeError(...)``: only the paths that go on meet.
             results = [r for r, t in zip(results, through) if t]
         scope.vars = _merge(results)
-        if stmt.finalbody is not None:
-            self.exec_block(block(stmt.finalbody.body), scope)
+        self.exec_block(block(stmt.finalbody), scope)
 
 
-_EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 
-def exits(stmts: Sequence[cst.CSTNode]) -> bool:
+def exits(stmts: Sequence[ast.stmt]) -> bool:
     """Does the block never reach the statement after it? It ends in ``return``,
     ``raise``, ``continue`` or ``break``, or in an ``if`` every branch of which does.
     (Not a ``with``: its context manager may swallow the exception, as pytest.raises does.)"""
     if not stmts:
         return False
     last = stmts[-1]
-    if isinstance(last, cst.SimpleStatementLine):
-        return bool(last.body) and isinstance(last.body[-1], _EXITS)
-    if isinstance(last, cst.If):
-        orelse = last.orelse
-        if orelse is None:
+    if type(last) is ast.If:
+        if not last.orelse:
             return False
-        rest = [orelse] if isinstance(orelse, cst.If) else block(orelse.body)
-        return exits(block(last.body)) and exits(rest)
-    return False
+        return exits(block(last.body)) and exits(block(last.orelse))
+    return isinstance(last, _EXITS)
 
 
 def _merge(paths: list[dict[str, Value]]) -> dict[str, Value]:
@@ -229,26 +220,25 @@ def settled(old: Value, new: Value) -> bool:
     return False
 
 
-def jumps(stmts: Sequence[cst.CSTNode], kinds: tuple[type, ...] = (cst.Break, cst.Continue)) -> bool:
+def jumps(stmts: Sequence[ast.stmt], kinds: tuple[type, ...] = (ast.Break, ast.Continue)) -> bool:
     """Does a statement of ``kinds`` (``break``, ``continue``) of this loop occur, not one
     of a loop nested in it?"""
     for stmt in stmts:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            if any(isinstance(small, kinds) for small in stmt.body):
+        t = type(stmt)
+        if t in kinds:
+            return True
+        if t is ast.If:
+            if jumps(block(stmt.body), kinds) or jumps(block(stmt.orelse), kinds):  # type: ignore[attr-defined]
                 return True
-        elif isinstance(stmt, cst.If):
-            if jumps(block(stmt.body), kinds) or stmt.orelse is not None and jumps(
-                    [stmt.orelse] if isinstance(stmt.orelse, cst.If) else block(stmt.orelse.body), kinds):
-                return True
-        elif isinstance(stmt, (cst.Try, cst.TryStar)):
-            parts = [block(stmt.body), *(block(h.body) for h in stmt.handlers)]
-            parts += [block(x.body) for x in (stmt.orelse, stmt.finalbody) if x is not None]
+        elif t is ast.Try or t.__name__ == "TryStar":
+            parts = [block(stmt.body), *(block(h.body) for h in stmt.handlers)]  # type: ignore[attr-defined]
+            parts += [block(stmt.orelse), block(stmt.finalbody)]  # type: ignore[attr-defined]
             if any(jumps(p, kinds) for p in parts):
                 return True
-        elif isinstance(stmt, cst.With):
-            if jumps(block(stmt.body), kinds):
+        elif t is ast.With or t is ast.AsyncWith:
+            if jumps(block(stmt.body), kinds):  # type: ignore[attr-defined]
                 return True
-        elif isinstance(stmt, cst.Match):
-            if any(jumps(block(c.body), kinds) for c in stmt.cases):
+        elif t is ast.Match:
+            if any(jumps(block(c.body), kinds) for c in stmt.cases):  # type: ignore[attr-defined]
                 return True
     return False

@@ -9,13 +9,12 @@ and bounded in depth and in contexts per function, so cost stays linear in pract
 
 from __future__ import annotations
 
+import ast
 from typing import Optional, Sequence
-
-from ..syntax import nodes as cst
 
 from .arguments import Call
 from .callsites import bind_arguments
-from .scope import Scope, block, count_bindings, with_rebound
+from .scope import COMPOUND, FUNCTIONS, Scope, block, count_bindings, with_rebound
 from .values import UNKNOWN, FuncVal, MeshVal, SeqVal, Value, join, unknown
 
 _MAX_INLINE_DEPTH = 3
@@ -29,18 +28,18 @@ NO_RETURN = "a result of a helper that returns nothing the analysis knows"
 class Functions:
     """The interpreter's calls into functions defined in the file."""
 
-    def observe_call(self, func: FuncVal, call: Call, node: cst.CSTNode, *, bound: Optional[Value] = None,
+    def observe_call(self, func: FuncVal, call: Call, node: ast.AST, *, bound: Optional[Value] = None,
                      prefix: Sequence[Value] = (), extra_kwargs: Optional[dict[str, Value]] = None
                      ) -> Optional[dict[str, Value]]:
         params = bind_arguments(func.node, call, func.defaults, bound, tuple(prefix), extra_kwargs)
         # Only the analysis proper records call sites: a quiet evaluation for a return
         # value runs the same calls again in one caller's context. Another module's
         # function has its call sites there.
-        if not self.quiet and func.home is None and (isinstance(func.node, cst.FunctionDef) or func.name is not None):
+        if not self.quiet and func.home is None and (isinstance(func.node, FUNCTIONS) or func.name is not None):
             self.callsites.observe(func, node, params, (self.context_mesh, self.mesh_context))
         return params
 
-    def call_function(self, func: FuncVal, call: Call, node: cst.CSTNode, *, bound: Optional[Value] = None,
+    def call_function(self, func: FuncVal, call: Call, node: ast.AST, *, bound: Optional[Value] = None,
                       prefix: Sequence[Value] = (), extra_kwargs: Optional[dict[str, Value]] = None) -> Value:
         params = self.observe_call(func, call, node, bound=bound, prefix=prefix, extra_kwargs=extra_kwargs)
         if params is None:
@@ -79,7 +78,7 @@ class Functions:
         memo[key] = (params, result)  # params kept alive: the key holds their ids
         return result
 
-    def call_with_leaves(self, func: FuncVal, leaves: list[Value], node: cst.CSTNode) -> Value:
+    def call_with_leaves(self, func: FuncVal, leaves: list[Value], node: ast.AST) -> Value:
         """A tree.map callback on one leaf of each tree, with its events (not quiet)."""
         params = self.observe_call(func, Call.of_values(node, leaves), node)
         if params is None:
@@ -92,21 +91,21 @@ class Functions:
         if fn in self.inline_stack:
             return unknown(TOO_DEEP)
         parent: Scope = func.scope  # type: ignore[assignment]
-        if isinstance(fn, cst.Lambda):
-            body_stmts: Sequence[cst.CSTNode] = []
+        if type(fn) is ast.Lambda:
+            body_stmts: Sequence[ast.stmt] = []
             bindings: dict[str, int] = {}
         else:
             body_stmts = block(fn.body)
             bindings = count_bindings(body_stmts)
         scope = with_rebound(Scope(parent if parent.kind != "class" else parent.parent, "function",
-                                   self._param_bindings(fn.params, bindings), fn), body_stmts)
-        for n in self._param_names(fn.params):
+                                   self._param_bindings(fn.args, bindings), fn), body_stmts)
+        for n in self._param_names(fn.args):
             scope.vars[n] = params.get(n, UNKNOWN)
         self.inline_stack.append(fn)
         self.quiet += quiet
         saved_pending = len(self.pending)
         try:
-            if isinstance(fn, cst.Lambda):
+            if type(fn) is ast.Lambda:
                 return self.eval(fn.body, scope)
             self.returns.append([])
             self.exec_block(body_stmts, scope)
@@ -123,9 +122,8 @@ class Functions:
         return v
 
 
-def _straight(fn: cst.CSTNode) -> bool:
+def _straight(fn: ast.AST) -> bool:
     """A function whose body is simple statements only: no branch, loop, ``with``, ``try``,
-    ``assert`` or ``raise``."""
-    return isinstance(fn, cst.FunctionDef) and isinstance(fn.body, cst.IndentedBlock) and all(
-        isinstance(s, cst.SimpleStatementLine) and not any(isinstance(x, (cst.Assert, cst.Raise)) for x in s.body)
-        for s in fn.body.body)
+    ``assert`` or ``raise`` (and not on the header's line, which the analysis does not run)."""
+    return isinstance(fn, FUNCTIONS) and bool(block(fn.body)) and all(
+        not isinstance(s, COMPOUND) and type(s) is not ast.Assert and type(s) is not ast.Raise for s in fn.body)

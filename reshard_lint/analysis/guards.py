@@ -6,10 +6,11 @@ of keeping parent links for every file.
 
 from __future__ import annotations
 
+import ast
 import re
-from ..syntax import nodes as cst
+from typing import Sequence
 
-from ..syntax.nodes import iter_children as children
+from .tree import Module
 
 # Tests that pin code to some processes, or to a one-process run.
 PROCESS_TEST = re.compile(r"\b(process_index|process_count|host_id|host_count|process_id)\b")
@@ -17,22 +18,22 @@ ONE_PROCESS_TEST = re.compile(r"\b(process_count|host_count)\b")
 _EXITS = re.compile(r"\b(return|raise|continue|break|exit)\b")
 
 
-_FRAMES = (cst.FunctionDef, cst.Lambda)
-_TESTED = (cst.If, cst.IfExp, cst.While)
+_FRAMES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_TESTED = (ast.If, ast.IfExp, ast.While)
 # Leaving markers on the walk's stack.
 _LEAVE_TEST, _LEAVE_FRAME = object(), object()
 
 
-def enclosing_tests(module: cst.Module, target: cst.CSTNode) -> list[str]:
+def enclosing_tests(module: Module, target: ast.AST) -> list[str]:
     """The source of each ``if``/``elif``/ternary test whose branches hold ``target``, and
     of each ``if`` before it in the same function that leaves it (``if jax.process_index() != 0:
     return``)."""
     code = module.code_for_node
     tests: list[str] = []  # of the statements and expressions around the node being walked
     frames: list[list[str]] = [[]]  # per enclosing function: the leaving tests seen so far
-    # A visitor that rebuilt every node's children (libcst's, before syntax/) took 55 ms
-    # a call on jax's pjit_test.py slice; this walk reads the fields.
-    work: list[object] = [module]
+    # An explicit stack, not a visitor: a visitor that rebuilt every node's children
+    # took 55 ms a call on jax's pjit_test.py slice.
+    work: list[object] = [module.tree]
     while work:
         item = work.pop()
         if item is _LEAVE_TEST:
@@ -51,7 +52,7 @@ def enclosing_tests(module: cst.Module, target: cst.CSTNode) -> list[str]:
             text = code(node.test)  # type: ignore[attr-defined]
             tests.append(text)
             work.append(_LEAVE_TEST)
-            if isinstance(node, cst.If) and _EXITS.search(code(node.body)):
+            if type(node) is ast.If and _EXITS.search(_block_code(module, node.body)):
                 frames[-1].append(text)  # `if ...: return` guards what follows
         kids = _in_source_order(node)
         kids.reverse()
@@ -59,18 +60,24 @@ def enclosing_tests(module: cst.Module, target: cst.CSTNode) -> list[str]:
     return []
 
 
-def _in_source_order(node: cst.CSTNode) -> list[cst.CSTNode]:
+def _in_source_order(node: ast.AST) -> list[ast.AST]:
     """The node's children as the source has them: a definition's fields list its body
     before its decorators, return annotation and bases."""
-    kids = list(children(node))
-    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-        first = {id(d) for d in node.decorators}
-        body = node.body
+    kids = list(ast.iter_child_nodes(node))
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        first = {id(d) for d in node.decorator_list}
+        body = {id(s) for s in node.body}
         # stable: decorators, then the header in field order, then the body
-        kids.sort(key=lambda k: 2 if k is body else id(k) not in first)
+        kids.sort(key=lambda k: 2 if id(k) in body else id(k) not in first)
     return kids
 
 
-def pinned(module: cst.Module, target: cst.CSTNode, pattern: re.Pattern[str] = PROCESS_TEST) -> bool:
+def _block_code(module: Module, body: Sequence[ast.stmt]) -> str:
+    """The text of a block, from its first statement to the end of its last."""
+    first, last = module.span(body[0]), module.span(body[-1])
+    return module.text.segment(first[0], first[1], last[2], last[3])
+
+
+def pinned(module: Module, target: ast.AST, pattern: re.Pattern[str] = PROCESS_TEST) -> bool:
     """True when a test around ``target`` reads the process index or count."""
     return any(pattern.search(t) for t in enclosing_tests(module, target))

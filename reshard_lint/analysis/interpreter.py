@@ -14,13 +14,13 @@ and Python functions by the models in models/. Precision rules:
 
 from __future__ import annotations
 
+import ast
 from dataclasses import replace
 from typing import Callable, Iterable, Optional, Sequence
 
-from ..syntax import nodes as cst
-
 from . import mutation
 from .arguments import Call
+from .tree import arg_value
 from .calls import Calls
 from .classes import Classes
 from .callsites import NO_CALL_SITE, CallSites
@@ -32,8 +32,8 @@ from .flow import Flow
 from .functions import Functions
 from .models import placement, shard_map
 from .reasons import CONTAINER
-from .scope import Scope, block, count_bindings, names_in_target, with_rebound
-from .valueops import dotted, element, expects_error, ordered
+from .scope import COMPOUND, FUNCTIONS, Scope, block, count_bindings, names_in_target, with_rebound
+from .valueops import element, expects_error, ordered
 from .values import (
     UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, JitVal, MeshContextVal, MeshDecoratorVal,
     MeshVal, HostVal,
@@ -49,7 +49,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
         self.ctx = ctx
         self.sink = sink
         self.quiet = 0  # > 0 while evaluating a helper for its return value
-        self.inline_stack: list[cst.CSTNode] = []
+        self.inline_stack: list[ast.AST] = []
         self.context_mesh: Value = UNKNOWN
         # Some mesh context (known or not) may be in force: results follow it, not uncommitted.
         self.mesh_context = False
@@ -69,7 +69,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
             self.callsites = CallSites(ctx.parsed_text if ctx.line_map is not None and ctx.parsed_text is not None
                                        else ctx.module.code if ctx.line_map is not None else ctx.source,
                                        ctx.python_tree)
-        self.memo: dict[cst.CSTNode, dict[tuple[tuple[str, int], ...], tuple[dict[str, Value], Value]]] = {}
+        self.memo: dict[ast.AST, dict[tuple[tuple[str, int], ...], tuple[dict[str, Value], Value]]] = {}
         self.inits: dict[int, FuncVal] = {}  # id(class) -> its __init__
         # Instances of another module's classes whose __init__ runs (quietly): it sets
         # their attributes (classes.py).
@@ -82,7 +82,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
         self.rng_seeded: dict[str, Optional[bool]] = {"random": None, "numpy": None}
         self.token = 0
         self.current_name = ""  # canonical name of the function a handler is running for
-        self.naming: tuple[cst.CSTNode, str] | None = None
+        self.naming: tuple[ast.AST, str] | None = None
         # Functions and classes made, whose references close cycles (a scope binds a
         # function that closes over the scope; a class holds its methods, which name it).
         self.made: list[FuncVal | ClassVal] = []
@@ -106,7 +106,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
         self.made = []
         self.memo = {}
 
-    def name_for(self, node: cst.CSTNode) -> Optional[str]:
+    def name_for(self, node: ast.AST) -> Optional[str]:
         if self.naming is not None and self.naming[0] is node:
             return self.naming[1]
         return None
@@ -160,7 +160,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
             # call's arguments: reported at the call (functions.py), naming the argument
             # it moves when it moves one as it is.
             call = self.relay[0]
-            moved = next((a.value for v, a in (*call.positional, *call.keywords.values()) if v is event.value), None)
+            moved = next((arg_value(a) for v, a in (*call.positional, *call.keywords.values()) if v is event.value), None)
             ctx, inner = self.ctx, event
 
             def spelled() -> str:
@@ -170,52 +170,45 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
             self.sink(replace(event, node=call.node, value_node=moved, target_node=None, through=event.node,
                               func=spelled))
 
-    def new_token(self, node: cst.CSTNode) -> str:
+    def new_token(self, node: ast.AST) -> str:
         self.token += 1
         # Values imported from another module carry that module's tokens: its path keeps
         # two different shuffles from reading as one.
         return f"{self.token}" if self.ctx.project is None else f"{self.ctx.path}:{self.token}"
 
     # -- statements ------------------------------------------------------------------
-    def exec_block(self, stmts: Sequence[cst.CSTNode], scope: Scope) -> None:
+    def exec_block(self, stmts: Sequence[ast.AST], scope: Scope) -> None:
         for stmt in stmts:
             self.exec_stmt(stmt, scope)
 
-    def exec_stmt(self, stmt: cst.CSTNode, scope: Scope) -> None:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                self.exec_small(small, scope)
-        elif isinstance(stmt, cst.If):
-            self.eval(stmt.test, scope)
-            self.exec_branches(scope, [block(stmt.body), self._else_block(stmt.orelse)])
-        elif isinstance(stmt, (cst.For, cst.While)):
+    def exec_stmt(self, stmt: ast.stmt, scope: Scope) -> None:
+        t = type(stmt)
+        if not isinstance(stmt, COMPOUND):
+            self.exec_small(stmt, scope)
+        elif t is ast.If:
+            self.eval(stmt.test, scope)  # type: ignore[attr-defined]
+            self.exec_branches(scope, [block(stmt.body), block(stmt.orelse)])  # type: ignore[attr-defined]
+        elif t is ast.For or t is ast.AsyncFor or t is ast.While:
             self.exec_loop(stmt, scope)
-        elif isinstance(stmt, (cst.Try, cst.TryStar)):
+        elif t is ast.Try or t.__name__ == "TryStar":
             self.exec_try(stmt, scope)
-        elif isinstance(stmt, cst.With):
-            self.exec_with(stmt, scope)
-        elif isinstance(stmt, cst.FunctionDef):
-            self.exec_def(stmt, scope)
-        elif isinstance(stmt, cst.ClassDef):
+        elif t is ast.With or t is ast.AsyncWith:
+            self.exec_with(stmt, scope)  # type: ignore[arg-type]
+        elif t is ast.FunctionDef or t is ast.AsyncFunctionDef:
+            self.exec_def(stmt, scope)  # type: ignore[arg-type]
+        elif t is ast.ClassDef:
             self.exec_class(stmt, scope)
-        elif isinstance(stmt, cst.Match):
-            self.eval(stmt.subject, scope)
-            blocks = [block(c.body) for c in stmt.cases] + [[]]
+        elif t is ast.Match:
+            self.eval(stmt.subject, scope)  # type: ignore[attr-defined]
+            blocks = [block(c.body) for c in stmt.cases] + [[]]  # type: ignore[attr-defined]
             self.exec_branches(scope, blocks)
 
-    def _else_block(self, orelse: object) -> Sequence[cst.CSTNode]:
-        if isinstance(orelse, cst.If):
-            return [orelse]
-        if isinstance(orelse, cst.Else):
-            return block(orelse.body)
-        return []
-
-    def exec_with(self, stmt: cst.With, scope: Scope) -> None:
+    def exec_with(self, stmt: ast.With, scope: Scope) -> None:
         ctx_before = self.context_mesh
         in_context = self.mesh_context
         site_before = self.context_site
         # Code inside `with pytest.raises(...)` / `self.assertRaises(...)` is meant to fail.
-        raising = any(expects_error(item.item) for item in stmt.items)
+        raising = any(expects_error(item.context_expr) for item in stmt.items)
         observed = raising and not self.quiet and self.expected_sink is not None
         if raising:
             self.quiet += 1
@@ -228,9 +221,9 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
             self.mesh_context = in_context
             self.context_site = site_before
 
-    def _exec_with(self, stmt: cst.With, scope: Scope, observed: bool = False) -> None:
+    def _exec_with(self, stmt: ast.With, scope: Scope, observed: bool = False) -> None:
         for item in stmt.items:
-            val = self.eval(item.item, scope)
+            val = self.eval(item.context_expr, scope)
             if isinstance(val, MeshVal):
                 self.context_mesh = val
                 # The legacy `with mesh:` is no context mesh for jit (jax 0.10.2: ops on
@@ -239,56 +232,61 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
             elif isinstance(val, MeshContextVal):
                 self.context_mesh = val.mesh
                 self.context_site = val
-            if isinstance(val, (MeshVal, MeshContextVal)) or _maybe_mesh_context(item.item, val):
+            if isinstance(val, (MeshVal, MeshContextVal)) or _maybe_mesh_context(item.context_expr, val):
                 self.mesh_context = True
                 if not isinstance(val, (MeshVal, MeshContextVal)):
                     self.context_site = UNKNOWN  # a mesh context the analysis cannot see into
-            if item.asname is not None:
+            if item.optional_vars is not None:
                 bound = val.mesh if isinstance(val, MeshContextVal) else val
-                self.bind(item.asname.name, bound, scope)  # type: ignore[arg-type]
+                self.bind(item.optional_vars, bound, scope)  # type: ignore[arg-type]
         body = block(stmt.body)
         if observed and body:
+            first = _first_line(body)
             self.expecting = (self.quiet, len(self.inline_stack))
             try:
-                self.exec_stmt(body[0], scope)
+                for small in body[:first]:
+                    self.exec_stmt(small, scope)
             finally:
                 self.expecting = None
-            body = body[1:]
+            body = body[first:]
         self.exec_block(body, scope)
 
-    def exec_def(self, stmt: cst.FunctionDef, scope: Scope, self_val: InstanceVal | None = None) -> None:
+    def exec_def(self, stmt: ast.FunctionDef, scope: Scope, self_val: InstanceVal | None = None) -> None:
         owner = self_val.cls if self_val is not None else None
-        fn = FuncVal(stmt, scope, self.defaults(stmt.params, scope), owner)
+        fn = FuncVal(stmt, scope, self.defaults(stmt.args, scope), owner)
         self.made.append(fn)
         func: Value = fn
-        for dec in reversed(stmt.decorators):
-            d = self.eval(dec.decorator, scope)
+        for dec in reversed(stmt.decorator_list):
+            d = self.eval(dec, scope)
             if isinstance(d, MeshDecoratorVal):
                 fn.context = d.context
-            func = self.apply_decorator(d, func, dec.decorator)
-        scope.vars[stmt.name.value] = func
+            func = self.apply_decorator(d, func, dec)
+        scope.vars[stmt.name] = func
         self.pending.append((fn, scope, self_val))
 
-    def _name_lambda(self, stmt: cst.Assign, fn: FuncVal, scope: Scope) -> None:
+    def _name_lambda(self, stmt: ast.Assign, fn: FuncVal, scope: Scope) -> None:
         """``put = lambda x: ...`` bound once in a function or the module: its calls are
         counted as a def's, and its body runs once every call was seen, with what the
         calls pass (its events are reported there, as a def's are)."""
-        target = stmt.targets[0].target
-        if len(stmt.targets) != 1 or not isinstance(target, cst.Name) or scope.kind not in ("module", "function") \
-                or scope.bindings.get(target.value) != 1:
+        target = stmt.targets[0]
+        if len(stmt.targets) != 1 or type(target) is not ast.Name or scope.kind not in ("module", "function") \
+                or scope.bindings.get(target.id) != 1:
             return
-        fn.name = target.value
+        fn.name = target.id
         self.pending.append((fn, scope, None))
 
-    def defaults(self, params: cst.Parameters, scope: Scope) -> dict[str, Value]:
+    def defaults(self, params: ast.arguments, scope: Scope) -> dict[str, Value]:
         """Default values, evaluated where the function is defined, as Python does."""
         out: dict[str, Value] = {}
-        for p in list(params.posonly_params) + list(params.params) + list(params.kwonly_params):
-            if p.default is not None:
-                out[p.name.value] = self.eval(p.default, scope)
+        positional = [*params.posonlyargs, *params.args]
+        for p, default in zip(positional[len(positional) - len(params.defaults):], params.defaults):
+            out[p.arg] = self.eval(default, scope)
+        for p, default in zip(params.kwonlyargs, params.kw_defaults):  # type: ignore[assignment]
+            if default is not None:
+                out[p.arg] = self.eval(default, scope)
         return out
 
-    def apply_decorator(self, dec: Value, func: Value, node: cst.CSTNode) -> Value:
+    def apply_decorator(self, dec: Value, func: Value, node: ast.AST) -> Value:
         if isinstance(dec, QualVal) and canonical(dec.qual) == "jax.jit":
             return JitVal(node, func=func, plain=True)
         if isinstance(dec, PartialVal) and isinstance(dec.func, QualVal) \
@@ -305,15 +303,15 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
 
     def run_function(self, func: FuncVal, parent: Scope, self_val: Optional[InstanceVal]) -> None:
         fn = func.node
-        assert isinstance(fn, (cst.FunctionDef, cst.Lambda))
-        body = block(fn.body) if isinstance(fn, cst.FunctionDef) else []
+        assert isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        body = block(fn.body) if isinstance(fn, FUNCTIONS) else []
         scope = with_rebound(Scope(parent if parent.kind != "class" else parent.parent, "function",
-                                   self._param_bindings(fn.params, count_bindings(body)), fn), body)
-        params = self._param_names(fn.params)
+                                   self._param_bindings(fn.args, count_bindings(body)), fn), body)
+        params = self._param_names(fn.args)
         scope.vars.update(self.callsites.parameters(func, params))
-        is_method = self_val is not None and params and isinstance(fn, cst.FunctionDef) and not any(
-            isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod")
-            for d in fn.decorators)
+        is_method = self_val is not None and params and isinstance(fn, FUNCTIONS) and not any(
+            type(d) is ast.Name and d.id in ("staticmethod", "classmethod")
+            for d in fn.decorator_list)
         if is_method:
             scope.vars[params[0]] = self_val  # type: ignore[assignment]
         elif self_val is not None:
@@ -336,95 +334,96 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
                 # context site here, as for a lambda run at its call.
                 self.context_mesh, self.mesh_context = shared
                 self.context_site = UNKNOWN
-        if isinstance(fn, cst.Lambda):  # bound to a name (_name_lambda)
+        if type(fn) is ast.Lambda:  # bound to a name (_name_lambda)
             self.eval(fn.body, scope)
             return
         self.returns.append([])
         self.exec_block(body, scope)
         self.returns.pop()
 
-    def _param_names(self, params: cst.Parameters) -> list[str]:
-        out = [p.name.value for p in params.posonly_params]
-        out += [p.name.value for p in params.params]
-        if isinstance(params.star_arg, cst.Param):
-            out.append(params.star_arg.name.value)
-        out += [p.name.value for p in params.kwonly_params]
-        if params.star_kwarg is not None:
-            out.append(params.star_kwarg.name.value)
+    def _param_names(self, params: ast.arguments) -> list[str]:
+        out = [p.arg for p in params.posonlyargs]
+        out += [p.arg for p in params.args]
+        if params.vararg is not None:
+            out.append(params.vararg.arg)
+        out += [p.arg for p in params.kwonlyargs]
+        if params.kwarg is not None:
+            out.append(params.kwarg.arg)
         return out
 
-    def _param_bindings(self, params: cst.Parameters, bindings: dict[str, int]) -> dict[str, int]:
+    def _param_bindings(self, params: ast.arguments, bindings: dict[str, int]) -> dict[str, int]:
         for name in self._param_names(params):
             # A parameter is one binding: stable for closures unless the body rebinds it.
             bindings[name] = bindings.get(name, 0) + 1
         return bindings
 
-    def exec_small(self, small: cst.CSTNode, scope: Scope) -> None:
-        if isinstance(small, cst.Assign):
-            if len(small.targets) == 1 and isinstance(small.targets[0].target, (cst.Name, cst.Attribute)):
+    def exec_small(self, small: ast.stmt, scope: Scope) -> None:
+        t = type(small)
+        if t is ast.Assign:
+            targets = small.targets  # type: ignore[attr-defined]
+            value_node = small.value  # type: ignore[attr-defined]
+            if len(targets) == 1 and type(targets[0]) in (ast.Name, ast.Attribute):
                 # Meshes are reported as they are built, before the assignment names them.
-                target = small.targets[0].target
-                self.naming = (small.value, target.value if isinstance(target, cst.Name)
+                target = targets[0]
+                self.naming = (value_node, target.id if type(target) is ast.Name
                                else self.ctx.code(target, 40))
-            value = self.eval(small.value, scope)
-            for t in small.targets:
-                self.bind(t.target, value, scope)
-            if isinstance(small.value, cst.Lambda) and isinstance(value, FuncVal):
-                self._name_lambda(small, value, scope)
-        elif isinstance(small, cst.AnnAssign):
-            if small.value is not None:
-                self.bind(small.target, self.eval(small.value, scope), scope)
-        elif isinstance(small, cst.AugAssign):
-            left = self.eval(small.target, scope)
-            right = self.eval(small.value, scope)
+            value = self.eval(value_node, scope)
+            for target in targets:
+                self.bind(target, value, scope)
+            if type(value_node) is ast.Lambda and isinstance(value, FuncVal):
+                self._name_lambda(small, value, scope)  # type: ignore[arg-type]
+        elif t is ast.AnnAssign:
+            if small.value is not None:  # type: ignore[attr-defined]
+                self.bind(small.target, self.eval(small.value, scope), scope)  # type: ignore[attr-defined]
+        elif t is ast.AugAssign:
+            left = self.eval(small.target, scope)  # type: ignore[attr-defined]
+            right = self.eval(small.value, scope)  # type: ignore[attr-defined]
             mutation.changed(left)  # a list's += extends it in place
-            result = self.binop(small, left, right, small.operator, small.target, small.value)
-            self.bind(small.target, result, scope)
-        elif isinstance(small, cst.Expr):
-            self.eval(small.value, scope)
-        elif isinstance(small, cst.Return):
-            val = self.eval(small.value, scope) if small.value is not None else ConstVal(None)
+            result = self.binop(small, left, right, small.op, small.target, small.value)  # type: ignore[attr-defined]
+            self.bind(small.target, result, scope)  # type: ignore[attr-defined]
+        elif t is ast.Expr:
+            self.eval(small.value, scope)  # type: ignore[attr-defined]
+        elif t is ast.Return:
+            val = self.eval(small.value, scope) if small.value is not None else ConstVal(None)  # type: ignore[attr-defined]
             if self.returns:
                 self.returns[-1].append(val)
-        elif isinstance(small, cst.Import):
-            for alias in small.names:
-                qual = dotted(alias.name)
-                if qual is None:
-                    continue
-                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    self._bind_import(alias.asname.name.value, qual, scope)
+        elif t is ast.Import:
+            for alias in small.names:  # type: ignore[attr-defined]
+                if alias.asname is not None:
+                    self._bind_import(alias.asname, alias.name, scope)
                 else:
-                    top = qual.split(".")[0]
+                    top = alias.name.split(".")[0]
                     self._bind_import(top, top, scope)
-        elif isinstance(small, cst.ImportFrom):
-            mod = dotted(small.module) if small.module is not None else None
-            if small.relative:
+        elif t is ast.ImportFrom:
+            mod = small.module  # type: ignore[attr-defined]
+            if small.level:  # type: ignore[attr-defined]
                 # Resolved against this file's package when it is a project module.
                 project = self.ctx.project
-                mod = project.absolute(len(small.relative), mod) if project is not None else None
+                mod = project.absolute(small.level, mod) if project is not None else None  # type: ignore[attr-defined]
             if mod is None:
                 return
-            if isinstance(small.names, cst.ImportStar):
+            if small.names[0].name == "*":  # type: ignore[attr-defined]
                 if self.ctx.project is not None:
                     for name, value in self.ctx.project.star(mod).items():
                         scope.vars[name] = value
                 return
-            for alias in small.names:
-                name = dotted(alias.name)
-                if name is None:
-                    continue
-                local = alias.asname.name.value if (
-                    alias.asname is not None and isinstance(alias.asname.name, cst.Name)) else name
-                self._bind_import(local, f"{mod}.{name}", scope)
-        elif isinstance(small, cst.Del):
-            for n in names_in_target(small.target):
-                scope.vars[n] = UNKNOWN
-            for t in _deleted_items(small.target):
-                mutation.changed(self.eval(t.value, scope))
-        elif isinstance(small, (cst.Raise, cst.Assert)):
-            for child in small.children:
-                if isinstance(child, cst.BaseExpression):
-                    self.eval(child, scope)
+            for alias in small.names:  # type: ignore[attr-defined]
+                local = alias.asname if alias.asname is not None else alias.name
+                self._bind_import(local, f"{mod}.{alias.name}", scope)
+        elif t is ast.Delete:
+            for target in small.targets:  # type: ignore[attr-defined]
+                for n in names_in_target(target):
+                    scope.vars[n] = UNKNOWN
+            for target in small.targets:  # type: ignore[attr-defined]
+                for item in _deleted_items(target):
+                    mutation.changed(self.eval(item.value, scope))
+        elif t is ast.Raise:
+            if small.exc is not None:  # type: ignore[attr-defined]
+                self.eval(small.exc, scope)  # type: ignore[attr-defined]
+        elif t is ast.Assert:
+            self.eval(small.test, scope)  # type: ignore[attr-defined]
+            if small.msg is not None:  # type: ignore[attr-defined]
+                self.eval(small.msg, scope)  # type: ignore[attr-defined]
 
     def _bind_import(self, local: str, qual: str, scope: Scope) -> None:
         scope.vars[local] = QualVal(qual)
@@ -433,66 +432,88 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
             # `import jax` lets the file spell every jax.* name.
             self.ctx.spellings.setdefault("module:" + qual, local)
 
-    def bind(self, target: cst.BaseExpression, value: Value, scope: Scope) -> None:
-        if isinstance(target, cst.Name):
-            name = target.value
+    def bind(self, target: ast.expr, value: Value, scope: Scope) -> None:
+        t = type(target)
+        if t is ast.Name:
+            name = target.id  # type: ignore[attr-defined]
             if isinstance(value, (MeshVal, ShardingVal, ArrayVal)) and value.name is None:
                 value.name = name
             wrapped = value.func if isinstance(value, (JitVal, PartialVal, TransformVal)) else None
             if isinstance(wrapped, FuncVal):
                 self.callsites.alias(wrapped, name)  # calls of `name` are calls of the function
             scope.vars[name] = value
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            elements = target.elements
-            if isinstance(value, SeqVal) and len(value.items) == len(elements) and not any(
-                    isinstance(e, cst.StarredElement) for e in elements):
+        elif t is ast.Tuple or t is ast.List:
+            elements = target.elts  # type: ignore[attr-defined]
+            starred = any(type(e) is ast.Starred for e in elements)
+            if isinstance(value, SeqVal) and len(value.items) == len(elements) and not starred:
                 for el, item in zip(elements, value.items):
-                    self.bind(el.value, item, scope)
+                    self.bind(el, item, scope)
             elif isinstance(value, HostVal):
                 # Rows of host data, keys of jax.random.split(key): host data and
                 # uncommitted arrays like the whole.
                 for el in elements:
-                    self.bind(el.value, placement.host_element(self, value, el.value), scope)
-            elif ordered(value) and not any(isinstance(e, cst.StarredElement) for e in elements):
+                    el = _unstarred(el)
+                    self.bind(el, placement.host_element(self, value, el), scope)
+            elif ordered(value) and not starred:
                 # d1, d2 = jax.local_devices()[:2]: the first devices (rows of a grid); on a
                 # topology with another count Python raises instead.
                 for i, el in enumerate(elements):
-                    self.bind(el.value, element(value, lambda m, i=i: i, str(i), el.value, self.ctx.devices), scope)
+                    self.bind(el, element(value, lambda m, i=i: i, str(i), el, self.ctx.devices), scope)
             else:
                 # x, z = res of a parameter nobody passes: each unknown for that reason.
                 for el in elements:
-                    self.bind(el.value, unknown_from(value), scope)
-        elif isinstance(target, cst.StarredElement):
-            self.bind(target.value, UNKNOWN, scope)
-        elif isinstance(target, cst.Attribute):
-            via_self = isinstance(target.value, cst.Name) and target.value.value == "self"
-            self.assign_attribute(self.eval(target.value, scope), target.attr.value, value, via_self)
-        elif isinstance(target, cst.Subscript):
-            base = self.eval(target.value, scope)
-            mutation.changed(base)
-            if isinstance(base, DevVal):
+                    self.bind(_unstarred(el), unknown_from(value), scope)
+        elif t is ast.Starred:
+            self.bind(target.value, UNKNOWN, scope)  # type: ignore[attr-defined]
+        elif t is ast.Attribute:
+            base = target.value  # type: ignore[attr-defined]
+            via_self = type(base) is ast.Name and base.id == "self"
+            self.assign_attribute(self.eval(base, scope), target.attr, value, via_self)  # type: ignore[attr-defined]
+        elif t is ast.Subscript:
+            base_val = self.eval(target.value, scope)  # type: ignore[attr-defined]
+            mutation.changed(base_val)
+            if isinstance(base_val, DevVal):
                 # devs[:] = ..., devs[0], devs[1] = devs[1], devs[0]: not followed.
-                self.rebind_in_place(target.value, unknown(CONTAINER), scope)
+                self.rebind_in_place(target.value, unknown(CONTAINER), scope)  # type: ignore[attr-defined]
 
     # -- expressions -----------------------------------------------------------------
 
 
-def _deleted_items(target: cst.BaseExpression) -> list[cst.Subscript]:
-    """The ``d[k]`` of ``del d[k]`` (or of ``del a[0], b[1]``)."""
-    if isinstance(target, cst.Subscript):
-        return [target]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [t for el in target.elements for t in _deleted_items(el.value)]
+def _unstarred(el: ast.expr) -> ast.expr:
+    """An element of a tuple or list target: ``x`` of ``*x``."""
+    return el.value if type(el) is ast.Starred else el  # type: ignore[attr-defined]
+
+
+def _deleted_items(target: ast.expr) -> list[ast.Subscript]:
+    """The ``d[k]`` of ``del d[k]`` (or of ``del a[0], (b[1], c[2])``)."""
+    if type(target) is ast.Subscript:
+        return [target]  # type: ignore[list-item]
+    if type(target) is ast.Tuple or type(target) is ast.List:
+        return [t for el in target.elts for t in _deleted_items(_unstarred(el))]  # type: ignore[attr-defined]
     return []
 
 
-def _maybe_mesh_context(expr: cst.BaseExpression, val: Value) -> bool:
+def _first_line(body: Sequence[ast.stmt]) -> int:
+    """How many statements of an indented block its first line holds (``a = f(); b = g()``):
+    small statements that share a line run as one step."""
+    first = body[0]
+    if isinstance(first, COMPOUND):
+        return 1
+    n, last_end = 1, first.end_lineno or first.lineno
+    while n < len(body) and not isinstance(body[n], COMPOUND) and body[n].lineno == last_end:
+        last_end = body[n].end_lineno or body[n].lineno
+        n += 1
+    return n
+
+
+def _maybe_mesh_context(expr: ast.expr, val: Value) -> bool:
     """``with mesh:`` / ``with self.mesh:`` / ``with jax.set_mesh(...)`` the analysis cannot see into."""
-    if isinstance(expr, (cst.Name, cst.Attribute)):
+    t = type(expr)
+    if t is ast.Name or t is ast.Attribute:
         return not isinstance(val, (QualVal, ConstVal))
-    if isinstance(expr, cst.Call):
-        f = expr.func
-        name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
+    if t is ast.Call:
+        f = expr.func  # type: ignore[attr-defined]
+        name = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else ""
         return "mesh" in name.lower() or "shard" in name.lower()
     return False
 

@@ -13,38 +13,45 @@ unfamiliar construct can only make a function look escaped (unknown), never hide
 
 from __future__ import annotations
 
-from typing import Optional
-
-from ..syntax import nodes as cst
+import ast
+from typing import Optional, Sequence
 
 from ..call_counts import TRACES, TREE_MAPS, WRAPPERS, SyntaxCounts
-from ..syntax.nodes import iter_children as children
+from .tree import arg_keyword, arg_star, arg_value, call_args
 
 
-def local_counts(fn: cst.FunctionDef) -> Optional[SyntaxCounts]:
+def local_counts(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Optional[SyntaxCounts]:
     """Calls and references of names in ``fn``'s body; None when it declares a name
     ``global`` or ``nonlocal``: what it defines may then be read from outside."""
     walker = _Walker()
-    walker.node(fn.body)
+    walker.nodes(fn.body)
     return None if walker.declared else walker.counts
 
 
-def _tail(func: cst.BaseExpression) -> str:
-    if isinstance(func, cst.Name):
-        return func.value
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
+def _tail(func: ast.expr) -> str:
+    if type(func) is ast.Name:
+        return func.id  # type: ignore[attr-defined]
+    if type(func) is ast.Attribute:
+        return func.attr  # type: ignore[attr-defined]
     return ""
 
 
-def _wrapped(f: cst.BaseExpression) -> Optional[str]:
+def _first_positional(call: ast.Call) -> Optional[ast.expr]:
+    """The first argument as written, when it is a plain positional one."""
+    args = call_args(call)
+    if args and arg_keyword(args[0]) is None and not arg_star(args[0]):
+        return arg_value(args[0])
+    return None
+
+
+def _wrapped(f: ast.expr) -> Optional[str]:
     """As call_counts._wrapped: ``f`` of ``jax.jit(f)(x)``, ``jax.jit(jax.grad(f))(x)``."""
-    while isinstance(f, cst.Call) and f.args and f.args[0].keyword is None and not f.args[0].star:
-        if _tail(f.func) not in WRAPPERS:
+    while type(f) is ast.Call and (first := _first_positional(f)) is not None:  # type: ignore[arg-type]
+        if _tail(f.func) not in WRAPPERS:  # type: ignore[attr-defined]
             return None
-        f = f.args[0].value
-        if isinstance(f, cst.Name):
-            return f.value
+        f = first
+        if type(f) is ast.Name:
+            return f.id  # type: ignore[attr-defined]
     return None
 
 
@@ -53,143 +60,166 @@ class _Walker:
         self.counts = SyntaxCounts()
         self.declared = False
 
-    def node(self, node: cst.CSTNode) -> None:
+    def nodes(self, nodes: Sequence[ast.AST]) -> None:
+        for node in nodes:
+            self.node(node)
+
+    def node(self, node: ast.AST) -> None:
         t = type(node)
-        if t is cst.Name:
-            _add(self.counts.refs, node.value)  # type: ignore[attr-defined]
+        if t is ast.Name:
+            _add(self.counts.refs, node.id)  # type: ignore[attr-defined]
             return
         handler = _HANDLERS.get(t)
         if handler is not None:
             handler(self, node)
             return
-        for child in children(node):
+        for child in ast.iter_child_nodes(node):
             self.node(child)
 
-    def store(self, target: cst.CSTNode) -> None:
+    def store(self, target: ast.AST) -> None:
         """An assignment target: a bare name is bound, not read; ``a.b`` and ``a[i]`` read ``a``."""
-        if isinstance(target, cst.Name):
+        t = type(target)
+        if t is ast.Name:
             return
-        if isinstance(target, (cst.Tuple, cst.List)):
-            for el in target.elements:
-                self.store(el.value)
+        if t is ast.Tuple or t is ast.List:
+            for el in target.elts:  # type: ignore[attr-defined]
+                self.store(el)
             return
-        if isinstance(target, cst.StarredElement):
-            self.store(target.value)
+        if t is ast.Starred:
+            self.store(target.value)  # type: ignore[attr-defined]
             return
         self.node(target)
 
     # -- nodes with names that are not reads -------------------------------------------
-    def call(self, node: cst.Call) -> None:
+    def call(self, node: ast.Call) -> None:
         c = self.counts
         func = node.func
-        if isinstance(func, cst.Name):
-            _add(c.calls, func.value)
-        elif isinstance(func, cst.Attribute):
-            _add(c.attr_calls, func.attr.value)
-            if func.attr.value in TRACES and isinstance(func.value, cst.Name):
-                _add(c.calls, func.value.value)
+        if type(func) is ast.Name:
+            _add(c.calls, func.id)
+        elif type(func) is ast.Attribute:
+            _add(c.attr_calls, func.attr)
+            if func.attr in TRACES and type(func.value) is ast.Name:
+                _add(c.calls, func.value.id)
         elif (wrapped := _wrapped(func)) is not None:
             _add(c.calls, wrapped)  # jax.jit(f)(x): the analysis calls f there
         tail = _tail(func)
-        first = node.args[0].value if node.args and node.args[0].keyword is None and not node.args[0].star \
-            else None
-        if isinstance(first, cst.Name):
+        first = _first_positional(node)
+        if type(first) is ast.Name:
             if tail in WRAPPERS:
-                _add(c.wrapped, first.value)
+                _add(c.wrapped, first.id)  # type: ignore[union-attr]
             elif tail in TREE_MAPS:
-                _add(c.calls, first.value)
+                _add(c.calls, first.id)  # type: ignore[union-attr]
         self.node(func)
         for a in node.args:
-            self.node(a.value)
+            self.node(arg_value(a))
+        for k in node.keywords:
+            self.node(k.value)
 
-    def attribute(self, node: cst.Attribute) -> None:
-        _add(self.counts.attr_refs, node.attr.value)
+    def attribute(self, node: ast.Attribute) -> None:
+        _add(self.counts.attr_refs, node.attr)
         self.node(node.value)
 
-    def function(self, node: cst.FunctionDef) -> None:
-        for d in node.decorators:
-            self.node(d.decorator)
-        self.params(node.params)
+    def function(self, node: ast.FunctionDef) -> None:
+        self.nodes(node.decorator_list)
+        self.params(node.args)
+        self.nodes(node.body)
+
+    def lambda_(self, node: ast.Lambda) -> None:
+        self.params(node.args)
         self.node(node.body)
 
-    def lambda_(self, node: cst.Lambda) -> None:
-        self.params(node.params)
-        self.node(node.body)
+    def params(self, params: ast.arguments) -> None:
+        self.nodes(params.defaults)
+        self.nodes([d for d in params.kw_defaults if d is not None])
 
-    def params(self, params: cst.Parameters) -> None:
-        for p in (*params.posonly_params, *params.params, *params.kwonly_params):
-            if p.default is not None:
-                self.node(p.default)
+    def class_(self, node: ast.ClassDef) -> None:
+        self.nodes(node.decorator_list)
+        self.nodes(node.bases)
+        for k in node.keywords:
+            self.node(k.value)
+        self.nodes(node.body)
 
-    def class_(self, node: cst.ClassDef) -> None:
-        for d in node.decorators:
-            self.node(d.decorator)
-        for a in (*node.bases, *node.keywords):
-            self.node(a.value)
-        self.node(node.body)
-
-    def assign(self, node: cst.Assign) -> None:
+    def assign(self, node: ast.Assign) -> None:
         for t in node.targets:
-            self.store(t.target)
+            self.store(t)
         self.node(node.value)
 
-    def ann_assign(self, node: cst.AnnAssign) -> None:
+    def ann_assign(self, node: ast.AnnAssign) -> None:
         self.store(node.target)
         if node.value is not None:
             self.node(node.value)
 
-    def aug_assign(self, node: cst.AugAssign) -> None:
+    def aug_assign(self, node: ast.AugAssign) -> None:
         self.store(node.target)
         self.node(node.value)
 
-    def for_(self, node: cst.For) -> None:
+    def for_(self, node: ast.For) -> None:
         self.store(node.target)
         self.node(node.iter)
-        self.node(node.body)
-        if node.orelse is not None:
-            self.node(node.orelse)
+        self.nodes(node.body)
+        self.nodes(node.orelse)
 
-    def comp_for(self, node: cst.CompFor) -> None:
+    def comp_for(self, node: ast.comprehension) -> None:
         self.store(node.target)
         self.node(node.iter)
-        for cond in node.ifs:
-            self.node(cond.test)
-        if node.inner_for_in is not None:
-            self.node(node.inner_for_in)
+        self.nodes(node.ifs)
 
-    def with_item(self, node: cst.WithItem) -> None:
-        self.node(node.item)
-        if node.asname is not None:
-            self.store(node.asname.name)
+    def with_item(self, node: ast.withitem) -> None:
+        self.node(node.context_expr)
+        if node.optional_vars is not None:
+            self.store(node.optional_vars)
 
-    def handler(self, node: cst.ExceptHandler) -> None:
+    def handler(self, node: ast.ExceptHandler) -> None:
         if node.type is not None:
             self.node(node.type)
-        self.node(node.body)
+        self.nodes(node.body)
 
-    def named_expr(self, node: cst.NamedExpr) -> None:
+    def try_star(self, node: ast.stmt) -> None:
+        """``except* E as e`` counts ``e`` as a read (an unfamiliar construct: a read)."""
+        self.nodes(node.body)  # type: ignore[attr-defined]
+        for h in node.handlers:  # type: ignore[attr-defined]
+            self.nodes(h.body)
+            if h.type is not None:
+                self.node(h.type)
+            if h.name is not None:
+                _add(self.counts.refs, h.name)
+        self.nodes(node.orelse)  # type: ignore[attr-defined]
+        self.nodes(node.finalbody)  # type: ignore[attr-defined]
+
+    def match_case(self, node: ast.match_case) -> None:
+        """A case's pattern is not read (the names it binds, the values it matches)."""
+        self.nodes(node.body)
+        if node.guard is not None:
+            self.node(node.guard)
+
+    def named_expr(self, node: ast.NamedExpr) -> None:
         self.store(node.target)
         self.node(node.value)
 
-    def delete(self, node: cst.Del) -> None:
-        self.store(node.target)
+    def delete(self, node: ast.Delete) -> None:
+        for t in node.targets:
+            self.store(t)
 
-    def declares(self, node: cst.CSTNode) -> None:
+    def declares(self, node: ast.AST) -> None:
         self.declared = True
 
-    def skip(self, node: cst.CSTNode) -> None:
-        pass  # imports bind names; annotations name types without calling them
+    def skip(self, node: ast.AST) -> None:
+        pass  # imports bind names
 
 
 _HANDLERS = {
-    cst.Call: _Walker.call, cst.Attribute: _Walker.attribute, cst.FunctionDef: _Walker.function,
-    cst.Lambda: _Walker.lambda_, cst.ClassDef: _Walker.class_, cst.Assign: _Walker.assign,
-    cst.AnnAssign: _Walker.ann_assign, cst.AugAssign: _Walker.aug_assign, cst.For: _Walker.for_,
-    cst.CompFor: _Walker.comp_for, cst.WithItem: _Walker.with_item, cst.ExceptHandler: _Walker.handler,
-    cst.NamedExpr: _Walker.named_expr, cst.Del: _Walker.delete, cst.Global: _Walker.declares,
-    cst.Nonlocal: _Walker.declares, cst.Import: _Walker.skip, cst.ImportFrom: _Walker.skip,
-    cst.Annotation: _Walker.skip,
+    ast.Call: _Walker.call, ast.Attribute: _Walker.attribute, ast.FunctionDef: _Walker.function,
+    ast.AsyncFunctionDef: _Walker.function, ast.Lambda: _Walker.lambda_, ast.ClassDef: _Walker.class_,
+    ast.Assign: _Walker.assign, ast.AnnAssign: _Walker.ann_assign, ast.AugAssign: _Walker.aug_assign,
+    ast.For: _Walker.for_, ast.AsyncFor: _Walker.for_, ast.comprehension: _Walker.comp_for,
+    ast.withitem: _Walker.with_item, ast.ExceptHandler: _Walker.handler, ast.match_case: _Walker.match_case,
+    ast.NamedExpr: _Walker.named_expr, ast.Delete: _Walker.delete, ast.Global: _Walker.declares,
+    ast.Nonlocal: _Walker.declares, ast.Import: _Walker.skip, ast.ImportFrom: _Walker.skip,
 }
+if hasattr(ast, "TryStar"):
+    _HANDLERS[ast.TryStar] = _Walker.try_star
+if hasattr(ast, "TypeAlias"):
+    _HANDLERS[ast.TypeAlias] = _Walker.skip  # read as a ``pass``, as the analysis reads it
 
 
 def _add(d: dict[str, int], key: str) -> None:

@@ -10,27 +10,27 @@ source); anything else is unknown.
 
 from __future__ import annotations
 
+import ast
 import itertools
 from typing import Optional
 
-from ..syntax import nodes as cst
-
 from . import devices as dv
 from .context import FileContext
+from .tree import arg_keyword, arg_star, arg_value, call_args, is_none, plain_string
 from .values import ArrayVal, MeshVal, SpecVal
 
 
-def _strings(node: Optional[cst.BaseExpression]) -> Optional[tuple[str, ...]]:
+def _strings(node: Optional[ast.expr]) -> Optional[tuple[str, ...]]:
     """A string literal or a tuple/list of them."""
-    if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
-        return (value,) if isinstance(value, str) else None
-    if isinstance(node, (cst.Tuple, cst.List)):
+    if type(node) is ast.Constant:
+        value = plain_string(node)
+        return (value,) if value is not None else None
+    if type(node) is ast.Tuple or type(node) is ast.List:
         out: list[str] = []
-        for el in node.elements:
-            if isinstance(el, cst.StarredElement):
+        for el in node.elts:  # type: ignore[union-attr]
+            if type(el) is ast.Starred:
                 return None
-            got = _strings(el.value)
+            got = _strings(el)
             if got is None or len(got) != 1:
                 return None
             out.append(got[0])
@@ -38,17 +38,18 @@ def _strings(node: Optional[cst.BaseExpression]) -> Optional[tuple[str, ...]]:
     return None
 
 
-def _arg(call: cst.Call, index: int, keyword: str) -> Optional[cst.BaseExpression]:
-    for a in call.args:
-        if a.keyword is not None and a.keyword.value == keyword:
-            return a.value
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    return positional[index].value if index < len(positional) else None
+def _arg(call: ast.Call, index: int, keyword: str) -> Optional[ast.expr]:
+    args = call_args(call)
+    for a in args:
+        if arg_keyword(a) == keyword:
+            return arg_value(a)
+    positional = [a for a in args if arg_keyword(a) is None and not arg_star(a)]
+    return arg_value(positional[index]) if index < len(positional) else None
 
 
 def axis_names(mesh: MeshVal) -> Optional[tuple[str, ...]]:
     """The axis names of ``Mesh(devs, names)`` or ``jax.make_mesh(shape, names)``."""
-    if not isinstance(mesh.node, cst.Call) or mesh.ctor not in ("Mesh", "jax.make_mesh"):
+    if type(mesh.node) is not ast.Call or mesh.ctor not in ("Mesh", "jax.make_mesh"):
         return None
     return _strings(_arg(mesh.node, 1, "axis_names"))
 
@@ -56,15 +57,15 @@ def axis_names(mesh: MeshVal) -> Optional[tuple[str, ...]]:
 def spec_axes(spec: SpecVal) -> Optional[set[str]]:
     """The mesh axes a literal ``PartitionSpec(...)`` shards over."""
     node = spec.node
-    if not isinstance(node, cst.Call):
+    if type(node) is not ast.Call:
         return None
     used: set[str] = set()
-    for a in node.args:
-        if a.keyword is not None or a.star:
+    for a in call_args(node):  # type: ignore[arg-type]
+        if arg_keyword(a) is not None or arg_star(a):
             return None
-        if isinstance(a.value, cst.Name) and a.value.value == "None":
+        if is_none(a):
             continue
-        got = _strings(a.value)
+        got = _strings(a)  # type: ignore[arg-type]
         if got is None:
             return None
         used.update(got)

@@ -6,17 +6,17 @@ stable, so a nested function reading it sees ``UNKNOWN``.
 
 from __future__ import annotations
 
+import ast
 from typing import Iterator, Optional, Sequence
 
-from ..syntax import nodes as cst
-
+from .tree import on_header_line
 from .values import PATHS, UNKNOWN, QualVal, Value, unknown
 from ..qualnames import BUILTINS
 
 
 class Scope:
     def __init__(self, parent: Optional["Scope"], kind: str, bindings: dict[str, int],
-                 node: Optional[cst.CSTNode] = None) -> None:
+                 node: Optional[ast.AST] = None) -> None:
         self.parent = parent
         self.kind = kind  # 'module' | 'function' | 'class' | 'comprehension'
         self.vars: dict[str, Value] = {}
@@ -51,21 +51,31 @@ class Scope:
         return UNKNOWN
 
 
-def names_in_target(node: cst.BaseExpression) -> Iterator[str]:
-    if isinstance(node, cst.Name):
-        yield node.value
-    elif isinstance(node, (cst.Tuple, cst.List)):
-        for el in node.elements:
-            yield from names_in_target(el.value)
-    elif isinstance(node, cst.StarredElement):
+def names_in_target(node: ast.expr) -> Iterator[str]:
+    if type(node) is ast.Name:
+        yield node.id
+    elif isinstance(node, (ast.Tuple, ast.List)):
+        for el in node.elts:
+            yield from names_in_target(el)
+    elif type(node) is ast.Starred:
         yield from names_in_target(node.value)
 
 
-def block(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
-    return body.body  # IndentedBlock and SimpleStatementSuite both have .body
+COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While,
+            ast.Try, ast.With, ast.AsyncWith, ast.Match, getattr(ast, "TryStar", ast.Try))
 
 
-def count_bindings(stmts: Sequence[cst.CSTNode], out: dict[str, int] | None = None) -> dict[str, int]:
+def block(body: Sequence[ast.stmt]) -> Sequence[ast.stmt]:
+    """A block's statements as the analysis follows them: none for a body on its header's
+    line (``if x: return y``), whose statements it has never run, counted or looked
+    for exits in (tree.on_header_line)."""
+    if body and not isinstance(body[0], COMPOUND) and on_header_line(body[0]):
+        return ()
+    return body
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def count_bindings(stmts: Sequence[ast.stmt], out: dict[str, int] | None = None) -> dict[str, int]:
     """Binding sites per name in a block, not looking into nested scopes."""
     out = {} if out is None else out
 
@@ -73,78 +83,68 @@ def count_bindings(stmts: Sequence[cst.CSTNode], out: dict[str, int] | None = No
         out[name] = out.get(name, 0) + n
 
     for stmt in stmts:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                if isinstance(small, cst.Assign):
-                    for t in small.targets:
-                        for n in names_in_target(t.target):
-                            add(n)
-                elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
-                    if isinstance(small.target, cst.Name) and (
-                        not isinstance(small, cst.AnnAssign) or small.value is not None
-                    ):
-                        add(small.target.value)
-                elif isinstance(small, (cst.Import, cst.ImportFrom)):
-                    names = small.names
-                    if isinstance(names, cst.ImportStar):
-                        continue
-                    for alias in names:
-                        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                            add(alias.asname.name.value)
-                        else:
-                            top = alias.name
-                            while isinstance(top, cst.Attribute):
-                                top = top.value
-                            # `import jax` and `import jax.numpy` bind `jax` to one module:
-                            # one binding, however many submodules are imported.
-                            if isinstance(top, cst.Name) and "\0import " + top.value not in out:
-                                out["\0import " + top.value] = 1
-                                add(top.value)
-                elif isinstance(small, (cst.Global, cst.Nonlocal)):
-                    for n in small.names:
-                        add(n.name.value, 2)  # never stable
-                elif isinstance(small, cst.Del):
-                    for n in names_in_target(small.target):
-                        add(n, 2)
-        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            add(stmt.name.value)
-        elif isinstance(stmt, cst.If):
-            count_bindings(block(stmt.body), out)
-            orelse = stmt.orelse
-            if isinstance(orelse, cst.If):
-                count_bindings([orelse], out)
-            elif isinstance(orelse, cst.Else):
-                count_bindings(block(orelse.body), out)
-        elif isinstance(stmt, (cst.For, cst.While)):
-            if isinstance(stmt, cst.For):
-                for n in names_in_target(stmt.target):
+        t = type(stmt)
+        if t is ast.Assign:
+            for target in stmt.targets:  # type: ignore[attr-defined]
+                for n in names_in_target(target):
+                    add(n)
+        elif t is ast.AnnAssign or t is ast.AugAssign:
+            if type(stmt.target) is ast.Name and (  # type: ignore[attr-defined]
+                t is not ast.AnnAssign or stmt.value is not None  # type: ignore[attr-defined]
+            ):
+                add(stmt.target.id)  # type: ignore[attr-defined]
+        elif t is ast.Import or t is ast.ImportFrom:
+            for alias in stmt.names:  # type: ignore[attr-defined]
+                if alias.name == "*":
+                    continue
+                if alias.asname is not None:
+                    add(alias.asname)
+                else:
+                    top = alias.name.split(".")[0]
+                    # `import jax` and `import jax.numpy` bind `jax` to one module:
+                    # one binding, however many submodules are imported.
+                    if "\0import " + top not in out:
+                        out["\0import " + top] = 1
+                        add(top)
+        elif t is ast.Global or t is ast.Nonlocal:
+            for name in stmt.names:  # type: ignore[attr-defined]
+                add(name, 2)  # never stable
+        elif t is ast.Delete:
+            for target in stmt.targets:  # type: ignore[attr-defined]
+                for n in names_in_target(target):
                     add(n, 2)
-            count_bindings(block(stmt.body), out)
-            if stmt.orelse is not None:
-                count_bindings(block(stmt.orelse.body), out)
-        elif isinstance(stmt, (cst.Try, cst.TryStar)):
-            count_bindings(block(stmt.body), out)
-            for h in stmt.handlers:
-                if h.name is not None and isinstance(h.name.name, cst.Name):
-                    add(h.name.name.value, 2)
+        elif t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef:
+            add(stmt.name)  # type: ignore[attr-defined]
+        elif t is ast.If:
+            count_bindings(block(stmt.body), out)  # type: ignore[attr-defined]
+            count_bindings(block(stmt.orelse), out)  # type: ignore[attr-defined]
+        elif t is ast.For or t is ast.AsyncFor or t is ast.While:
+            if t is not ast.While:
+                for n in names_in_target(stmt.target):  # type: ignore[attr-defined]
+                    add(n, 2)
+            count_bindings(block(stmt.body), out)  # type: ignore[attr-defined]
+            count_bindings(block(stmt.orelse), out)  # type: ignore[attr-defined]
+        elif t is ast.Try or t.__name__ == "TryStar":
+            count_bindings(block(stmt.body), out)  # type: ignore[attr-defined]
+            for h in stmt.handlers:  # type: ignore[attr-defined]
+                if h.name is not None:
+                    add(h.name, 2)
                 count_bindings(block(h.body), out)
-            if stmt.orelse is not None:
-                count_bindings(block(stmt.orelse.body), out)
-            if stmt.finalbody is not None:
-                count_bindings(block(stmt.finalbody.body), out)
-        elif isinstance(stmt, cst.With):
-            for item in stmt.items:
-                if item.asname is not None:
-                    for n in names_in_target(item.asname.name):  # type: ignore[arg-type]
+            count_bindings(block(stmt.orelse), out)  # type: ignore[attr-defined]
+            count_bindings(block(stmt.finalbody), out)  # type: ignore[attr-defined]
+        elif t is ast.With or t is ast.AsyncWith:
+            for item in stmt.items:  # type: ignore[attr-defined]
+                if item.optional_vars is not None:
+                    for n in names_in_target(item.optional_vars):
                         add(n)
-            count_bindings(block(stmt.body), out)
-        elif isinstance(stmt, cst.Match):
-            for case in stmt.cases:
+            count_bindings(block(stmt.body), out)  # type: ignore[attr-defined]
+        elif t is ast.Match:
+            for case in stmt.cases:  # type: ignore[attr-defined]
                 count_bindings(block(case.body), out)
     return out
 
 
-def with_rebound(scope: "Scope", stmts: Sequence[cst.CSTNode]) -> "Scope":
+def with_rebound(scope: "Scope", stmts: Sequence[ast.stmt]) -> "Scope":
     """``scope``, whose body is ``stmts``, with the names a function nested in them (at
     any depth) rebinds never stable, for nested functions (binding count) and for the
     scope itself (``volatile``): those declared ``global`` in a module, ``nonlocal`` in a
@@ -158,43 +158,31 @@ def with_rebound(scope: "Scope", stmts: Sequence[cst.CSTNode]) -> "Scope":
     return scope
 
 
-def _rebound_from_inside(stmts: Sequence[cst.CSTNode], bindings: dict[str, int], module: bool) -> set[str]:
-    keyword = cst.Global if module else cst.Nonlocal
+def _rebound_from_inside(stmts: Sequence[ast.stmt], bindings: dict[str, int], module: bool) -> set[str]:
+    keyword = ast.Global if module else ast.Nonlocal
     found: set[str] = set()
-    todo: list[tuple[cst.CSTNode, bool]] = [(s, False) for s in stmts]
+    todo: list[tuple[ast.stmt, bool]] = [(s, False) for s in stmts]
     while todo:
         stmt, nested = todo.pop()
-        # A one-line body (``def f(): global X``) holds small statements themselves.
-        smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else \
-            [stmt] if isinstance(stmt, cst.BaseSmallStatement) else None
-        if smalls is not None:
-            if nested:
-                for small in smalls:
-                    if isinstance(small, keyword):
-                        found.update(n.name.value for n in small.names
-                                     if module or n.name.value in bindings)
+        if not isinstance(stmt, COMPOUND):
+            if nested and type(stmt) is keyword:
+                found.update(n for n in stmt.names if module or n in bindings)  # type: ignore[attr-defined]
             continue
-        inside = nested or isinstance(stmt, cst.FunctionDef)
-        for child in _blocks(stmt):
+        inside = nested or isinstance(stmt, FUNCTIONS)
+        for child in blocks(stmt):
             todo.extend((s, inside) for s in child)
     return found
 
 
-def _blocks(stmt: cst.CSTNode) -> list[Sequence[cst.CSTNode]]:
+def blocks(stmt: ast.stmt) -> list[Sequence[ast.stmt]]:
     """The statement lists a compound statement holds."""
-    out: list[Sequence[cst.CSTNode]] = []
+    out: list[Sequence[ast.stmt]] = []
     for name in ("body", "orelse", "finalbody"):
         part = getattr(stmt, name, None)
-        if isinstance(part, cst.If):
-            out.append([part])
-        elif part is not None:
-            inner = getattr(part, "body", None)
-            if isinstance(inner, (cst.IndentedBlock, cst.SimpleStatementSuite)):
-                inner = inner.body  # an Else/Finally holds a suite
-            if isinstance(inner, (list, tuple)):
-                out.append(inner)
+        if part:
+            out.append(part)
     for h in getattr(stmt, "handlers", ()) or ():
-        out.append(block(h.body))
+        out.append(h.body)
     for case in getattr(stmt, "cases", ()) or ():
-        out.append(block(case.body))
+        out.append(case.body)
     return out

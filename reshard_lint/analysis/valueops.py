@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import math
 from typing import Callable, Optional, Sequence, TypeGuard
-
-from ..syntax import nodes as cst
 
 from . import devices as dv
 from .values import (
@@ -98,12 +97,13 @@ class PerProcess(IntVal):
         super().__init__(fn, None)
 
 
-def dotted(node: cst.CSTNode) -> Optional[str]:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        head = dotted(node.value)
-        return f"{head}.{node.attr.value}" if head else None
+def dotted(node: ast.AST) -> Optional[str]:
+    t = type(node)
+    if t is ast.Name:
+        return node.id  # type: ignore[attr-defined]
+    if t is ast.Attribute:
+        head = dotted(node.value)  # type: ignore[attr-defined]
+        return f"{head}.{node.attr}" if head else None  # type: ignore[attr-defined]
     return None
 
 
@@ -116,27 +116,27 @@ def ascending(fns: Sequence[Optional[Callable[[dv.Model], int]]]) -> bool:
     return vals == sorted(vals)
 
 
-def expects_error(expr: cst.BaseExpression) -> bool:
-    if not isinstance(expr, cst.Call):
+def expects_error(expr: ast.expr) -> bool:
+    if type(expr) is not ast.Call:
         return False
-    f = expr.func
-    name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
+    f = expr.func  # type: ignore[attr-defined]
+    name = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else ""
     return name in ("raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp", "assertWarns",
                     "assertWarnsRegex", "expectedFailure")
 
 
-def int_arith(op: cst.CSTNode, a: IntVal, b: IntVal) -> Value:
+_INT_OPS: dict[type, Callable[[int, int], int]] = {
+    ast.Add: lambda x, y: x + y, ast.Sub: lambda x, y: x - y, ast.Mult: lambda x, y: x * y,
+    ast.FloorDiv: lambda x, y: x // y, ast.Mod: lambda x, y: x % y,
+}
+
+
+def int_arith(op: ast.operator, a: IntVal, b: IntVal, augmented: bool = False) -> Value:
+    """``a op b`` of two ints; ``augmented``: ``a op= b`` (``%=`` is not followed)."""
     f, g = a.fn, b.fn
     la, lb = a.literal, b.literal
-    table: dict[type, Callable[[int, int], int]] = {
-        cst.Add: lambda x, y: x + y, cst.AddAssign: lambda x, y: x + y,
-        cst.Subtract: lambda x, y: x - y, cst.SubtractAssign: lambda x, y: x - y,
-        cst.Multiply: lambda x, y: x * y, cst.MultiplyAssign: lambda x, y: x * y,
-        cst.FloorDivide: lambda x, y: x // y, cst.FloorDivideAssign: lambda x, y: x // y,
-        cst.Modulo: lambda x, y: x % y,
-    }
-    fn = table.get(type(op))
-    if fn is None:
+    fn = _INT_OPS.get(type(op))
+    if fn is None or (augmented and type(op) is ast.Mod):
         return UNKNOWN
     lit = None
     if la is not None and lb is not None:
@@ -169,7 +169,7 @@ def row_or_device(single: DevVal, base: DevVal, devices: dv.Evaluator) -> DevVal
     return single
 
 
-def element(base: DevVal, index: Callable[[dv.Model], int], text: str, node: cst.CSTNode,
+def element(base: DevVal, index: Callable[[dv.Model], int], text: str, node: ast.AST,
             devices: dv.Evaluator) -> DevVal:
     """``base[i]`` (``devs[k]``, or an unpacking ``d1, d2 = devs[:2]``): a device of a 1-D
     list, a row of a 2-D grid; ``text`` spells the index."""

@@ -5,10 +5,9 @@ Anything the analysis cannot pin down is ``UNKNOWN``; rules never fire on it.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Union
-
-from ..syntax import nodes as cst
 
 from .devices import DevFn, Model, ModelError
 
@@ -80,7 +79,7 @@ class DeviceIdVal(Value):
     process p's devices from p * 2048, and multi-host TPU ids follow coordinates.
     """
 
-    node: cst.CSTNode  # where the id was read
+    node: ast.AST  # where the id was read
     desc: str
     many: bool = False
     text: bool = False  # the digits of "tpu:2", before int()
@@ -93,7 +92,7 @@ class DeviceIdVal(Value):
 class Shuffle:
     """A permutation applied to a device list, and whether every process agrees on it."""
 
-    node: cst.CSTNode
+    node: ast.AST
     how: str  # source text of the shuffle, e.g. 'random.shuffle(devs)'
     agreed: bool  # False: unseeded or seeded per process
 
@@ -104,7 +103,7 @@ class DevVal(Value):
 
     fn: DevFn
     desc: str  # how it was built, rendered for messages: 'jax.devices()[::-1]'
-    node: Optional[cst.CSTNode] = None
+    node: Optional[ast.AST] = None
     reorders: tuple[str, ...] = ()  # order-changing steps applied, e.g. ('[::-1]',)
     shuffle: Optional[Shuffle] = None
     fresh: bool = True  # derived from jax.devices()/local_devices(), not from a mesh
@@ -115,7 +114,7 @@ class DevVal(Value):
     is_set: bool = False  # a set of devices (no order): device_set, x.devices()
     # (outer, inner) nodes of each reordering step, e.g. (`devs[::-1]`, `devs`): a fix
     # that undoes a single step replaces outer with inner.
-    steps: tuple[tuple[cst.CSTNode, cst.CSTNode], ...] = ()
+    steps: tuple[tuple[ast.AST, ast.AST], ...] = ()
     # Platforms named in the source; 'default' is jax.devices() with no backend, which
     # may be any of them, so comparing it with a named platform is undecidable.
     platforms: frozenset[str] = frozenset({"default"})
@@ -126,7 +125,7 @@ class DevVal(Value):
     builder_shape: tuple[int, ...] = ()
 
     def derive(self, fn: DevFn, desc: str, *, reorder: str | None = None,
-               step: tuple[cst.CSTNode, cst.CSTNode] | None = None, **kw: object) -> "DevVal":
+               step: tuple[ast.AST, ast.AST] | None = None, **kw: object) -> "DevVal":
         reorders = self.reorders + ((reorder,) if reorder else ())
         steps = self.steps + ((step,) if step else ())
         fields = dict(fn=fn, desc=desc, node=self.node, reorders=reorders, shuffle=self.shuffle,
@@ -140,7 +139,7 @@ class DevVal(Value):
 @dataclass(eq=False)
 class MeshVal(Value):
     devices: DevVal
-    node: cst.CSTNode  # the construction call
+    node: ast.AST  # the construction call
     ctor: str  # 'Mesh', 'jax.make_mesh', ...
     name: Optional[str] = None  # the first name it was bound to
     sizes: tuple[int, ...] = ()
@@ -174,14 +173,14 @@ class SpecVal(Value):
     __slots__ = ("node", "_code")
     code = LazyText()
 
-    def __init__(self, node: cst.CSTNode, code: Text) -> None:
+    def __init__(self, node: ast.AST, code: Text) -> None:
         self.node = node
         self._code = code
 
 
 @dataclass(eq=False)
 class ShardingVal(Value):
-    node: Optional[cst.CSTNode]
+    node: Optional[ast.AST]
     mesh: Optional[MeshVal] = None  # NamedSharding
     device: Optional[DevVal] = None  # SingleDeviceSharding
     spec: Optional[SpecVal] = None
@@ -194,7 +193,7 @@ class ArrayVal(Value):
     """A committed jax.Array whose sharding (and so mesh) is known."""
 
     sharding: ShardingVal
-    node: cst.CSTNode  # where it was made
+    node: ast.AST  # where it was made
     name: Optional[str] = None
     # Computed from arrays on this sharding's devices (models/placement.py), layout
     # unknown: 'array', or 'tree' for a jitted call's result, which may be a pytree of them.
@@ -215,7 +214,7 @@ class HostVal(Value):
     __slots__ = ("_desc", "node", "uncommitted")
     desc = LazyText()  # for coverage evidence: 'np.arange(8.0)'
 
-    def __init__(self, desc: Text, node: Optional[cst.CSTNode] = None, uncommitted: bool = False) -> None:
+    def __init__(self, desc: Text, node: Optional[ast.AST] = None, uncommitted: bool = False) -> None:
         self._desc = desc
         self.node = node
         self.uncommitted = uncommitted
@@ -256,7 +255,7 @@ class IndexPermutation(Value):
     n: IntVal
     agreed: bool  # seeded with the same constant on every process
     how: str
-    node: cst.CSTNode
+    node: ast.AST
 
 
 @dataclass(eq=False)
@@ -267,7 +266,7 @@ class RngVal(Value):
 
 @dataclass(eq=False)
 class JitVal(Value):
-    node: cst.CSTNode
+    node: ast.AST
     in_shardings: Value = UNKNOWN
     out_shardings: Value = UNKNOWN
     func: Value = UNKNOWN  # the function it compiles, when known: its body sees the arguments
@@ -283,7 +282,7 @@ class JitVal(Value):
 class TransformVal(Value):
     """``jax.grad(f)``, ``jax.value_and_grad(f)``, ``jax.vmap(f)`` (models/transforms.py)."""
 
-    node: cst.CSTNode
+    node: ast.AST
     kind: str  # 'grad' | 'value_and_grad' | 'vmap'
     func: Value = UNKNOWN
     has_aux: bool = False
@@ -300,7 +299,7 @@ class PartialVal(Value):
 
 @dataclass(eq=False)
 class FuncVal(Value):
-    node: cst.CSTNode  # FunctionDef or Lambda
+    node: ast.AST  # FunctionDef or Lambda
     scope: object  # the Scope it closes over
     defaults: dict[str, Value] = field(default_factory=dict)  # evaluated where defined
     owner: Optional["ClassVal"] = None  # the class whose body defines it (a method)
@@ -314,7 +313,7 @@ class FuncVal(Value):
 
 @dataclass(eq=False)
 class ClassVal(Value):
-    node: cst.ClassDef
+    node: ast.ClassDef
     attrs: dict[str, Value] = field(default_factory=dict)
     instance: Optional["InstanceVal"] = None  # one abstract instance: attributes live on the class
     fields: Optional[object] = None  # classes.Fields of a dataclass
@@ -331,7 +330,7 @@ class MeshContextVal(Value):
     """What ``jax.set_mesh(m)`` / ``use_mesh(m)`` returns: usable in ``with``."""
 
     mesh: MeshVal
-    node: Optional[cst.CSTNode] = None  # the set_mesh call, for messages
+    node: Optional[ast.AST] = None  # the set_mesh call, for messages
 
 
 @dataclass(eq=False)

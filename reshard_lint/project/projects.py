@@ -103,8 +103,8 @@ class Projects:
         from ..analysis import Analyzer
         from ..analysis.context import FileContext
         from ..analysis.mutation import share
+        from ..analysis.tree import Module
         from ..analysis.values import QualVal
-        from ..syntax.build import build
         from .recording import RecordingAnalyzer
 
         run = module_level(text, full)
@@ -112,7 +112,9 @@ class Projects:
         if run.tree is None:
             return None  # unknown: the importing file is not the place to report it
         tree = run.tree if run.body is text else newer_syntax.parse(run.body)
-        module = build(tree, run.body)
+        # The context keeps the module: it places and spells the exported values' nodes
+        # in the importers' messages.
+        module = Module(tree, run.body)
         ctx = FileContext(module, run.body, path, self.settings)
         ctx.python_tree = tree
         ctx.project = view
@@ -144,9 +146,6 @@ class Projects:
         finally:
             # An exported function keeps its module's scope as its closure: not taken apart.
             analyzer.release(keep_values=functions)
-        # Python's tree is wanted again only for the positions of a message naming this
-        # module: parsed again then, not kept with every summary.
-        ctx.python_tree, ctx.lazy_tree = None, True
         return exports, ctx
 
 

@@ -4,9 +4,8 @@ module-level assignment of a guarded name bound (guarded.py), which the join aft
 
 from __future__ import annotations
 
+import ast
 from typing import Callable
-
-from ..syntax import nodes as cst
 
 from ..analysis import Analyzer
 from ..analysis.context import FileContext
@@ -20,7 +19,7 @@ class RecordingAnalyzer(Analyzer):
         self.guarded = names
         self.bound_at: dict[str, Value] = {}  # guarded name -> the value its one statement bound
 
-    def bind(self, target: cst.BaseExpression, value: Value, scope: Scope) -> None:
+    def bind(self, target: ast.expr, value: Value, scope: Scope) -> None:
         super().bind(target, value, scope)
-        if scope.kind == "module" and isinstance(target, cst.Name) and target.value in self.guarded:
-            self.bound_at[target.value] = scope.vars.get(target.value, value)
+        if scope.kind == "module" and isinstance(target, ast.Name) and target.id in self.guarded:
+            self.bound_at[target.id] = scope.vars.get(target.id, value)

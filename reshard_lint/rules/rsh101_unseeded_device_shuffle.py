@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 from typing import Iterable
 
+from ..analysis import tree
 from ..analysis.context import describe_mesh
 from ..diagnostic import Diagnostic, Edit, Fix
 from ..analysis.events import MeshBuilt
@@ -221,22 +223,21 @@ print(mesh.shape, steps.shape)
 
 def _lists_a_set(node: object) -> bool:
     """``list(x.devices())`` / ``tuple(s.device_set)``: the order of a set, not a shuffle call."""
-    from ..syntax import nodes as cst
-
-    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("list", "tuple")
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("list", "tuple")
 
 
 def _drop_shuffle(ctx, node) -> Fix | None:  # type: ignore[no-untyped-def]
     """Undo the shuffle: drop an in-place shuffle statement, or keep a permutation's input."""
-    from ..syntax import nodes as cst
-
     line, col, end_line, end_col = ctx.span(node)
     lines = ctx.source.splitlines(keepends=True)
-    if isinstance(node, cst.Subscript):  # devs[np.random.permutation(n)]
+    if isinstance(node, ast.Subscript):  # devs[np.random.permutation(n)]
         base_text = ctx.module.code_for_node(node.value)
         return Fix(f"Use {base_text} in its own order", (Edit(line, col, end_line, end_col, base_text),),
                    safe=False)
-    if not isinstance(node, cst.Call) or not node.args:
+    if not isinstance(node, ast.Call):
+        return None
+    args = tree.call_args(node)
+    if not args:
         return None
     call_text = ctx.module.code_for_node(node)
     func_text = ctx.module.code_for_node(node.func)
@@ -246,6 +247,5 @@ def _drop_shuffle(ctx, node) -> Fix | None:  # type: ignore[no-untyped-def]
             return Fix("Remove the shuffle (keeps jax.devices() order)",
                        (Edit(line, 0, line + 1, 0, ""),), safe=False)
         return None
-    first = node.args[0]
-    arg_text = ctx.module.code_for_node(first.value)
+    arg_text = ctx.module.code_for_node(tree.arg_value(args[0]))
     return Fix(f"Use {arg_text} in its own order", (Edit(line, col, end_line, end_col, arg_text),), safe=False)

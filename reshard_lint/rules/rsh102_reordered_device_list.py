@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+import ast
 from typing import Iterable
-
-from ..syntax import nodes as cst
 
 from ..analysis.context import FileContext, describe_mesh
 from ..diagnostic import Diagnostic, Edit, Fix
@@ -36,7 +35,7 @@ class ReorderedDeviceList(Rule):
     references = ('jax-ml/jax#15903 (ops between meshes with transposed device order fail)', 'AI-Hypercomputer/maxtext#2863 (set_mesh changed device order, then incompatible devices)')
 
     def start(self, ctx: FileContext) -> None:
-        self._topology: list[tuple[cst.CSTNode, Diagnostic]] = []
+        self._topology: list[tuple[ast.AST, Diagnostic]] = []
 
     def check(self, event: MeshBuilt) -> Iterable[Diagnostic]:  # type: ignore[override]
         ctx, mesh = event.ctx, event.mesh

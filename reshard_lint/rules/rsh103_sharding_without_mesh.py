@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 from typing import Iterable
 
-from ..syntax import nodes as cst
-
+from ..analysis import tree
 from ..analysis.context import FileContext
 from ..diagnostic import Diagnostic, Edit, Fix
 from ..analysis.events import ShardingBuilt
@@ -146,10 +146,13 @@ with jax.make_mesh((8,), ('x',)) as mesh:
 def _wrap(ctx: FileContext, event: ShardingBuilt) -> Fix | None:
     """``NamedSharding(devs, P('x'))`` -> ``NamedSharding(Mesh(np.array(devs), ('x',)), P('x'))``."""
     spec = event.spec_node
-    if not (isinstance(spec, cst.Call) and len(spec.args) == 1
-            and isinstance(spec.args[0].value, cst.SimpleString) and spec.args[0].keyword is None):
+    args = tree.call_args(spec) if isinstance(spec, ast.Call) else []
+    value = tree.arg_value(args[0]) if len(args) == 1 else None
+    # One literal, str or bytes; an implicit concatenation ('x' 'y') gets no fix.
+    if not (isinstance(value, ast.Constant) and isinstance(value.value, (str, bytes))
+            and not ctx.module.concatenation(value) and tree.arg_keyword(args[0]) is None):
         return None  # a 1-D mesh is only certain for a one-axis spec
-    axis = spec.args[0].value.evaluated_value
+    axis = value.value
     mesh = ctx.spell("jax.sharding.Mesh")
     if mesh is None and ctx.spell("module:jax") is not None:
         mesh = f"{ctx.spell('module:jax')}.sharding.Mesh"

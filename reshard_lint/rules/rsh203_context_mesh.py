@@ -6,9 +6,8 @@ of the context-mesh case, kept apart so that each module stays about one thing.
 
 from __future__ import annotations
 
+import ast
 from typing import Iterable
-
-from ..syntax import nodes as cst
 
 from ..analysis.context import FileContext, describe_mesh
 from ..analysis.events import ContextOp
@@ -25,13 +24,13 @@ def context_diagnostic(code: str, event: ContextOp) -> Iterable[Diagnostic]:
     site = event.context
     if not isinstance(site, MeshContextVal) or site.node is None:
         return
-    setter = site.node.func if isinstance(site.node, cst.Call) else site.node
+    setter = site.node.func if isinstance(site.node, ast.Call) else site.node
     where = (f"the context mesh {describe_mesh(ctx, site.mesh)}, set by {ctx.code(setter, 30)} "
              f"at {ctx.at(site.node)}")
     mesh_name = site.mesh.name or "mesh"
     if isinstance(event.array, ArrayVal) and event.array.sharding.device is not None:
         device = event.array.sharding.device
-        if isinstance(event.value_node, (cst.Name, cst.Attribute)):
+        if isinstance(event.value_node, (ast.Name, ast.Attribute)):
             x = ctx.code(event.value_node, 30)
         else:
             x = event.array.name or ctx.code(event.array.node, 40)
@@ -45,7 +44,7 @@ def context_diagnostic(code: str, event: ContextOp) -> Iterable[Diagnostic]:
         others = (site.mesh,)
     elif isinstance(event.array, ArrayVal) and event.array.mesh is not None:
         own = event.array.mesh
-        x = ctx.code(event.value_node, 30) if isinstance(event.value_node, (cst.Name, cst.Attribute)) \
+        x = ctx.code(event.value_node, 30) if isinstance(event.value_node, (ast.Name, ast.Attribute)) \
             else event.array.name or "an array"
         leave = f"compute outside the context (with jax.set_mesh({own.name or '<its mesh>'}):)"
         # Only a reordering can be put onto the context mesh everywhere: another device

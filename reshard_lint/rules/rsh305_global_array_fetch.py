@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+import ast
 from typing import Iterable
-
-from ..syntax import nodes as cst
 
 from ..analysis.context import describe_mesh
 from ..analysis.events import Fetch
@@ -48,7 +47,7 @@ class GlobalArrayFetch(Rule):
             return
         if pinned(ctx.module, event.node, ONE_PROCESS_TEST):
             return
-        if isinstance(event.value_node, (cst.Name, cst.Attribute)):
+        if isinstance(event.value_node, (ast.Name, ast.Attribute)):
             x = ctx.code(event.value_node, 30)
         else:
             x = array.name or "the array"

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+import ast
 from typing import Iterable
-
-from ..syntax import nodes as cst
 
 from ..analysis import devices as dv
 from ..analysis.context import FileContext
@@ -100,7 +99,7 @@ class NonAddressableDevicePut(Rule):
             return
         if pinned(ctx.module, event.node) or pinned(ctx.module, put):
             return
-        x = ctx.code(event.value_node, 30) if isinstance(event.value_node, (cst.Name, cst.Attribute)) \
+        x = ctx.code(event.value_node, 30) if isinstance(event.value_node, (ast.Name, ast.Attribute)) \
             else "the array"
         msg = (
             f"{event.spelled} reads '{x}', put on {device.desc} ({ctx.at(put)}), a device of the global "

@@ -8,9 +8,8 @@ call's evaluated arguments, the call node and the scope, and returns the value.
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING, Callable
-
-from ...syntax import nodes as cst
 
 from ..arguments import Call
 from ..scope import Scope
@@ -19,7 +18,7 @@ from ..values import Value
 if TYPE_CHECKING:
     from ..interpreter import Analyzer
 
-Handler = Callable[["Analyzer", Call, cst.Call, Scope], Value]
+Handler = Callable[["Analyzer", Call, ast.Call, Scope], Value]
 HANDLERS: dict[str, Handler] = {}
 
 

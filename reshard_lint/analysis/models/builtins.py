@@ -3,11 +3,11 @@ on containers of arrays: enumerate, zip, map; on attributes: setattr, delattr.""
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING
 
-from ...syntax import nodes as cst
-
 from . import device_ids, handles, placement
+from .. import tree
 from ..arguments import Call
 from ..reasons import ATTRIBUTE, CONTAINER
 from ..scope import Scope
@@ -27,7 +27,7 @@ _PHYSICAL_KEYS = ("coords", "core_on_chip", "slice_index", "process_index", "hos
 
 
 @handles("len")
-def _len(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _len(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     v = call.arg(0)
     if ordered(v):
         f = v.fn
@@ -39,19 +39,19 @@ def _len(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
 
 
 @handles("range")
-def _range(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _range(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     """Ints: host data, and so is every element (flow.py, expressions.py)."""
     return HostVal(an.ctx.lazy_code(node, 40), node)
 
 
 @handles("int")
-def _int(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _int(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     v = call.arg(0)
     return v if isinstance(v, IntVal) else device_ids.int_of(v) or UNKNOWN
 
 
 @handles("np.array", "list", "tuple")
-def _neutral(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _neutral(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     v = call.arg(0, "object")
     if len(call.positional) > 1 or (set(call.keywords) - {"object", "dtype"}):
         return UNKNOWN
@@ -92,10 +92,10 @@ def _unmodelled_set(an: Analyzer, call: Call, v: Value, scope: Scope) -> bool:
     if not is_unknown(v) or len(call.positional) != 1:
         return False
     arg = call.arg_node(0, "object")
-    if isinstance(arg, cst.Call) and isinstance(arg.func, cst.Attribute) \
-            and arg.func.attr.value == "devices" and not arg.args:
+    if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) \
+            and arg.func.attr == "devices" and not arg.args and not arg.keywords:
         recv = arg.func.value
-    elif isinstance(arg, cst.Attribute) and arg.attr.value == "device_set":
+    elif isinstance(arg, ast.Attribute) and arg.attr == "device_set":
         recv = arg.value
     else:
         return False
@@ -115,7 +115,7 @@ def _always_several(an: Analyzer, f: dv.DevFn, sizes: tuple[int, ...]) -> bool:
 
 
 @handles("set")
-def _set(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _set(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     v = call.arg(0)
     if isinstance(v, DevVal) and not v.single:
         return DevVal(fn=v.fn, desc=f"set({v.desc})", node=node, fresh=v.fresh, from_mesh=v.from_mesh,
@@ -124,7 +124,7 @@ def _set(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
 
 
 @handles("reversed")
-def _reversed(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _reversed(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     v = call.arg(0)
     if ordered(v):
         f = v.fn
@@ -135,7 +135,7 @@ def _reversed(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
 
 
 @handles("sorted")
-def _sorted(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _sorted(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     v = call.arg(0)
     if not (isinstance(v, DevVal) and not v.single):
         return UNKNOWN
@@ -167,23 +167,25 @@ def _sorted(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
                     is_set=False)
 
 
-def _is_id_key(key: cst.CSTNode) -> bool:
-    if isinstance(key, cst.Lambda) and len(key.params.params) == 1:
-        p = key.params.params[0].name.value
+def _is_id_key(key: ast.AST) -> bool:
+    if isinstance(key, ast.Lambda) and len(key.args.args) == 1:
+        p = key.args.args[0].arg
         body = key.body
-        return isinstance(body, cst.Attribute) and isinstance(body.value, cst.Name) \
-            and body.value.value == p and body.attr.value == "id"
-    if isinstance(key, cst.Call):  # operator.attrgetter('id')
+        return isinstance(body, ast.Attribute) and isinstance(body.value, ast.Name) \
+            and body.value.id == p and body.attr == "id"
+    if isinstance(key, ast.Call):  # operator.attrgetter('id')
         f = key.func
-        fname = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
-        return fname == "attrgetter" and len(key.args) == 1 \
-            and isinstance(key.args[0].value, cst.SimpleString) \
-            and key.args[0].value.evaluated_value == "id"
+        fname = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        args = tree.call_args(key)
+        if fname != "attrgetter" or len(args) != 1:
+            return False
+        # attrgetter(*names) and a keyword count as its one argument too.
+        return tree.plain_string(tree.arg_value(args[0])) == "id"
     return False
 
 
 @handles("enumerate")
-def _enumerate(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _enumerate(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     """Pairs of an int (host data, one value for every index) and each element."""
     v = call.arg(0, "iterable")
     if len(call.positional) != 1 or call.has_star:
@@ -197,7 +199,7 @@ def _enumerate(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
 
 
 @handles("zip")
-def _zip(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _zip(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     """Tuples of the elements at each position, as far as the shortest goes."""
     columns = [v for v, _ in call.positional]
     if call.has_star or not columns or set(call.keywords) - {"strict"} \
@@ -215,7 +217,7 @@ def _zip(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
 
 
 @handles("map")
-def _map(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _map(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     """``map(f, xs)`` calls ``f`` on each element (one from each iterable): it runs on one
     that stands for all of them, as a ``jax.tree.map`` callback does, and on one the
     analysis does not know where none does (its transfers are counted all the same)."""
@@ -238,7 +240,7 @@ def _map(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
 
 
 @handles("setattr")
-def _setattr(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _setattr(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     """``setattr(obj, 'mesh', half)`` is ``obj.mesh = half`` (Classes.assign_attribute)."""
     if len(call.positional) != 3 or not an.assign_named_attribute(call.arg(0), call.arg(1, "name"), call.arg(2)):
         an.assign_some_attribute(call.arg(0))  # setattr(self, name, value) for each option
@@ -246,7 +248,7 @@ def _setattr(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
 
 
 @handles("delattr")
-def _delattr(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _delattr(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     if len(call.positional) == 2:
         an.assign_named_attribute(call.arg(0), call.arg(1, "name"), unknown(ATTRIBUTE))
     return ConstVal(None)

@@ -8,10 +8,9 @@ here an ``ArrayVal`` whose sharding has ``device`` set and no mesh.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
-
-from ...syntax import nodes as cst
 
 from .. import devices as dv
 from ..valueops import const_int
@@ -30,7 +29,7 @@ class ShardsVal(Value):
     """``x.addressable_shards`` of a jax.Array: this process's shards."""
 
     of: Value
-    node: cst.CSTNode
+    node: ast.AST
 
 
 @dataclass(eq=False)
@@ -38,7 +37,7 @@ class ShardVal(Value):
     """One element of ``x.addressable_shards``."""
 
     of: Value
-    node: cst.CSTNode
+    node: ast.AST
 
 
 def _is_array_like(v: Value) -> bool:
@@ -47,19 +46,19 @@ def _is_array_like(v: Value) -> bool:
     return isinstance(v, ArrayVal)
 
 
-def _shard_device(an: "Analyzer", node: cst.CSTNode) -> DevVal:
+def _shard_device(an: "Analyzer", node: ast.AST) -> DevVal:
     # Which local device holds the shard is the array's business; that it is one of this
     # process's devices is certain (the shards are addressable), which is all a rule reads.
     return DevVal(fn=lambda m: dv.local(m).index0(0), desc=f"the device of {an.ctx.code(node, 40)}",
                   node=node, fresh=False, single=True, any_device=True)
 
 
-def shard_array(an: "Analyzer", node: cst.CSTNode) -> ArrayVal:
+def shard_array(an: "Analyzer", node: ast.AST) -> ArrayVal:
     """The array of one addressable shard: committed to one local device."""
     return ArrayVal(ShardingVal(node, device=_shard_device(an, node)), node)
 
 
-def attribute(an: "Analyzer", base: Value, attr: str, node: cst.Attribute) -> Optional[Value]:
+def attribute(an: "Analyzer", base: Value, attr: str, node: ast.Attribute) -> Optional[Value]:
     """``x.addressable_shards``, ``shard.data``, ``shard.device``; None: not one of these."""
     if attr == "addressable_shards" and _is_array_like(base):
         return ShardsVal(base, node)
@@ -71,7 +70,7 @@ def attribute(an: "Analyzer", base: Value, attr: str, node: cst.Attribute) -> Op
     return None
 
 
-def subscript(base: Value, parts: list[object], node: cst.Subscript) -> Optional[Value]:
+def subscript(base: Value, parts: list[object], node: ast.Subscript) -> Optional[Value]:
     """``x.addressable_shards[i]``: one shard."""
     if isinstance(base, ShardsVal) and len(parts) == 1 and isinstance(parts[0], IntVal) \
             and const_int(parts[0]) is not None:
@@ -79,19 +78,19 @@ def subscript(base: Value, parts: list[object], node: cst.Subscript) -> Optional
     return None
 
 
-def element(it: Value, node: cst.CSTNode) -> Optional[Value]:
+def element(it: Value, node: ast.AST) -> Optional[Value]:
     """The loop variable of ``for shard in x.addressable_shards``."""
     return ShardVal(it.of, node) if isinstance(it, ShardsVal) else None
 
 
-def method(an: "Analyzer", recv: Value, name: str, node: cst.Call) -> Optional[Value]:
+def method(an: "Analyzer", recv: Value, name: str, node: ast.Call) -> Optional[Value]:
     """``x.addressable_data(i)``: the array of this process's i-th shard."""
     if name == "addressable_data" and _is_array_like(recv):
         return shard_array(an, node)
     return None
 
 
-def on_device(x: Value, target: Value, node: cst.Call) -> Optional[Value]:
+def on_device(x: Value, target: Value, node: ast.Call) -> Optional[Value]:
     """``jax.device_put(x, device)``: x committed to that device, every leaf of it when x
     is a pytree the analysis does not know (as a put on a mesh, transfers.placed)."""
     if isinstance(x, (ArrayVal, HostVal, IntVal, Unknown)) or (isinstance(x, ConstVal) and isinstance(x.value, (int, float))):
@@ -99,7 +98,7 @@ def on_device(x: Value, target: Value, node: cst.Call) -> Optional[Value]:
     return None
 
 
-def committed_to(target: Value, node: cst.CSTNode) -> Optional[ArrayVal]:
+def committed_to(target: Value, node: ast.AST) -> Optional[ArrayVal]:
     """An array made on ``target`` when it is one device (or ``SingleDeviceSharding(device)``)."""
     if isinstance(target, ShardingVal) and target.mesh is None and target.device is not None:
         return ArrayVal(target, node)

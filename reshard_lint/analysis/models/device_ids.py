@@ -8,11 +8,11 @@ chips' coordinates, docs/platforms.md). These values let RSH104 see
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import TYPE_CHECKING, Optional
 
-from ...syntax import nodes as cst
-
+from .. import tree
 from ..events import IdAsIndex
 from ..values import ConstVal, DeviceIdVal, DevVal, SeqVal, Value, undecidable
 
@@ -22,22 +22,22 @@ if TYPE_CHECKING:
 _DEVICE_NAME = re.compile(r"^(tpu|gpu|cpu|cuda|rocm):(\d+)$", re.IGNORECASE)
 
 
-def attribute_id(base: Value, attr: str, node: cst.Attribute, an: "Analyzer") -> Optional[Value]:
+def attribute_id(base: Value, attr: str, node: ast.Attribute, an: "Analyzer") -> Optional[Value]:
     """``d.id`` of a single device (a loop variable over devices included)."""
     if attr == "id" and isinstance(base, DevVal) and base.single:
         return DeviceIdVal(node, an.ctx.code(node, 40))
     return None
 
 
-def ids_of_devices(node: cst.ListComp | cst.GeneratorExp | cst.SetComp, it: Value,
+def ids_of_devices(node: ast.ListComp | ast.GeneratorExp | ast.SetComp, it: Value,
                    an: "Analyzer") -> Optional[Value]:
     """``[d.id for d in devs]``: the ids of a device list, in its order."""
-    comp = node.for_in
+    comp = node.generators[0]
     elt = getattr(node, "elt", None)
-    if isinstance(it, DevVal) and not it.single and comp.inner_for_in is None and not comp.ifs \
-            and isinstance(comp.target, cst.Name) and isinstance(elt, cst.Attribute) \
-            and elt.attr.value == "id" and isinstance(elt.value, cst.Name) \
-            and elt.value.value == comp.target.value:
+    if isinstance(it, DevVal) and not it.single and len(node.generators) == 1 and not comp.ifs \
+            and isinstance(comp.target, ast.Name) and isinstance(elt, ast.Attribute) \
+            and elt.attr == "id" and isinstance(elt.value, ast.Name) \
+            and elt.value.id == comp.target.id:
         return DeviceIdVal(node, an.ctx.code(node, 40), many=True)
     return None
 
@@ -47,7 +47,7 @@ def element(it: Value) -> Optional[Value]:
     return it.one() if isinstance(it, DeviceIdVal) and it.many else None
 
 
-def split_name(recv: Value, sep: Value, node: cst.Call, an: "Analyzer") -> Optional[Value]:
+def split_name(recv: Value, sep: Value, node: ast.Call, an: "Analyzer") -> Optional[Value]:
     """``"tpu:2".split(":")``: the platform, and the 2 as a device id (once int() reads it)."""
     if isinstance(recv, ConstVal) and isinstance(recv.value, str) and isinstance(sep, ConstVal) \
             and sep.value == ":":
@@ -62,14 +62,14 @@ def int_of(v: Value) -> Optional[Value]:
     return v.one() if isinstance(v, DeviceIdVal) and v.text else None
 
 
-def index_by_id(base: DevVal, part: Value, node: cst.Subscript, an: "Analyzer") -> Optional[Value]:
+def index_by_id(base: DevVal, part: Value, node: ast.Subscript, an: "Analyzer") -> Optional[Value]:
     """``devs[i]`` with ``i`` a device id: an event for RSH104, and an unknown device."""
     if not (isinstance(part, DeviceIdVal) and not part.many and not part.text):
         return None
     if base.fresh and base.from_mesh is None and not base.single:
-        index = node.slice[0].slice
-        assert isinstance(index, cst.Index)
+        index = tree.subscript_items(node)[0]
+        assert not isinstance(index, ast.Slice)
         an.emit(IdAsIndex(node=node, ctx=an.ctx, devices=base, index=part, base_node=node.value,
-                          index_node=index.value))
+                          index_node=index.value if isinstance(index, ast.Starred) else index))
     return DevVal(fn=undecidable, desc=an.ctx.code(node, 40), node=node, single=True,
                   fresh=base.fresh, from_mesh=base.from_mesh)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING, Optional
-
-from ...syntax import nodes as cst
 
 from . import handles
 from .. import devices as dv
@@ -28,7 +27,7 @@ def _platform(an: Analyzer, call: Call, index: int, kw: str) -> tuple[bool, Opti
 
 
 @handles("jax.devices")
-def _devices(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _devices(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     known, platform = _platform(an, call, 0, "backend")
     fn = (lambda m: dv.natural(m, platform)) if known else undecidable
     return DevVal(fn=fn, desc=an.ctx.code(node, 40), node=node,  # type: ignore[arg-type]
@@ -36,7 +35,7 @@ def _devices(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
 
 
 @handles("jax.local_devices")
-def _local_devices(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _local_devices(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     known, platform = _platform(an, call, 1, "backend")
     if call.given(0, "process_index") or call.has_star:
         known = False
@@ -46,26 +45,26 @@ def _local_devices(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Va
 
 
 @handles("jax.device_count")
-def _device_count(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _device_count(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     if call.positional or call.keywords:
         return UNKNOWN
     return IntVal(lambda m: m.n)
 
 
 @handles("jax.local_device_count")
-def _local_device_count(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _local_device_count(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     if call.positional or call.keywords:
         return UNKNOWN
     return IntVal(lambda m: m.per_process)
 
 
 @handles("jax.process_count")
-def _process_count(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _process_count(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     return IntVal(lambda m: m.processes)
 
 
 @handles("jax.process_index")
-def _process_index(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _process_index(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     v = IntVal(lambda m: m.proc)
     v.literal = None
     return PerProcess(v.fn)

@@ -9,9 +9,8 @@ they need a one-element array, which no mesh axis splits.
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING, Optional
-
-from ...syntax import nodes as cst
 
 from . import handles
 from ..arguments import Call
@@ -29,7 +28,7 @@ METHODS = frozenset({"tolist"})
 FUNCTIONS = frozenset({"np.array"})
 
 
-def fetch(an: "Analyzer", value: Value, node: cst.Call, value_node: Optional[cst.CSTNode],
+def fetch(an: "Analyzer", value: Value, node: ast.Call, value_node: Optional[ast.AST],
           func: Text) -> Value:
     """A Fetch event for each array of ``value`` with a known mesh or device; the result is host data."""
     for leaf in leaves(value):
@@ -40,13 +39,13 @@ def fetch(an: "Analyzer", value: Value, node: cst.Call, value_node: Optional[cst
 
 
 @handles("jax.device_get")
-def _device_get(an: "Analyzer", call: Call, node: cst.Call, scope: Scope) -> Value:
+def _device_get(an: "Analyzer", call: Call, node: ast.Call, scope: Scope) -> Value:
     return fetch(an, call.arg(0, "x"), node, call.arg_node(0, "x"), an.ctx.lazy_code(node.func, 30))
 
 
 @handles("jax.experimental.multihost_utils.process_allgather",
          "jax.experimental.multihost_utils.broadcast_one_to_all")
-def _gathered(an: "Analyzer", call: Call, node: cst.Call, scope: Scope) -> Value:
+def _gathered(an: "Analyzer", call: Call, node: ast.Call, scope: Scope) -> Value:
     """Collectives that hand every process the whole value as NumPy arrays ("Returns:
     Pytrees of numpy arrays", jax/experimental/multihost_utils.py 0.10.2; process 0's
     data for broadcast_one_to_all): host data, whatever they were given, and no fetch of

@@ -9,9 +9,8 @@ context is in force (under ``jax.set_mesh`` results are committed to the context
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING
-
-from ...syntax import nodes as cst
 
 from ..arguments import Call
 from . import placement
@@ -44,7 +43,7 @@ def is_host(v: Value) -> bool:
     return False
 
 
-def _uncommitted(an: "Analyzer", node: cst.Call, what: str) -> Value:
+def _uncommitted(an: "Analyzer", node: ast.Call, what: str) -> Value:
     if an.mesh_context:
         site = an.context_site
         if isinstance(site, MeshContextVal) and site.mesh is an.context_mesh:
@@ -58,7 +57,7 @@ def _uncommitted(an: "Analyzer", node: cst.Call, what: str) -> Value:
     return HostVal(an.ctx.lazy_code(node, 40, f" ({what})"), node, uncommitted=True)
 
 
-def jnp_result(an: "Analyzer", name: str, call: Call, node: cst.Call) -> Value:
+def jnp_result(an: "Analyzer", name: str, call: Call, node: ast.Call) -> Value:
     if any(k in call.keywords for k in _PLACEMENT) or call.has_star:
         return unknown(UNMODELLED_JAX)
     short = name[len("jnp."):]
@@ -71,7 +70,7 @@ def jnp_result(an: "Analyzer", name: str, call: Call, node: cst.Call) -> Value:
     return _of_operands(an, args, node) or unknown(UNMODELLED_JAX)
 
 
-def random_result(an: "Analyzer", name: str, call: Call, node: cst.Call) -> Value:
+def random_result(an: "Analyzer", name: str, call: Call, node: ast.Call) -> Value:
     short = name[len("jax.random."):]
     if any(k in call.keywords for k in _PLACEMENT) or call.has_star:
         return unknown(UNMODELLED_JAX)
@@ -87,7 +86,7 @@ def random_result(an: "Analyzer", name: str, call: Call, node: cst.Call) -> Valu
     return unknown(UNMODELLED_JAX)
 
 
-def lax_result(an: "Analyzer", qual: str, call: Call, node: cst.Call) -> Value | None:
+def lax_result(an: "Analyzer", qual: str, call: Call, node: ast.Call) -> Value | None:
     """A ``jax.lax`` or ``jax.nn`` function: on the devices of its committed operand
     (placement.lax_result), uncommitted when every operand is host data (observed on jax
     0.10.2 for activations, softmax, reductions, slicing, updates, one_hot and
@@ -100,7 +99,7 @@ def lax_result(an: "Analyzer", qual: str, call: Call, node: cst.Call) -> Value |
     return _of_operands(an, values, node) if placement.computes(qual) else None
 
 
-def _of_operands(an: "Analyzer", operands: list[Value], node: cst.Call) -> Value | None:
+def _of_operands(an: "Analyzer", operands: list[Value], node: ast.Call) -> Value | None:
     """A computation no committed operand places: uncommitted when every operand is host
     data, on unknown placement when one holds a value the analysis does not know
     (``jnp.array([n])``); None otherwise."""

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import math
 
 from typing import TYPE_CHECKING, Optional
-
-from ...syntax import nodes as cst
 
 from . import handles
 from .. import devices as dv
@@ -23,7 +22,7 @@ if TYPE_CHECKING:
 
 
 @handles("jax.sharding.Mesh")
-def _mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _mesh(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     devs = call.arg(0, "devices")
     if ordered(devs):
         f = devs.fn
@@ -38,7 +37,7 @@ def _mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     return mesh
 
 
-def _physical(an: Analyzer, call: Call, node: cst.Call, shape_v: Value, devs: Value,
+def _physical(an: Analyzer, call: Call, node: ast.Call, shape_v: Value, devs: Value,
               given: bool, exact: bool = False) -> DevVal:
     """The device array of make_mesh/create_device_mesh: the platform's order of a known set.
 
@@ -86,12 +85,12 @@ def _physical(an: Analyzer, call: Call, node: cst.Call, shape_v: Value, devs: Va
 
 
 @handles("jax.make_mesh")
-def _make_mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _make_mesh(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     given = call.given(-1, "devices")
     return make_mesh_value(an, call, node, call.arg(0, "axis_shapes"), call.arg(-1, "devices"), given)
 
 
-def make_mesh_value(an: Analyzer, call: Call, node: cst.Call, shape_v: Value, devs: Value, given: bool,
+def make_mesh_value(an: Analyzer, call: Call, node: ast.Call, shape_v: Value, devs: Value, given: bool,
                     name: Optional[str] = None) -> MeshVal:
     """The mesh jax.make_mesh builds for this shape (and the devices given, if any)."""
     d = _physical(an, call, node, shape_v, devs, given)
@@ -102,7 +101,7 @@ def make_mesh_value(an: Analyzer, call: Call, node: cst.Call, shape_v: Value, de
 
 
 @handles("create_device_mesh")
-def _create_device_mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _create_device_mesh(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     shape_v = call.arg(0, "mesh_shape")
     given = call.given(1, "devices")
     if call.given(2, "contiguous_submeshes"):
@@ -111,17 +110,17 @@ def _create_device_mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scope) 
 
 
 @handles("create_hybrid_device_mesh")
-def _create_hybrid(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _create_hybrid(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     return DevVal(fn=undecidable, desc=an.ctx.code(node, 60), node=node)
 
 
 @handles("jax.sharding.PartitionSpec")
-def _pspec(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _pspec(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     return SpecVal(node, an.ctx.lazy_code(node, 60))
 
 
 @handles("jax.sharding.NamedSharding")
-def _named_sharding(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _named_sharding(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     first = call.arg(0, "mesh")
     first_node = call.arg_node(0, "mesh")
     spec = call.arg(1, "spec")
@@ -134,7 +133,7 @@ def _named_sharding(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> V
 
 
 @handles("jax.sharding.SingleDeviceSharding")
-def _single_sharding(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _single_sharding(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     d = call.arg(0, "device")
     if isinstance(d, DevVal) and d.single:
         return ShardingVal(node, device=d)
@@ -142,7 +141,7 @@ def _single_sharding(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> 
 
 
 @handles("jax.set_mesh")
-def _set_mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _set_mesh(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     m = call.arg(0, "mesh")
     an.mesh_context = True
     if not isinstance(m, MeshVal):
@@ -154,7 +153,7 @@ def _set_mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     return an.context_site
 
 
-def as_target(an: Analyzer, v: Value, node: Optional[cst.CSTNode]) -> Value:
+def as_target(an: Analyzer, v: Value, node: Optional[ast.AST]) -> Value:
     """A device_put target: a bare PartitionSpec means the context mesh."""
     if isinstance(v, SpecVal) and isinstance(an.context_mesh, MeshVal):
         return ShardingVal(node, mesh=an.context_mesh, spec=v, from_context=True)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING, Optional
-
-from ...syntax import nodes as cst
 
 from . import handles
 from .. import devices as dv
@@ -18,7 +17,7 @@ if TYPE_CHECKING:
 
 
 @handles("np.flip", "np.fliplr", "np.flipud")
-def _flip(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _flip(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     v = call.arg(0, "m")
     if not (ordered(v)):
         return UNKNOWN
@@ -40,7 +39,7 @@ def _flip(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
 
 
 @handles("np.roll")
-def _roll(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _roll(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     v = call.arg(0, "a")
     shift = call.arg(1, "shift")
     if not (ordered(v)) or not isinstance(shift, IntVal):
@@ -57,7 +56,7 @@ def _roll(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
 
 
 @handles("np.transpose", "np.swapaxes", "np.moveaxis")
-def _transpose_fn(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _transpose_fn(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     v = call.arg(0, "a")
     if not (ordered(v)):
         return UNKNOWN
@@ -86,7 +85,7 @@ def _transpose_fn(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Val
 
 
 @handles("np.reshape")
-def _np_reshape(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _np_reshape(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     v = call.arg(0, "a")
     if not (ordered(v)):
         return UNKNOWN
@@ -100,7 +99,7 @@ def _np_reshape(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value
 
 
 @handles("np.ravel")
-def _np_ravel(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _np_ravel(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     v = call.arg(0, "a")
     if ordered(v):
         f = v.fn
@@ -109,19 +108,19 @@ def _np_ravel(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
 
 
 @handles("np.concatenate")
-def _concat(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _concat(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     seq = call.arg(0)
     if isinstance(seq, SeqVal) and len(seq.items) == 2 and all(
             ordered(i) for i in seq.items) \
             and not call.given(1, "axis"):
         a, b = seq.items  # type: ignore[misc]
-        out = an.binop(node, a, b, cst.Add(), node, node)
+        out = an.binop(node, a, b, ast.Add(), node, node)
         if isinstance(out, DevVal):
             return out.derive(lambda m, f=out.fn: f(m).as_array(), out.desc)
     return UNKNOWN
 
 
-def index_grid(an: Analyzer, base: DevVal, parts: list[object], node: cst.Subscript, text: str) -> Value:
+def index_grid(an: Analyzer, base: DevVal, parts: list[object], node: ast.Subscript, text: str) -> Value:
     """``grid[:, 0]``, ``grid[0, :]``, ``grid[1, 2]``: one int or slice per axis (NumPy basic indexing).
 
     ``parts`` holds the evaluated index of each axis: an ``IntVal`` or a ``(lower,

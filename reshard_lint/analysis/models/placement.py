@@ -18,9 +18,8 @@ single-device arrays (observed), so unpacking a placed array stays unknown.
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING, Iterable, Optional, Sequence
-
-from ...syntax import nodes as cst
 
 from ..reasons import COMMITTED_OPERAND, MESH_CONTEXT
 from ..valueops import leaves
@@ -63,7 +62,7 @@ _NOT_COMPUTATIONS = frozenset({"jax.lax.broadcast_shapes", "jax.lax.full_like", 
 _NOT_COMPUTING_PACKAGES = ("jax.nn.initializers.",)
 
 
-def lax_result(qual: str, values: Iterable[Value], node: cst.CSTNode) -> Optional[ArrayVal]:
+def lax_result(qual: str, values: Iterable[Value], node: ast.AST) -> Optional[ArrayVal]:
     """A ``jax.lax`` or ``jax.nn`` function given a committed array: a computation on its
     devices like any other (observed on jax 0.10.2 for activations, one_hot, slicing and
     updates, reductions, scan, cond and fori_loop; RSH201's examples run some under
@@ -102,7 +101,7 @@ def placed_on(values: Iterable[Value]) -> Optional[ArrayVal]:
     return first
 
 
-def derived(src: ArrayVal, node: cst.CSTNode, tree: bool = False) -> ArrayVal:
+def derived(src: ArrayVal, node: ast.AST, tree: bool = False) -> ArrayVal:
     """An array computed from ``src`` (a pytree of them: ``tree``): on its devices, in
     their order, layout unknown. An element of a tree is an array either way: indexing
     a tuple of results gives one, indexing one result a piece of it."""
@@ -111,7 +110,7 @@ def derived(src: ArrayVal, node: cst.CSTNode, tree: bool = False) -> ArrayVal:
                     derived="tree" if tree else "array")
 
 
-def results(src: ArrayVal, node: cst.CSTNode, shape: Value) -> Value:
+def results(src: ArrayVal, node: ast.AST, shape: Value) -> Value:
     """A jitted call's results: every leaf committed to ``src``'s devices (constants
     included), in the containers its body returns when the analysis knows them."""
     if isinstance(shape, SeqVal):
@@ -123,14 +122,14 @@ def results(src: ArrayVal, node: cst.CSTNode, shape: Value) -> Value:
     return derived(src, node, tree=not leaf)
 
 
-def computed(values: Iterable[Value], node: cst.CSTNode, tree: bool = False) -> Optional[ArrayVal]:
+def computed(values: Iterable[Value], node: ast.AST, tree: bool = False) -> Optional[ArrayVal]:
     """The result of an eager computation on ``values`` that holds a committed array
     (``tree``: a tuple or list of arrays)."""
     src = placed_on(values)
     return derived(src, node, tree) if src is not None else None
 
 
-def host_element(an: "Analyzer", base: HostVal, node: cst.CSTNode, index: Sequence[object] = ()) -> Value:
+def host_element(an: "Analyzer", base: HostVal, node: ast.AST, index: Sequence[object] = ()) -> Value:
     """An element or slice of host data (indexing, unpacking): host data too. NumPy
     converts a jax.Array index to its own; an uncommitted jax.Array indexed by a
     committed one is computed on that one's devices, and under a mesh context on the

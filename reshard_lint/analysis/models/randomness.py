@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING
-
-from ...syntax import nodes as cst
 
 from . import handles
 from .. import devices as dv
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
 
 
 @handles("random.shuffle", "np.random.shuffle")
-def _shuffle_global(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _shuffle_global(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     v = call.arg(0, "x")
     if ordered(v):
         which = "random" if an.current_name == "random.shuffle" else "numpy"
@@ -30,7 +29,7 @@ def _shuffle_global(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> V
 
 
 @handles("np.random.permutation")
-def _permutation(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _permutation(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     v = call.arg(0, "x")
     if ordered(v):
         return an.shuffled(v, node, an.rng_agreed("numpy"), an.ctx.code(node, 50))
@@ -40,7 +39,7 @@ def _permutation(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Valu
 
 
 @handles("random.sample")
-def _sample(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _sample(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     v = call.arg(0, "population")
     if ordered(v):
         if an.is_full_sample(call, v, 1, "k"):
@@ -58,7 +57,7 @@ def _seed_agreed(v: Value, given: bool) -> bool:
 
 
 @handles("random.seed", "np.random.seed")
-def _seed(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _seed(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     which = "random" if an.current_name == "random.seed" else "numpy"
     seed_v = call.arg(0, "a" if which == "random" else "seed")
     agreed = _seed_agreed(seed_v, call.given(0, "a" if which == "random" else "seed"))
@@ -70,7 +69,7 @@ def _seed(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
 
 
 @handles("np.random.default_rng", "random.Random")
-def _rng(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _rng(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     seed_v = call.arg(0, "seed" if "default_rng" in (an.current_name) else "x")
     given = call.given(0, "seed") or call.given(0, "x")
     if given and is_unknown(seed_v):
@@ -79,11 +78,11 @@ def _rng(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
 
 
 @handles("random.SystemRandom")
-def _sysrng(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _sysrng(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     return RngVal(agreed=False, desc=an.ctx.code(node, 40))
 
 
-def permute_rows(an: Analyzer, base: DevVal, perm: IndexPermutation, node: cst.Subscript) -> Value:
+def permute_rows(an: Analyzer, base: DevVal, perm: IndexPermutation, node: ast.Subscript) -> Value:
     """``devs[perm]``: the first ``n`` rows of ``devs`` in a random order."""
     f, n = base.fn, perm.n.fn
     desc = f"{base.desc}[{perm.how}]"

@@ -16,9 +16,8 @@ mesh, in_specs, out_specs)`` is the same with positional arguments; ``@jax.shard
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING, Optional
-
-from ...syntax import nodes as cst
 
 from . import handles
 from ..arguments import Call
@@ -30,7 +29,7 @@ if TYPE_CHECKING:
 
 
 @handles("jax.shard_map")
-def _shard_map(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _shard_map(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     if call.has_star:
         return UNKNOWN
     if not call.given(0, "f"):
@@ -40,7 +39,7 @@ def _shard_map(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
     return shard_mapped(call.arg(0, "f"), mesh, call.arg(3, "out_specs"), node)
 
 
-def shard_mapped(func: Value, mesh: Optional[Value], out_specs: Value, node: cst.CSTNode) -> Value:
+def shard_mapped(func: Value, mesh: Optional[Value], out_specs: Value, node: ast.AST) -> Value:
     """``func`` shard-mapped over ``mesh`` (None, or ``mesh=None``: the context mesh of
     each call), its results placed by ``out_specs``."""
     if mesh is None or isinstance(mesh, ConstVal) and mesh.value is None:
@@ -52,7 +51,7 @@ def shard_mapped(func: Value, mesh: Optional[Value], out_specs: Value, node: cst
     return JitVal(node, UNKNOWN, outs, func=func, plain=False)
 
 
-def on_context(an: Analyzer, jit: JitVal, node: cst.CSTNode) -> Value:
+def on_context(an: Analyzer, jit: JitVal, node: ast.AST) -> Value:
     """The results' shardings of a shard_map given no mesh, called here: on the context
     mesh, when the analysis knows it."""
     mesh = an.context_mesh if an.mesh_context else UNKNOWN
@@ -61,7 +60,7 @@ def on_context(an: Analyzer, jit: JitVal, node: cst.CSTNode) -> Value:
     return placed(mesh, jit.context_specs, node) or UNKNOWN
 
 
-def placed(mesh: Value, specs: Value, node: cst.CSTNode) -> Optional[Value]:
+def placed(mesh: Value, specs: Value, node: ast.AST) -> Optional[Value]:
     """The shardings ``out_specs`` give on ``mesh``: a spec (or one a partial already
     read as the context's sharding), or a tuple of them."""
     if not isinstance(mesh, MeshVal):

@@ -7,9 +7,8 @@ mock devices against ``jax.make_mesh``.
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING
-
-from ...syntax import nodes as cst
 
 from . import handles
 from ..arguments import Call
@@ -29,7 +28,7 @@ def _iota_order(call: Call, index: int) -> bool:
 
 
 @handles("jax._src.test_util.create_mesh")
-def _test_util_create_mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _test_util_create_mesh(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     """jax's test helper: ``jtu.create_mesh(shape, names)`` returns
     ``sharding_impls.make_mesh(shape, names, axis_types)``, which is ``jax.make_mesh``
     (jax/_src/test_util.py 0.10.2; it skips the test where fewer devices exist, as the
@@ -41,7 +40,7 @@ def _test_util_create_mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scop
 
 
 @handles("jax._src.test_util.with_explicit_mesh")
-def _test_util_with_explicit_mesh(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _test_util_with_explicit_mesh(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     """jax's test decorator: ``@jtu.with_explicit_mesh(sizes, names)`` runs the test under
     ``set_mesh(create_mesh(sizes, names, iota_order, axis_types=<Explicit>))`` and passes
     that mesh as ``mesh=`` (jax/_src/test_util.py 0.10.2). With ``iota_order=True``: not

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING
 
-from ...syntax import nodes as cst
-
 from . import handles, placement
+from .. import tree
 from ..arguments import Call
 from ..events import TransferKind
 from .commitments import on_device
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 
 @handles("jax.device_put")
-def _device_put(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _device_put(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     x = call.arg(0, "x")
     if not call.given(1, "device"):
         an.transfer("device_put", node, x, UNKNOWN, call.arg_node(0, "x"), None, an.ctx.code(node.func, 40),
@@ -49,7 +49,7 @@ def _same_devices(x: Value, space: Value) -> Value:
     return space
 
 
-def left_in_place(an: Analyzer, x: Value, node: cst.Call) -> Value:
+def left_in_place(an: Analyzer, x: Value, node: ast.Call) -> Value:
     """``device_put(x)`` without a target: host data becomes an uncommitted array, under
     jax.set_mesh too (observed, jax 0.10.2 on 8 CPU devices; RSH201's examples run it
     under multi-controller JAX). A committed array keeps its sharding in one process,
@@ -65,14 +65,14 @@ def left_in_place(an: Analyzer, x: Value, node: cst.Call) -> Value:
     return UNKNOWN
 
 
-def array_on(sharding: Value, node: cst.CSTNode) -> Value:
+def array_on(sharding: Value, node: ast.AST) -> Value:
     """The array a call makes on ``sharding``, when its mesh is known."""
     if isinstance(sharding, ShardingVal) and sharding.mesh is not None:
         return ArrayVal(sharding, node)
     return UNKNOWN
 
 
-def placed(x: Value, target: Value, node: cst.Call) -> Value:
+def placed(x: Value, target: Value, node: ast.Call) -> Value:
     committed = on_device(x, target, node)
     if committed is not None:
         return committed
@@ -86,13 +86,13 @@ def placed(x: Value, target: Value, node: cst.Call) -> Value:
 
 
 @handles("jax.make_array_from_callback", "jax.make_array_from_single_device_arrays")
-def _from_callback(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _from_callback(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     s = as_target(an, call.arg(1, "sharding"), call.arg_node(1, "sharding"))
     return array_on(s, node)
 
 
 @handles("jax.make_array_from_process_local_data")
-def _from_local(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _from_local(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     s = as_target(an, call.arg(0, "sharding"), call.arg_node(0, "sharding"))
     has_global = call.given(2, "global_shape")
     an.transfer("local_data", node, call.arg(1, "local_data"), s, call.arg_node(1, "local_data"),
@@ -101,7 +101,7 @@ def _from_local(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value
 
 
 @handles("host_local_array_to_global_array")
-def _host_to_global(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _host_to_global(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     x = call.arg(0, "local_inputs")
     mesh = call.arg(1, "global_mesh")
     spec = call.arg(2, "pspecs")
@@ -116,7 +116,7 @@ def _host_to_global(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> V
 
 
 @handles("jax.jit")
-def _jit(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _jit(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     ins = as_target(an, call.arg(-1, "in_shardings"), call.arg_node(-1, "in_shardings"))
     outs = as_target(an, call.arg(-1, "out_shardings"), call.arg_node(-1, "out_shardings"))
     return JitVal(node, ins, outs, func=call.arg(0, "fun"),
@@ -125,16 +125,16 @@ def _jit(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
 
 
 @handles("functools.partial")
-def _partial(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _partial(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     if not call.positional:
         return UNKNOWN
     func = call.positional[0][0]
-    kwargs = {k: as_target(an, v, a.value) for k, (v, a) in call.keywords.items()}
+    kwargs = {k: as_target(an, v, tree.arg_value(a)) for k, (v, a) in call.keywords.items()}
     return PartialVal(func, tuple(v for v, _ in call.positional[1:]), kwargs, star=call.has_star)
 
 
 @handles("jax.lax.with_sharding_constraint", "jax.sharding.reshard")
-def _constraint(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _constraint(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     x = call.arg(0, "x")
     target = as_target(an, call.arg(1, "shardings"), call.arg_node(1, "shardings"))
     if not call.given(1, "shardings"):
@@ -147,7 +147,7 @@ def _constraint(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value
 
 
 @handles("jax.tree.map")
-def _tree_map(an: Analyzer, call: Call, node: cst.Call, scope: Scope) -> Value:
+def _tree_map(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     """``jax.tree.map(f, tree, *rest)`` runs ``f`` on each leaf (one from each tree).
 
     Where every leaf of a tree is an array on one mesh, or host data, ``f`` runs on one

@@ -10,9 +10,8 @@ option that names devices, or a function the analysis does not know, is not foll
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING
-
-from ...syntax import nodes as cst
 
 from . import handles, placement
 from ..arguments import Call
@@ -31,7 +30,7 @@ _KEEPS["value_and_grad"] = _KEEPS["grad"]
 
 
 def _transform(kind: str) -> object:
-    def handler(an: "Analyzer", call: Call, node: cst.Call, scope: Scope) -> Value:
+    def handler(an: "Analyzer", call: Call, node: ast.Call, scope: Scope) -> Value:
         f = call.arg(0, "fun")
         if isinstance(f, JitVal) and f.plain:
             f = f.func  # a jitted function given no shardings computes where its arguments are
@@ -59,12 +58,12 @@ handles("jax.vmap")(_transform("vmap"))  # type: ignore[arg-type]
 
 
 @handles("jax.checkpoint")
-def _checkpoint(an: "Analyzer", call: Call, node: cst.Call, scope: Scope) -> Value:
+def _checkpoint(an: "Analyzer", call: Call, node: ast.Call, scope: Scope) -> Value:
     f = call.arg(0, "fun")
     return f if isinstance(f, FuncVal) and len(call.positional) == 1 and not call.has_star else UNKNOWN
 
 
-def unbatched(v: Value, node: cst.CSTNode) -> Value:
+def unbatched(v: Value, node: ast.AST) -> Value:
     """What vmap's function sees of an argument: its arrays sliced, layout unknown."""
     if isinstance(v, ArrayVal):
         return placement.derived(v, node)
@@ -73,7 +72,7 @@ def unbatched(v: Value, node: cst.CSTNode) -> Value:
     return v
 
 
-def results(t: TransformVal, call: Call, node: cst.CSTNode) -> Value:
+def results(t: TransformVal, call: Call, node: ast.AST) -> Value:
     """The results: placed with the committed arguments (the function's own, for vmap)."""
     src = placement.placed_on(call.values())
     if src is None:

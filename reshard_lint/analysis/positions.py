@@ -1,22 +1,35 @@
 """What the text says that Python's tree does not: character columns, and the
-parentheses, blanks and commas libcst counts into a node's position.
+parentheses and blanks libcst counted into a node's position.
 
-Python's positions exclude an expression's parentheses, as libcst's do, but libcst
-counts them into the node around it (an element, an argument: ``[(a + b)]``), places a
-tuple and a generator expression inside their own parentheses and blanks (Python around
-them), and starts some parts at the blanks before their keyword (`` for x in y`` in a
-comprehension, `` from e`` of a raise). The scans here read just the characters around
-a node, from its position.
+Python counts columns in UTF-8 bytes and leaves an expression's own parentheses out;
+diagnostics keep the columns libcst gave (characters), and a node's code (``code_for_node``)
+keeps its own parentheses, as libcst generated it. The scans here read just the characters
+around one node, when a diagnostic or a message names it (tree.py asks).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 Pos = tuple[int, int]  # line (from 1), column (characters)
+Span = tuple[int, int, int, int]  # line, column, end line, end column
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def split(text: str) -> list[str]:
+    """The text's lines as Python numbers them (form feeds and other breaks
+    ``str.splitlines`` knows are not line ends)."""
+    lines = _LINE_BREAK.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
 
 
 class Text:
+    """A module's lines, and the scans over them."""
+
     __slots__ = ("lines", "_ascii", "ascii")
 
     def __init__(self, text: str, lines: list[str]) -> None:
@@ -27,6 +40,8 @@ class Text:
 
     def col(self, line: int, offset: int) -> int:
         """Python's byte offset on ``line`` as a character column."""
+        if self.ascii:
+            return offset
         ascii_ = self._ascii.get(line)
         if ascii_ is None:
             ascii_ = self._ascii[line] = self.lines[line - 1].isascii() if 0 < line <= len(self.lines) else True
@@ -75,9 +90,9 @@ class Text:
         return None
 
     def expand(self, line: int, col: int, end_line: int, end_col: int,
-               floor: Optional[Pos] = None) -> tuple[int, int, int, int]:
+               floor: Optional[Pos] = None) -> Span:
         """The span widened over the parentheses around it, not past ``floor`` (the
-        opening parenthesis of a call, whose first argument this is)."""
+        opening parenthesis of a call, whose argument this is)."""
         while True:
             text = self.lines[line - 1]
             j = col - 1
@@ -94,12 +109,30 @@ class Text:
             line, col, end_line, end_col = p[0], p[1], q[0], q[1] + 1
         return line, col, end_line, end_col
 
+    def segment(self, line: int, col: int, end_line: int, end_col: int) -> str:
+        return segment(self.lines, line, col, end_line, end_col)
+
 
 def segment(lines: list[str], line: int, col: int, end_line: int, end_col: int) -> str:
     """The text from (line, col) to (end line, end col), lines joined by ``\n``."""
     if line == end_line:
         return lines[line - 1][col:end_col]
     return "\n".join([lines[line - 1][col:], *lines[line:end_line - 1], lines[end_line - 1][:end_col]])
+
+
+def parenthesized(text: str) -> bool:
+    """``text`` (an expression's) is wrapped whole in one pair of parentheses."""
+    if not (text.startswith("(") and text.endswith(")")):
+        return False
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0 and i < len(text) - 1:
+                return False
+    return True
 
 
 def _code_end(line: str) -> int:
@@ -113,3 +146,33 @@ def _code_end(line: str) -> int:
             return at
         at = line.find("#", at + 1)
     return len(line)
+
+
+def one_literal(text: str) -> bool:
+    """``text`` is a single string literal (no implicit concatenation), as far as its
+    quotes tell; False also when an escaped quote leaves it open (``literals`` tells)."""
+    start = 0
+    while start < len(text) and text[start] in "rRbBuUfF":
+        start += 1
+    quote = text[start:start + 3]
+    if quote not in ('"""', "'''"):
+        quote = text[start:start + 1]
+    if not quote or not text.endswith(quote) or len(text) < start + 2 * len(quote):
+        return False
+    inner = text[start + len(quote):len(text) - len(quote)]
+    return quote not in inner
+
+
+def literal_count(text: str) -> int:
+    """How many string literals ``text`` (a string expression's) is made of."""
+    import io
+    import tokenize
+
+    count = 0
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO("(" + text + ")").readline):
+            if tok.type == tokenize.STRING:
+                count += 1
+    except (tokenize.TokenError, SyntaxError):
+        return 0
+    return count
