@@ -104,7 +104,7 @@ class Outcome:
 def explain_source(source: str, path: str, line: int, settings: Mapping[str, object]) -> Outcome:
     """Pictures of the meshes behind each diagnostic that covers ``line`` (1-based)."""
     from ..engine import engine_for
-    from ..syntax import parse_text
+    from ..analysis.tree import parse as parse_text
 
     out = Outcome()
     try:
