@@ -31,9 +31,21 @@ from ._checks import Topology, topology
 _REAL = ("jax.", "jaxlib.", "reshard_lint.runtime.")
 
 
+# ids of the globals of modules found to be JAX's (or strict mode's): modules live as long
+# as the process, so no other dict can take one of these ids. JAX's device_put asks an
+# array's is_fully_addressable on every call: the common answer must be a set lookup.
+_library_globals: set[int] = set()
+
+
 def _from_library(frame: FrameType) -> bool:
-    name = frame.f_globals.get("__name__", "")
-    return name == "jax" or name == "jaxlib" or name.startswith(_REAL)
+    namespace = frame.f_globals
+    if id(namespace) in _library_globals:
+        return True
+    name = namespace.get("__name__", "")
+    if name == "jax" or name == "jaxlib" or name.startswith(_REAL):
+        _library_globals.add(id(namespace))
+        return True
+    return False
 
 
 def _user_pod(backend: Any) -> Topology | None:
@@ -193,7 +205,8 @@ def wrap_is_fully_addressable(prop: property) -> property:
     assert fget is not None
 
     def is_fully_addressable(self: Any) -> bool:
-        if _state.current is not None and not _from_library(sys._getframe(1)):
+        if _state.current is not None and id(sys._getframe(1).f_globals) not in _library_globals \
+                and not _from_library(sys._getframe(1)):
             devices = self.sharding.device_set
             some = next(iter(devices))
             topo = pod(some.platform)

@@ -250,6 +250,7 @@ def compare(coverage: dict, diags: list[dict], concrete: dict[str, dict[str, dic
 
     findings: list[Finding] = []
     unverified: list[str] = []
+    raised_resolved: list[str] = []
     figures: Counter = Counter()
     misses: Counter = Counter()
     matched_keys = set()
@@ -292,6 +293,11 @@ def compare(coverage: dict, diags: list[dict], concrete: dict[str, dict[str, dic
                     if why:
                         findings.append(Finding("wrong_claim", path, line, col, kind, verdict, why, [code]))
         elif verdict in ("same_devices", "host_data"):
+            if obs.errors:
+                # JAX raised at a site the analysis calls harmless (a figure: the error
+                # may be another one than a crossing's, e.g. Auto against Explicit axes)
+                figures["raised_at_resolved_site"] += 1
+                raised_resolved.append(f"{path}:{line}:{col} {verdict}: {obs.errors[0][:200]}")
             if obs.crossing:
                 f = Finding("wrong_verdict", path, line, col, kind, verdict,
                             f"{site['detail'][:200]} || runs: {obs.summary()}", cause=cause(site["detail"]))
@@ -350,6 +356,7 @@ def compare(coverage: dict, diags: list[dict], concrete: dict[str, dict[str, dic
         "unverified_platform": unverified,
         "wrong_verdict_causes": dict(causes),
         "nonsite_claims_unconfirmed": unconfirmed,
+        "raised_at_resolved_site": raised_resolved,
         "program_status": dict(statuses),
         "status_of": status_of,
         "not_runnable": not_runnable,

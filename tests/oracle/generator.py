@@ -87,6 +87,9 @@ class Spec:
         # device-list transforms written in main.py: identities in disguise, reorderings
         # and subsets of jax.devices()
         self.transforms = r.sample(TRANSFORMS, r.choice([0, 0, 1, 2, 3]))
+        # values computed from an array on the train mesh, moved on (committed or not:
+        # the run says)
+        self.derived = [(e, r.random() < 0.5) for e in r.sample(DERIVED, r.choice([0, 1, 2, 3]))]
 
 
 def _config(s: Spec) -> str:
@@ -493,6 +496,23 @@ TRANSFORMS = (
 )
 
 
+DERIVED = (
+    "jnp.zeros_like(a)", "a.copy()", "jnp.array(a)", "jnp.asarray(a)", "a.astype(jnp.float16)", "jax.nn.relu(a)",
+    "a.T", "a[::2]", "jnp.concatenate([a, a])", "jax.device_put(a)", "jnp.ones_like(a)",
+    "jax.random.normal(jax.random.key(0), a.shape)", "jnp.full_like(a, 1.0)", "jax.lax.stop_gradient(a)",
+    "jnp.asarray(np.asarray(a))", "jax.tree.map(lambda v: v * 2, a)", "jax.jit(lambda v: v + 1)(a)",
+    "jax.vmap(lambda v: v * 2)(a)", "jax.grad(lambda v: (v ** 2).sum())(a)", "a + np.ones((8, 2))",
+    "jnp.where(np.ones((8, 2)) > 0, a, 0.0)", "a.reshape(16)", "jnp.sum(a, axis=0)", "a @ np.ones((2, 2))",
+    "jnp.zeros((8, 2)) + 1", "jnp.arange(16.0).reshape(8, 2) * a", "jax.numpy.linalg.norm(a)",
+)
+
+
+def _derived(expr: str, cross: bool, i: int, ax: str, tr: str, ro: str) -> list[str]:
+    return [f"a = jax.device_put(np.arange(16.0).reshape(8, 2), NamedSharding({tr}, P({ax})))",
+            f"v_d{i} = {expr}",
+            f"b_d{i} = jax.device_put(v_d{i}, NamedSharding({ro if cross else tr}, P()))"]
+
+
 def _transform(expr: str, i: int, ax: str) -> list[str]:
     return [f"d = jax.devices()",
             f"devs_t{i} = {expr}",
@@ -573,6 +593,12 @@ def _main(s: Spec) -> str:
         for i, (kind, cross) in enumerate(s.idioms):
             names = (tr, ro) if s.direct else ("train", "rollout")
             lines += [""] + _idiom(kind, cross, i, axis, *names) + [""]
+    if s.derived:
+        lines.insert(2, "import jax.numpy as jnp")
+        lines.insert(2, "from jax.sharding import NamedSharding")
+        names = (tr, ro) if s.direct else ("train", "rollout")
+        for i, (expr, cross) in enumerate(s.derived):
+            lines += [""] + _derived(expr, cross, i, axis, *names)
     if s.transforms:
         if not s.idioms:
             lines.insert(2, "from jax.sharding import Mesh, NamedSharding")

@@ -227,6 +227,10 @@ def text_report(result: dict) -> str:
     ]
     lines.append(f"RSH203/RSH204 away from a site (context-mesh operations): raised there in a run "
                  f"{fig.get('nonsite_claims_confirmed', 0)}, not seen raising {fig.get('nonsite_claims_unconfirmed', 0)}")
+    if result.get("raised_at_resolved_site"):
+        lines.append(f"JAX raised at sites the analysis resolved as same_devices/host_data "
+                     f"({len(result['raised_at_resolved_site'])}):")
+        lines += [f"  {r}" for r in result["raised_at_resolved_site"][:20]]
     if result.get("wrong_verdict_causes"):
         lines.append(f"wrong verdicts by cause: {result['wrong_verdict_causes']}")
     if result["misses_by_reason"]:
