@@ -103,8 +103,11 @@ def _cases() -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    return _run(_cases(), tmp_path_factory)
+
+
+def _run(cases: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     """Run every case; a driver that dies (a crash) loses that case only, and goes on."""
-    cases = _cases()
     tmp = tmp_path_factory.mktemp("rule-examples")
     spec, out = tmp / "cases.json", tmp / "out.jsonl"
     spec.write_text(json.dumps(cases))
@@ -190,6 +193,25 @@ def test_rule_examples_and_fixtures_under_strict_mode(outcomes: dict[str, dict[s
           f"ran {counts.get('fixtures ran', 0) + counts.get('fixtures missed', 0)}, "
           f"fail on one CPU host without strict mode {counts.get('fixtures broken', 0)}")
     assert not problems, "\n".join(problems)
+
+
+# Simulated platforms with 8 devices whose ids and mesh orders differ most from CPU's.
+CLEAN_ON = ("tpu-v4-16", "cpu-2x4")
+
+
+def test_examples_without_markers_run_on_simulated_platforms(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The linter's clean examples are clean on every target platform: under a simulated TPU
+    slice or multi-process CPU layout they must run too (no false alarm from the ids or the
+    builders' orders)."""
+    clean = [case for case in _cases() if not case.get("plain") and case["rule"] is not None
+             and not markers(case["code"])]
+    cases = [{**case, "key": f"{platform}:{case['key']}", "platform": platform}
+             for platform in CLEAN_ON for case in clean]
+    got = _run(cases, tmp_path_factory)
+    raised = [f"{key}: {result['error']}" for key, result in got.items() if result["status"] != "ok"]
+    assert not raised, "\n".join(raised)
+    assert len(got) == len(cases)
 
 
 def test_not_at_run_time_names_real_examples() -> None:
