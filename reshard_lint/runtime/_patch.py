@@ -29,6 +29,8 @@ from jax._src.array import ArrayImpl
 
 from . import _checks, _fetch, _incompat, _jit, _local_data, _platform_patch, _pod, _state
 
+_HOST_TYPES = frozenset({np.ndarray, int, float, complex, bool})
+
 # (owner, attribute, original, wrapper), in installation order.
 _patches: list[tuple[Any, str, Any, Any]] = []
 
@@ -38,7 +40,10 @@ def _wrap_device_put(original: Callable[..., Any]) -> Callable[..., Any]:
     def device_put(x: Any, device: Any = None, **kwargs: Any) -> Any:
         __tracebackhide__ = True  # pytest: show the user's line, not this frame
         config = _state.current
-        if config is not None:
+        # Inline, the calls that need no check: host data, and device_put(x, x.sharding)
+        # (JAX's cheapest call, where a function call of ours would be a visible share).
+        if config is not None and type(x) not in _HOST_TYPES and (
+                type(x) is not ArrayImpl or (x._committed and device is not x._sharding)):
             _checks.check_device_put(config, x, device, "device_put", stacklevel=2)
         return original(x, device, **kwargs)
 

@@ -205,13 +205,15 @@ def wrap_is_fully_addressable(prop: property) -> property:
     assert fget is not None
 
     def is_fully_addressable(self: Any) -> bool:
-        if _state.current is not None and id(sys._getframe(1).f_globals) not in _library_globals \
-                and not _from_library(sys._getframe(1)):
-            devices = self.sharding.device_set
-            some = next(iter(devices))
-            topo = pod(some.platform)
-            if topo is not None:
-                return all(topo.process_of.get(d) == this_process() for d in devices)
+        # JAX's own device_put asks on every call: its answer is JAX's property body,
+        # inline (self.sharding.is_fully_addressable), after one set lookup.
+        if id(sys._getframe(1).f_globals) in _library_globals or _state.current is None \
+                or _from_library(sys._getframe(1)):
+            return self.sharding.is_fully_addressable  # type: ignore[no-any-return]
+        devices = self.sharding.device_set
+        topo = pod(next(iter(devices)).platform)
+        if topo is not None:
+            return all(topo.process_of.get(d) == this_process() for d in devices)
         return fget(self)  # type: ignore[no-any-return]
 
     return property(is_fully_addressable, doc=prop.__doc__)
