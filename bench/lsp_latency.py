@@ -221,7 +221,7 @@ def measure_lsp(python: Path, scratch: Path, repeat: int, timeout: float = 120.0
     if probe.returncode != 0:
         out.status, out.detail = "skipped", "pygls is not installed in the tool environment (the lsp extra)"
         return out
-    client = Client([str(python), "-m", "reshard_lint.lsp", *extra_args], scratch)
+    client = Client([str(python), "-m", "reshard_lint.frontends.lsp", *extra_args], scratch)
     try:
         client.request("initialize", {"processId": None, "rootUri": scratch.as_uri(), "capabilities": {},
                                       "initializationOptions": options or {}}, timeout)

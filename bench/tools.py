@@ -198,7 +198,7 @@ def rsh_base_argv(python: Path) -> list[str]:
     script = _script(python, "reshard-lint")
     if script is not None:
         return [str(script)]
-    return [str(python), "-c", "import sys; from reshard_lint.cli import main; sys.exit(main())"]
+    return [str(python), "-c", "import sys; from reshard_lint.frontends.cli import main; sys.exit(main())"]
 
 
 def flake8_argv(python: Path, keep: str, jobs: int, select: str) -> list[str]:

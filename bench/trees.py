@@ -72,7 +72,7 @@ def _engine_prefilter() -> Callable[[str], bool] | None:
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
     try:
-        from reshard_lint.gate import prefilter  # type: ignore[import-not-found]
+        from reshard_lint.stages.gate import prefilter  # type: ignore[import-not-found]
     except Exception:
         return None
     return prefilter  # type: ignore[no-any-return]

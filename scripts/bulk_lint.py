@@ -49,8 +49,8 @@ class Outcome:
 
 def lint_file(path: str, force: bool) -> Outcome:
     global _ENGINE
-    from reshard_lint.engine import INTERNAL_ERROR, PARSE_ERROR, Engine
-    from reshard_lint.sources import SourceError, read_source
+    from reshard_lint.engine.engine import INTERNAL_ERROR, PARSE_ERROR, Engine
+    from reshard_lint.core.sources import SourceError, read_source
 
     if _ENGINE is None:
         _ENGINE = Engine()

@@ -15,8 +15,8 @@ import ast
 import sys
 from pathlib import Path
 
-from reshard_lint.components import COMPONENT_MIN_LINES, gate_by_units
-from reshard_lint.gate import decide, gate_facts, prefilter
+from reshard_lint.stages.components import COMPONENT_MIN_LINES, gate_by_units
+from reshard_lint.stages.gate import decide, gate_facts, prefilter
 
 
 def main(dirs: list[str]) -> int:

@@ -18,14 +18,14 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from reshard_lint.engine import Engine
+from reshard_lint.engine.engine import Engine
 
 # Sliced files would hide nothing from this check, but "whole" must mean whole.
 _WHOLE = 10**9
 
 
 def _check(path: str) -> tuple[str, str | None]:
-    from reshard_lint.sources import SourceError, decode, read_bytes
+    from reshard_lint.core.sources import SourceError, decode, read_bytes
 
     try:
         text = decode(read_bytes(path), path).text

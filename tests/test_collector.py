@@ -11,9 +11,9 @@ from typing import Any
 
 
 from reshard_lint.analysis.tree import Module
-from reshard_lint.collector import paused
-from reshard_lint.engine import Engine
-from reshard_lint.gate import needs_engine
+from reshard_lint.core.collector import paused
+from reshard_lint.engine.engine import Engine
+from reshard_lint.stages.gate import needs_engine
 
 SOURCE = '''\
 import jax
@@ -76,7 +76,7 @@ x = jax.device_put(np.arange(8), NamedSharding(make(), P("x")))
 
 
 def test_gate_leaves_no_tree_behind() -> None:
-    from reshard_lint import gate
+    from reshard_lint.stages import gate
 
     verdicts: list[bool] = []
     garbage = _garbage_after(lambda: verdicts.append(needs_engine(REJECTED)))

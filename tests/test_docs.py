@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reshard_lint.docs import SECTIONS, rule_doc
+from reshard_lint.rules.docs import SECTIONS, rule_doc
 from reshard_lint.rules import all_rules
 
 from .conftest import ROOT
@@ -13,9 +13,9 @@ from .conftest import ROOT
 @pytest.mark.parametrize("rule", all_rules(), ids=lambda r: r.code)
 def test_rule_page_exists_and_is_current(rule: type) -> None:
     page = ROOT / "docs" / "rules" / f"{rule.code}.md"
-    assert page.exists(), f"missing {page}; run python -m reshard_lint.docs"
+    assert page.exists(), f"missing {page}; run python -m reshard_lint.rules.docs"
     assert page.read_text(encoding="utf-8") == rule_doc(rule), \
-        f"{page} is stale; run python -m reshard_lint.docs"
+        f"{page} is stale; run python -m reshard_lint.rules.docs"
 
 
 @pytest.mark.parametrize("rule", all_rules(), ids=lambda r: r.code)

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from reshard_lint import noqa
-from reshard_lint.engine import Engine
-from reshard_lint.fixes import split_lines
+from reshard_lint.core import noqa
+from reshard_lint.engine.engine import Engine
+from reshard_lint.core.fixes import split_lines
 from reshard_lint.rules import expected_markers
 
 from .conftest import FIXTURES, ROOT

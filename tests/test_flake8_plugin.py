@@ -14,9 +14,9 @@ from typing import Iterator
 
 import pytest
 
-from reshard_lint import collector
-from reshard_lint import engine as engine_module
-from reshard_lint.flake8_plugin import ReshardChecker
+from reshard_lint.core import collector
+from reshard_lint.engine import engine as engine_module
+from reshard_lint.frontends.flake8_plugin import ReshardChecker
 
 SOURCE = (
     "import jax\n"
@@ -102,14 +102,14 @@ def _options(tmp_path: Path, *argv: str) -> object:
 ])
 def test_the_engine_is_imported_before_flake8_forks_its_workers_only_when_they_run_it(
         tmp_path: Path, argv: tuple[str, ...], forks: bool) -> None:
-    from reshard_lint.preload import forks_workers
+    from reshard_lint.frontends.preload import forks_workers
 
     options = _options(tmp_path, *(a.format(dir=tmp_path) for a in argv))
     assert forks_workers(options) is forks
 
 
 def test_a_preload_that_fails_leaves_flake8_running(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from reshard_lint import preload
+    from reshard_lint.frontends import preload
 
     def broken() -> None:
         raise ImportError("no libcst here")

@@ -6,9 +6,9 @@ import ast
 
 import pytest
 
-from reshard_lint.components import gate_by_units
-from reshard_lint.engine import Cancelled, Engine
-from reshard_lint.gate import decide, gate_facts
+from reshard_lint.stages.components import gate_by_units
+from reshard_lint.engine.engine import Cancelled, Engine
+from reshard_lint.stages.gate import decide, gate_facts
 from reshard_lint.rules import all_rules
 
 from .conftest import FIXTURES
@@ -133,7 +133,7 @@ def test_a_mesh_of_devices_call_sites_pass_is_analysed() -> None:
 
 
 def test_random_split_is_no_device_id() -> None:
-    from reshard_lint.gate import prefilter
+    from reshard_lint.stages.gate import prefilter
 
     keys = "import jax\nk1, k2 = jax.random.split(jax.random.key(0))\nn = len(jax.devices())\n"
     assert not prefilter(keys)

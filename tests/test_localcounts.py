@@ -17,7 +17,7 @@ import unittest
 import pytest
 
 from reshard_lint.analysis.localcounts import local_counts
-from reshard_lint.call_counts import SyntaxCounts
+from reshard_lint.stages.call_counts import SyntaxCounts
 from reshard_lint.analysis.tree import parse
 
 from .conftest import FIXTURES

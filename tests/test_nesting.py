@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from reshard_lint.engine import Engine
-from reshard_lint.nesting import too_deep
+from reshard_lint.engine.engine import Engine
+from reshard_lint.stages.nesting import too_deep
 
 CHAIN = " and ".join(["a"] * 1500)
 SHAPES = {

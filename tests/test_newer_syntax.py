@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from reshard_lint import newer_syntax
-from reshard_lint.engine import Engine
-from reshard_lint.gate import needs_engine
+from reshard_lint.stages import newer_syntax
+from reshard_lint.engine.engine import Engine
+from reshard_lint.stages.gate import needs_engine
 
 GENERIC = textwrap.dedent("""\
     import functools

@@ -31,7 +31,7 @@ JAX_LOADED = "sorted(m for m in sys.modules if m.split('.')[0] in ('jax', 'jaxli
 
 ENGINE = textwrap.dedent(f"""
     import sys
-    from reshard_lint.engine import lint_source
+    from reshard_lint.engine.engine import lint_source
     from reshard_lint.rules import all_rules
 
     result = lint_source(open(sys.argv[1]).read(), sys.argv[1])
@@ -47,7 +47,7 @@ ENGINE = textwrap.dedent(f"""
 
 CLI = textwrap.dedent(f"""
     import sys
-    from reshard_lint.cli import main
+    from reshard_lint.frontends.cli import main
 
     # One job and no cache: the file is linted in this very process.
     sys.argv = ['reshard-lint', 'check', '--no-cache', '-j', '1', sys.argv[1]]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import textwrap
 
-from reshard_lint.engine import Engine
+from reshard_lint.engine.engine import Engine
 
 _HEAD = textwrap.dedent("""\
     import jax

@@ -7,8 +7,8 @@ import ast
 
 import pytest
 
-from reshard_lint.gate import decide, gate_facts
-from reshard_lint.prefilter import prefilter
+from reshard_lint.stages.gate import decide, gate_facts
+from reshard_lint.stages.prefilter import prefilter
 
 _HEAD = "import jax\nname = 'tpu:3'\n"
 _ID = "i = int(name.split(':')[1])\n"

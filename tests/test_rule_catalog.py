@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 from reshard_lint.rules.catalog import static_table
-from reshard_lint.runner import _imported_table
+from reshard_lint.engine.runner import _imported_table
 
 
 def test_static_table_equals_the_imported_rules() -> None:
@@ -18,7 +18,7 @@ def test_static_table_equals_the_imported_rules() -> None:
 
 
 def test_rule_table_without_a_cache_leaves_libcst_unimported() -> None:
-    code = ("import sys\nfrom reshard_lint.runner import rule_table\n"
+    code = ("import sys\nfrom reshard_lint.engine.runner import rule_table\n"
             "t = rule_table(None)\nprint(len(t), 'libcst' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == [str(len(_imported_table())), "False"]

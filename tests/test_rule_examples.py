@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reshard_lint import fixes
-from reshard_lint.engine import Engine
+from reshard_lint.core import fixes
+from reshard_lint.engine.engine import Engine
 from reshard_lint.rules import Example, all_rules
 
 ENGINE = Engine()

@@ -7,8 +7,8 @@ import pickle
 
 import pytest
 
-from reshard_lint.engine import Engine
-from reshard_lint import newer_syntax, prepared
+from reshard_lint.engine.engine import Engine
+from reshard_lint.stages import newer_syntax, prepared
 from reshard_lint.rules import all_rules
 
 from .conftest import FIXTURES
@@ -101,7 +101,7 @@ def test_counts_taken_while_slicing_are_the_whole_files() -> None:
               "        return (jax.jit(self.m), partial(helper, 1),\n"
               "                jax.tree.map(helper, [z(i) for i in a if c(i)]))\n"
               + "".join(f"\n\ndef t{i}(mesh):\n    return helper(mesh).sharding\n" for i in range(150)))
-    from reshard_lint.call_counts import SyntaxCounts
+    from reshard_lint.stages.call_counts import SyntaxCounts
     tree = newer_syntax.parse(source)
     _, kept, counts = prepared.sliced(source, tree, None)
     assert kept is not None and counts is not None

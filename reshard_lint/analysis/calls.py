@@ -20,8 +20,8 @@ from .values import (
     Value,
     is_unknown, undecidable, unknown,
 )
-from ..call_counts import TRACES
-from ..qualnames import MUTATING_METHODS, canonical
+from ..stages.call_counts import TRACES
+from ..core.qualnames import MUTATING_METHODS, canonical
 
 _MAX_INLINE_DEPTH = 3
 

@@ -22,7 +22,7 @@ import ast
 from dataclasses import dataclass
 from typing import Optional
 
-from ..call_counts import SyntaxCounts
+from ..stages.call_counts import SyntaxCounts
 from .arguments import Call
 from .localcounts import local_counts
 from .values import UNKNOWN, ClassVal, FuncVal, Value, is_unknown, join, unknown

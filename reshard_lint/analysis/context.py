@@ -58,7 +58,7 @@ class FileContext:
     def python_tree(self) -> ast.Module | None:
         """Python's tree of the text ``module`` was parsed from, when at hand."""
         if self._python_tree is None and self.lazy_tree:
-            from .. import newer_syntax
+            from ..stages import newer_syntax
 
             self.lazy_tree = False
             text = self.parsed_text if self.parsed_text is not None else self.source

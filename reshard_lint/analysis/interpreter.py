@@ -39,7 +39,7 @@ from .values import (
     MeshVal, HostVal,
     PartialVal, QualVal, SeqVal, ShardingVal, TransformVal, Value, unknown, unknown_from,
 )
-from ..qualnames import canonical
+from ..core.qualnames import canonical
 
 Sink = Callable[[Event], None]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from typing import Optional, Sequence
 
-from ..call_counts import TRACES, TREE_MAPS, WRAPPERS, SyntaxCounts
+from ..stages.call_counts import TRACES, TREE_MAPS, WRAPPERS, SyntaxCounts
 from .tree import arg_keyword, arg_star, arg_value, call_args
 
 

@@ -11,7 +11,7 @@ from typing import Iterator, Optional, Sequence
 
 from .tree import on_header_line
 from .values import PATHS, UNKNOWN, QualVal, Value, unknown
-from ..qualnames import BUILTINS
+from ..core.qualnames import BUILTINS
 
 
 class Scope:

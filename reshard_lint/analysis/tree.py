@@ -214,7 +214,7 @@ class Module:
 def parse(text: str) -> Module:
     """The module of ``text``; raises SyntaxError (and ValueError for a NUL byte) as
     Python's parser does."""
-    from .. import newer_syntax
+    from ..stages import newer_syntax
 
     return Module(newer_syntax.parse(text), text)
 

@@ -19,7 +19,7 @@ import os
 import tempfile
 from typing import Any, Iterable, Mapping
 
-from . import __version__
+from .. import __version__
 from .diagnostic import Diagnostic, Edit, Fix, Related
 
 SCHEMA = 2

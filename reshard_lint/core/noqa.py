@@ -9,7 +9,7 @@ from typing import Iterable, Sequence
 from .diagnostic import Diagnostic
 
 # Same shape as flake8's: `# noqa`, `# noqa: A1,B2`, `# NOQA:A1 B2`.
-_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
 
 
@@ -24,7 +24,7 @@ def parse(lines: Sequence[str]) -> dict[int, NoqaComment]:
     for i, text in enumerate(lines, start=1):
         if "noqa" not in text.lower() or "#" not in text:
             continue
-        m = _NOQA.search(text)
+        m = NOQA.search(text)
         if m is None:
             continue
         codes = m.group("codes")

@@ -17,27 +17,19 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Sequence, TextIO
+from typing import Sequence, TextIO
 
-from . import __version__
-from .config import (PLATFORMS, RUNTIMES, Config, ConfigError, check_codes, check_platforms, find_project, load,
-                     split_codes)
-from .diagnostic import Diagnostic
-from .runner import (BUILTIN_CODES, ERROR_CODES, INTERNAL_ERROR, IO_ERROR, PARSE_ERROR, FileReport,
-                     decode_error, discover, io_error_diagnostic, lint_files, lint_text, noqa_unknown,
-                     per_file_ignored, project_device_imports, read_error, rule_table)
-from .sources import SourceError
+from .. import __version__
+from ..core.config import RUNTIMES, ConfigError, check_codes, split_codes
+from ..core.diagnostic import Diagnostic
+from ..engine.runner import (BUILTIN_CODES, ERROR_CODES, INTERNAL_ERROR, IO_ERROR, PARSE_ERROR, FileReport,
+                             decode_error, discover, io_error_diagnostic, lint_files, lint_text, noqa_unknown,
+                             per_file_ignored, project_device_imports, read_error)
+from ..core.sources import SourceError
+from .command_setup import UsageError, config_for, cpu_count, err, rule_settings
 
 MAX_FIX_ROUNDS = 10
 PROGRESS_MIN_FILES = 100
-
-
-class UsageError(Exception):
-    pass
-
-
-def _err(msg: str) -> None:
-    print(f"reshard-lint: {msg}", file=sys.stderr)
 
 
 def _summary(msg: str) -> None:
@@ -85,21 +77,6 @@ class FileOutcome:
     new_diagnostics: list[Diagnostic] = field(default_factory=list)  # engine output on new_text
 
 
-def _settings(rules: list[dict[str, Any]], cfg: Config, args: argparse.Namespace) -> dict[str, object]:
-    settings: dict[str, object] = {}
-    for r in rules:
-        for o in r.get("options", ()):
-            settings[o["name"]] = o["default"]
-    settings.update(cfg.options)
-    settings.setdefault("runtime", "auto")
-    if getattr(args, "runtime", None):
-        settings["runtime"] = args.runtime
-    if getattr(args, "platforms", None):
-        settings["platforms"] = check_platforms(args.platforms.split(","), "--platforms")
-    settings.setdefault("platforms", PLATFORMS)
-    return settings
-
-
 def _filter(diags: Sequence[Diagnostic], sel: Selection, extra_ignore: Sequence[str]) -> list[Diagnostic]:
     return [d for d in diags if sel.enabled(d.code, extra_ignore)]
 
@@ -107,8 +84,8 @@ def _filter(diags: Sequence[Diagnostic], sel: Selection, extra_ignore: Sequence[
 def _post(report: FileReport, text: str | None, diags: Sequence[Diagnostic], sel: Selection,
           extra_ignore: Sequence[str]) -> tuple[list[Diagnostic], list[Diagnostic], list[str]]:
     """(kept, silenced by noqa, lines); ``text`` None: the report's own text."""
-    from . import noqa
-    from .fixes import split_lines
+    from ..core import noqa
+    from ..core.fixes import split_lines
 
     diags = _filter(diags, sel, extra_ignore)
     if not diags:
@@ -127,7 +104,7 @@ def _missing_reason(path: str) -> str:
     """The RSH003 message for a path given on the command line that does not exist (as
     flake8's E902 and ruff's), in sources.read_bytes's words for a broken link. It names
     a path, not a file: it may have been meant as a directory."""
-    from .sources import SourceError, read_bytes
+    from ..core.sources import SourceError, read_bytes
 
     if os.path.islink(path):
         try:
@@ -140,7 +117,7 @@ def _missing_reason(path: str) -> str:
 def _fix_file(out: FileOutcome, sel: Selection, extra_ignore: Sequence[str], settings: dict[str, object],
               unsafe: bool) -> str | None:
     """Apply fixes in rounds until nothing changes; returns a reason when it must not be written."""
-    from . import fixes
+    from ..core import fixes
 
     src = out.report.source
     assert src is not None
@@ -178,7 +155,7 @@ def _fix_file(out: FileOutcome, sel: Selection, extra_ignore: Sequence[str], set
 def _unified_diff(path: str, old: str, new: str) -> str:
     import difflib
 
-    from .fixes import split_lines
+    from ..core.fixes import split_lines
 
     a, b = split_lines(old), split_lines(new)
     for lines in (a, b):
@@ -190,31 +167,8 @@ def _unified_diff(path: str, old: str, new: str) -> str:
 # ---------------------------------------------------------------------------- check
 
 
-def _config_for(args: argparse.Namespace) -> tuple[Config, list[dict[str, Any]], str | None]:
-    """(config, rule table, cache dir). The rule table comes from the cache when it can."""
-    start = next((p for p in args.paths if p != "-"), None) or (
-        os.path.dirname(args.stdin_filename) if args.stdin_filename else None) or "."
-    if args.config:
-        if not os.path.isfile(args.config):
-            raise ConfigError(f"{args.config}: no such configuration file")
-        path: str | None = args.config
-        root = os.path.dirname(os.path.abspath(args.config))
-    elif args.isolated:
-        path, root = None, os.getcwd()
-    else:
-        path, root = find_project(start)
-    cache_dir = None
-    if not args.no_cache:
-        cache_dir = args.cache_dir or os.environ.get("RESHARD_LINT_CACHE_DIR") or \
-            os.path.join(root, ".reshard-lint-cache")
-    rules = rule_table(cache_dir)
-    # RSH001-RSH003 may be named in select, ignore and per-file-ignores like a rule's code.
-    cfg = load(path, [*BUILTIN_CODES.values(), *rules], root)
-    return cfg, rules, cache_dir
-
-
 def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
-    from .cache import Cache
+    from ..core.cache import Cache
     from .formats import Finding, formatter
 
     paths: list[str] = args.paths or ["."]
@@ -223,7 +177,7 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
         raise UsageError("'-' (standard input) cannot be combined with other paths")
     if args.diff and args.fix:
         raise UsageError("--diff shows the fixes without applying them; use --fix or --diff, not both")
-    cfg, rules, cache_dir = _config_for(args)
+    cfg, rules, cache_dir = config_for(args)
     codes = [r["code"] for r in rules]
     selectable = [*BUILTIN_CODES, *codes]
     try:
@@ -239,7 +193,7 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
     select = (cli_select if cli_select is not None else (cfg.select if cfg.select is not None else ["RSH"]))
     sel = Selection(select=select + cfg.extend_select + cli_extend,
                     ignore=(cli_ignore if cli_ignore is not None else cfg.ignore) + cli_extend_ignore)
-    settings = _settings(rules, cfg, args)
+    settings = rule_settings(rules, cfg, args)
     fix = args.fix or (args.unsafe_fixes and not args.diff)
     unsafe = args.unsafe_fixes
     status_error = False
@@ -249,7 +203,7 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
     reports: list[FileReport]
     discovered: list[str] = []
     if use_stdin:
-        from .cache import content_hash
+        from ..core.cache import content_hash
 
         name = args.stdin_filename or "<stdin>"
         raw = sys.stdin.buffer.read()
@@ -267,7 +221,7 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
         discovered = files
         cache = Cache(cache_dir, settings)
         show = sys.stderr.isatty() and len(files) >= PROGRESS_MIN_FILES and not args.quiet
-        reports = lint_files(files, settings, cache, args.jobs or _cpu_count(), codes,
+        reports = lint_files(files, settings, cache, args.jobs or cpu_count(), codes,
                              _progress if show else None)
         if args.verbose:
             served = sum(r.cached for r in reports)
@@ -303,7 +257,7 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
             src = rep.source
             reason = _fix_file(out, sel, extra, settings, unsafe)
             if reason is not None:
-                _err(f"{rep.path}: {reason}")
+                err(f"{rep.path}: {reason}")
                 status_error = True
             elif out.new_text is not None:
                 if args.diff:
@@ -311,7 +265,7 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
                 elif use_stdin:
                     pass  # written to standard output below
                 else:
-                    from .writer import WriteError, write_fixed
+                    from ..core.writer import WriteError, write_fixed
 
                     try:
                         write_fixed(src, out.new_text)
@@ -319,13 +273,13 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
                         # Not for a file that reads other project files: the entry would
                         # need their digests (runner.py takes them from the engine).
                         if cache is not None and not project_device_imports(out.new_text, rep.path)[1]:
-                            from .cache import content_hash
-                            from .sources import encode
+                            from ..core.cache import content_hash
+                            from ..core.sources import encode
 
                             cache.put(content_hash(encode(src, out.new_text)), out.new_diagnostics,
                                       rep.noqa_unknown)
                     except WriteError as exc:
-                        _err(f"{exc.path}: {exc.reason}")
+                        err(f"{exc.path}: {exc.reason}")
                         status_error = True
                         out.new_text = None  # the file keeps its findings: report those
                         out.kept, out.silenced, out.lines = _post(rep, None, rep.diagnostics, sel, extra)
@@ -337,7 +291,7 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
 
     # -- output
     for w in warnings:
-        _err(f"warning: {w}")
+        err(f"warning: {w}")
     findings = sorted((Finding(o.report.path, d, o.lines) for o in outcomes for d in o.kept),
                       key=lambda f: f.sort_key)
     silenced = sorted((Finding(o.report.path, d, o.lines) for o in outcomes for d in o.silenced),
@@ -347,7 +301,7 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
     if use_stdin and fix:
         o = outcomes[0] if outcomes else None
         if o is not None:
-            from .sources import encode
+            from ..core.sources import encode
 
             stdout.flush()
             if o.report.error is not None:
@@ -372,7 +326,7 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
                 for f in silenced:
                     stdout.write(f"{header(f)}  [silenced by noqa]\n")
             else:
-                _err("--show-noqa lists silenced findings only with --format text or concise")
+                err("--show-noqa lists silenced findings only with --format text or concise")
     stdout.flush()
 
     # -- summary and status
@@ -443,7 +397,7 @@ def _unresolved_line(args: argparse.Namespace, files: Sequence[str], settings: d
     from .coverage import collect, file_coverage
 
     if files:
-        sites = collect(files, settings, args.jobs or _cpu_count()).sites
+        sites = collect(files, settings, args.jobs or cpu_count()).sites
     else:  # standard input
         rep = reports[0] if reports else None
         sites = file_coverage(rep.source.text, rep.path, settings).sites \
@@ -468,18 +422,11 @@ def _progress(done: int, total: int) -> None:
     sys.stderr.flush()
 
 
-def _cpu_count() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
 # ---------------------------------------------------------------------------- rule
 
 
 def cmd_rule(args: argparse.Namespace, stdout: TextIO) -> int:
-    from .rules import all_rules, rule_by_code
+    from ..rules import all_rules, rule_by_code
 
     if args.all:
         rows = [("CODE", "NAME", "FIX", "SUMMARY")]
@@ -496,7 +443,7 @@ def cmd_rule(args: argparse.Namespace, stdout: TextIO) -> int:
     rule = rule_by_code(args.code.upper())
     if rule is None:
         raise UsageError(f"unknown rule {args.code}; known: {', '.join(r.code for r in all_rules())}")
-    from .docs import rule_doc
+    from ..rules.docs import rule_doc
 
     stdout.write(rule_doc(rule))
     return 0
@@ -568,7 +515,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("code", nargs="?")
     r.add_argument("--all", action="store_true", help="a table of every rule")
 
-    # Listed for --help only: `reshard-lint lsp ...` is handed to reshard_lint.lsp before parsing.
+    # Listed for --help only: `reshard-lint lsp ...` is handed to reshard_lint.frontends.lsp before parsing.
     sub.add_parser("lsp", help="run the language server on standard input/output (see lsp --help)")
     return parser
 
@@ -616,7 +563,7 @@ def _run(argv: Sequence[str] | None) -> int:
             return cmd_explain(args, stdout)
         return cmd_rule(args, stdout)
     except (UsageError, ConfigError) as exc:
-        _err(str(exc))
+        err(str(exc))
         return 2
 
 
@@ -638,7 +585,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         import traceback
 
         traceback.print_exc()
-        _err(f"internal error: {type(exc).__name__}: {exc}; please report it with the traceback above")
+        err(f"internal error: {type(exc).__name__}: {exc}; please report it with the traceback above")
         return 2
 
 

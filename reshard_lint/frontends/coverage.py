@@ -45,10 +45,10 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
     out = FileCoverage(path)
     if not any(h in text for h in _TEXT_HINTS):
         return out
-    from .analysis.reasons import NOT_REACHED
-    from .analysis.tree import parse
-    from .analysis.verdicts import Verdict, classify
-    from .engine import engine_for
+    from ..analysis.reasons import NOT_REACHED
+    from ..analysis.tree import parse
+    from ..analysis.verdicts import Verdict, classify
+    from ..engine.engine import engine_for
 
     try:
         module = parse(text)
@@ -94,7 +94,7 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
 
 def _merge(verdicts: list[Any]) -> tuple[str, str]:
     """One verdict for a call the analysis ran in several contexts: they must agree."""
-    from .analysis.reasons import OTHER
+    from ..analysis.reasons import OTHER
 
     first = verdicts[0]
     if any(v.verdict == "crossing" for v in verdicts):
@@ -145,7 +145,7 @@ class Report:
     errors: list[tuple[str, str]] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
-        from .analysis.verdicts import VERDICTS
+        from ..analysis.verdicts import VERDICTS
 
         c = Counter(s.verdict for s in self.sites)
         return {v: c.get(v, 0) for v in VERDICTS}
@@ -167,14 +167,14 @@ class Report:
 
 
 def collect(paths: Sequence[str], settings: Mapping[str, object], jobs: int) -> Report:
-    from .runner import _read
-    from .sources import SourceError, decode
+    from ..core.sources import read_bytes
+    from ..core.sources import SourceError, decode
 
     report = Report(files=len(paths))
     items: list[tuple[int, str, str]] = []
     for i, p in enumerate(paths):
         try:
-            items.append((i, decode(_read(p), p).text, p))
+            items.append((i, decode(read_bytes(p), p).text, p))
         except SourceError as exc:
             report.errors.append((p, exc.reason))
     results: dict[int, FileCoverage] = {}
@@ -207,8 +207,8 @@ def _share(items: list[tuple[int, str, str]], settings: Mapping[str, object], jo
     """``items`` on ``jobs - 1`` workers and this process, which also takes every file that
     reads the project's modules: their summaries are made here, once per run however
     many files import them (as ``check`` does, runner.py)."""
-    from .pipeline import Workers, share_keeping
-    from .project.projects import device_imports
+    from ..engine.pipeline import Workers, share_keeping
+    from ..project.projects import device_imports
 
     with Workers(jobs - 1, files) as workers:
         share_keeping(workers, 1, items, lambda it: bool(device_imports(it[1], it[2], settings)[0]), _work,
@@ -281,19 +281,19 @@ def add_parser(sub: Any) -> None:
 def cmd_coverage(args: Any, stdout: TextIO) -> int:
     import os
 
-    from .cli import _config_for, _cpu_count, _err, _settings
-    from .runner import discover
+    from .command_setup import config_for, cpu_count, err, rule_settings
+    from ..engine.runner import discover
 
     args.no_cache, args.cache_dir, args.stdin_filename = True, None, None
     paths = args.paths or ["."]
     args.paths = paths
-    cfg, rules, _ = _config_for(args)
-    settings = _settings(rules, cfg, args)
+    cfg, rules, _ = config_for(args)
+    settings = rule_settings(rules, cfg, args)
     excludes = cfg.excludes + [p for p in (args.extend_exclude or "").split(",") if p]
     files, missing = discover(paths, excludes, cfg.root)
     for m in missing:
-        _err(f"{m}: no such file or directory")
-    report = collect(files, settings, args.jobs if args.jobs and args.jobs > 0 else _cpu_count())
+        err(f"{m}: no such file or directory")
+    report = collect(files, settings, args.jobs if args.jobs and args.jobs > 0 else cpu_count())
     for s in report.sites:
         rel = os.path.relpath(s.path) if os.path.isabs(s.path) else s.path
         s.path = s.path if rel.startswith("..") else rel

@@ -8,8 +8,8 @@ from typing import Any, Iterator
 
 from flake8.exceptions import ExecutionError
 
-from . import __version__
-from .collector import paused
+from .. import __version__
+from ..core.collector import paused
 
 
 class ReshardChecker:
@@ -49,7 +49,7 @@ class ReshardChecker:
         cls._runtime = value
         platforms = getattr(options, "reshard_platforms", None)
         if platforms:
-            from .config import ConfigError, check_platforms
+            from ..core.config import ConfigError, check_platforms
 
             try:
                 cls._platforms = check_platforms(platforms, "reshard-platforms")
@@ -70,8 +70,8 @@ class ReshardChecker:
             source = "".join(self.lines) if self.lines is not None else _read(self.filename)
             # The gate needs only the ast flake8 already parsed; the engine
             # is imported in the few processes that get a file past it.
-            from .gate import needs_engine
-            from .project.projects import device_imports, may_import_devices
+            from ..stages.gate import needs_engine
+            from ..project.projects import device_imports, may_import_devices
 
             # Meshes imported from the project's other modules: read from disk, whole file.
             # Meshes imported from the project's other modules (read from disk), asked only
@@ -84,7 +84,7 @@ class ReshardChecker:
             if not needs_engine(source, self.tree, imported):
                 return
             project = project or _project_settings(self.filename)
-            from .engine import engine_for
+            from ..engine.engine import engine_for
 
             engine = engine_for({"runtime": self._runtime or project["runtime"],
                                  "platforms": self._platforms or project["platforms"],
@@ -114,7 +114,7 @@ def _project_settings(filename: str) -> dict[str, Any]:
 
 
 def _directory_settings(directory: str) -> dict[str, Any]:
-    from .config import PLATFORMS, ConfigError, find_project, load
+    from ..core.config import PLATFORMS, ConfigError, find_project, load
 
     hit = _PROJECT_SETTINGS.get(directory)
     if hit is None:
@@ -123,7 +123,7 @@ def _directory_settings(directory: str) -> dict[str, Any]:
         path, root = find_project(directory)
         try:
             if path and _RULE_TABLE is None:
-                from .runner import BUILTIN_CODES, rule_table
+                from ..engine.runner import BUILTIN_CODES, rule_table
 
                 # once per process, not once per directory; RSH001-RSH003 as the command names them
                 _RULE_TABLE = [*BUILTIN_CODES.values(), *rule_table(None)]

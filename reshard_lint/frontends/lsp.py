@@ -1,4 +1,4 @@
-"""A language server for editors: ``reshard-lint lsp`` (or ``python -m reshard_lint.lsp``).
+"""A language server for editors: ``reshard-lint lsp`` (or ``python -m reshard_lint lsp``).
 
 It speaks the Language Server Protocol over stdio through pygls and offers:
 
@@ -37,8 +37,7 @@ import os
 import sys
 import tokenize
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 try:
     from lsprotocol import types
@@ -49,178 +48,16 @@ except ImportError as exc:  # the `lsp` extra is not installed: main() says what
     LanguageServer = object  # type: ignore[misc,assignment]
 else:
     _MISSING = None
-    from .lsp_positions import Positions, elsewhere, enum_value, line_body
+    from .lsp_positions import SOURCE, Positions, enum_value, line_body, to_lsp
 
-from . import __version__, noqa
-from .collector import paused
-from .config import RUNTIMES
-from .diagnostic import Diagnostic, Edit
-from .engine import INTERNAL_ERROR, PARSE_ERROR, Cancelled, engine_for
-from .fixes import apply, split_lines
-from .rules import rule_by_code
-from . import DOCS_URL
+from .. import __version__
+from ..core import noqa
+from ..core.diagnostic import Diagnostic, Edit
+from ..engine.engine import INTERNAL_ERROR, Cancelled
+from ..core.fixes import apply
+from .lsp_analysis import Analysis, Settings, analyse, log
 
-# The one place that says where rule pages live; every diagnostic links to DOCS_BASE + CODE.md.
-DOCS_BASE = DOCS_URL.split("{code}")[0]
-SOURCE = "reshard-lint"
 FIX_ALL_KIND = "source.fixAll.reshard-lint"
-# Long enough to fold a burst of keystrokes into one analysis, short enough that the
-# time from a change to its diagnostics stays under 400 ms on a 2,000-line file
-# (bench/run.py measures it).
-DEFAULT_DEBOUNCE = 0.05
-
-log = logging.getLogger("reshard_lint.lsp")
-
-
-def docs_url(code: str) -> str:
-    return f"{DOCS_BASE}{code}.md"
-
-
-# --- analysis ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Settings:
-    runtime: str = "auto"
-    select: tuple[str, ...] = ("RSH",)
-    ignore: tuple[str, ...] = ()
-    debounce: float = DEFAULT_DEBOUNCE
-    platforms: tuple[str, ...] = ("tpu", "gpu", "cpu")
-    # Keys the editor sent: those override the project's [tool.reshard-lint], the rest
-    # come from it, so the editor shows what `reshard-lint check` reports.
-    explicit: frozenset[str] = frozenset()
-
-    @classmethod
-    def from_options(cls, options: Any, base: Settings | None = None) -> Settings:
-        base = base or cls()
-        if not isinstance(options, Mapping):
-            return base
-        # Clients differ: some send {"reshard-lint": {...}}, some the section's content.
-        section = options.get("reshard-lint", options.get("reshard_lint", options))
-        if not isinstance(section, Mapping):
-            return base
-        mc = section.get("runtime", base.runtime)
-        if mc not in RUNTIMES:
-            mc = base.runtime
-
-        def codes(key: str, default: tuple[str, ...]) -> tuple[str, ...]:
-            value = section.get(key)
-            if isinstance(value, str):
-                value = [v for v in value.replace(" ", ",").split(",") if v]
-            if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-                return tuple(v.strip().upper() for v in value)
-            return default
-
-        debounce = section.get("debounce", base.debounce)
-        if not isinstance(debounce, (int, float)) or debounce < 0:
-            debounce = base.debounce
-        platforms = base.platforms
-        given = section.get("platforms")
-        if isinstance(given, str):
-            given = given.split(",")
-        if isinstance(given, (list, tuple)) and all(isinstance(v, str) for v in given):
-            from .config import ConfigError, check_platforms
-
-            try:
-                platforms = check_platforms(given, "platforms")
-            except ConfigError as exc:
-                log.warning("ignoring the editor's setting: %s", exc)
-        explicit = base.explicit | {k for k in ("select", "ignore", "runtime", "platforms") if k in section}
-        return cls(str(mc), codes("select", base.select), codes("ignore", base.ignore), float(debounce),
-                   platforms, frozenset(explicit))
-
-    def selects(self, code: str) -> bool:
-        return any(code.startswith(s) for s in self.select) and \
-            not any(code.startswith(i) for i in self.ignore)
-
-
-@dataclass(frozen=True)
-class Analysis:
-    source: str
-    lines: list[str]
-    diagnostics: list[Diagnostic]  # after noqa and select/ignore
-    broken: bool  # did not parse; diagnostics is empty then
-    settings: Settings  # what it was made with: a result from before a settings change is stale
-    # The project modules it read (path -> digest): an edit of one makes it stale.
-    deps: Mapping[str, str] = field(default_factory=dict)
-
-
-def project_settings(path: str, settings: Settings) -> tuple[Settings, list[str]]:
-    """The editor's settings completed from the file's pyproject.toml, and its per-file ignores.
-
-    A broken configuration is the command line's to report (exit 2); the editor keeps
-    linting with its own settings rather than going blank.
-    """
-    from .config import ConfigError, find_project, load
-    from .runner import per_file_ignored, rule_table
-
-    cfg_path, root = find_project(path)
-    if cfg_path is None:
-        return settings, []
-    try:
-        key = (cfg_path, os.stat(cfg_path).st_mtime_ns)
-        cfg = _CONFIGS.get(key)
-        if cfg is None:
-            cfg = _CONFIGS[key] = load(cfg_path, rule_table(None), root)
-    except (ConfigError, OSError) as exc:
-        log.warning("ignoring %s: %s", cfg_path, exc)
-        return settings, []
-    select = settings.select if "select" in settings.explicit else \
-        tuple(cfg.select if cfg.select is not None else ["RSH"]) + tuple(cfg.extend_select)
-    ignore = settings.ignore if "ignore" in settings.explicit else tuple(cfg.ignore)
-    mc = settings.runtime if "runtime" in settings.explicit else \
-        str(cfg.options.get("runtime", settings.runtime))
-    platforms = settings.platforms if "platforms" in settings.explicit else \
-        tuple(cfg.options.get("platforms", settings.platforms))  # type: ignore[arg-type]
-    merged = Settings(mc, tuple(select), tuple(ignore), settings.debounce, platforms, settings.explicit)
-    return merged, per_file_ignored(path, cfg.root, cfg.per_file_ignores)
-
-
-_CONFIGS: dict[tuple[str, int], Any] = {}
-
-
-def analyse(source: str, path: str, settings: Settings,
-            cancelled: Callable[[], bool] | None = None,
-            unsaved: Callable[[str], str | None] | None = None) -> Analysis:
-    """``cancelled`` says when a newer version made this analysis useless (it then raises
-    engine.Cancelled at the engine's next stage); ``unsaved``: the editor's text of another
-    file of the project, when it is open (imported modules are read from there first)."""
-    asked = settings
-    settings, per_file = project_settings(path, settings)
-    engine = engine_for({"runtime": settings.runtime, "platforms": settings.platforms})
-    if unsaved is not None:
-        engine.projects.unsaved = unsaved
-    lines = split_lines(source)
-    with paused():  # collector.py: a full collection would rescan the file's tree mid-analysis
-        result = engine.lint_source(source, path, cancelled=cancelled)
-    if result.error is not None and any(d.code == PARSE_ERROR for d in result.diagnostics):
-        return Analysis(source, lines, [], True, asked, result.deps)
-    kept, _ = noqa.split(result.diagnostics, lines)
-    # RSH002 (a linter bug) is shown: hiding it would look like a clean file.
-    diags = [d for d in kept if d.code == INTERNAL_ERROR or (
-        settings.selects(d.code) and not any(d.code.startswith(c) for c in per_file))]
-    return Analysis(source, lines, diags, False, asked, result.deps)
-
-
-def to_lsp(d: Diagnostic, uri: str, pos: Positions) -> types.Diagnostic:
-    rule = rule_by_code(d.code)
-    severity = types.DiagnosticSeverity.Warning if rule is not None and rule.severity == "warning" \
-        else types.DiagnosticSeverity.Error
-    related = [
-        types.DiagnosticRelatedInformation(
-            location=types.Location(uri=uri, range=pos.range(r.line, r.col, 0, 0)) if r.path is None
-            else elsewhere(r.path, r.line, r.col), message=r.message)
-        for r in d.related
-    ]
-    return types.Diagnostic(
-        range=pos.range(d.line, d.col, d.end_line, d.end_col),
-        message=d.message,
-        severity=severity,
-        code=d.code,
-        code_description=types.CodeDescription(href=docs_url(d.code)) if rule is not None else None,
-        source=SOURCE,
-        related_information=related or None,
-    )
 
 
 # --- noqa edits ----------------------------------------------------------------------------
@@ -247,7 +84,7 @@ def noqa_edit(source: str, lines: Sequence[str], line: int, code: str) -> Edit |
     # A comment after a line continuation is a syntax error.
     if text.rstrip().endswith("\\") or _line_ends_in_string(source, line):
         return None
-    m = noqa._NOQA.search(text) if "#" in text else None
+    m = noqa.NOQA.search(text) if "#" in text else None
     if m is not None:
         if m.group("codes") is None:
             return None  # a bare noqa already silences everything
@@ -340,7 +177,7 @@ class ReshardServer(LanguageServer):
         return None
 
     def deps_current(self, deps: Mapping[str, str]) -> bool:
-        from .project.view import unchanged
+        from ..project.view import unchanged
 
         return unchanged(deps, unsaved=self.unsaved)
 

@@ -1,5 +1,6 @@
-"""Positions for the language server: the engine counts columns in code points, LSP in
-the encoding the client negotiated (UTF-16 code units unless it offered another)."""
+"""Positions and diagnostics in the protocol's terms, for the language server: the engine
+counts columns in code points, LSP in the encoding the client negotiated (UTF-16 code
+units unless it offered another)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from typing import Sequence
 
 from lsprotocol import types
 
-from .diagnostic import Edit
+from .. import DOCS_URL
+from ..core.diagnostic import Diagnostic, Edit
+from ..rules import rule_by_code
 
 
 def enum_value(kind: object) -> str:
@@ -73,3 +76,35 @@ def elsewhere(path: str, line: int, col: int) -> types.Location:
     column counts characters, which is UTF-16 units for the ASCII such lines hold."""
     at = types.Position(line=max(line - 1, 0), character=col)
     return types.Location(uri=Path(path).resolve().as_uri(), range=types.Range(start=at, end=at))
+
+
+# The one place that says where rule pages live; every diagnostic links to DOCS_BASE + CODE.md.
+DOCS_BASE = DOCS_URL.split("{code}")[0]
+
+
+SOURCE = "reshard-lint"
+
+
+def docs_url(code: str) -> str:
+    return f"{DOCS_BASE}{code}.md"
+
+
+def to_lsp(d: Diagnostic, uri: str, pos: Positions) -> types.Diagnostic:
+    rule = rule_by_code(d.code)
+    severity = types.DiagnosticSeverity.Warning if rule is not None and rule.severity == "warning" \
+        else types.DiagnosticSeverity.Error
+    related = [
+        types.DiagnosticRelatedInformation(
+            location=types.Location(uri=uri, range=pos.range(r.line, r.col, 0, 0)) if r.path is None
+            else elsewhere(r.path, r.line, r.col), message=r.message)
+        for r in d.related
+    ]
+    return types.Diagnostic(
+        range=pos.range(d.line, d.col, d.end_line, d.end_col),
+        message=d.message,
+        severity=severity,
+        code=d.code,
+        code_description=types.CodeDescription(href=docs_url(d.code)) if rule is not None else None,
+        source=SOURCE,
+        related_information=related or None,
+    )

@@ -46,8 +46,8 @@ def forks_workers(options: Any) -> bool:
 
 def preload() -> None:
     """What every worker would import at its first file past the gate."""
-    from . import engine  # noqa: F401 - imports the rules and the analysis with it
-    from .analysis import interpreter  # noqa: F401
-    from .collector import freeze_imports
+    from ..engine import engine  # noqa: F401 - imports the rules and the analysis with it
+    from ..analysis import interpreter  # noqa: F401
+    from ..core.collector import freeze_imports
 
     freeze_imports()  # the workers' full collections skip what they inherit

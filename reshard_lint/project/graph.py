@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Callable, Iterator
 
-from .. import newer_syntax
+from ..stages import newer_syntax
 from .imports import Import, imports_of
 from .modules import ModuleIndex
 
 
 def _read(path: str) -> str:
-    from ..sources import decode, read_bytes
+    from ..core.sources import decode, read_bytes
 
     return decode(read_bytes(path), path).text
 
@@ -39,7 +39,7 @@ class ImportGraph:
         module = self.index.find(name)
         if module is None or module.path is None:
             return []
-        from ..sources import SourceError
+        from ..core.sources import SourceError
 
         try:
             tree = newer_syntax.parse(self._read(module.path))

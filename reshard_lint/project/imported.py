@@ -13,17 +13,15 @@ the standard library only: the gate runs where the engine is not imported.
 from __future__ import annotations
 
 import re
-from typing import Callable, TypeVar
+from typing import TYPE_CHECKING, Callable, TypeVar
 
-from .defs import IDENT as _IDENT, VALUE_WORDS, device_functions, moving_functions
-from .guarded import guarded_text
-from .modules import ModuleFile
-from .view import MODELLED, FileView
+from .defs import VALUE_WORDS, device_functions, moving_functions
+from .module_scan import IDENT, any_value, bindings, import_lines, per_content
+from .modules import MODELLED, ModuleFile
 
-# Matched at the start of a line holding "import": str.find over the text, then these, is
-# ten times faster than one multiline regex over every file.
-_FROM = re.compile(r"[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)")
-_IMPORT_AS = re.compile(r"[ \t]*import[ \t]+([\w.]+)[ \t]+as[ \t]+(\w+)")
+if TYPE_CHECKING:
+    from .view import FileView  # FileView._summary calls this module: no import at run time
+
 _NAME = re.compile(r"(\w+)(?:\s+as\s+(\w+))?")
 _DEPTH = 4  # re-exports followed through at most this many modules
 T = TypeVar("T")
@@ -37,7 +35,7 @@ def device_imports(source: str, view: FileView) -> frozenset[str]:
     (``replicate>``)."""
     out: set[str] = set()
     index = view.project.index
-    froms, imports = _imports(source)
+    froms, imports = import_lines(source)
     for dots, module, names in froms:
         base = view.absolute(len(dots), module or None) if dots else module
         if not base or base.split(".")[0] in MODELLED or index.find(base) is None:
@@ -76,7 +74,7 @@ def _device_attributes(source: str, local: str, view: FileView, mod: ModuleFile)
     i = source.find(needle)
     while i >= 0:  # str.find, not a lookbehind regex: that tries every position of the file
         if i == 0 or not (source[i - 1].isalnum() or source[i - 1] in "_."):
-            m = _IDENT.match(source, i + len(needle))
+            m = IDENT.match(source, i + len(needle))
             if m is not None:
                 attrs.add(m.group(0))
         i = source.find(needle, i + len(needle))
@@ -85,45 +83,13 @@ def _device_attributes(source: str, local: str, view: FileView, mod: ModuleFile)
     return found | {needle} if found else found
 
 
-def _imports(text: str) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
-    """(from-imports as (dots, module, names), ``import a.b as m`` as (module, alias))."""
-    froms: list[tuple[str, str, str]] = []
-    imports: list[tuple[str, str]] = []
-    seen = -1
-    i = text.find("import")
-    while i >= 0:
-        start = text.rfind("\n", 0, i) + 1
-        if start != seen:
-            seen = start
-            m = _FROM.match(text, start)
-            if m is not None:
-                froms.append(m.groups())  # type: ignore[arg-type]
-            else:
-                a = _IMPORT_AS.match(text, start)
-                if a is not None:
-                    imports.append(a.groups())  # type: ignore[arg-type]
-        i = text.find("import", i + 6)
-    return froms, imports
-
-
-def per_content(memo: dict[tuple[object, ...], object], path: str | None, text_digest: str | None, text: str,
-                compute: Callable[[str], T]) -> T:
-    """``compute(text)`` of the project file at ``path``, once per file and content in
-    a project's ``memo``."""
-    key = (compute.__name__, path, text_digest)
-    found = memo.get(key)
-    if found is None:
-        found = memo[key] = compute(text)
-    return found  # type: ignore[return-value]
-
-
 def _per_content(view: FileView, mod: ModuleFile, text: str, compute: Callable[[str], T]) -> T:
     return per_content(view.project.memo, mod.path, view.deps.get(mod.path or ""), text, compute)
 
 
 def _module_imports(view: FileView, mod: ModuleFile, text: str) \
         -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
-    return _per_content(view, mod, text, _imports)
+    return _per_content(view, mod, text, import_lines)
 
 
 def _text(view: FileView, mod: ModuleFile) -> str | None:
@@ -138,52 +104,12 @@ def _text(view: FileView, mod: ModuleFile) -> str | None:
     return found[0]
 
 
-# A module-level assignment: a line in column 0, its target list, ``=`` (not ``==``).
-_BINDING = re.compile(r"(?m)^([A-Za-z_(\[][\w ,()\[\].*]*?)(?::[^=\n]*)?=(?!=)")
-_KEYWORDS = frozenset({"def", "class", "import", "from", "async", "if", "elif", "else", "for", "while", "with",
-                       "return", "try", "except", "finally", "assert", "del", "lambda", "not", "and", "or", "in",
-                       "is", "raise", "yield", "await", "global", "nonlocal", "pass", "print"})
-
-
 def _bindings(view: FileView, mod: ModuleFile, text: str) -> dict[str, list[str]]:
     """The module-level assignments of a module (a line in column 0, or one level into a
     module-level ``if``, ``try`` or ``with`` block: guarded.py): each target name with
     the right-hand sides bound to it, continuation lines included. One scan per module
     and content."""
     return _per_content(view, mod, text, bindings)
-
-
-def bindings(text: str) -> dict[str, list[str]]:
-    """``_bindings`` of a text, unmemoized."""
-    out = _column_0(text)
-    for name, values in _column_0(guarded_text(text)).items():
-        out.setdefault(name, []).extend(values)
-    return out
-
-
-def any_value(text: str) -> bool:
-    """May a module-level name of ``text`` be bound to a device value (``_ANY_VALUE``, in
-    column 0 or one level into a guarded block)?"""
-    return bool(_ANY_VALUE.search(text)) or bool(_ANY_VALUE.search(guarded_text(text)))
-
-
-def _column_0(text: str) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for m in _BINDING.finditer(text):
-        names = _IDENT.findall(m.group(1))
-        if not names or names[0] in _KEYWORDS:
-            continue
-        end = text.find("\n", m.end())
-        rhs = text[m.end(): len(text) if end < 0 else end]
-        depth, lines = rhs.count("(") + rhs.count("[") - rhs.count(")") - rhs.count("]"), 0
-        while depth > 0 and end >= 0 and lines < 30:  # the value goes on over lines
-            nxt = text.find("\n", end + 1)
-            more = text[end: len(text) if nxt < 0 else nxt]
-            depth += more.count("(") + more.count("[") - more.count(")") - more.count("]")
-            rhs, end, lines = rhs + more, nxt, lines + 1
-        for name in names:
-            out.setdefault(name, []).append(rhs)
-    return out
 
 
 def calls_function(view: FileView, mod: ModuleFile, name: str) -> bool:
@@ -201,7 +127,7 @@ def _moves(view: FileView, mod: ModuleFile, name: str, depth: int) -> bool:
         return False
     if name in _per_content(view, mod, text, moving_functions):
         return True
-    inner = FileView(view.project, mod)
+    inner = view.of(mod)
     for dots, module, names in _module_imports(view, mod, text)[0]:
         for taken, alias in _NAME.findall(names.strip("()")):
             if (alias or taken) != name or taken == "import":
@@ -253,7 +179,7 @@ def _exports_uncached(view: FileView, mod: ModuleFile, text: str, name: str, dep
                     return True
             elif head not in seen and _exports(view, mod, head, depth, seen):
                 return True
-        rest = set(_IDENT.findall(_ATTRIBUTE.sub(" ", rhs))) - seen
+        rest = set(IDENT.findall(_ATTRIBUTE.sub(" ", rhs))) - seen
         if any(_exports(view, mod, other, depth, seen) for other in rest):
             return True  # ALIAS = TRAIN
     froms, imports = _module_imports(view, mod, text)
@@ -261,7 +187,7 @@ def _exports_uncached(view: FileView, mod: ModuleFile, text: str, name: str, dep
             and not any(alias == name for _, alias in imports):
         return False
     index = view.project.index
-    inner = FileView(view.project, mod)
+    inner = view.of(mod)
     for dots, module, names in froms:
         if name not in names and names.strip() != "*":
             continue
@@ -303,7 +229,7 @@ def _module_named(view: FileView, mod: ModuleFile, text: str, head: str) -> Modu
     for dots, module, names in froms:
         if head not in names:
             continue
-        base = FileView(view.project, mod).absolute(len(dots), module or None) if dots else module
+        base = view.of(mod).absolute(len(dots), module or None) if dots else module
         if not base or base.split(".")[0] in MODELLED:
             continue
         for taken, alias in _NAME.findall(names.strip("()")):
@@ -313,11 +239,6 @@ def _module_named(view: FileView, mod: ModuleFile, text: str, head: str) -> Modu
         if alias == head and module.split(".")[0] not in MODELLED:
             return index.find(module)
     return None
-
-
-# A module-level assignment (column 0) whose value names devices, meshes or shardings.
-_ANY_VALUE = re.compile(
-    r"(?m)^[A-Za-z_(\[][^#\n]*[^=!<>\n]=(?!=)[^\n]*(?:devices|Mesh|mesh|Sharding|device_put|make_array|shard)")
 
 
 def _binds_any(view: FileView, mod: ModuleFile, depth: int) -> bool:
@@ -333,7 +254,7 @@ def _binds_any(view: FileView, mod: ModuleFile, depth: int) -> bool:
     memo[key] = False  # a cycle of modules importing each other: no
     found = any_value(text)
     if not found:
-        inner = FileView(view.project, mod)
+        inner = view.of(mod)
         for dots, module, names in _module_imports(view, mod, text)[0]:
             base = inner.absolute(len(dots), module or None) if dots else module
             if not base or base.split(".")[0] in MODELLED:

@@ -27,42 +27,29 @@ Standard library only: a warm run decides here without importing the engine.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any, Callable, Mapping
 
+from .hashes import hash_parts
+
 UNKNOWN = "?"  # a summary that failed for a reason the text does not show: any edit counts
-
-
-def _hash(*parts: str) -> str:
-    h = hashlib.blake2b(digest_size=12)
-    for part in parts:
-        h.update(part.encode("utf-8", "surrogatepass"))
-        h.update(b"\0\1")
-    return h.hexdigest()
 
 
 def gate_part(text: str, fact: Callable[[Callable[[str], Any]], Any] | None = None) -> str:
     """The hash of what the gate's text tests read of a module; ``fact(compute)`` gives
     ``compute(text)``, from the gate's memo where the process has one."""
     from .defs import device_functions
-    from .imported import _imports, any_value, bindings
+    from .module_scan import any_value, bindings, import_lines
 
     if fact is None:
         def fact(compute: Callable[[str], Any]) -> Any:
             return compute(text)
-    froms, imports = fact(_imports)
-    return _hash(repr(froms), repr(imports), repr(sorted(fact(bindings).items())),
-                 "1" if any_value(text) else "0", " ".join(sorted(fact(device_functions))))
-
-
-def summary_part(body_only: str, rebound: set[str]) -> str:
-    """The hash of what a summary runs: its module-level text (trailing blank lines do not
-    move any line) and the names it does not export because a function rebinds them."""
-    return _hash(body_only.rstrip(), " ".join(sorted(rebound)))
+    froms, imports = fact(import_lines)
+    return hash_parts(repr(froms), repr(imports), repr(sorted(fact(bindings).items())),
+                      "1" if any_value(text) else "0", " ".join(sorted(fact(device_functions))))
 
 
 def summary_part_of(text: str, full: bool = False) -> str:
-    """``summary_part`` of a module's text as ``_summarise`` computes it; ``full``: the
+    """``hashes.summary_part`` of a module's text as ``_summarise`` computes it; ``full``: the
     summary that keeps the bodies of the functions importers call (``F`` before it)."""
     from .module_text import module_level
 

@@ -22,7 +22,7 @@ from .guarded import guarded_names
 class ModuleLevel(NamedTuple):
     """What a summary of a module's text runs."""
 
-    shape: str  # interface.summary_part of it
+    shape: str  # hashes.summary_part of it
     tree: ast.Module | None  # Python's tree of the whole text; None: nothing runs (no parse, too deep)
     body: str  # the text with the bodies no importer reaches blanked out
     rebound: set[str]  # names a function declares ``global``: not exported
@@ -34,10 +34,10 @@ def module_level(text: str, full: bool) -> ModuleLevel:
     """What ``Projects._summarise`` runs of ``text``, and the summary part of its interface
     (the warm ``check`` asks for that alone, interface.py); ``full``: keeping the
     functions importers call (defs.py), its summary part marked ``F``."""
-    from .. import newer_syntax
-    from ..nesting import too_deep
+    from ..stages import newer_syntax
+    from ..stages.nesting import too_deep
     from .defs import device_functions
-    from .interface import summary_part
+    from .hashes import summary_part
 
     mark = "F" if full else ""
     try:

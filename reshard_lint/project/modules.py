@@ -14,6 +14,10 @@ from dataclasses import dataclass
 
 from .roots import Layout
 
+# The packages the analysis models: their names are the models', even in JAX's own
+# repository, where ``jax`` is a project package (and analysing it is not the point).
+MODELLED = frozenset({"jax", "jaxlib"})
+
 
 @dataclass(frozen=True)
 class ModuleFile:

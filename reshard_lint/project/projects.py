@@ -99,7 +99,7 @@ class Projects:
         """The module body of ``text`` run for the values it binds once, and its context;
         ``full``: with the functions importers may call for device values (defs.py),
         exported with the scope they close over."""
-        from .. import newer_syntax
+        from ..stages import newer_syntax
         from ..analysis import Analyzer
         from ..analysis.context import FileContext
         from ..analysis.mutation import share

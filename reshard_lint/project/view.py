@@ -13,7 +13,7 @@ import os
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Callable, Mapping
 
-from .modules import ModuleFile, ModuleIndex
+from .modules import MODELLED, ModuleFile, ModuleIndex
 from .roots import Layout
 from .interface import UNKNOWN
 from .summaries import Summary, digest, made, reexport
@@ -22,9 +22,6 @@ if TYPE_CHECKING:
     from ..analysis.context import FileContext
     from ..analysis.values import Value
 
-# The packages the analysis models: their names are the models', even in JAX's own
-# repository, where ``jax`` is a project package (and analysing it is not the point).
-MODELLED = frozenset({"jax", "jaxlib"})
 # Texts of project files kept by a Project, the most recently read.
 _RECENT = 8
 
@@ -32,7 +29,7 @@ Analyse = Callable[[str, str, "FileView", bool], "tuple[dict[str, Value], FileCo
 
 
 def read_file(path: str) -> str | None:
-    from ..sources import SourceError, decode, read_bytes
+    from ..core.sources import SourceError, decode, read_bytes
 
     try:
         return decode(read_bytes(path), path).text
@@ -84,7 +81,7 @@ class Project:
         # modules, and most are asked again only through the memo (3-5 MB kept otherwise).
         self._recent: OrderedDict[str, str] = OrderedDict()
         self.memo: dict[tuple[object, ...], object] = {}  # the text tests of imported.py, by content
-        # (path, digest) -> interface.summary_part of every module summarised here
+        # (path, digest) -> hashes.summary_part of every module summarised here
         self.shapes: dict[tuple[str, str], str] = {}
 
     def display(self, path: str) -> str:
@@ -144,7 +141,7 @@ class Project:
         """The interfaces (interface.py) of the files of ``deps`` as this process read
         them: the gate part of each, and the summary part of those summarised here. A file
         whose text here is not the one of ``deps`` gets none: it must then be unchanged."""
-        from .imported import per_content
+        from .module_scan import per_content
         from .interface import gate_part
 
         out: dict[str, str] = {}
@@ -203,7 +200,7 @@ class FileView:
         self.module = module
         self.deps: dict[str, str] = {}  # path -> digest of every summary used, transitively
         self.contexts: list[FileContext] = []  # of the modules whose values were taken
-        # Of the module this view summarises: interface.summary_part of the text it ran.
+        # Of the module this view summarises: hashes.summary_part of the text it ran.
         self.shape: str | None = None
         self._values: dict[str, Value | None] = {}  # value(), asked for every qualified call
 
@@ -212,6 +209,10 @@ class FileView:
         if self.module is None:
             return None
         return self.project.index.resolve_relative(self.module, level, module)
+
+    def of(self, module: ModuleFile | None) -> FileView:
+        """A view of the same project from ``module`` (whose relative imports it resolves)."""
+        return FileView(self.project, module)
 
     def value(self, qual: str, _seen: frozenset[str] = frozenset()) -> Value | None:
         """The value a project module exports under ``qual``'s last part, or None (not a

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Iterable, Literal
 
 if TYPE_CHECKING:
-    from ..diagnostic import Diagnostic
+    from ..core.diagnostic import Diagnostic
     from ..analysis.context import FileContext
     from ..analysis.events import Event
 

@@ -1,6 +1,6 @@
 """Rule documentation, generated from the rules themselves (one source, three uses).
 
-``reshard-lint rule CODE`` prints it; ``python -m reshard_lint.docs`` writes
+``reshard-lint rule CODE`` prints it; ``python -m reshard_lint.rules.docs`` writes
 docs/rules/CODE.md; a test fails when a page is stale or misses a section.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from . import DOCS_URL  # noqa: F401 - re-exported for the docs tooling
-from .rules import Rule, all_rules
+from .. import DOCS_URL  # noqa: F401 - re-exported for the docs tooling
+from . import Rule, all_rules
 
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "Options",
             "Runtimes", "Platforms", "What JAX does", "References")

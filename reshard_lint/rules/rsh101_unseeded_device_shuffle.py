@@ -7,7 +7,7 @@ from typing import Iterable
 
 from ..analysis import tree
 from ..analysis.context import describe_mesh
-from ..diagnostic import Diagnostic, Edit, Fix
+from ..core.diagnostic import Diagnostic, Edit, Fix
 from ..analysis.events import MeshBuilt
 from .base import Grounding, Invalid, Outcome, Rule, Valid
 

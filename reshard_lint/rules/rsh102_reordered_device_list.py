@@ -6,7 +6,7 @@ import ast
 from typing import Iterable
 
 from ..analysis.context import FileContext, describe_mesh
-from ..diagnostic import Diagnostic, Edit, Fix
+from ..core.diagnostic import Diagnostic, Edit, Fix
 from ..analysis.events import MeshBuilt
 from ..analysis.values import DevVal
 from .base import Grounding, Invalid, Outcome, Rule, Valid

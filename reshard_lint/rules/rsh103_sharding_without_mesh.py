@@ -7,7 +7,7 @@ from typing import Iterable
 
 from ..analysis import tree
 from ..analysis.context import FileContext
-from ..diagnostic import Diagnostic, Edit, Fix
+from ..core.diagnostic import Diagnostic, Edit, Fix
 from ..analysis.events import ShardingBuilt
 from ..analysis.values import DevVal, SeqVal
 from .base import Grounding, Invalid, Outcome, Rule, Valid

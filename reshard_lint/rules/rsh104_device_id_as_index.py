@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..analysis.events import IdAsIndex
-from ..diagnostic import Diagnostic, Edit, Fix
+from ..core.diagnostic import Diagnostic, Edit, Fix
 from .base import Grounding, Invalid, Outcome, Rule, Valid
 
 _HEAD = """\

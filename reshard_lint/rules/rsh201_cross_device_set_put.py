@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..crossing import PUT_KINDS, array_label, cross_host_path, fix_hint, pairs, rebuild_on_own_mesh, report, sides
-from ..diagnostic import Diagnostic
+from .helpers.crossing import PUT_KINDS, array_label, cross_host_path, fix_hint, pairs, rebuild_on_own_mesh, report, sides
+from ..core.diagnostic import Diagnostic
 from ..analysis.events import Transfer
 from .base import Grounding, Invalid, Outcome, Rule, Valid
-from .rsh201_flow_examples import FLOW_EXAMPLES, HEAD as _HEAD
+from .helpers.rsh201_flow_examples import FLOW_EXAMPLES, HEAD as _HEAD
 
 
 class CrossDeviceSetPut(Rule):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..crossing import (PUT_KINDS, array_label, fix_hint, pairs, rebuild_on_own_mesh, reorder_clause,
-                        report, sides)
-from ..diagnostic import Diagnostic
+from .helpers.crossing import (PUT_KINDS, array_label, fix_hint, pairs, rebuild_on_own_mesh, reorder_clause,
+                               report, sides)
+from ..core.diagnostic import Diagnostic
 from ..analysis.events import Transfer
 from ..analysis.partition import spec_axes
 from .base import Grounding, Invalid, Outcome, Rule, Valid

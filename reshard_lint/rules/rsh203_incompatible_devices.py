@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..crossing import array_label, pairs, reorder_clause, report, sides
-from ..diagnostic import Diagnostic
+from .helpers.crossing import array_label, pairs, reorder_clause, report, sides
+from ..core.diagnostic import Diagnostic
 from ..analysis.events import ContextOp, Transfer
-from .rsh203_context_mesh import CONTEXT_EXAMPLES, context_diagnostic
+from .helpers.rsh203_context_mesh import CONTEXT_EXAMPLES, context_diagnostic
 from .base import Grounding, Invalid, Outcome, Rule, Valid
 
 _HEAD = """\

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..crossing import array_label, pairs, reorder_clause, report, sides
-from ..diagnostic import Diagnostic
+from .helpers.crossing import array_label, pairs, reorder_clause, report, sides
+from ..core.diagnostic import Diagnostic
 from ..analysis.events import Transfer
 from .base import Grounding, Invalid, Outcome, Rule, Valid
 

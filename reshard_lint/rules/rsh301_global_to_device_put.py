@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..analysis.context import describe_mesh
-from ..crossing import PUT_KINDS, array_label, is_device, pairs, report
-from ..diagnostic import Diagnostic
+from .helpers.crossing import PUT_KINDS, array_label, is_device, pairs, report
+from ..core.diagnostic import Diagnostic
 from ..analysis.events import Transfer
 from .base import Grounding, Invalid, Outcome, Rule, Valid
 

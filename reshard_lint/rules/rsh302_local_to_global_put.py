@@ -6,8 +6,8 @@ from typing import Iterable
 
 from ..analysis.context import describe_mesh
 from ..analysis.models.commitments import single_device
-from ..crossing import PUT_KINDS, array_label, pairs, report, sides
-from ..diagnostic import Diagnostic
+from .helpers.crossing import PUT_KINDS, array_label, pairs, report, sides
+from ..core.diagnostic import Diagnostic
 from ..analysis.events import Transfer
 from .base import Grounding, Invalid, Outcome, Rule, Valid
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..analysis.context import describe_mesh
-from ..diagnostic import Diagnostic
+from ..core.diagnostic import Diagnostic
 from ..analysis.events import Transfer
 from ..analysis.values import ShardingVal
 from .base import Grounding, Invalid, Outcome, Rule, Valid

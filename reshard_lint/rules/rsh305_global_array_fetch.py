@@ -10,8 +10,8 @@ from ..analysis.events import Fetch
 from ..analysis.guards import ONE_PROCESS_TEST, pinned
 from ..analysis.partition import split_across_processes
 from ..analysis.values import ArrayVal
-from ..crossing import related
-from ..diagnostic import Diagnostic
+from .helpers.crossing import related
+from ..core.diagnostic import Diagnostic
 from .base import Grounding, Invalid, Outcome, Rule, Valid
 from .rsh301_global_to_device_put import multicontroller
 

@@ -11,8 +11,8 @@ from ..analysis.events import Fetch, Transfer
 from ..analysis.guards import pinned
 from ..analysis.models.commitments import single_device
 from ..analysis.values import ArrayVal, DevVal
-from ..crossing import PUT_KINDS, array_label, is_device, pairs, report
-from ..diagnostic import Diagnostic
+from .helpers.crossing import PUT_KINDS, array_label, is_device, pairs, report
+from ..core.diagnostic import Diagnostic
 from .base import Grounding, Invalid, Outcome, Rule, Valid
 from .rsh301_global_to_device_put import multicontroller
 

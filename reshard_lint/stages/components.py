@@ -29,7 +29,7 @@ from typing import AbstractSet, Iterable
 
 from .ast_walk import walk as _walk
 from .call_counts import SyntaxCounts
-from .gate import _CONSTRUCTION, GateFacts, decide, gate_facts
+from .gate_facts import CONSTRUCTION, GateFacts, decide, gate_facts
 from .scoping import Scan
 
 # Files shorter than this are analysed whole: below it the walk that groups the units
@@ -281,7 +281,7 @@ def _describe(units: list[_Unit], counts: SyntaxCounts | None = None) -> None:
             m, cls = u.node, u.owner.node  # type: ignore[union-attr]
             assert isinstance(cls, ast.ClassDef)
             _facts(m, u, True, counts, imported)
-            if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name in _CONSTRUCTION:
+            if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name in CONSTRUCTION:
                 u.refs.add(("n", cls.name))
             elif not isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 u.refs.add(("n", cls.name))  # class variables and fields: what constructors set

@@ -79,7 +79,7 @@ def too_deep(source: str, tree: ast.Module | None = None,
     """
     if tree is None:
         return _scan(source)[0]
-    from .fixes import line_starts, split_lines
+    from ..core.fixes import line_starts, split_lines
 
     lines = split_lines(source)
     starts = line_starts(lines)

@@ -23,8 +23,8 @@ from typing import Iterator
 # attribute (mesh.devices, also jax.devices or jax.local_devices bound to a name), an
 # import alias, a mesh builder. "devices" in prose alone is not one: on the jax repository 30 files (1.6 MB)
 # say it only in docstrings and comments.
-_DEVICE_SOURCE = ("devices(", ".devices", "local_devices", "devices as", "device_set", "make_mesh",
-                  "create_device_mesh", "create_hybrid_device_mesh", "create_mesh", "with_explicit_mesh")
+DEVICE_SOURCE = ("devices(", ".devices", "local_devices", "devices as", "device_set", "make_mesh",
+                 "create_device_mesh", "create_hybrid_device_mesh", "create_mesh", "with_explicit_mesh")
 # Names the gate's paths other than RSH104's need: a mesh constructor (an alias of one
 # names it too), a sharding, a transfer.
 # Mesh builders whose names do not say "device" (jtu: jax's own test helpers).
@@ -38,7 +38,7 @@ def prefilter(source: str) -> bool:
     # another process (RSH306); ``.id`` and ``.split``, a device id used as a position
     # (RSH104), though not jax.random.split (in 17 of the jax repository's test files the
     # only one).
-    if "device" not in source and not any(w in source for w in _BUILDERS) or not any(w in source for w in _DEVICE_SOURCE):
+    if "device" not in source and not any(w in source for w in _BUILDERS) or not any(w in source for w in DEVICE_SOURCE):
         return False  # every word but make_mesh names "device": most files are out after two scans
     if any(w in source for w in _GATE_WORDS):
         return True

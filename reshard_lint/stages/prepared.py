@@ -46,7 +46,7 @@ def sliced(source: str, tree: ast.AST | None, min_lines: int | None,
     only what a file builds itself), and not at all after a star import of the project,
     whose names are not known here."""
     from .components import COMPONENT_MIN_LINES, slice_components
-    from .fixes import split_lines
+    from ..core.fixes import split_lines
     from .slicing import SLICE_MIN_LINES, keep_lines, slice_source
 
     if "*" in imported:

@@ -13,7 +13,7 @@ from typing import Iterable
 
 from .ast_walk import fields as child_fields
 from .call_counts import SyntaxCounts
-from .qualnames import MUTATING_METHODS
+from ..core.qualnames import MUTATING_METHODS
 
 # Seeding or drawing from Python's or NumPy's global generator (components.py: shared state).
 _RNG_NAMES = frozenset({"seed", "shuffle", "permutation", "sample", "choice"})

@@ -23,20 +23,20 @@ import ast
 import re
 from collections import defaultdict
 
-from .fixes import split_lines
+from ..core.fixes import split_lines
 from .ast_walk import walk as _walk
-from .gate import _DEVICE_ATTRS, _DEVICE_CALLS, _MESH_CTORS, _ORIGINS, _REORDERS, _name
+from .gate_facts import DEVICE_ATTRS, DEVICE_CALLS, MESH_CTORS, ORIGINS, REORDERS, callee_name
 from .scoping import changed_name as _changed_name, mutated_by_call as _mutated_by_call
 
 # Files shorter than this are analysed whole: slicing is for generated giants.
 SLICE_MIN_LINES = 5000
 
-_SEED_CALLS = _DEVICE_CALLS | _MESH_CTORS | _ORIGINS | _REORDERS | frozenset({
+_SEED_CALLS = DEVICE_CALLS | MESH_CTORS | ORIGINS | REORDERS | frozenset({
     "NamedSharding", "SingleDeviceSharding", "PartitionSpec", "P", "jit", "pjit", "partial",
     "with_sharding_constraint", "reshard", "set_mesh", "use_mesh", "to_device", "tree_map", "map",
     "seed", "default_rng", "Random", "SystemRandom", "RandomState", "process_index", "device_count",
     "local_device_count", "process_count"})
-_SEED_ATTRS = _DEVICE_ATTRS | frozenset({"T", "sharding", "mesh", "flat"})
+_SEED_ATTRS = DEVICE_ATTRS | frozenset({"T", "sharding", "mesh", "flat"})
 _SEED_KEYWORDS = frozenset({"device", "in_shardings", "out_shardings", "devices"})
 
 
@@ -66,7 +66,7 @@ def _facts(stmt: ast.stmt) -> _Facts:
                 f.stores.add(node.id)  # type: ignore[attr-defined]
         elif t is ast.Call:
             f.acts = True
-            if _name(node.func) in _SEED_CALLS:  # type: ignore[attr-defined]
+            if callee_name(node.func) in _SEED_CALLS:  # type: ignore[attr-defined]
                 f.seed = True
             elif any(k.arg in _SEED_KEYWORDS for k in node.keywords):  # type: ignore[attr-defined]
                 f.seed = True

@@ -26,14 +26,14 @@ def tree(root: Path) -> None:
 def test_warm_run_same_output_without_the_engine(project: Path) -> None:
     tree(project)
     cold = run("check", "--format", "json", cwd=project, python_flags=("-X", "importtime"))
-    assert "reshard_lint.engine" in imported(cold.stderr)
+    assert "reshard_lint.engine.engine" in imported(cold.stderr)
     assert not any(m == "libcst" or m.startswith("libcst.") for m in imported(cold.stderr))
     cache = project / ".reshard-lint-cache"
     assert (cache / "CACHEDIR.TAG").exists()
     warm = run("check", "--format", "json", cwd=project, python_flags=("-X", "importtime"))
     mods = imported(warm.stderr)
     assert not any(m == "libcst" or m.startswith("libcst.") for m in mods)
-    assert "reshard_lint.engine" not in mods and "reshard_lint.rules" not in mods
+    assert "reshard_lint.engine.engine" not in mods and "reshard_lint.rules" not in mods
     assert warm.stdout == cold.stdout and warm.returncode == cold.returncode == 1
     for fmt in ("text", "concise", "github"):
         a = run("check", "--format", fmt, "--no-cache", cwd=project)

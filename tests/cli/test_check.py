@@ -6,7 +6,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from reshard_lint.docs import rule_doc
+from reshard_lint.rules.docs import rule_doc
 from reshard_lint.rules import all_rules, rule_by_code
 
 from .conftest import CLEAN, COMMAND, CROSS, REORDERED, run, write

@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from reshard_lint.docs import rule_doc
+from reshard_lint.rules.docs import rule_doc
 from reshard_lint.rules import all_rules, rule_by_code
 
 from .conftest import ROOT, CROSS, REORDERED, run, write

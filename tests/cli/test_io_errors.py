@@ -209,7 +209,7 @@ def test_stdin_that_is_not_text(project: Path) -> None:
 
 def test_a_file_deleted_after_it_was_listed(tmp_path: Path) -> None:
     # The window between discovery and reading, which a subprocess cannot hit on purpose.
-    from reshard_lint.runner import lint_files
+    from reshard_lint.engine.runner import lint_files
 
     class NoCache:
         directory = None  # as Cache(None, ...): disabled
@@ -233,7 +233,7 @@ def test_internal_error_still_exits_2(project: Path) -> None:
     hook = project / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(
-        "import reshard_lint.engine as e\n"
+        "import reshard_lint.engine.engine as e\n"
         "def boom(*a, **k):\n"
         "    raise RuntimeError('boom')\n"
         "e.Engine.analyse = boom\n")

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from reshard_lint import gate, pipeline, runner
-from reshard_lint.cache import Cache
+from reshard_lint.stages import gate
+
+from reshard_lint.engine import pipeline, runner
+from reshard_lint.core.cache import Cache
 
 from .conftest import CLEAN, CROSS, REORDERED, run, write
 from .test_check import codes

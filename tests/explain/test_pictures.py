@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from reshard_lint.explain.gather import ABSENT, MOVES, Explanation, explain_source
-from reshard_lint.explain.picture import page, svg
-from reshard_lint.explain.shards import label, parse_spec, pieces
-from reshard_lint.explain.text import render
+from reshard_lint.frontends.explain.gather import ABSENT, MOVES, Explanation, explain_source
+from reshard_lint.frontends.explain.picture import page, svg
+from reshard_lint.frontends.explain.shards import label, parse_spec, pieces
+from reshard_lint.frontends.explain.text import render
 from reshard_lint.rules import rule_by_code
 
 ROOT = Path(__file__).resolve().parents[2]

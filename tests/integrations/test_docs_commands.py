@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterator
 import pytest
 import yaml
 
-from reshard_lint.lsp import Settings
+from reshard_lint.frontends.lsp import Settings
 from reshard_lint.rules import rule_by_code
 
 from ..conftest import ROOT, tool

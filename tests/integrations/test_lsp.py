@@ -10,12 +10,12 @@ from typing import Any, Iterator
 
 import pytest
 
-from reshard_lint.lsp import DOCS_BASE
+from reshard_lint.frontends.lsp_positions import DOCS_BASE
 from reshard_lint.rules import rule_by_code
 
 from .lspclient import LspClient, apply_workspace_edit, utf16_len
 
-SERVER = [sys.executable, "-m", "reshard_lint.lsp"]
+SERVER = [sys.executable, "-m", "reshard_lint.frontends.lsp"]
 
 
 def _strip_markers(code: str) -> str:

@@ -9,12 +9,12 @@ from typing import Iterator
 
 import pytest
 
-from reshard_lint.explain.gather import explain_source
-from reshard_lint.explain.text import render
+from reshard_lint.frontends.explain.gather import explain_source
+from reshard_lint.frontends.explain.text import render
 
 from .lspclient import LspClient
 
-SERVER = [sys.executable, "-m", "reshard_lint.lsp"]
+SERVER = [sys.executable, "-m", "reshard_lint.frontends.lsp"]
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = (ROOT / "examples" / "train.py").read_text(encoding="utf-8")
 

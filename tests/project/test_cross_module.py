@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from reshard_lint.engine import Engine
+from reshard_lint.engine.engine import Engine
 from reshard_lint.rules import expected_markers
 
 from ..conftest import FIXTURES, tool

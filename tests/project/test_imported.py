@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reshard_lint.engine import Engine
+from reshard_lint.engine.engine import Engine
 
 TYPES = ("import jax\nimport numpy as np\nfrom jax.sharding import Mesh\n\n"
          "TRAIN = Mesh(np.array(jax.devices()), ('x',))\n\n\n"

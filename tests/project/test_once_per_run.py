@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from reshard_lint.cli import main
+from reshard_lint.frontends.cli import main
 from reshard_lint.project.view import Project
 
 MESH = """import jax

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from reshard_lint.sources import read_source
-from reshard_lint.writer import WriteError, write_fixed
+from reshard_lint.core.sources import read_source
+from reshard_lint.core.writer import WriteError, write_fixed
 
 CLI = str(Path(sys.executable).parent / "reshard-lint")
 # RSH102 fixes jax.devices()[::-1] -> jax.devices() (an unsafe fix: --unsafe-fixes).
@@ -112,8 +112,8 @@ def test_writer_failing_midway_in_process(tmp_path: Path) -> None:
     before = path.read_bytes()
     script = (
         "import resource, signal, sys\n"
-        "from reshard_lint.sources import read_source\n"
-        "from reshard_lint.writer import WriteError, write_fixed\n"
+        "from reshard_lint.core.sources import read_source\n"
+        "from reshard_lint.core.writer import WriteError, write_fixed\n"
         "src = read_source(sys.argv[1])\n"
         "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
         "resource.setrlimit(resource.RLIMIT_FSIZE, (10, 10))\n"

@@ -25,9 +25,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reshard_lint import fixes
-from reshard_lint.engine import INTERNAL_ERROR, Engine
-from reshard_lint.flake8_plugin import ReshardChecker
+from reshard_lint.core import fixes
+from reshard_lint.engine.engine import INTERNAL_ERROR, Engine
+from reshard_lint.frontends.flake8_plugin import ReshardChecker
 from reshard_lint.rules import all_rules
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from reshard_lint.sources import SourceError, read_source
+from reshard_lint.core.sources import SourceError, read_source
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = str(Path(sys.executable).parent / "reshard-lint")

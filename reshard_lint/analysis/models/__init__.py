@@ -8,29 +8,9 @@ call's evaluated arguments, the call node and the scope, and returns the value.
 
 from __future__ import annotations
 
-import ast
-from typing import TYPE_CHECKING, Callable
+from .registry import HANDLERS, Handler, handles  # noqa: F401 - the table and its decorator
 
-from ..arguments import Call
-from ..scope import Scope
-from ..values import Value
-
-if TYPE_CHECKING:
-    from ..interpreter import Analyzer
-
-Handler = Callable[["Analyzer", Call, ast.Call, Scope], Value]
-HANDLERS: dict[str, Handler] = {}
-
-
-def handles(*names: str) -> Callable[[Handler], Handler]:
-    def deco(fn: Handler) -> Handler:
-        for n in names:
-            HANDLERS[n] = fn
-        return fn
-    return deco
-
-
-from . import (  # noqa: E402,F401 (register)
-    builtins, commitments, devices, fetches, host, meshes, numpy, randomness, shard_map, test_util,
-    transfers, transforms,
-)
+from . import (  # noqa: F401 (register)
+               builtins, commitments, devices, fetches, host, meshes, numpy, randomness, shard_map, test_util,
+               transfers, transforms,
+               )

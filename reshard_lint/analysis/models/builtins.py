@@ -6,7 +6,8 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from . import device_ids, handles, placement
+from . import device_ids, placement
+from .registry import handles
 from .. import tree
 from ..arguments import Call
 from ..reasons import ATTRIBUTE, CONTAINER

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Optional
 
-from . import handles
+from .registry import handles
 from ..arguments import Call
 from ..events import Fetch
 from ..scope import Scope

@@ -7,7 +7,7 @@ import math
 
 from typing import TYPE_CHECKING, Optional
 
-from . import handles
+from .registry import handles
 from .. import devices as dv
 from ..arguments import Call
 from ..events import MeshBuilt, ShardingBuilt

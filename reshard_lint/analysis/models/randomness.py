@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from . import handles
+from .registry import handles
 from .. import devices as dv
 from ..arguments import Call
 from ..scope import Scope

@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Optional
 
-from . import handles
+from .registry import handles
 from ..arguments import Call
 from ..scope import Scope
 from ..values import UNKNOWN, ConstVal, JitVal, MeshVal, PartialVal, QualVal, SeqVal, ShardingVal, SpecVal, Value

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from . import handles
+from .registry import handles
 from ..arguments import Call
 from ..reasons import UNMODELLED_JAX
 from ..scope import Scope

@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from . import handles, placement
+from . import placement
+from .registry import handles
 from .. import tree
 from ..arguments import Call
 from ..events import TransferKind

@@ -13,7 +13,8 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from . import handles, placement
+from . import placement
+from .registry import handles
 from ..arguments import Call
 from ..scope import Scope
 from ..values import UNKNOWN, ArrayVal, ConstVal, FuncVal, JitVal, SeqVal, TransformVal, Value

@@ -16,7 +16,7 @@ import shutil
 import sys
 from typing import Any, TextIO
 
-from ..config import RUNTIMES
+from ...core.config import RUNTIMES
 
 _LOCATION = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?::\d+)?:?$")
 DEFAULT_COLUMNS = 100  # when stdout is not a terminal: stable output for pipes and tests
@@ -54,9 +54,9 @@ def colour_wanted(choice: str, stream: TextIO) -> bool:
 
 
 def cmd_explain(args: argparse.Namespace, stdout: TextIO) -> int:
-    from ..cli import UsageError, _config_for, _err, _settings
-    from ..runner import _read
-    from ..sources import SourceError, decode
+    from ..command_setup import UsageError, config_for, err, rule_settings
+    from ...core.sources import read_bytes
+    from ...core.sources import SourceError, decode
     from .gather import explain_source
     from .picture import page, svg
     from .text import render
@@ -72,27 +72,27 @@ def cmd_explain(args: argparse.Namespace, stdout: TextIO) -> int:
     if args.output and kind not in (".svg", ".html", ".htm"):
         raise UsageError(f"--output {args.output}: write .svg or .html")
     try:
-        text = decode(_read(path), path).text
+        text = decode(read_bytes(path), path).text
     except SourceError as exc:
         raise UsageError(str(exc)) from None
     lines = len(text.splitlines())
     if not 1 <= line <= max(lines, 1):
         raise UsageError(f"{path} has {lines} line{'s' * (lines != 1)}; there is no line {line}")
     args.paths, args.no_cache, args.cache_dir, args.stdin_filename = [path], True, None, None
-    cfg, rules, _ = _config_for(args)
-    settings = _settings(rules, cfg, args)
+    cfg, rules, _ = config_for(args)
+    settings = rule_settings(rules, cfg, args)
 
     outcome = explain_source(text, path, line, settings)
     if outcome.error is not None:
-        _err(f"{path}: {outcome.error}; nothing to explain")
+        err(f"{path}: {outcome.error}; nothing to explain")
         return 1
     for code, at, why in outcome.undrawn:
-        _err(f"{path}:{at}: {code}: nothing to draw: {why}")
+        err(f"{path}:{at}: {code}: nothing to draw: {why}")
     if not outcome.explanations:
         if not outcome.undrawn:
             near = ", ".join(map(str, outcome.diagnostic_lines[:12])) or "none"
-            _err(f"{path}:{line}: no diagnostic on this line, so no meshes to draw "
-                 f"(lines with diagnostics: {near})")
+            err(f"{path}:{line}: no diagnostic on this line, so no meshes to draw "
+                f"(lines with diagnostics: {near})")
         return 1
     if args.output:
         content = svg(outcome.explanations) if kind == ".svg" else page(

@@ -103,8 +103,8 @@ class Outcome:
 
 def explain_source(source: str, path: str, line: int, settings: Mapping[str, object]) -> Outcome:
     """Pictures of the meshes behind each diagnostic that covers ``line`` (1-based)."""
-    from ..engine import engine_for
-    from ..analysis.tree import parse as parse_text
+    from ...engine.engine import engine_for
+    from ...analysis.tree import parse as parse_text
 
     out = Outcome()
     try:
@@ -139,8 +139,8 @@ def explain_source(source: str, path: str, line: int, settings: Mapping[str, obj
 
 
 def _why_not(diag: Any, events: Sequence[Any]) -> str:
-    from ..analysis.values import DevVal
-    from ..crossing import pairs
+    from ...analysis.values import DevVal
+    from ...rules.helpers.crossing import pairs
 
     if not events:
         return (f"this {diag.code} is not a transfer between two meshes; explain draws the two meshes "
@@ -156,7 +156,7 @@ _WANTED = {"RSH201": ("different",), "RSH202": ("reordered",), "RSH204": ("reord
 
 
 def _explain_event(ctx: Any, event: Any, diag: Any) -> Optional[Explanation]:
-    from ..crossing import pairs
+    from ...rules.helpers.crossing import pairs
 
     candidates = []
     for pair in pairs(event):
@@ -173,8 +173,8 @@ def _explain_event(ctx: Any, event: Any, diag: Any) -> Optional[Explanation]:
 
 
 def _side(ctx: Any, role: str, mesh: Any, sharding: Any, layout_known: bool) -> Side:
-    from ..analysis.context import describe_mesh, mesh_label
-    from ..analysis.partition import axis_names
+    from ...analysis.context import describe_mesh, mesh_label
+    from ...analysis.partition import axis_names
 
     spec = getattr(sharding, "spec", None)
     return Side(role, mesh_label(ctx, mesh, 40), describe_mesh(ctx, mesh), axis_names(mesh),
@@ -182,7 +182,7 @@ def _side(ctx: Any, role: str, mesh: Any, sharding: Any, layout_known: bool) -> 
 
 
 def _explain_pair(ctx: Any, pair: Any, diag: Any) -> Optional[Explanation]:
-    from ..analysis.values import ShardingVal
+    from ...analysis.values import ShardingVal
 
     target_sharding = pair.target if isinstance(pair.target, ShardingVal) else None
     # A computed array's layout is not known (ArrayVal.derived): only its mesh is.
@@ -191,7 +191,7 @@ def _explain_pair(ctx: Any, pair: Any, diag: Any) -> Optional[Explanation]:
     src_fn, dst_fn = pair.src.devices.fn, pair.dst.devices.fn
     sizes = tuple(pair.src.devices.sizes) + tuple(pair.dst.devices.sizes)
     verdicts, scope = _verdicts(ctx, src_fn, dst_fn, sizes)
-    from ..analysis.devices import layouts
+    from ...analysis.devices import layouts
 
     drawn: list[tuple[Any, Any, Any]] = []  # (model, source DevArr, target DevArr)
     for platform, scattered in layouts(ctx.platforms):

@@ -14,7 +14,7 @@ from typing import Any, Optional
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from ..engine import Cancelled
+from ...engine.engine import Cancelled
 from .gather import explain_source
 from .text import render
 
@@ -29,8 +29,8 @@ def _inside(r: types.Range, p: types.Position) -> bool:
 async def hover(ls: Any, params: types.HoverParams) -> Optional[types.Hover]:
     """``ls`` is lsp.ReshardServer: its cached analysis says which diagnostics are under
     the cursor; the pictures are made on its analysis thread, where rules run one at a time."""
-    from ..lsp import project_settings, to_lsp
-    from ..lsp_positions import Positions
+    from ..lsp_analysis import project_settings
+    from ..lsp_positions import Positions, to_lsp
 
     uri = params.text_document.uri
     if uri not in ls.workspace.text_documents:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence, TextIO
 
-from . import Finding, RuleTable
+from .finding import Finding, RuleTable
 
 
 def _data(s: str) -> str:

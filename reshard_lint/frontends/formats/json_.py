@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence, TextIO
 
-from ..diagnostic import Diagnostic
-from . import Finding, RuleTable, rule_url, shown_path
+from ...core.diagnostic import Diagnostic
+from .finding import Finding, RuleTable, rule_url, shown_path
 
 
 # Codes that are not rules (no page): a file that could not be parsed, analysed, read.

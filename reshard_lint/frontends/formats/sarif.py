@@ -11,8 +11,8 @@ import os
 from typing import Any, Sequence, TextIO
 from urllib.parse import quote
 
-from .. import __version__
-from . import Finding, RuleTable, rule_url
+from ... import __version__
+from .finding import Finding, RuleTable, rule_url
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 # Findings that are not rules: a file that could not be parsed, analysed, or read.
@@ -42,8 +42,8 @@ def _level(severity: str) -> str:
 
 
 def driver_rules() -> list[dict[str, Any]]:
-    from ..docs import rule_doc
-    from ..rules import all_rules
+    from ...rules.docs import rule_doc
+    from ...rules import all_rules
 
     out: list[dict[str, Any]] = []
     for code, (name, text) in PSEUDO_RULES.items():

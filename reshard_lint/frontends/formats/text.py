@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Sequence, TextIO
 
-from . import Finding, RuleTable, shown_path
+from .finding import Finding, RuleTable, shown_path
 
 
 def header(f: Finding) -> str:

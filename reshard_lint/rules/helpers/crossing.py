@@ -10,11 +10,11 @@ import ast
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
-from .analysis.context import FileContext, describe_mesh, mesh_label
-from .analysis.devices import PLATFORMS
-from .diagnostic import Diagnostic, Edit, Fix, Related
-from .analysis.events import Transfer
-from .analysis.values import ArrayVal, DevVal, MeshVal, SeqVal, ShardingVal, Value
+from ...analysis.context import FileContext, describe_mesh, mesh_label
+from ...analysis.devices import PLATFORMS
+from ...core.diagnostic import Diagnostic, Edit, Fix, Related
+from ...analysis.events import Transfer
+from ...analysis.values import ArrayVal, DevVal, MeshVal, SeqVal, ShardingVal, Value
 
 PUT_KINDS = ("device_put", "to_device")
 

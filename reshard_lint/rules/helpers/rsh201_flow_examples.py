@@ -8,7 +8,7 @@ semantics keep the move on one. They run with the rule's own under multi-control
 
 from __future__ import annotations
 
-from .base import Example, Invalid, Valid
+from ..base import Example, Invalid, Valid
 
 # What every RSH201 example starts from: an array on a mesh of every device.
 HEAD = """\

@@ -9,12 +9,12 @@ from __future__ import annotations
 import ast
 from typing import Iterable
 
-from ..analysis.context import FileContext, describe_mesh
-from ..analysis.events import ContextOp
-from ..analysis.values import ArrayVal, MeshContextVal, MeshVal, ShardingVal
-from ..crossing import related
-from ..diagnostic import Diagnostic
-from .base import Invalid, Valid
+from ...analysis.context import FileContext, describe_mesh
+from ...analysis.events import ContextOp
+from ...analysis.values import ArrayVal, MeshContextVal, MeshVal, ShardingVal
+from .crossing import related
+from ...core.diagnostic import Diagnostic
+from ..base import Invalid, Valid
 
 _RAISED = "ValueError: Received incompatible devices for jitted computation"
 

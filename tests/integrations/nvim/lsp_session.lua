@@ -14,7 +14,7 @@ end
 local ok, err = pcall(function()
   vim.cmd("edit " .. vim.fn.fnameescape(file))
   local buf = vim.api.nvim_get_current_buf()
-  local client_id = vim.lsp.start({ name = "reshard-lint", cmd = { py, "-m", "reshard_lint.lsp" }, root_dir = root })
+  local client_id = vim.lsp.start({ name = "reshard-lint", cmd = { py, "-m", "reshard_lint.frontends.lsp" }, root_dir = root })
   result.attached = client_id ~= nil
   result.published = vim.wait(60000, function() return #vim.diagnostic.get(buf) > 0 end, 50)
   local diags = vim.diagnostic.get(buf)

@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from .cache import Cache, diag_from_dict, diag_to_dict
-from .diagnostic import Diagnostic
+from ..core.cache import Cache, diag_from_dict, diag_to_dict
+from ..core.diagnostic import Diagnostic
 from .pipeline import Item, passed
-from .sources import Source, SourceError
+from ..core.sources import Source, SourceError
 
 if TYPE_CHECKING:
-    from .prepared import Prepared
+    from ..stages.prepared import Prepared
 
 PARSE_ERROR = "RSH001"
 INTERNAL_ERROR = "RSH002"
@@ -66,7 +66,7 @@ class FileReport:
         them; a file that cannot be decoded is never cached.
         """
         if self._source is None:
-            from .sources import decode
+            from ..core.sources import decode
 
             assert self.raw is not None
             self._source = decode(self.raw, self.path)
@@ -99,8 +99,8 @@ def noqa_unknown(text: str, known: Sequence[str]) -> list[tuple[int, str]]:
     low = text.lower()
     if "noqa" not in low or "rsh" not in low:
         return []
-    from . import noqa
-    from .fixes import split_lines
+    from ..core import noqa
+    from ..core.fixes import split_lines
 
     return noqa.unknown_codes(split_lines(text), known)
 
@@ -113,12 +113,12 @@ def rule_table(cache_dir: str | None = None) -> list[dict[str, Any]]:
 
     Served from the cache when it has it (the rule modules import the analysis).
     """
-    from .cache import load_rules, save_rules
+    from ..core.cache import load_rules, save_rules
 
     cached = load_rules(cache_dir)
     if cached is not None:
         return cached
-    from .rules.catalog import static_table
+    from ..rules.catalog import static_table
 
     table = static_table() or _imported_table()
     save_rules(cache_dir, table)
@@ -126,7 +126,7 @@ def rule_table(cache_dir: str | None = None) -> list[dict[str, Any]]:
 
 
 def _imported_table() -> list[dict[str, Any]]:
-    from .rules import all_rules
+    from ..rules import all_rules
 
     return [{
         "code": r.code, "name": r.name, "summary": r.summary, "fix_safety": r.fix_safety,
@@ -238,7 +238,7 @@ _ENGINE: Any = None
 
 def _engine(settings: Mapping[str, object]) -> Any:
     global _ENGINE
-    from .collector import freeze_imports
+    from ..core.collector import freeze_imports
     from .engine import engine_for
 
     _ENGINE = engine_for(settings)
@@ -255,7 +255,7 @@ _INTERFACES = False
 def project_device_imports(text: str, path: str) -> tuple[frozenset[str], dict[str, str]]:
     """Names the file imports from its project that may hold meshes (project/imported.py),
     and the project files read to say so (path -> digest)."""
-    from .project.projects import device_imports
+    from ..project.projects import device_imports
 
     return device_imports(text, path, _SETTINGS)
 
@@ -264,7 +264,7 @@ def gate_interfaces(path: str, deps: Mapping[str, str]) -> dict[str, str]:
     """The interfaces of the project files the gate read for ``path`` (interface.py)."""
     if not deps or not _INTERFACES:
         return {}
-    from .project.projects import gate_projects
+    from ..project.projects import gate_projects
 
     return gate_projects(_SETTINGS).interfaces(path, deps)
 
@@ -273,11 +273,11 @@ def _gate(item: Item) -> tuple[Any, ...]:
     """Phase one, without the engine: does the file get past the prefilter and the ast gate?
     A long file that does is prepared here, where its tree and its units' gate facts are
     (prepared.py): the process that analyses it then parses only the slice."""
-    from . import newer_syntax
-    from .collector import GIVE_BACK_CHARS, give_back, paused
-    from .gate import needs_engine, prefilter, tree_for
+    from ..stages import newer_syntax
+    from ..core.collector import GIVE_BACK_CHARS, give_back, paused
+    from ..stages.gate import needs_engine, prefilter, tree_for
     from .pipeline import in_worker
-    from .prepared import long_enough, prepare
+    from ..stages.prepared import long_enough, prepare
 
     index, text = item[0], item[1]
     try:
@@ -329,7 +329,7 @@ def _analyse(settings: dict[str, object], item: Item) \
 def _work(item: Item) -> tuple[int, list[dict[str, Any]], dict[str, str], dict[str, str]]:
     """(index, diagnostics, the project files read with their digests, and with their
     interfaces), computed here: the summaries that give the interfaces are this process's."""
-    from .collector import GIVE_BACK_PARSED_CHARS, give_back, paused
+    from ..core.collector import GIVE_BACK_PARSED_CHARS, give_back, paused
 
     index, text, path = item[0], item[1], item[2]
     prepared = item[3] if len(item) > 3 else None
@@ -371,7 +371,7 @@ def refused(text: str) -> bool:
 
 def lint_text(text: str, path: str, settings: Mapping[str, object]) -> list[Diagnostic]:
     """The engine in this process (fix rounds, standard input)."""
-    from .gate import needs_engine
+    from ..stages.gate import needs_engine
 
     global _SETTINGS, _INTERFACES
     _SETTINGS, _INTERFACES = dict(settings), False
@@ -384,10 +384,10 @@ def lint_text(text: str, path: str, settings: Mapping[str, object]) -> list[Diag
 def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cache, jobs: int,
                known: Sequence[str], progress: Callable[[int, int], None] | None = None) -> list[FileReport]:
     """Read every file, serve what the cache knows, run the engine on the rest."""
-    from .cache import content_hash
-    from .gate import prefilter
-    from .project.interface import still_holds
-    from .project.view import current, read_file, unchanged
+    from ..core.cache import content_hash
+    from ..stages.gate import prefilter
+    from ..project.interface import still_holds
+    from ..project.view import current, read_file, unchanged
 
     global _SETTINGS, _INTERFACES
     _SETTINGS, _INTERFACES = dict(settings), cache.directory is not None
@@ -512,7 +512,7 @@ def _imports_project(item: Item) -> bool:
 
 def _read(path: str) -> bytes:
     """The file's bytes, or SourceError with the reason (FIFOs, devices, broken links ...)."""
-    from .sources import read_bytes
+    from ..core.sources import read_bytes
 
     return read_bytes(path)
 

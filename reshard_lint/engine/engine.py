@@ -18,16 +18,16 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from . import newer_syntax
-from .diagnostic import Diagnostic, Related
-from .gate import decide, gate_facts, may_have_findings, prefilter
-from .nesting import too_deep
-from .prepared import Prepared, prepare
-from .rules import Rule, all_rules
+from ..stages import newer_syntax
+from ..core.diagnostic import Diagnostic, Related
+from ..stages.gate import decide, gate_facts, may_have_findings, prefilter
+from ..stages.nesting import too_deep
+from ..stages.prepared import Prepared, prepare
+from ..rules import Rule, all_rules
 
 if TYPE_CHECKING:
-    from .analysis.tree import Module
-    from .call_counts import SyntaxCounts
+    from ..analysis.tree import Module
+    from ..stages.call_counts import SyntaxCounts
 
 # (file context, transfer events in program order, anchor node id -> its diagnostic)
 Observer = Callable[[Any, list[Any], dict[int, Diagnostic]], None]
@@ -65,7 +65,7 @@ class Engine:
         self._rule_classes = rules
         self._rules: list[Rule] | None = None
         self.by_event: dict[type, list[Rule]] = {}
-        from .project.projects import Projects
+        from ..project.projects import Projects
 
         self.projects = Projects(self.settings)
 
@@ -110,14 +110,14 @@ class Engine:
                                          else may_have_findings(tree)):
                 return result
         result.stage = "analysed"
-        from .analysis.tree import Module
+        from ..analysis.tree import Module
 
         original = source
         if prepared is None:
             if tree is None:
                 # One parse for the slicing, the call counts and the tree the analysis
                 # reads, unless the gate just parsed the same text in this process.
-                from .gate import tree_for
+                from ..stages.gate import tree_for
 
                 tree = tree_for(source) or _parse_or_none(source)
             prepared = prepare(source, tree, slice_min_lines, imported)
@@ -186,8 +186,8 @@ class Engine:
                 call_counts: "SyntaxCounts | None" = None, project: Any = None) -> list[Diagnostic]:
         """Diagnostics for a parsed module; ``observer`` also sees every transfer event and
         the diagnostic anchored at each call (``reshard-lint coverage``)."""
-        from .analysis import Analyzer
-        from .analysis.context import FileContext
+        from ..analysis import Analyzer
+        from ..analysis.context import FileContext
 
         rules = self.rules
 

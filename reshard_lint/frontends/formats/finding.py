@@ -1,0 +1,37 @@
+"""What every output format reads: a finding (a diagnostic with its file's lines), the
+rule table, and how paths and rule pages are shown."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from ... import DOCS_URL
+from ...core.diagnostic import Diagnostic
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    diag: Diagnostic
+    lines: Sequence[str]  # the file's lines with their endings (for snippets)
+
+    @property
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        d = self.diag
+        return (self.path, d.line, d.col, d.code, d.message)
+
+
+RuleTable = Mapping[str, Mapping[str, Any]]  # code -> rule metadata (runner.rule_table)
+
+
+def shown_path(path: str) -> str:
+    """Another file a diagnostic points into, as the user's paths are: relative to the
+    working directory when it is below it, else absolute."""
+    rel = os.path.relpath(path)
+    return path if rel.startswith(os.pardir) else rel
+
+
+def rule_url(code: str) -> str:
+    return DOCS_URL.format(code=code)

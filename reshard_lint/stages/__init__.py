@@ -1,0 +1,3 @@
+"""The stages before the analysis: reading a file's text and Python's tree cheaply to
+decide whether, and on how much of the file, the analysis runs (prefilter, gate,
+components, slicing, nesting, newer_syntax, scoping, call_counts, prepared)."""

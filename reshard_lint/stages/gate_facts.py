@@ -1,0 +1,485 @@
+"""What the gate reads from Python's tree of a file, and its decision on those facts.
+
+``gate_facts`` walks the tree once and records the shapes a finding needs (device lists,
+meshes, transfers and where they are built); ``decide`` says whether they can add up to a
+finding. gate.py applies them to a whole file; components.py to each part of a long file;
+slicing.py shares the names of the calls they look for.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterable
+
+from .ast_walk import FIELDS, fields as child_fields, walk
+
+# Calls that produce device lists, and attributes that hold them.
+_FRESH_CALLS = frozenset({"devices", "local_devices"})  # device lists in enumeration order
+DEVICE_CALLS = _FRESH_CALLS | {"create_device_mesh", "create_hybrid_device_mesh"}
+DEVICE_ATTRS = frozenset({"devices", "device_set"})
+MESH_CTORS = frozenset({"Mesh", "make_mesh", "create_mesh", "with_explicit_mesh"})
+# Calls and attributes that can reorder a device list.
+REORDERS = frozenset({"reversed", "flip", "fliplr", "flipud", "roll", "transpose", "swapaxes",
+                      "moveaxis", "permutation", "shuffle", "sample", "sorted", "choice", "list"})
+_NOT_LISTS = MESH_CTORS | {"NamedSharding"}
+# Calls that give an array a known mesh.
+ORIGINS = frozenset({"device_put", "make_array_from_callback", "make_array_from_single_device_arrays",
+                     "make_array_from_process_local_data", "host_local_array_to_global_array", "shard_map"})
+# Where an array with a known mesh meets something other than a second device source:
+# the context mesh, a shard's own device, a fetch to the host.
+_ONE_MESH_USES = frozenset({"addressable_data", "addressable_shards", "device_get",
+                            "asarray", "array", "tolist"})
+# jnp.array(x) and jnp.asarray(x) compute on x's devices: no fetch to the host (RSH305).
+_JNP_MAKERS = frozenset({"array", "asarray"})
+# Members a constructor call reaches: ``Cls(...)`` calls them.
+CONSTRUCTION = frozenset({"__init__", "__post_init__", "__new__", "__call__", "setup", "__init_subclass__"})
+
+
+def callee_name(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return ""
+
+
+def _targets(node: ast.AST, names: list[str], attrs: list[str]) -> None:
+    if isinstance(node, ast.Name):
+        names.append(node.id)
+    elif isinstance(node, ast.Attribute):
+        attrs.append(node.attr)
+    elif isinstance(node, (ast.Tuple, ast.List)):
+        for e in node.elts:
+            _targets(e, names, attrs)
+    elif isinstance(node, ast.Starred):
+        _targets(node.value, names, attrs)
+
+
+class GateFacts:
+    """What the gate gathers from a tree; facts of parts of a file add up (components.py).
+
+    Names are kept per scope: a function's locals (its nested functions and lambdas
+    included) are its own, keyed by the outermost function's node; module-level and
+    class-level names and attributes share scope 0. On a test file hundreds of
+    functions reuse ``x``, ``devices`` and ``mesh`` for unrelated values, and one
+    module-wide set of device names grew to cover nearly every name of the file.
+    """
+
+    __slots__ = ("sources", "reorders", "assigns", "calls", "aliases", "ids", "indexed", "one_mesh_use",
+                 "declared_global", "attrs", "functions", "inner", "helpers")
+
+    def __init__(self) -> None:
+        self.sources: list[tuple[int, ast.AST]] = []  # device attributes read (mesh.devices), by scope
+        self.reorders: list[tuple[int, ast.AST]] = []
+        # (scope, names bound in that scope, attribute names set, value)
+        self.assigns: list[tuple[int, list[str], list[str], ast.AST]] = []
+        self.calls: list[tuple[str, ast.Call, int]] = []
+        self.aliases: dict[str, str] = {}
+        self.ids = False  # d.id or str.split: device ids (RSH104)
+        self.indexed: list[tuple[int, ast.AST]] = []  # what is indexed by a non-constant, non-slice
+        self.one_mesh_use = False  # x.addressable_shards (RSH203 context mesh, RSH302, RSH306)
+        self.declared_global: set[tuple[int, str]] = set()  # ``global x`` in a function
+        self.attrs: set[str] = set()  # every attribute name read or set (components.py)
+        # Scope -> the names that call it (a method of construction: its class's too) ...
+        self.functions: dict[int, tuple[str, ...]] = {}
+        # ... and the names of the functions and lambdas defined inside it.
+        self.inner: dict[int, set[str]] = {}
+        # ... and those functions and lambdas themselves, by scope, with their names.
+        self.helpers: dict[int, list[tuple[tuple[str, ...], ast.AST]]] = {}
+
+    @staticmethod
+    def merged(parts: Iterable["GateFacts"]) -> "GateFacts":
+        out = GateFacts()
+        for p in parts:
+            out.sources += p.sources
+            out.reorders += p.reorders
+            out.assigns += p.assigns
+            out.calls += p.calls
+            out.aliases.update(p.aliases)
+            out.ids = out.ids or p.ids
+            out.indexed += p.indexed
+            out.one_mesh_use = out.one_mesh_use or p.one_mesh_use
+            out.declared_global |= p.declared_global
+            out.attrs |= p.attrs
+            out.functions.update(p.functions)
+            for scope, names in p.inner.items():
+                out.inner.setdefault(scope, set()).update(names)
+            for scope, nodes in p.helpers.items():
+                out.helpers.setdefault(scope, []).extend(nodes)
+        return out
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_END = ast.AST()  # gate_facts: the end of a function's body on the walk's stack
+
+
+def gate_facts(tree: ast.AST, owner: str | None = None) -> GateFacts:
+    """``owner``: the class whose member ``tree`` is, when it is walked alone (components.py)."""
+    facts = GateFacts()
+    reorders, assigns, calls, aliases = facts.reorders, facts.assigns, facts.calls, facts.aliases
+    sources = facts.sources
+    functions, inner, helpers = facts.functions, facts.inner, facts.helpers
+    # Decorators of module-level functions and methods run once, where the function is
+    # defined: @jtu.with_explicit_mesh(...) makes one mesh however often the test runs.
+    defining: set[int] = set()
+    owners: dict[int, str] = {}  # a class's members -> the class
+    Call, Attribute, Subscript = ast.Call, ast.Attribute, ast.Subscript
+    BinOp, ListComp = ast.BinOp, ast.ListComp
+    ids = False
+    indexed = facts.indexed
+    attrs_seen = facts.attrs
+    # The walk is inlined (no generator, no (node, scope) pair per node): it is most of
+    # the gate's time. A function's body is walked right after its header, in the scope
+    # of the outermost function; _END on the stack marks where scope 0 resumes.
+    AST, scopes, end, known = ast.AST, _SCOPES, _END, FIELDS
+    scope = 0
+    stack: list[ast.AST] = [tree]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        if node is end:
+            scope = 0
+            continue
+        t = type(node)
+        if t is Call:
+            calls.append((callee_name(node.func), node, 0 if id(node) in defining else scope))  # type: ignore[attr-defined]
+        elif t is Attribute:
+            attr = node.attr  # type: ignore[attr-defined]
+            attrs_seen.add(attr)
+            if attr in DEVICE_ATTRS:
+                sources.append((scope, node))
+            elif attr == "addressable_shards":
+                facts.one_mesh_use = True
+            elif attr == "T":
+                reorders.append((scope, node))
+            elif attr == "id" or attr == "split":
+                ids = True
+        elif t is Subscript:
+            sl = node.slice  # type: ignore[attr-defined]
+            if type(sl) is ast.Slice and sl.step is not None:
+                reorders.append((scope, node))
+            elif type(sl) is not ast.Slice and type(sl) is not ast.Constant \
+                    and type(node.value) in (ast.Call, ast.Name):  # type: ignore[attr-defined]
+                # RSH104 reads only lists fresh from jax.devices()/local_devices() (or names
+                # bound to them), never a mesh's devices.
+                indexed.append((scope, node.value))  # type: ignore[attr-defined]
+        elif t is BinOp:
+            if type(node.op) is ast.Add and type(node.left) is Subscript \
+                    and type(node.right) is Subscript:  # type: ignore[attr-defined]
+                reorders.append((scope, node))  # d[k:] + d[:k]
+        elif t is ListComp:
+            if type(node.elt) is Subscript:  # type: ignore[attr-defined]
+                reorders.append((scope, node))  # [devs[i] for i in (3, 2, 1, 0)]
+        elif t is ast.Assign or (t is ast.AnnAssign and node.value is not None):  # type: ignore[attr-defined]
+            targets = node.targets if t is ast.Assign else [node.target]  # type: ignore[attr-defined]
+            names: list[str] = []
+            attrs: list[str] = []
+            for tg in targets:
+                _targets(tg, names, attrs)
+            value = node.value  # type: ignore[attr-defined]
+            assigns.append((scope, names, attrs, value))
+            if len(names) + len(attrs) == 1 and type(value) in (ast.Name, Attribute):
+                aliases[(names or attrs)[0]] = callee_name(value)  # NS = jax.sharding.NamedSharding
+            elif type(value) is ast.Lambda:
+                if scope:
+                    inner.setdefault(scope, set()).update(names, attrs)
+                    helpers.setdefault(scope, []).append(((*names, *attrs), value))
+                else:
+                    functions[id(value)] = (*names, *attrs)
+        elif t is ast.Global:
+            facts.declared_global.update((scope, n) for n in node.names)  # type: ignore[attr-defined]
+        elif t is ast.ImportFrom:
+            for a in node.names:  # type: ignore[attr-defined]
+                if a.asname:
+                    aliases[a.asname] = a.name
+        elif t is ast.FunctionDef or t is ast.AsyncFunctionDef:
+            fname = node.name  # type: ignore[attr-defined]
+            cls = owners.get(id(node), owner if scope == 0 else None)
+            called = (fname, cls) if cls is not None and fname in CONSTRUCTION else (fname,)
+            if scope:
+                inner.setdefault(scope, set()).update(called)
+                helpers.setdefault(scope, []).append((called, node))
+            else:
+                functions[id(node)] = called
+                defining.update(id(d) for d in node.decorator_list)  # type: ignore[attr-defined]
+        elif t is ast.ClassDef:
+            for member in node.body:  # type: ignore[attr-defined]
+                owners[id(member)] = node.name  # type: ignore[attr-defined]
+        if not scope and isinstance(node, scopes):
+            push(end)
+            scope = id(node)
+        kids = known.get(t)
+        if kids is None:
+            kids = child_fields(t)
+        for name in kids:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, AST):
+                        push(item)
+            elif isinstance(value, AST):
+                push(value)
+    facts.ids = ids
+    return facts
+
+
+class _DeviceNames:
+    """Names that hold device lists (not meshes), followed through assignments, per scope."""
+
+    __slots__ = ("names", "attrs")
+
+    def __init__(self, facts: GateFacts) -> None:
+        self.names: set[tuple[int, str]] = set()
+        self.attrs: set[str] = set()  # attributes, and module- and class-level names
+        aliases, declared = facts.aliases, facts.declared_global
+        # Each value walked once: (scope, keys it binds, attributes it sets, does it call or
+        # read a device source itself, the names it reads, the attributes it reads).
+        pending = []
+        for scope, names, attrs, value in facts.assigns:
+            called = callee_name(value.func) if isinstance(value, ast.Call) else None
+            if called is not None and aliases.get(called, called) in _NOT_LISTS:
+                continue
+            direct, read, read_attrs = _reads(value, aliases)
+            keys = [(0, n) if scope == 0 or (scope, n) in declared else (scope, n) for n in names]
+            pending.append((scope, keys, attrs, direct, read, read_attrs))
+        changed = True
+        while changed and pending:
+            changed = False
+            rest = []
+            for item in pending:
+                scope, keys, attrs, direct, read, read_attrs = item
+                if direct or read_attrs & self.attrs or any(
+                        (scope, n) in self.names or (0, n) in self.names for n in read):
+                    for k in keys:
+                        self.names.add(k)
+                        if k[0] == 0:
+                            self.attrs.add(k[1])  # a module or class variable, read as an attribute too
+                    self.attrs.update(attrs)
+                    changed = True
+                else:
+                    rest.append(item)
+            pending = rest
+
+    def mentioned(self, node: ast.AST, scope: int, aliases: dict[str, str]) -> bool:
+        direct, read, read_attrs = _reads(node, aliases)
+        return direct or bool(read_attrs & self.attrs) or any(
+            (scope, n) in self.names or (0, n) in self.names for n in read)
+
+
+def _reads(node: ast.AST, aliases: dict[str, str]) -> tuple[bool, set[str], set[str]]:
+    """Does ``node`` call or read a device source itself; the names and attributes it reads."""
+    names: set[str] = set()
+    attrs: set[str] = set()
+    Call, Attribute, Name = ast.Call, ast.Attribute, ast.Name
+    for sub in walk(node):
+        t = type(sub)
+        if t is Call:
+            f = callee_name(sub.func)  # type: ignore[attr-defined]
+            if aliases.get(f, f) in DEVICE_CALLS:
+                return True, names, attrs
+        elif t is Attribute:
+            if sub.attr in DEVICE_ATTRS:  # type: ignore[attr-defined]
+                return True, names, attrs
+            attrs.add(sub.attr)  # type: ignore[attr-defined]
+        elif t is Name:
+            names.add(sub.id)  # type: ignore[attr-defined]
+    return False, names, attrs
+
+
+def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
+    """The gate's verdict on the facts of a file (or of the parts of it that matter).
+    ``imported``: names bound by imports of project modules that may hold device values
+    (project/imported.py); each one handed to a call counts as a mesh built here."""
+    source_scopes: list[tuple[int, ast.AST | None]] = []
+    counted: set[int] = set()  # nodes whose devices another source already counts
+    in_meshes: set[int] = set()  # nodes inside a mesh constructor's arguments
+    reorders = list(facts.reorders)
+    calls, aliases = facts.calls, facts.aliases
+    ids, indexed = facts.ids, facts.indexed
+    ctors = 0
+    origin = False
+    one_mesh_use = facts.one_mesh_use
+    device_target = False  # device_put(x, devs[k]) or device_put(x, d)
+    shardings: list[tuple[int, ast.Call]] = []
+    for raw, node, scope in calls:
+        name = aliases.get(raw, raw)
+        if name in DEVICE_CALLS:
+            counted.add(id(node.func))  # jax.devices() is one source, not a call and an attribute
+            if id(node) not in counted:
+                source_scopes.append((scope, node))
+        elif name in MESH_CTORS:
+            ctors += 1
+            inside = {id(sub) for arg in (*node.args, *node.keywords) for sub in walk(arg)}
+            in_meshes |= inside  # calls come parents first
+            if name != "Mesh" and id(node) not in counted:
+                # make_mesh takes jax.devices() itself: one source with the devices it is given.
+                # Mesh(devs, ...) is not a source of its own: its devices are counted where
+                # they are made (a call, an attribute, a call site feeding a parameter), and a
+                # mesh of devices the file does not make is unknown to the analysis.
+                source_scopes.append((scope, node))
+                counted |= inside
+        elif name in REORDERS:
+            reorders.append((scope, node))
+        elif name in ORIGINS:
+            origin = True
+            if name == "device_put":
+                target = node.args[1] if len(node.args) > 1 else next(
+                    (k.value for k in node.keywords if k.arg == "device"), None)
+                device_target = device_target or type(target) in (ast.Subscript, ast.Name)
+                if target is None and node.args:
+                    one_mesh_use = True  # device_put(x): the single-device path (RSH301)
+        elif name == "NamedSharding":
+            shardings.append((scope, node))
+        elif name in _ONE_MESH_USES and id(node) not in in_meshes \
+                and not (raw in _JNP_MAKERS and _on_jnp(node.func)):  # not np.array(jax.devices())
+            one_mesh_use = True
+        if not origin and any(k.arg in ("out_shardings", "device") for k in node.keywords):
+            origin = True
+        if not origin and name == "partial" and node.args and callee_name(node.args[0]) == "shard_map":
+            origin = True
+    source_scopes += [(scope, node) for scope, node in facts.sources if id(node) not in counted]
+    if imported:
+        used, called = _imported_arguments(facts, imported)
+        ctors += used
+        source_scopes += [(0, None)] * used
+        # An imported function that moves arrays: its body may move what this file hands
+        # it (project/defs.py).
+        origin = origin or called
+    sources = _instances(source_scopes, facts) if (ctors and origin) or device_target else 0
+    if ctors and sources >= 2 and origin:
+        return True  # RSH2xx/RSH3xx: an array with a known mesh and a second device source
+    if ctors and origin and one_mesh_use:
+        return True  # RSH203 under a context mesh, RSH305, RSH301 without a target
+    if device_target and sources >= 2:
+        return True  # RSH306: a committed array put on a device of the global list
+    if device_target and sources and one_mesh_use:
+        return True  # RSH306: host data put on a device of the global list, then read
+    if not (ctors and reorders) and not shardings and not (ids and indexed):
+        return False
+    devices = _DeviceNames(facts)
+    if ctors and any(devices.mentioned(r, scope, aliases) for scope, r in reorders):
+        return True  # RSH101/RSH102
+    if ids and indexed:
+        # A list fresh from jax.devices()/local_devices(), or a name bound to one: a dict
+        # keyed by id (the right lookup) built from them is not such a list.
+        fresh = {(scope, n) for scope, names, _, value in facts.assigns if len(names) == 1
+                 and isinstance(value, ast.Call)
+                 and aliases.get(callee_name(value.func), callee_name(value.func)) in _FRESH_CALLS for n in names}
+        for scope, v in indexed:
+            if isinstance(v, ast.Name) and ((scope, v.id) in fresh or (0, v.id) in fresh) \
+                    or isinstance(v, ast.Call) and aliases.get(callee_name(v.func), callee_name(v.func)) in _FRESH_CALLS:
+                return True  # RSH104
+    for scope, call in shardings:  # RSH103
+        first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "mesh"), None)
+        if first is None or (isinstance(first, ast.Call) and aliases.get(callee_name(first.func), "") in MESH_CTORS
+                             or isinstance(first, ast.Call) and callee_name(first.func) in MESH_CTORS):
+            continue
+        if devices.mentioned(first, scope, aliases):
+            return True
+    return False
+
+
+def _imported_arguments(facts: GateFacts, imported: frozenset[str]) -> tuple[int, bool]:
+    """How many device values the imported names hand to calls: a name itself
+    (``NamedSharding(TRAIN, ...)``, or an element of it: ``SHARDINGS['params']``), or an
+    attribute of a module imported whole (named
+    ``meshes.`` in ``imported``: ``meshes.TRAIN`` and ``meshes.ROLLOUT`` are two); a star
+    import counts as two. And whether a function that moves arrays is called."""
+    used: set[str] = set()
+    moved = False
+    for _, node, _ in facts.calls:
+        func = node.func
+        heads = [*node.args, *(k.value for k in node.keywords)]
+        # An imported function that may make device values: each call may make others
+        # (make_mesh() and make_mesh(2)), and one call several (a pair of meshes).
+        called = None
+        if type(func) is ast.Name and func.id in imported:  # type: ignore[attr-defined]
+            called = func.id  # type: ignore[attr-defined]
+        elif type(func) is ast.Attribute and type(func.value) is ast.Name:  # type: ignore[attr-defined]
+            if f"{func.value.id}.{func.attr}" in imported:  # type: ignore[attr-defined]  # meshes.make_mesh(2)
+                called = f"{func.value.id}.{func.attr}"  # type: ignore[attr-defined]
+        if called is not None:
+            used |= {f"{called}()@{id(node)}", f"{called}()@{id(node)}#2"}
+            moved = moved or called + ">" in imported
+        elif type(func) is ast.Attribute and type(func.value) is not ast.Name:  # type: ignore[attr-defined]
+            heads.append(func.value)  # type: ignore[attr-defined]  # meshes.TRAIN.devices()
+        for arg in heads:
+            if type(arg) is ast.Starred:
+                arg = arg.value  # type: ignore[attr-defined]
+            chain: list[str] = []
+            key = ""  # the subscript right on the name: SHARDINGS['train'] and ['rollout'] are two
+            while type(arg) is ast.Attribute or type(arg) is ast.Subscript:
+                if type(arg) is ast.Attribute:
+                    chain.append(arg.attr)  # type: ignore[attr-defined]
+                    key = ""
+                else:
+                    sl = arg.slice  # type: ignore[attr-defined]
+                    key = f"[{sl.value!r}]" if type(sl) is ast.Constant else "[]"
+                arg = arg.value  # type: ignore[attr-defined]
+            if type(arg) is not ast.Name:
+                continue
+            name = arg.id  # type: ignore[attr-defined]
+            if name in imported:
+                used.add(name + key)
+            elif chain and name + "." in imported:
+                used.add(f"{name}.{chain[-1]}")
+    return (max(len(used), 2) if "*" in imported else len(used)), moved or "*" in imported
+
+
+def _instances(sources: list[tuple[int, ast.AST | None]], facts: GateFacts) -> int:
+    """How many device values the sources (their scopes and nodes) can give, up to 2.
+
+    The analysis evaluates a function's body at each call it follows: one
+    ``jax.make_mesh(shape, ...)`` in a helper called with two shapes is two meshes.
+    """
+    if len(sources) != 1 or sources[0][0] == 0:
+        return min(len(sources), 2)
+    calls: dict[str, list[int]] = {}  # a called name -> the scopes of its calls
+    passed: set[str] = set()  # names handed to a call: partial(f), jax.jit(f), callbacks
+    aliases = facts.aliases
+    for raw, call, scope in facts.calls:
+        calls.setdefault(aliases.get(raw, raw), []).append(scope)
+        for arg in (*call.args, *(k.value for k in call.keywords)):
+            if type(arg) in (ast.Name, ast.Attribute, ast.Starred):
+                n = callee_name(arg.value if type(arg) is ast.Starred else arg)  # type: ignore[attr-defined]
+                passed.add(aliases.get(n, n))
+    scope, node = sources[0]
+    return _times(scope, frozenset(), facts, calls, passed, node)
+
+
+def _times(scope: int, seen: frozenset[int], facts: GateFacts, calls: dict[str, list[int]],
+           passed: set[str], node: ast.AST | None = None) -> int:
+    """How many times the function of ``scope`` runs, up to 2; with ``node``, how many
+    times ``node`` in it does. A module-level function, not a closure calling itself:
+    that would be a reference cycle holding the file's tree until the next collection."""
+    if scope == 0:
+        return 1
+    if scope in seen:
+        return 2  # recursion
+    outer = 0
+    for n in facts.functions.get(scope, ()):
+        if n in passed:
+            return 2
+        outer += sum(_times(s, seen | {scope}, facts, calls, passed) for s in calls.get(n, ()))
+    if node is None:
+        repeated = any(n in passed or len(calls.get(n, ())) >= 2 for n in facts.inner.get(scope, ()))
+    else:
+        repeated = any(_within(node, helper) for names, helper in facts.helpers.get(scope, ())
+                       if any(n in passed or len(calls.get(n, ())) >= 2 for n in names))
+    if repeated:
+        outer = 2 * max(outer, 1)  # in a helper defined in the function, called twice
+    return min(max(outer, 1), 2)
+
+
+def _within(node: ast.AST, outer: ast.AST) -> bool:
+    start = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    end = (node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+    return (outer.lineno, outer.col_offset) <= start \
+        and end <= (outer.end_lineno, outer.end_col_offset)  # type: ignore[attr-defined]
+
+
+def _on_jnp(func: ast.AST) -> bool:
+    """``jnp.f`` or ``jax.numpy.f``."""
+    base = getattr(func, "value", None)
+    return type(base) is ast.Name and base.id == "jnp" or type(base) is ast.Attribute \
+        and base.attr == "numpy" and type(base.value) is ast.Name and base.value.id == "jax"  # type: ignore[attr-defined]
