@@ -496,12 +496,14 @@ TRANSFORMS = (
 )
 
 
+# (a[::2] and jax.grad raise on a jax.make_mesh mesh, whose axes are Explicit, outside
+# jax.set_mesh: not in the list, so that every project runs)
 DERIVED = (
     "jnp.zeros_like(a)", "a.copy()", "jnp.array(a)", "jnp.asarray(a)", "a.astype(jnp.float16)", "jax.nn.relu(a)",
-    "a.T", "a[::2]", "jnp.concatenate([a, a])", "jax.device_put(a)", "jnp.ones_like(a)",
+    "a.T", "a[:, 0]", "jnp.concatenate([a, a])", "jax.device_put(a)", "jnp.ones_like(a)",
     "jax.random.normal(jax.random.key(0), a.shape)", "jnp.full_like(a, 1.0)", "jax.lax.stop_gradient(a)",
     "jnp.asarray(np.asarray(a))", "jax.tree.map(lambda v: v * 2, a)", "jax.jit(lambda v: v + 1)(a)",
-    "jax.vmap(lambda v: v * 2)(a)", "jax.grad(lambda v: (v ** 2).sum())(a)", "a + np.ones((8, 2))",
+    "jax.vmap(lambda v: v * 2)(a)", "a + np.ones((8, 2))",
     "jnp.where(np.ones((8, 2)) > 0, a, 0.0)", "a.reshape(16)", "jnp.sum(a, axis=0)", "a @ np.ones((2, 2))",
     "jnp.zeros((8, 2)) + 1", "jnp.arange(16.0).reshape(8, 2) * a", "jax.numpy.linalg.norm(a)",
 )

@@ -108,17 +108,23 @@ def run_fixes(corpora: list[Corpus], diags: list[dict], concrete: dict, workdir:
         return [], {"programs_with_fixes": 0}
     roots = sorted({p.root for p in progs})
     copies: dict[str, Path] = {}
+    findings = []
     for i, r in enumerate(roots):
         dst = workdir / "fixed" / f"{i}_{Path(r).name}"
         shutil.copytree(r, dst, ignore=shutil.ignore_patterns("__pycache__", ".reshard-lint-cache"))
-        apply_fixes(str(dst))
+        rc, out = apply_fixes(str(dst))
+        if rc != 0:
+            # the fixing command itself failed: reported as such, not as fixes that do not work
+            findings.append(cmp.asdict(cmp.Finding("fix_failed", r, 0, 0, "fix-tool", "",
+                                                   f"reshard-lint check --fix exited {rc}: {out[-300:]}")))
+            continue
         copies[r] = dst
+    progs = [p for p in progs if p.root in copies]
     fixed_progs = []
     for p in progs:
         q = Program(p.id, str(copies[p.root]), p.file, p.module, p.timeout, p.platforms)
         fixed_progs.append(q)
     after = run_concrete(fixed_progs, workers=workers, platforms=PLATFORMS)
-    findings = []
     figures = Counter()
     for p, q in zip(progs, fixed_progs):
         figures["programs_with_fixes"] += 1

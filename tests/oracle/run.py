@@ -179,9 +179,10 @@ def run_static(paths: Sequence[str], cwd: str, jobs: int = 2) -> tuple[dict, lis
     return coverage, diags
 
 
-def apply_fixes(root: str) -> str:
-    """``reshard-lint check --fix --unsafe-fixes`` on the directory ``root`` (a copy)."""
+def apply_fixes(root: str) -> tuple[int, str]:
+    """``reshard-lint check --fix --unsafe-fixes`` on the directory ``root`` (a copy):
+    (exit status, output); with --exit-zero anything but 0 is the tool failing."""
     proc = subprocess.run([tool("reshard-lint"), "check", "--fix", "--unsafe-fixes", "--isolated",
                            "--exit-zero", "--no-cache", "-q", "-j", "1", "."], cwd=root,
                           capture_output=True, text=True)
-    return proc.stdout + proc.stderr
+    return proc.returncode, proc.stdout + proc.stderr
