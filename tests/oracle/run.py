@@ -33,6 +33,18 @@ def tool(name: str) -> str:
     return str(path) if path.exists() else name
 
 
+def linter() -> tuple[list[str], dict]:
+    """The reshard-lint command and its environment. ``ORACLE_RESHARD_LINT_SRC`` names a
+    directory holding a ``reshard_lint`` package to use instead of the installed one (a
+    snapshot of a commit, for a long run while the working tree changes under it)."""
+    src = os.environ.get("ORACLE_RESHARD_LINT_SRC")
+    env = dict(os.environ)
+    if not src:
+        return [tool("reshard-lint")], env
+    env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+    return [sys.executable, "-m", "reshard_lint"], env
+
+
 @dataclass
 class Program:
     """One program: a file run as __main__ (``file``), or a module of a project run as
@@ -162,15 +174,16 @@ def run_concrete(progs: Sequence[Program], workers: int = 2, timeout: float = 12
 
 def run_static(paths: Sequence[str], cwd: str, jobs: int = 2) -> tuple[dict, list]:
     """``coverage --sites`` JSON and ``check`` JSON diagnostics, paths made absolute."""
-    cov = subprocess.run([tool("reshard-lint"), "coverage", "--sites", "--format", "json", "--isolated",
-                          "-j", str(jobs), *paths], cwd=cwd, capture_output=True, text=True)
+    cmd, env = linter()
+    cov = subprocess.run([*cmd, "coverage", "--sites", "--format", "json", "--isolated",
+                          "-j", str(jobs), *paths], cwd=cwd, capture_output=True, text=True, env=env)
     if cov.returncode != 0:
         raise RuntimeError(f"coverage failed: {cov.stderr[-2000:]}")
     coverage = json.loads(cov.stdout)
     for s in coverage.get("site_list", []):
         s["path"] = str((Path(cwd) / s["path"]).resolve())
-    chk = subprocess.run([tool("reshard-lint"), "check", "--format", "json", "--isolated", "--exit-zero",
-                          "--no-cache", "-j", str(jobs), *paths], cwd=cwd, capture_output=True, text=True)
+    chk = subprocess.run([*cmd, "check", "--format", "json", "--isolated", "--exit-zero",
+                          "--no-cache", "-j", str(jobs), *paths], cwd=cwd, capture_output=True, text=True, env=env)
     if chk.returncode != 0:
         raise RuntimeError(f"check failed: {chk.stderr[-2000:]}")
     diags = json.loads(chk.stdout or "[]")
@@ -182,7 +195,8 @@ def run_static(paths: Sequence[str], cwd: str, jobs: int = 2) -> tuple[dict, lis
 def apply_fixes(root: str) -> tuple[int, str]:
     """``reshard-lint check --fix --unsafe-fixes`` on the directory ``root`` (a copy):
     (exit status, output); with --exit-zero anything but 0 is the tool failing."""
-    proc = subprocess.run([tool("reshard-lint"), "check", "--fix", "--unsafe-fixes", "--isolated",
+    cmd, env = linter()
+    proc = subprocess.run([*cmd, "check", "--fix", "--unsafe-fixes", "--isolated",
                            "--exit-zero", "--no-cache", "-q", "-j", "1", "."], cwd=root,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env=env)
     return proc.returncode, proc.stdout + proc.stderr
