@@ -168,7 +168,7 @@ class _NewerExpression(ast.expr):
 
 
 def test_an_expression_of_a_newer_python_is_opaque_and_keeps_what_it_reads() -> None:
-    from reshard_lint.analysis.localcounts import local_counts
+    from reshard_lint.stages.call_counts import local_counts
 
     text = "import jax\ndef f():\n    x = g(jax.devices()[::-1])\n"
     tree = ast.parse(text)

@@ -22,9 +22,8 @@ import ast
 from dataclasses import dataclass
 from typing import Optional
 
-from ..stages.call_counts import SyntaxCounts
+from ..stages.call_counts import SyntaxCounts, local_counts
 from .arguments import Call
-from .localcounts import local_counts
 from .values import UNKNOWN, ClassVal, FuncVal, Value, is_unknown, join, unknown
 
 NO_CALL_SITE = "a parameter no call site feeds"
@@ -134,7 +133,7 @@ class CallSites:
 
     def _local(self, func: FuncVal) -> Optional[SyntaxCounts]:
         """The counts inside the function that defines ``func``, when one does
-        (localcounts.py); names bound to wrappers of it are counted module-wide."""
+        (call_counts.local_counts); names bound to wrappers of it are counted module-wide."""
         outer = getattr(func.scope, "node", None)
         if type(outer) is not ast.FunctionDef and type(outer) is not ast.AsyncFunctionDef:
             return None

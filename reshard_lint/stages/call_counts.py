@@ -1,8 +1,15 @@
-"""How often each name and attribute of a file is called, and referenced at all.
+"""How often each name and attribute is called, and referenced at all: in a whole file,
+or inside one function.
 
 The analysis (analysis/callsites.py) checks what it saw against these counts before it
-lets a function's call sites decide its parameters. Pure ``ast``: the counts are taken
-where Python's tree of the file is, which may be a process without the engine (prepared.py).
+lets a function's call sites decide its parameters. A module-level function's calls are
+counted over the whole file (``SyntaxCounts.of``); a function defined inside another is
+visible only in that function's body (Python's scoping), so its calls are counted there
+(``local_counts``): in a test file hundreds of methods define a local ``def f(x)``, and
+one of them handing its ``f`` to ``jax.grad`` must not make every other ``f`` look
+escaped. Both are one walk (``SyntaxCounts.add``). Pure ``ast``: the counts are taken
+where Python's tree of the file is, which may be a process without the engine
+(prepared.py).
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ class SyntaxCounts:
     attr_calls: dict[str, int] = field(default_factory=dict)
     attr_refs: dict[str, int] = field(default_factory=dict)
     wrapped: dict[str, int] = field(default_factory=dict)  # jit(f) / partial(f) positions
+    declares: bool = False  # a ``global`` or ``nonlocal`` statement was counted in
 
     @classmethod
     def of(cls, source: str, tree: Optional[ast.Module] = None) -> "SyntaxCounts":
@@ -51,6 +59,7 @@ class SyntaxCounts:
         stack: list[ast.AST] = [tree]
         pop, push, AST = stack.pop, stack.append, ast.AST
         Call, Name, Attribute, Load = ast.Call, ast.Name, ast.Attribute, ast.Load
+        Global, Nonlocal = ast.Global, ast.Nonlocal
         known = FIELDS
         while stack:
             node = pop()
@@ -78,6 +87,8 @@ class SyntaxCounts:
                 continue
             if t is Call:
                 self.call(node, sign)  # type: ignore[arg-type]
+            elif t is Global or t is Nonlocal:
+                self.declares = True
 
     def call(self, node: ast.Call, sign: int = 1) -> None:
         """The counts of a call itself (its callee and what it wraps), not of its parts."""
@@ -107,6 +118,16 @@ class SyntaxCounts:
 
     def attr_escapes(self, name: str) -> bool:
         return self.attr_refs.get(name, 0) > self.attr_calls.get(name, 0)
+
+
+def local_counts(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Optional[SyntaxCounts]:
+    """Calls and references of names in ``fn``'s body, for the functions defined in it;
+    None when the body declares a name ``global`` or ``nonlocal``: what it defines may
+    then be read from outside."""
+    counts = SyntaxCounts()
+    for stmt in fn.body:
+        counts.add(stmt)
+    return None if counts.declares else counts
 
 
 def _wrapped(f: ast.expr) -> Optional[str]:
