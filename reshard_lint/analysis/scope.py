@@ -2,6 +2,9 @@
 
 A name bound at more than one site (or by a loop, a handler, ``global``) is never
 stable, so a nested function reading it sees ``UNKNOWN``.
+
+These are the interpreter's scopes. The slicing's (stages/scoping.py) answer another
+question, a unit's free and bound names over its nested scopes, on the whole text.
 """
 
 from __future__ import annotations

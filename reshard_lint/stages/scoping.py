@@ -1,9 +1,15 @@
 """Python's scoping, enough to tell a function's free names from its locals.
 
 components.py asks it, unit by unit, what each part of a long file defines for the
-others and reads from them. The same walk can count the file's calls for the analysis
-(call_counts.py): a sliced file's counts are taken over the whole file, and a second
-walk of every node was a third of what slicing costs.
+others and reads from them: sets of names, nested scopes included. The same walk can
+count the file's calls for the analysis (call_counts.py): a sliced file's counts are
+taken over the whole file, and a second walk of every node would cost a third as much
+as slicing does.
+
+The analysis has its own scopes (analysis/scope.py) for another question: how many
+sites bind a name in one block, not entering nested scopes, read as the interpreter
+runs the block (a body on its header's line is not run there, so not counted), with
+the values bound. The two are kept apart because their answers differ on such bodies.
 """
 
 from __future__ import annotations
