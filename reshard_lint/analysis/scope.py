@@ -169,7 +169,7 @@ def _rebound_from_inside(stmts: Sequence[ast.stmt], bindings: dict[str, int], mo
         stmt, nested = todo.pop()
         if not isinstance(stmt, COMPOUND):
             if nested and type(stmt) is keyword:
-                found.update(n for n in stmt.names if module or n in bindings)  # type: ignore[attr-defined]
+                found.update(n for n in stmt.names if module or n in bindings)
             continue
         inside = nested or isinstance(stmt, FUNCTIONS)
         for child in blocks(stmt):
