@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Union
+from typing import Callable, NoReturn, Optional, Union
 
 from .devices import DevFn, Model, ModelError
 
@@ -383,5 +383,5 @@ def _joined_arrays(a: "ArrayVal", b: "ArrayVal") -> Value:
                                 and sb.from_context), a.node, derived="tree" if tree else "array")
 
 
-def undecidable(_: Model) -> object:
+def undecidable(_: Model) -> NoReturn:
     raise ModelError("undecidable device list")
