@@ -12,7 +12,6 @@ build device values.
 from __future__ import annotations
 
 import ast
-import re
 from typing import NamedTuple
 
 from .defs import MOVE_WORDS, SOURCE_WORDS
@@ -49,7 +48,7 @@ def module_level(text: str, full: bool) -> ModuleLevel:
     called = device_functions(text) if full else frozenset()
     lines = text.split("\n")
     body = _module_level_text(text, lines, tree, called)
-    rebound = _declared_global(text)
+    rebound = _declared_global(text, tree)
     guarded = guarded_names(tree, lines) if "\n " in text or "\n\t" in text else set()
     return ModuleLevel(mark + summary_part(body, rebound), tree, body, rebound, called, guarded)
 
@@ -183,12 +182,27 @@ def _replace_body(lines: list[str], node: ast.AST, stand_in: str) -> bool:
     return True
 
 
-_GLOBAL = re.compile(r"(?m)^[ \t]+global[ \t]+([\w \t,]+)")
-
-
-def _declared_global(text: str) -> set[str]:
-    """Names some function declares ``global``: it may rebind them, so their value at
-    import time is not the one an importer sees."""
+def _declared_global(text: str, tree: ast.Module) -> set[str]:
+    """Names a function or class body declares ``global``: it may rebind them, so their
+    value at import time is not the one an importer sees."""
     if "global" not in text:
         return set()
-    return {n for m in _GLOBAL.finditer(text) for n in re.findall(r"\w+", m.group(1))}
+    out: set[str] = set()
+    # Statements only (a ``global`` is one): the bodies of compound statements, not
+    # their expressions.
+    todo: list[tuple[ast.stmt, bool]] = [(stmt, False) for stmt in tree.body]
+    while todo:
+        stmt, inside = todo.pop()
+        t = type(stmt)
+        if t is ast.Global:
+            if inside:
+                out.update(stmt.names)  # type: ignore[attr-defined]
+            continue
+        inside = inside or t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef
+        for part in (getattr(stmt, "body", None), getattr(stmt, "orelse", None),
+                     getattr(stmt, "finalbody", None)):
+            if type(part) is list:
+                todo.extend((s, inside) for s in part)
+        for h in getattr(stmt, "handlers", ()) or getattr(stmt, "cases", ()):
+            todo.extend((s, inside) for s in h.body)
+    return out
