@@ -1,0 +1,339 @@
+"""Every name of the JAX, NumPy and flax API reshard-lint knows, in one place.
+
+Three kinds of names, each spelled here and nowhere else (tests/test_vocabulary.py):
+
+- canonical qualified names, the keys the models register their handlers under
+  (``analysis/models/``, ``@handles(vocabulary.MAKE_MESH)``), and ``ALIASES``, which folds
+  every public spelling of one function into its key (``core/qualnames.canonical``);
+- the prefixes of the families the analysis reads by prefix (``jax.numpy.``, ``jax.lax.``);
+- API words: the last name of a call, attribute or keyword as code spells it, which the
+  stages before the analysis read without resolving imports (the ast gate, the
+  components and slicing of long files, the project layer's text scans, ``coverage``),
+  grouped by what a finding needs them for. The prefilter's substring words are derived
+  from these groups (``DEVICE_SOURCE``, ``BUILDERS``, ``GATE_WORDS``).
+
+Adding a model: its canonical name and public spellings go into ``ALIASES`` (with a
+constant for the handler's decorator), and, when the stages must let a file through for
+it, its word into the group of what it does (``DEVICE_CALLS``, ``MESH_BUILDERS``,
+``ORIGINS`` ...): the prefilter, the gate, the slicer and the project layer follow.
+
+Standard library only, and data only: the prefilter imports it in every process.
+"""
+
+from __future__ import annotations
+
+# --- canonical qualified names (the models' keys) ---------------------------------------
+
+# device sources
+DEVICES = "jax.devices"
+LOCAL_DEVICES = "jax.local_devices"
+DEVICE_COUNT = "jax.device_count"
+LOCAL_DEVICE_COUNT = "jax.local_device_count"
+PROCESS_INDEX = "jax.process_index"
+PROCESS_COUNT = "jax.process_count"
+GET_BACKEND = "jax.get_backend"
+# meshes
+MESH = "jax.sharding.Mesh"
+MAKE_MESH = "jax.make_mesh"
+# mesh_utils' device grids (canonical keys: their bare names)
+CREATE_DEVICE_MESH = "create_device_mesh"
+CREATE_HYBRID_DEVICE_MESH = "create_hybrid_device_mesh"
+# jax's own test helpers (``from jax._src import test_util as jtu``), models/test_util.py
+TEST_UTIL_CREATE_MESH = "jax._src.test_util.create_mesh"
+TEST_UTIL_WITH_EXPLICIT_MESH = "jax._src.test_util.with_explicit_mesh"
+# shardings
+NAMED_SHARDING = "jax.sharding.NamedSharding"
+PARTITION_SPEC = "jax.sharding.PartitionSpec"
+SINGLE_DEVICE_SHARDING = "jax.sharding.SingleDeviceSharding"
+SET_MESH = "jax.set_mesh"
+# arrays
+DEVICE_PUT = "jax.device_put"
+DEVICE_GET = "jax.device_get"
+MAKE_ARRAY_FROM_CALLBACK = "jax.make_array_from_callback"
+MAKE_ARRAY_FROM_SINGLE_DEVICE_ARRAYS = "jax.make_array_from_single_device_arrays"
+MAKE_ARRAY_FROM_PROCESS_LOCAL_DATA = "jax.make_array_from_process_local_data"
+PROCESS_ALLGATHER = "jax.experimental.multihost_utils.process_allgather"
+BROADCAST_ONE_TO_ALL = "jax.experimental.multihost_utils.broadcast_one_to_all"
+JIT = "jax.jit"
+SHARD_MAP = "jax.shard_map"
+WITH_SHARDING_CONSTRAINT = "jax.lax.with_sharding_constraint"
+RESHARD = "jax.sharding.reshard"
+TREE_MAP = "jax.tree.map"
+GRAD = "jax.grad"
+VALUE_AND_GRAD = "jax.value_and_grad"
+VMAP = "jax.vmap"
+CHECKPOINT = "jax.checkpoint"
+# NumPy on device arrays (canonical keys ``np.<name>``; every ``numpy.<name>`` is one)
+NP_ARRAY = "np.array"
+NP_FLIP = "np.flip"
+NP_FLIPLR = "np.fliplr"
+NP_FLIPUD = "np.flipud"
+NP_ROLL = "np.roll"
+NP_TRANSPOSE = "np.transpose"
+NP_SWAPAXES = "np.swapaxes"
+NP_MOVEAXIS = "np.moveaxis"
+NP_RESHAPE = "np.reshape"
+NP_RAVEL = "np.ravel"
+NP_CONCATENATE = "np.concatenate"
+NP_RANDOM_PERMUTATION = "np.random.permutation"
+NP_RANDOM_SHUFFLE = "np.random.shuffle"
+NP_RANDOM_DEFAULT_RNG = "np.random.default_rng"
+NP_RANDOM_SEED = "np.random.seed"
+# jax.numpy (canonical keys ``jnp.<name>``)
+JNP_ARRAY = "jnp.array"
+JNP_ASARRAY = "jnp.asarray"
+
+# Public spellings -> canonical name. Imports bind names to qualified names as the
+# analysis walks the file (``import jax.sharding as shd``), and this table folds them.
+ALIASES: dict[str, str] = {
+    # device sources
+    "jax.devices": DEVICES,
+    "jax.local_devices": LOCAL_DEVICES,
+    "jax.device_count": DEVICE_COUNT,
+    "jax.local_device_count": LOCAL_DEVICE_COUNT,
+    "jax.process_index": PROCESS_INDEX,
+    "jax.process_count": PROCESS_COUNT,
+    "jax.extend.backend.get_backend": GET_BACKEND,
+    # meshes
+    "jax.sharding.Mesh": MESH,
+    "jax.Mesh": MESH,
+    "jax._src.mesh.Mesh": MESH,
+    "jax.interpreters.pxla.Mesh": MESH,
+    "jax.experimental.maps.Mesh": MESH,
+    "jax.make_mesh": MAKE_MESH,
+    "jax.sharding.make_mesh": MAKE_MESH,
+    "jax._src.sharding_impls.make_mesh": MAKE_MESH,
+    "jax._src.test_util.create_mesh": TEST_UTIL_CREATE_MESH,
+    "jax._src.test_util.with_explicit_mesh": TEST_UTIL_WITH_EXPLICIT_MESH,
+    "jax.experimental.mesh_utils.create_device_mesh": CREATE_DEVICE_MESH,
+    "jax._src.mesh_utils.create_device_mesh": CREATE_DEVICE_MESH,
+    "jax.experimental.mesh_utils.create_hybrid_device_mesh": CREATE_HYBRID_DEVICE_MESH,
+    "jax._src.mesh_utils.create_hybrid_device_mesh": CREATE_HYBRID_DEVICE_MESH,
+    # shardings
+    "jax.sharding.NamedSharding": NAMED_SHARDING,
+    "jax.NamedSharding": NAMED_SHARDING,
+    "jax._src.sharding_impls.NamedSharding": NAMED_SHARDING,
+    "jax.sharding.PartitionSpec": PARTITION_SPEC,
+    "jax.P": PARTITION_SPEC,
+    "jax.sharding.P": PARTITION_SPEC,
+    "jax._src.partition_spec.PartitionSpec": PARTITION_SPEC,
+    "jax.sharding.SingleDeviceSharding": SINGLE_DEVICE_SHARDING,
+    "jax._src.sharding_impls.SingleDeviceSharding": SINGLE_DEVICE_SHARDING,
+    # the same constructor with memory_kind= keyword-only (jax/_src/sharding_impls.py)
+    "jax._src.sharding_impls.make_single_device_sharding": SINGLE_DEVICE_SHARDING,
+    "jax.set_mesh": SET_MESH,
+    "jax.sharding.set_mesh": SET_MESH,
+    "jax.sharding.use_mesh": SET_MESH,
+    "jax.experimental.use_mesh": SET_MESH,
+    # arrays
+    "jax.device_put": DEVICE_PUT,
+    "jax.device_get": DEVICE_GET,
+    "jax.api.device_put": DEVICE_PUT,
+    "jax._src.api.device_put": DEVICE_PUT,
+    "jax.make_array_from_callback": MAKE_ARRAY_FROM_CALLBACK,
+    "jax.make_array_from_single_device_arrays": MAKE_ARRAY_FROM_SINGLE_DEVICE_ARRAYS,
+    "jax.make_array_from_process_local_data": MAKE_ARRAY_FROM_PROCESS_LOCAL_DATA,
+    "jax.experimental.multihost_utils.process_allgather": PROCESS_ALLGATHER,
+    "jax.experimental.multihost_utils.broadcast_one_to_all": BROADCAST_ONE_TO_ALL,
+    "jax.experimental.multihost_utils.host_local_array_to_global_array":
+        "host_local_array_to_global_array",
+    "jax.jit": JIT,
+    "jax.experimental.pjit.pjit": JIT,
+    "jax.shard_map": SHARD_MAP,
+    "jax.experimental.shard_map.shard_map": SHARD_MAP,
+    "jax._src.shard_map.shard_map": SHARD_MAP,
+    "jax.lax.with_sharding_constraint": WITH_SHARDING_CONSTRAINT,
+    "jax.sharding.reshard": RESHARD,
+    "jax.reshard": RESHARD,
+    "jax.tree.map": TREE_MAP,
+    "jax.grad": GRAD,
+    "jax.value_and_grad": VALUE_AND_GRAD,
+    "jax.vmap": VMAP,
+    "jax.checkpoint": CHECKPOINT,
+    "jax.remat": CHECKPOINT,
+    "jax.tree_util.tree_map": TREE_MAP,
+    "jax.tree_map": TREE_MAP,
+    "functools.partial": "functools.partial",
+    # numpy on device arrays
+    "numpy.array": NP_ARRAY,
+    "numpy.asarray": NP_ARRAY,
+    "numpy.copy": NP_ARRAY,
+    "numpy.flip": NP_FLIP,
+    "numpy.fliplr": NP_FLIPLR,
+    "numpy.flipud": NP_FLIPUD,
+    "numpy.roll": NP_ROLL,
+    "numpy.transpose": NP_TRANSPOSE,
+    "numpy.swapaxes": NP_SWAPAXES,
+    "numpy.moveaxis": NP_MOVEAXIS,
+    "numpy.reshape": NP_RESHAPE,
+    "numpy.ravel": NP_RAVEL,
+    "numpy.concatenate": NP_CONCATENATE,
+    "numpy.random.permutation": NP_RANDOM_PERMUTATION,
+    "numpy.random.shuffle": NP_RANDOM_SHUFFLE,
+    "numpy.random.default_rng": NP_RANDOM_DEFAULT_RNG,
+    "numpy.random.RandomState": NP_RANDOM_DEFAULT_RNG,
+    "numpy.random.Generator": NP_RANDOM_DEFAULT_RNG,
+    "numpy.random.seed": NP_RANDOM_SEED,
+    # stdlib
+    "random.shuffle": "random.shuffle",
+    "random.sample": "random.sample",
+    "random.Random": "random.Random",
+    "random.SystemRandom": "random.SystemRandom",
+    "random.seed": "random.seed",
+    "builtins.list": "list",
+    "builtins.tuple": "tuple",
+    "builtins.reversed": "reversed",
+    "builtins.sorted": "sorted",
+    "builtins.len": "len",
+    "builtins.set": "set",
+    "builtins.frozenset": "set",
+    "builtins.int": "int",
+    "builtins.range": "range",
+    "builtins.enumerate": "enumerate",
+    "builtins.zip": "zip",
+    "builtins.map": "map",
+    "builtins.setattr": "setattr",
+    "builtins.delattr": "delattr",
+}
+
+# --- families read by prefix -------------------------------------------------------------
+
+JAX = "jax"
+JAX_PREFIX = "jax."
+NUMPY_PREFIX = "numpy."  # numpy.<name> -> np.<name>
+NP_PREFIX = "np."
+JNP_PREFIX = "jax.numpy."  # jax.numpy.<name> -> jnp.<name>; asarray/array also move an array
+JNP_KEY_PREFIX = "jnp."
+JAX_RANDOM_PREFIX = "jax.random."
+LAX_PREFIX = "jax.lax."
+NN_PREFIX = "jax.nn."
+# jax.lax functions that compute nothing on an array's devices (models/placement.py)
+LAX_NOT_COMPUTING = frozenset({"jax.lax.broadcast_shapes", "jax.lax.full_like", "jax.lax.axis_index",
+                               "jax.lax.axis_size"})
+NOT_COMPUTING_PACKAGES = ("jax.nn.initializers.",)
+MEMORY_SPACE_PREFIX = "jax.memory.Space."  # device_put(x, jax.memory.Space.Host)
+# The top-level packages the models stand for, even in their own repository (project/).
+MODELLED_PACKAGES = frozenset({"jax", "jaxlib"})
+# A spelling of NamedSharding a fix may reuse (rules/helpers/crossing.py).
+NAMED_SHARDING_SHORT = "jax.NamedSharding"
+
+# flax and chex classes whose fields the analysis reads as a dataclass's (analysis/classes.py).
+DATACLASS_DECORATORS = ("dataclasses.dataclass", "flax.struct.dataclass", "chex.dataclass")
+DATACLASS_BASES = ("flax.struct.PyTreeNode", "flax.linen.Module", "flax.linen.module.Module")
+
+# --- API words, as code spells them (the last name of a call or attribute) ---------------
+
+# Calls that produce device lists in enumeration order, and the others that produce
+# device lists; attributes that hold them.
+FRESH_CALLS = frozenset({"devices", "local_devices"})  # DEVICES_WORD, and it with a prefix
+DEVICE_CALLS = FRESH_CALLS | {CREATE_DEVICE_MESH, CREATE_HYBRID_DEVICE_MESH}
+DEVICES_WORD = "devices"  # jax.devices(), mesh.devices, array.devices()
+DEVICE_SET_WORD = "device_set"  # sharding.device_set
+DEVICE_ATTRS = frozenset({DEVICES_WORD, DEVICE_SET_WORD})
+# ``devices`` names prose too ("the devices"): the text tests look for it as code only.
+PROSE_WORDS = frozenset({"devices"})
+# Mesh constructors: ``Mesh`` takes a device list made elsewhere; the builders take
+# jax.devices() themselves.
+MESH_WORD = "Mesh"
+MESH_BUILDERS = frozenset({"make_mesh", "create_mesh", "with_explicit_mesh"})
+MESH_CTORS = MESH_BUILDERS | {MESH_WORD}
+NAMED_SHARDING_WORD = "NamedSharding"
+DEVICE_PUT_WORD = "device_put"
+SHARD_MAP_WORD = "shard_map"
+# Calls and attributes that can reorder a device list.
+REORDERS = frozenset({"reversed", "flip", "fliplr", "flipud", "roll", "transpose", "swapaxes",
+                      "moveaxis", "permutation", "shuffle", "sample", "sorted", "choice", "list"})
+REORDER_ATTRS = frozenset({"T"})
+# Calls that give an array a known mesh.
+ORIGINS = frozenset({DEVICE_PUT_WORD, "make_array_from_callback", "make_array_from_single_device_arrays",
+                     "make_array_from_process_local_data", "host_local_array_to_global_array", SHARD_MAP_WORD})
+# Keywords that place a call's result (jax.jit(out_shardings=...), jnp.zeros(device=...)).
+ORIGIN_KEYWORDS = frozenset({"out_shardings", "device"})
+DEVICE_KEYWORD = "device"  # device_put(x, device=d)
+MESH_KEYWORD = "mesh"  # NamedSharding(mesh=...)
+# Where an array with a known mesh meets something other than a second device source:
+# the context mesh, a shard's own device, a fetch to the host.
+ADDRESSABLE_SHARDS = "addressable_shards"
+ONE_MESH_USES = frozenset({"addressable_data", "addressable_shards", "device_get", "asarray", "array", "tolist"})
+# jnp.array(x) and jnp.asarray(x) compute on x's devices: no fetch to the host (RSH305).
+JNP_MAKERS = frozenset({"array", "asarray"})
+JNP_ALIAS = "jnp"  # ``jnp.f`` or ``jax.numpy.f``
+NUMPY_WORD = "numpy"
+# A device id used as a position (RSH104): ``d.id``, ``str.split``, but not jax.random.split.
+ID_ATTRS = frozenset({"id", "split"})
+RANDOM_SPLIT = "random.split"
+
+# The long-file stages (stages/components.py): what makes a unit's values device values,
+# a call, attribute or keyword that builds or reads devices, meshes, shardings, arrays
+# placed on them, device counts and ids.
+CARRYING_CALLS = DEVICE_CALLS | MESH_CTORS | frozenset({
+    "AbstractMesh", "get_abstract_mesh", NAMED_SHARDING_WORD, "SingleDeviceSharding", "PositionalSharding",
+    "GSPMDSharding", "PmapSharding", DEVICE_PUT_WORD, "device_put_replicated", "device_put_sharded",
+    "make_array_from_callback", "make_array_from_single_device_arrays", "make_array_from_process_local_data",
+    "host_local_array_to_global_array", "global_array_to_host_local_array", "set_mesh", "use_mesh",
+    "device_count", "local_device_count", "process_count", "process_index", "addressable_data", "device_get",
+    "with_sharding_constraint", "reshard", SHARD_MAP_WORD, "to_device"})
+CARRYING_ATTRS = DEVICE_ATTRS | frozenset({"addressable_shards", "addressable_devices", "sharding",
+                                           "mesh", "id", "device", "process_index"})
+# Not ``mesh=``: every modelled API that takes one is a carrying call already (shard_map,
+# NamedSharding), and the rest (pallas_call(mesh=plsc.VectorSubcoreMesh(...))) build no
+# mesh of devices; as a seed it glued the tests of a Pallas file into one component
+# (1,710 more lines through the engine on the jax repository, 2,035 of 3,203 in one file).
+CARRYING_KEYWORDS = frozenset({"in_shardings", "out_shardings", "device", "devices", "sharding",
+                               "out_sharding", "backend"})
+# stages/slicing.py: the statements that seed what a generated giant keeps.
+SEED_CALLS = DEVICE_CALLS | MESH_CTORS | ORIGINS | REORDERS | frozenset({
+    NAMED_SHARDING_WORD, "SingleDeviceSharding", "PartitionSpec", "P", "jit", "pjit", "partial",
+    "with_sharding_constraint", "reshard", "set_mesh", "use_mesh", "to_device", "tree_map", "map",
+    "seed", "default_rng", "Random", "SystemRandom", "RandomState", "process_index", "device_count",
+    "local_device_count", "process_count"})
+SEED_ATTRS = DEVICE_ATTRS | REORDER_ATTRS | frozenset({"sharding", "mesh", "flat"})
+SEED_KEYWORDS = frozenset({"device", "in_shardings", "out_shardings", "devices"})
+
+# frontends/coverage.py: the final names of the transfer calls, as spelled through any jax import.
+TRANSFER_NAMES = frozenset({
+    DEVICE_PUT_WORD, "with_sharding_constraint", "reshard", "make_array_from_process_local_data",
+    "host_local_array_to_global_array",
+})
+TRANSFER_HINTS = ("to_device", "in_shardings", "out_shardings", "device=")
+
+# --- the text tests' words (substrings), derived from the groups above ---------------------
+
+
+def _code_words(words: frozenset[str]) -> tuple[str, ...]:
+    """Each word as a substring of code: itself, or for a word prose uses too, only as a
+    call, an attribute or an import alias."""
+    out: list[str] = []
+    for w in sorted(words):
+        out += [f"{w}(", f".{w}", f"{w} as"] if w in PROSE_WORDS else [w]
+    return tuple(out)
+
+
+# A device source as code spells it: a call (jax.devices(), local_devices()), an
+# attribute (mesh.devices, also jax.devices or jax.local_devices bound to a name), an
+# import alias, a mesh builder (stages/prefilter.py).
+DEVICE_SOURCE = _code_words(DEVICE_CALLS | DEVICE_ATTRS | MESH_BUILDERS)
+# The word every device source but the mesh builders says (the prefilter's first scan),
+# and the mesh builders whose names do not say it (jtu: jax's own test helpers).
+DEVICE_STEM = "device"
+BUILDERS = tuple(w for w in DEVICE_SOURCE if DEVICE_STEM not in w)
+# Names the gate's paths other than RSH104's need: a mesh constructor (an alias of one
+# names it too), a sharding, a transfer.
+GATE_WORDS = tuple(sorted(MESH_CTORS | {NAMED_SHARDING_WORD, DEVICE_PUT_WORD}))
+ID_WORDS = tuple(sorted(f".{w}" for w in ID_ATTRS))  # ".id", ".split"
+
+# The project layer's text scans (project/defs.py, module_text.py, module_scan.py,
+# projects.py): what a value built from devices reads as (a device source, a mesh or
+# sharding constructor, a transfer) ...
+VALUE_WORDS = (*DEVICE_SOURCE, MESH_WORD, "mesh", "Sharding", DEVICE_PUT_WORD, "make_array", "shard")
+# ... the same words for a regular expression's alternation over a module-level line ...
+VALUE_PATTERN = "devices|Mesh|mesh|Sharding|device_put|make_array|shard"
+# ... what builds devices itself (a function that only forwards a mesh it is given makes
+# nothing its caller does not have) ...
+SOURCE_WORDS = (*DEVICE_SOURCE, f"{MESH_WORD}(")
+# ... what moves arrays ...
+MOVE_WORDS = (f"{DEVICE_PUT_WORD}(", "with_sharding_constraint(", "reshard(")
+# ... and what a method that gives an importer a device value says.
+BUILD_WORDS = (*SOURCE_WORDS, *MOVE_WORDS, "Sharding(", "make_array")
+# Where a file places an array (gate.decide: an origin), so that imported meshes matter.
+ORIGIN_WORDS = (DEVICE_PUT_WORD, "make_array_from", "host_local_array_to_global_array", "out_shardings")
