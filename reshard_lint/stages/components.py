@@ -29,6 +29,7 @@ from typing import AbstractSet, Iterable
 
 from .ast_walk import walk as _walk
 from .call_counts import SyntaxCounts
+from ..core.vocabulary import CARRYING_ATTRS, CARRYING_CALLS, CARRYING_KEYWORDS
 from .gate_facts import CONSTRUCTION, GateFacts, decide, gate_facts
 from .scoping import Scan
 
@@ -174,24 +175,11 @@ def slice_components(source_lines: list[str], tree: ast.Module, counts: SyntaxCo
 
 
 # What makes a unit's values device values: a call, attribute or keyword that builds or
-# reads devices, meshes, shardings, arrays placed on them, device counts and ids.
-_CARRYING_CALLS = frozenset({
-    "devices", "local_devices", "create_device_mesh", "create_hybrid_device_mesh", "Mesh", "make_mesh",
-    "create_mesh", "with_explicit_mesh",
-    "AbstractMesh", "get_abstract_mesh", "NamedSharding", "SingleDeviceSharding", "PositionalSharding",
-    "GSPMDSharding", "PmapSharding", "device_put", "device_put_replicated", "device_put_sharded",
-    "make_array_from_callback", "make_array_from_single_device_arrays", "make_array_from_process_local_data",
-    "host_local_array_to_global_array", "global_array_to_host_local_array", "set_mesh", "use_mesh",
-    "device_count", "local_device_count", "process_count", "process_index", "addressable_data", "device_get",
-    "with_sharding_constraint", "reshard", "shard_map", "to_device"})
-_CARRYING_ATTRS = frozenset({"devices", "device_set", "addressable_shards", "addressable_devices", "sharding",
-                             "mesh", "id", "device", "process_index"})
-# Not ``mesh=``: every modelled API that takes one is a carrying call already (shard_map,
-# NamedSharding), and the rest (pallas_call(mesh=plsc.VectorSubcoreMesh(...))) build no
-# mesh of devices; as a seed it glued the tests of a Pallas file into one component
-# (1,710 more lines through the engine on the jax repository, 2,035 of 3,203 in one file).
-_CARRYING_KEYWORDS = frozenset({"in_shardings", "out_shardings", "device", "devices", "sharding",
-                                "out_sharding", "backend"})
+# reads devices, meshes, shardings, arrays placed on them, device counts and ids
+# (core/vocabulary.py).
+_CARRYING_CALLS = CARRYING_CALLS
+_CARRYING_ATTRS = CARRYING_ATTRS
+_CARRYING_KEYWORDS = CARRYING_KEYWORDS
 
 
 def _carrying(units: list["_Unit"], facts: list[GateFacts], definers: dict[tuple[str, str], list[int]],

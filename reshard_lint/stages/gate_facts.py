@@ -11,26 +11,20 @@ from __future__ import annotations
 import ast
 from typing import Iterable
 
+from ..core.vocabulary import (
+    ADDRESSABLE_SHARDS, DEVICE_ATTRS, DEVICE_CALLS, DEVICE_KEYWORD, DEVICE_PUT_WORD, FRESH_CALLS, ID_ATTRS, JAX,
+    JNP_ALIAS, JNP_MAKERS, MESH_BUILDERS, MESH_CTORS, MESH_KEYWORD, NAMED_SHARDING_WORD, NUMPY_WORD, ONE_MESH_USES,
+    ORIGIN_KEYWORDS, ORIGINS, REORDER_ATTRS, REORDERS, SHARD_MAP_WORD,
+)
 from .ast_walk import FIELDS, fields as child_fields, walk
 
-# Calls that produce device lists, and attributes that hold them.
-_FRESH_CALLS = frozenset({"devices", "local_devices"})  # device lists in enumeration order
-DEVICE_CALLS = _FRESH_CALLS | {"create_device_mesh", "create_hybrid_device_mesh"}
-DEVICE_ATTRS = frozenset({"devices", "device_set"})
-MESH_CTORS = frozenset({"Mesh", "make_mesh", "create_mesh", "with_explicit_mesh"})
-# Calls and attributes that can reorder a device list.
-REORDERS = frozenset({"reversed", "flip", "fliplr", "flipud", "roll", "transpose", "swapaxes",
-                      "moveaxis", "permutation", "shuffle", "sample", "sorted", "choice", "list"})
-_NOT_LISTS = MESH_CTORS | {"NamedSharding"}
-# Calls that give an array a known mesh.
-ORIGINS = frozenset({"device_put", "make_array_from_callback", "make_array_from_single_device_arrays",
-                     "make_array_from_process_local_data", "host_local_array_to_global_array", "shard_map"})
-# Where an array with a known mesh meets something other than a second device source:
-# the context mesh, a shard's own device, a fetch to the host.
-_ONE_MESH_USES = frozenset({"addressable_data", "addressable_shards", "device_get",
-                            "asarray", "array", "tolist"})
-# jnp.array(x) and jnp.asarray(x) compute on x's devices: no fetch to the host (RSH305).
-_JNP_MAKERS = frozenset({"array", "asarray"})
+# The API words each path of the gate looks for (core/vocabulary.py): device sources,
+# mesh constructors, reorderings, calls that give an array a known mesh, and where such
+# an array meets one mesh only (the context mesh, a shard's own device, a fetch).
+_FRESH_CALLS = FRESH_CALLS  # device lists in enumeration order
+_NOT_LISTS = MESH_CTORS | {NAMED_SHARDING_WORD}
+_ONE_MESH_USES = ONE_MESH_USES
+_JNP_MAKERS = JNP_MAKERS  # jnp.array(x) and jnp.asarray(x) compute on x's devices: no fetch (RSH305)
 # Members a constructor call reaches: ``Cls(...)`` calls them.
 CONSTRUCTION = frozenset({"__init__", "__post_init__", "__new__", "__call__", "setup", "__init_subclass__"})
 
@@ -148,11 +142,11 @@ def gate_facts(tree: ast.AST, owner: str | None = None) -> GateFacts:
             attrs_seen.add(attr)
             if attr in DEVICE_ATTRS:
                 sources.append((scope, node))
-            elif attr == "addressable_shards":
+            elif attr == ADDRESSABLE_SHARDS:
                 facts.one_mesh_use = True
-            elif attr == "T":
+            elif attr in REORDER_ATTRS:
                 reorders.append((scope, node))
-            elif attr == "id" or attr == "split":
+            elif attr in ID_ATTRS:
                 ids = True
         elif t is Subscript:
             sl = node.slice  # type: ignore[attr-defined]
@@ -311,7 +305,7 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
             ctors += 1
             inside = {id(sub) for arg in (*node.args, *node.keywords) for sub in walk(arg)}
             in_meshes |= inside  # calls come parents first
-            if name != "Mesh" and id(node) not in counted:
+            if name in MESH_BUILDERS and id(node) not in counted:
                 # make_mesh takes jax.devices() itself: one source with the devices it is given.
                 # Mesh(devs, ...) is not a source of its own: its devices are counted where
                 # they are made (a call, an attribute, a call site feeding a parameter), and a
@@ -322,20 +316,20 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
             reorders.append((scope, node))
         elif name in ORIGINS:
             origin = True
-            if name == "device_put":
+            if name == DEVICE_PUT_WORD:
                 target = node.args[1] if len(node.args) > 1 else next(
-                    (k.value for k in node.keywords if k.arg == "device"), None)
+                    (k.value for k in node.keywords if k.arg == DEVICE_KEYWORD), None)
                 device_target = device_target or type(target) in (ast.Subscript, ast.Name)
                 if target is None and node.args:
                     one_mesh_use = True  # device_put(x): the single-device path (RSH301)
-        elif name == "NamedSharding":
+        elif name == NAMED_SHARDING_WORD:
             shardings.append((scope, node))
         elif name in _ONE_MESH_USES and id(node) not in in_meshes \
                 and not (raw in _JNP_MAKERS and _on_jnp(node.func)):  # not np.array(jax.devices())
             one_mesh_use = True
-        if not origin and any(k.arg in ("out_shardings", "device") for k in node.keywords):
+        if not origin and any(k.arg in ORIGIN_KEYWORDS for k in node.keywords):
             origin = True
-        if not origin and name == "partial" and node.args and callee_name(node.args[0]) == "shard_map":
+        if not origin and name == "partial" and node.args and callee_name(node.args[0]) == SHARD_MAP_WORD:
             origin = True
     source_scopes += [(scope, node) for scope, node in facts.sources if id(node) not in counted]
     if imported:
@@ -370,7 +364,7 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
                     or isinstance(v, ast.Call) and aliases.get(callee_name(v.func), callee_name(v.func)) in _FRESH_CALLS:
                 return True  # RSH104
     for scope, call in shardings:  # RSH103
-        first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "mesh"), None)
+        first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == MESH_KEYWORD), None)
         if first is None or (isinstance(first, ast.Call) and aliases.get(callee_name(first.func), "") in MESH_CTORS
                              or isinstance(first, ast.Call) and callee_name(first.func) in MESH_CTORS):
             continue
@@ -481,5 +475,5 @@ def _within(node: ast.AST, outer: ast.AST) -> bool:
 def _on_jnp(func: ast.AST) -> bool:
     """``jnp.f`` or ``jax.numpy.f``."""
     base = getattr(func, "value", None)
-    return type(base) is ast.Name and base.id == "jnp" or type(base) is ast.Attribute \
-        and base.attr == "numpy" and type(base.value) is ast.Name and base.value.id == "jax"  # type: ignore[attr-defined]
+    return type(base) is ast.Name and base.id == JNP_ALIAS or type(base) is ast.Attribute \
+        and base.attr == NUMPY_WORD and type(base.value) is ast.Name and base.value.id == JAX  # type: ignore[attr-defined]

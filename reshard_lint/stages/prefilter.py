@@ -19,17 +19,21 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-# A device source as code spells it: a call (jax.devices(), local_devices()), an
-# attribute (mesh.devices, also jax.devices or jax.local_devices bound to a name), an
-# import alias, a mesh builder. "devices" in prose alone is not one: on the jax repository 30 files (1.6 MB)
-# say it only in docstrings and comments.
-DEVICE_SOURCE = ("devices(", ".devices", "local_devices", "devices as", "device_set", "make_mesh",
-                 "create_device_mesh", "create_hybrid_device_mesh", "create_mesh", "with_explicit_mesh")
-# Names the gate's paths other than RSH104's need: a mesh constructor (an alias of one
-# names it too), a sharding, a transfer.
-# Mesh builders whose names do not say "device" (jtu: jax's own test helpers).
-_BUILDERS = ("make_mesh", "create_mesh", "with_explicit_mesh")
-_GATE_WORDS = ("Mesh", "make_mesh", "create_mesh", "with_explicit_mesh", "NamedSharding", "device_put")
+from ..core.vocabulary import (
+    BUILDERS, DEVICE_SOURCE, DEVICE_STEM, FRESH_CALLS, GATE_WORDS, ID_WORDS, RANDOM_SPLIT,
+)
+
+# The words (core/vocabulary.py, derived from its groups of API words): a device source
+# as code spells it (a call, an attribute, an import alias, a mesh builder; "devices" in
+# prose alone is not one: on the jax repository 30 files (1.6 MB) say it only in
+# docstrings and comments), the mesh builders whose names do not say "device", and the
+# names the gate's paths other than RSH104's need (a mesh constructor, an alias of one
+# names it too; a sharding; a transfer).
+_BUILDERS = BUILDERS
+_GATE_WORDS = GATE_WORDS
+_ID_WORDS = ID_WORDS
+_FRESH_WORD = min(FRESH_CALLS, key=len)  # "devices"; the others are it with a prefix ("local_")
+_FRESH_PREFIX = max(FRESH_CALLS, key=len)[:-len(_FRESH_WORD)]
 
 
 def prefilter(source: str) -> bool:
@@ -38,11 +42,12 @@ def prefilter(source: str) -> bool:
     # another process (RSH306); ``.id`` and ``.split``, a device id used as a position
     # (RSH104), though not jax.random.split (in 17 of the jax repository's test files the
     # only one).
-    if "device" not in source and not any(w in source for w in _BUILDERS) or not any(w in source for w in DEVICE_SOURCE):
+    if DEVICE_STEM not in source and not any(w in source for w in _BUILDERS) or not any(w in source for w in DEVICE_SOURCE):
         return False  # every word but make_mesh names "device": most files are out after two scans
     if any(w in source for w in _GATE_WORDS):
         return True
-    return (".id" in source or source.count(".split") > source.count("random.split")) \
+    ids, split = _ID_WORDS  # ".id", ".split"
+    return (ids in source or source.count(split) > source.count(RANDOM_SPLIT)) \
         and _fresh_list_indexed(source)
 
 
@@ -89,13 +94,14 @@ def _devices_words(source: str) -> Iterator[tuple[int, int]]:
     ``skip_on_devices``). str.find, not a regex: a lookbehind makes the regex try every
     position (5x slower on the jax repository's test files)."""
     n = len(source)
-    i = source.find("devices")
+    word, prefix = _FRESH_WORD, _FRESH_PREFIX
+    i = source.find(word)
     while i >= 0:
-        start = i - 6 if source.startswith("local_", i - 6) else i
-        end = i + 7
+        start = i - len(prefix) if source.startswith(prefix, i - len(prefix)) else i
+        end = i + len(word)
         if (start == 0 or not _word_char(source[start - 1])) and (end == n or not _word_char(source[end])):
             yield start, end
-        i = source.find("devices", end)
+        i = source.find(word, end)
 
 
 def _word_char(c: str) -> bool:

@@ -25,19 +25,17 @@ from collections import defaultdict
 
 from ..core.fixes import split_lines
 from .ast_walk import walk as _walk
-from .gate_facts import DEVICE_ATTRS, DEVICE_CALLS, MESH_CTORS, ORIGINS, REORDERS, callee_name
+from ..core.vocabulary import SEED_ATTRS, SEED_CALLS, SEED_KEYWORDS
+from .gate_facts import callee_name
 from .scoping import changed_name as _changed_name, mutated_by_call as _mutated_by_call
 
 # Files shorter than this are analysed whole: slicing is for generated giants.
 SLICE_MIN_LINES = 5000
 
-_SEED_CALLS = DEVICE_CALLS | MESH_CTORS | ORIGINS | REORDERS | frozenset({
-    "NamedSharding", "SingleDeviceSharding", "PartitionSpec", "P", "jit", "pjit", "partial",
-    "with_sharding_constraint", "reshard", "set_mesh", "use_mesh", "to_device", "tree_map", "map",
-    "seed", "default_rng", "Random", "SystemRandom", "RandomState", "process_index", "device_count",
-    "local_device_count", "process_count"})
-_SEED_ATTRS = DEVICE_ATTRS | frozenset({"T", "sharding", "mesh", "flat"})
-_SEED_KEYWORDS = frozenset({"device", "in_shardings", "out_shardings", "devices"})
+# The calls, attributes and keywords whose statements seed what is kept (core/vocabulary.py).
+_SEED_CALLS = SEED_CALLS
+_SEED_ATTRS = SEED_ATTRS
+_SEED_KEYWORDS = SEED_KEYWORDS
 
 
 class _Facts:
