@@ -16,12 +16,10 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Sequence, TextIO
 
-# The final names of the transfer calls, as spelled through any jax import.
-TRANSFER_NAMES = frozenset({
-    "device_put", "with_sharding_constraint", "reshard", "make_array_from_process_local_data",
-    "host_local_array_to_global_array",
-})
-_TEXT_HINTS = tuple(TRANSFER_NAMES) + ("to_device", "in_shardings", "out_shardings", "device=")
+from ..core.vocabulary import JAX, JAX_PREFIX, TRANSFER_HINTS, TRANSFER_NAMES
+
+# The final names of the transfer calls, as spelled through any jax import (core/vocabulary.py).
+_TEXT_HINTS = tuple(TRANSFER_NAMES) + TRANSFER_HINTS
 
 
 @dataclass
@@ -125,7 +123,7 @@ def _spelled_sites(tree: ast.Module, text: str, spellings: Mapping[str, str]) ->
         parts.append(f.id)
         name = parts[0]
         root = local_to_qual.get(f.id, "")
-        if name not in TRANSFER_NAMES or not (root == "jax" or root.startswith("jax.")):
+        if name not in TRANSFER_NAMES or not (root == JAX or root.startswith(JAX_PREFIX)):
             continue
         if len(parts) == 1 and not root.endswith("." + name):
             continue

@@ -19,22 +19,19 @@ from __future__ import annotations
 
 import re
 
-from ..stages.prefilter import DEVICE_SOURCE
+from ..core.vocabulary import MOVE_WORDS, SOURCE_WORDS, VALUE_WORDS
 from .module_scan import IDENT, bindings
 
 # A module-level def; its body runs to the next line in column 0 that is not blank, a
 # comment, or the closing parenthesis of a signature over several lines.
 _DEF = re.compile(r"(?m)^(?:(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(|class[ \t]+(\w+)[ \t]*[(:])")
 _NEXT_TOP = re.compile(r"(?m)^[^\s#)]")
-# What a value built from devices reads as: a device source, a mesh or sharding
-# constructor, a transfer.
-VALUE_WORDS = (*DEVICE_SOURCE, "Mesh", "mesh", "Sharding", "device_put", "make_array", "shard")
-# What builds devices itself: a function that only forwards a mesh it is given (most
-# functions that say "mesh" or "sharding") makes nothing its caller does not have; and
-# what moves arrays: a function that puts what it is given on a mesh it is given can
-# fail for one caller's arguments (functions.py runs it for each call).
-SOURCE_WORDS = (*DEVICE_SOURCE, "Mesh(")
-MOVE_WORDS = ("device_put(", "with_sharding_constraint(", "reshard(")
+# The words (core/vocabulary.py): what a value built from devices reads as (a device
+# source, a mesh or sharding constructor, a transfer: VALUE_WORDS); what builds devices
+# itself (SOURCE_WORDS: a function that only forwards a mesh it is given, as most
+# functions that say "mesh" or "sharding", makes nothing its caller does not have); and
+# what moves arrays (MOVE_WORDS: a function that puts what it is given on a mesh it is
+# given can fail for one caller's arguments, functions.py runs it for each call).
 _RETURNS = re.compile(r"\b(?:return[ \t]+(?!None\b)[^\s#]|yield\b)")
 # A statement that makes a body more than straight-line code: a function that moves
 # arrays is followed for its callers' arguments only when it has none (functions.py).

@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Callable, TypeVar
 
-from .defs import VALUE_WORDS, device_functions, moving_functions
+from ..core.vocabulary import VALUE_WORDS
+from .defs import device_functions, moving_functions
 from .module_scan import IDENT, any_value, bindings, import_lines, per_content
 from .modules import MODELLED, ModuleFile
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Callable, TypeVar
 
+from ..core.vocabulary import VALUE_PATTERN
 from .guarded import guarded_text
 
 T = TypeVar("T")
@@ -97,4 +98,4 @@ def _column_0(text: str) -> dict[str, list[str]]:
 
 # A module-level assignment (column 0) whose value names devices, meshes or shardings.
 _ANY_VALUE = re.compile(
-    r"(?m)^[A-Za-z_(\[][^#\n]*[^=!<>\n]=(?!=)[^\n]*(?:devices|Mesh|mesh|Sharding|device_put|make_array|shard)")
+    r"(?m)^[A-Za-z_(\[][^#\n]*[^=!<>\n]=(?!=)[^\n]*(?:" + VALUE_PATTERN + ")")

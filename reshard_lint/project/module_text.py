@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
-from .defs import MOVE_WORDS, SOURCE_WORDS
+from ..core.vocabulary import BUILD_WORDS
 from .guarded import guarded_names
 
 
@@ -63,7 +63,7 @@ _CONSTRUCTION = ("__init__", "__post_init__", "__new__", "setup")
 # a sharding, or moves an array (a method that only reads ``self.mesh`` to save a
 # checkpoint gives nothing); a method this short is kept whatever it says (a property
 # returning ``self._mesh``).
-_BUILD_WORDS = (*SOURCE_WORDS, *MOVE_WORDS, "Sharding(", "make_array")
+_BUILD_WORDS = BUILD_WORDS  # core/vocabulary.py
 _SHORT_LINES = 4
 
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from ..core.vocabulary import MODELLED_PACKAGES
 from .roots import Layout
 
 # The packages the analysis models: their names are the models', even in JAX's own
 # repository, where ``jax`` is a project package (and analysing it is not the point).
-MODELLED = frozenset({"jax", "jaxlib"})
+MODELLED = MODELLED_PACKAGES
 
 
 @dataclass(frozen=True)

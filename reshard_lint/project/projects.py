@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Callable, Mapping
 
+from ..core.vocabulary import ORIGIN_WORDS
 from .module_text import module_level
 from .roots import Layout, layout_for
 from .summaries import callable_export, exportable
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from ..analysis.values import Value
 
 
-_ORIGIN_WORDS = ("device_put", "make_array_from", "host_local_array_to_global_array", "out_shardings")
+_ORIGIN_WORDS = ORIGIN_WORDS  # core/vocabulary.py
 
 
 def may_import_devices(source: str) -> bool:
