@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from ..core import vocabulary as api
 from . import contextmesh, devices as dv, mutation
 from .arguments import Call
 from .events import Transfer, TransferKind
@@ -63,7 +64,7 @@ class Calls:
             self.enter(func, args, node)
             return transforms.results(func, args, node)
         if isinstance(func, PartialVal) and bound is None:
-            if isinstance(func.func, QualVal) and canonical(func.func.qual) == "jax.jit":
+            if isinstance(func.func, QualVal) and canonical(func.func.qual) == api.JIT:
                 return JitVal(node, func.kwargs.get("in_shardings", UNKNOWN),
                               func.kwargs.get("out_shardings", UNKNOWN), func=args.arg(0),
                               plain=not func.star and not func.args and len(args.positional) == 1
@@ -122,7 +123,7 @@ class Calls:
                 return recv
             if method in placement.ARRAY_METHODS:
                 return placement.derived(recv, node, method in placement.TUPLES)
-            if method == "devices":
+            if method == api.DEVICES_WORD:
                 src = recv.sharding.mesh.devices if recv.sharding.mesh is not None else recv.sharding.device
                 if src is not None:
                     return DevVal(fn=src.fn, desc=f"{label(recv)}.devices()", node=node, fresh=False,
@@ -265,7 +266,7 @@ class Calls:
         if name in fetches.FUNCTIONS:
             fetches.fetch(self, call.arg(0), node, call.arg_node(0), self.ctx.lazy_code(node.func, 30))
         if name is None:
-            if qual.startswith(("jax.lax.", "jax.nn.")) and not call.has_star \
+            if qual.startswith((api.LAX_PREFIX, api.NN_PREFIX)) and not call.has_star \
                     and (result := host.lax_result(self, qual, call, node)) is not None:
                 return result
             return unknown(outside_reason(qual))
@@ -275,14 +276,14 @@ class Calls:
             result = handler(self, call, node, scope)
             if result is UNKNOWN:
                 result = _why(call, result)
-            if not (is_unknown(result) and name.startswith("np.")):
+            if not (is_unknown(result) and name.startswith(api.NP_PREFIX)):
                 return result
-        if name.startswith("jnp."):
+        if name.startswith(api.JNP_KEY_PREFIX):
             return self.call_jnp(name, call, node)
-        if name.startswith("np."):
+        if name.startswith(api.NP_PREFIX):
             # NumPy computes on the host: whatever it is given, the result is host data.
             return HostVal(self.ctx.lazy_code(node, 40), node)
-        if name.startswith("jax.random."):
+        if name.startswith(api.JAX_RANDOM_PREFIX):
             return host.random_result(self, name, call, node)
         return unknown(UNMODELLED_JAX)
 
@@ -291,7 +292,7 @@ class Calls:
             return host.jnp_result(self, name, call, node)
         target = call.arg(-1, "device")
         first = call.arg(0)
-        if name in ("jnp.asarray", "jnp.array") and isinstance(first, ArrayVal):
+        if name in (api.JNP_ASARRAY, api.JNP_ARRAY) and isinstance(first, ArrayVal):
             self.transfer("asarray", node, first, target, call.arg_node(0),
                           call.arg_node(-1, "device"), self.ctx.code(node.func, 40))
         if isinstance(target, ShardingVal):

@@ -15,6 +15,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
+from ..core import vocabulary as api
 from .arguments import Call
 from .callsites import UNSEEN_CALLS
 from .functions import UNMATCHED
@@ -24,8 +25,8 @@ from .values import (
     UNKNOWN, ArrayVal, ClassVal, ConstVal, FuncVal, InstanceVal, MeshVal, QualVal, ShardingVal, Value, unknown,
 )
 
-_DATACLASS_DECORATORS = ("dataclasses.dataclass", "flax.struct.dataclass", "chex.dataclass")
-_DATACLASS_BASES = ("flax.struct.PyTreeNode", "flax.linen.Module", "flax.linen.module.Module")
+_DATACLASS_DECORATORS = api.DATACLASS_DECORATORS
+_DATACLASS_BASES = api.DATACLASS_BASES
 
 
 @dataclass

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterable, Optional
 
+from ..core import vocabulary as api
 from .events import ContextOp
 from .models.commitments import single_device
 from .tree import arg_keyword, arg_star, arg_value, call_args
@@ -41,7 +42,7 @@ _NO_COMPUTATION = frozenset({
     "isscalar", "asarray", "array", "from_dlpack", "dtypes",
 })
 # jax.lax functions with events of their own (transfers.py).
-_LAX_OWN = frozenset({"jax.lax.with_sharding_constraint"})
+_LAX_OWN = frozenset({api.WITH_SHARDING_CONSTRAINT})
 # jax.Array methods that compute (observed: astype, sum; the rest take the same path).
 ARRAY_METHODS = frozenset({
     "astype", "sum", "mean", "max", "min", "prod", "std", "var", "all", "any", "argmax", "argmin",
@@ -87,7 +88,7 @@ def operands(an: "Analyzer", node: ast.AST, values: Iterable[tuple[Value, Option
 def _auto(mesh: MeshVal) -> bool:
     """``Mesh(devices, names)`` with the default axis types (auto in every JAX version)."""
     node = mesh.node
-    if not (mesh.ctor == "Mesh" and type(node) is ast.Call):
+    if not (mesh.ctor == api.MESH_WORD and type(node) is ast.Call):
         return False
     args = call_args(node)  # type: ignore[arg-type]
     return not any(arg_keyword(a) == "axis_types" or arg_star(a) for a in args) and len(args) <= 2
@@ -97,10 +98,10 @@ def qual_call(an: "Analyzer", name: str, call: object, node: ast.Call) -> bool:
     """``jnp.*`` and ``jax.lax.*`` calls: computations on their array arguments."""
     if in_force(an) is None:
         return False
-    if name.startswith("jnp."):
+    if name.startswith(api.JNP_KEY_PREFIX):
         if name[4:] in _NO_COMPUTATION:
             return False
-    elif not name.startswith("jax.lax.") or name in _LAX_OWN:
+    elif not name.startswith(api.LAX_PREFIX) or name in _LAX_OWN:
         return False
     args = [(v, arg_value(a)) for v, a in call.positional]  # type: ignore[attr-defined]
     args += [(v, arg_value(a)) for v, a in call.keywords.values()]  # type: ignore[attr-defined]

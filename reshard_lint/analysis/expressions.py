@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from typing import Optional, Sequence
 
+from ..core import vocabulary as api
 from . import contextmesh, devices as dv
 from .events import Transfer
 from .scope import Scope
@@ -159,7 +160,7 @@ class Expressions:
             # array: host data (``jnp.array([x.shape[0]])`` is uncommitted).
             return HostVal(self.ctx.lazy_code(node, 40), node)
         if isinstance(base, MeshVal):
-            if attr == "devices":
+            if attr == api.DEVICES_WORD:
                 d = base.devices
                 return DevVal(fn=d.fn, desc=f"{mesh_label(base)}.devices", node=node,
                               reorders=(), fresh=False, from_mesh=base, sizes=d.sizes)
@@ -169,7 +170,7 @@ class Expressions:
                 return base.mesh
             if attr == "spec" and base.spec is not None:
                 return base.spec
-            if attr == "device_set":
+            if attr == api.DEVICE_SET_WORD:
                 src = base.mesh.devices if base.mesh is not None else base.device
                 if src is not None:
                     return DevVal(fn=src.fn, desc=f"{label(base)}.device_set", node=node,

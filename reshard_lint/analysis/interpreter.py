@@ -18,6 +18,7 @@ import ast
 from dataclasses import replace
 from typing import Callable, Iterable, Optional, Sequence
 
+from ..core import vocabulary as api
 from . import mutation
 from .arguments import Call
 from .tree import arg_value
@@ -287,15 +288,15 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
         return out
 
     def apply_decorator(self, dec: Value, func: Value, node: ast.AST) -> Value:
-        if isinstance(dec, QualVal) and canonical(dec.qual) == "jax.jit":
+        if isinstance(dec, QualVal) and canonical(dec.qual) == api.JIT:
             return JitVal(node, func=func, plain=True)
         if isinstance(dec, PartialVal) and isinstance(dec.func, QualVal) \
-                and canonical(dec.func.qual) == "jax.jit":
+                and canonical(dec.func.qual) == api.JIT:
             return JitVal(node, dec.kwargs.get("in_shardings", UNKNOWN),
                           dec.kwargs.get("out_shardings", UNKNOWN), func=func,
                           plain=not dec.star and not dec.args and placement.keeps_placement(dec.kwargs))
         if isinstance(dec, PartialVal) and isinstance(dec.func, QualVal) \
-                and canonical(dec.func.qual) == "jax.shard_map" and not dec.star and not dec.args:
+                and canonical(dec.func.qual) == api.SHARD_MAP and not dec.star and not dec.args:
             return shard_map.shard_mapped(func, dec.kwargs.get("mesh"), dec.kwargs.get("out_specs", UNKNOWN), node)
         if isinstance(dec, JitVal):  # jax.jit(out_shardings=...) used as a decorator factory
             return JitVal(dec.node, dec.in_shardings, dec.out_shardings, func=func, plain=dec.plain)

@@ -14,6 +14,7 @@ import ast
 import itertools
 from typing import Optional
 
+from ..core import vocabulary as api
 from . import devices as dv
 from .context import FileContext
 from .tree import arg_keyword, arg_star, arg_value, call_args, is_none, plain_string
@@ -49,7 +50,7 @@ def _arg(call: ast.Call, index: int, keyword: str) -> Optional[ast.expr]:
 
 def axis_names(mesh: MeshVal) -> Optional[tuple[str, ...]]:
     """The axis names of ``Mesh(devs, names)`` or ``jax.make_mesh(shape, names)``."""
-    if type(mesh.node) is not ast.Call or mesh.ctor not in ("Mesh", "jax.make_mesh"):
+    if type(mesh.node) is not ast.Call or mesh.ctor not in (api.MESH_WORD, api.MAKE_MESH):
         return None
     return _strings(_arg(mesh.node, 1, "axis_names"))
 

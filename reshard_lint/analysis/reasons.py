@@ -6,6 +6,7 @@ unresolved transfer sites by them, so a user sees what the analysis could not se
 
 from __future__ import annotations
 
+from ..core import vocabulary as api
 from .callsites import DISAGREE, ESCAPES, NO_CALL_SITE, RECURSIVE, STAR, UNSEEN_CALLS
 from .values import PATHS
 
@@ -38,7 +39,7 @@ _CONFIG_ROOTS = ("os.environ", "os.getenv", "sys.argv", "argparse", "absl.flags"
 
 def outside_reason(qual: str) -> str:
     """Why the result of calling ``qual`` (a qualified name the models do not know) is unknown."""
-    if qual.startswith("jax.") or qual == "jax":
+    if qual.startswith(api.JAX_PREFIX) or qual == api.JAX:
         return UNMODELLED_JAX
     if any(qual.startswith(r) for r in _CONFIG_ROOTS):
         return CONFIG

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from ...core import vocabulary as api
 from . import device_ids, placement
 from .registry import handles
 from .. import tree
@@ -51,13 +52,13 @@ def _int(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     return v if isinstance(v, IntVal) else device_ids.int_of(v) or UNKNOWN
 
 
-@handles("np.array", "list", "tuple")
+@handles(api.NP_ARRAY, "list", "tuple")
 def _neutral(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     v = call.arg(0, "object")
     if len(call.positional) > 1 or (set(call.keywords) - {"object", "dtype"}):
         return UNKNOWN
     name = an.current_name
-    if name != "np.array" and _unmodelled_set(an, call, v, scope):
+    if name != api.NP_ARRAY and _unmodelled_set(an, call, v, scope):
         # list(x.devices()) of an array the analysis does not follow: which devices is
         # unknown, but a set's order is, whatever x is (below).
         how = an.ctx.code(node, 50)
@@ -66,7 +67,7 @@ def _neutral(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     if isinstance(v, DevVal) and not v.single:
         f = v.fn
         if v.is_set:
-            if name == "np.array":
+            if name == api.NP_ARRAY:
                 return UNKNOWN  # an array of a set is an object array of one element
             how = f"{name}({v.desc})"
             token = an.new_token(node)
@@ -80,7 +81,7 @@ def _neutral(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
             if _always_several(an, f, v.sizes):
                 out.shuffle = Shuffle(node, how, agreed=False)
             return out
-        if name == "np.array":
+        if name == api.NP_ARRAY:
             return v.derive(lambda m: f(m).as_array(), v.desc)
         return v.derive(lambda m: f(m).as_list(), v.desc)
     if isinstance(v, SeqVal) and name in ("list", "tuple"):
@@ -94,9 +95,9 @@ def _unmodelled_set(an: Analyzer, call: Call, v: Value, scope: Scope) -> bool:
         return False
     arg = call.arg_node(0, "object")
     if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) \
-            and arg.func.attr == "devices" and not arg.args and not arg.keywords:
+            and arg.func.attr == api.DEVICES_WORD and not arg.args and not arg.keywords:
         recv = arg.func.value
-    elif isinstance(arg, ast.Attribute) and arg.attr == "device_set":
+    elif isinstance(arg, ast.Attribute) and arg.attr == api.DEVICE_SET_WORD:
         recv = arg.value
     else:
         return False

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Optional
 
+from ...core import vocabulary as api
 from .registry import handles
 from .. import devices as dv
 from ..arguments import Call
@@ -26,7 +27,7 @@ def _platform(an: Analyzer, call: Call, index: int, kw: str) -> tuple[bool, Opti
     return False, None
 
 
-@handles("jax.devices")
+@handles(api.DEVICES)
 def _devices(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     known, platform = _platform(an, call, 0, "backend")
     fn = (lambda m: dv.natural(m, platform)) if known else undecidable
@@ -34,7 +35,7 @@ def _devices(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
                   platforms=frozenset({platform or "default"} if known else {"?"}))
 
 
-@handles("jax.local_devices")
+@handles(api.LOCAL_DEVICES)
 def _local_devices(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     known, platform = _platform(an, call, 1, "backend")
     if call.given(0, "process_index") or call.has_star:
@@ -44,26 +45,26 @@ def _local_devices(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Va
                   platforms=frozenset({platform or "default"} if known else {"?"}))
 
 
-@handles("jax.device_count")
+@handles(api.DEVICE_COUNT)
 def _device_count(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     if call.positional or call.keywords:
         return UNKNOWN
     return IntVal(lambda m: m.n)
 
 
-@handles("jax.local_device_count")
+@handles(api.LOCAL_DEVICE_COUNT)
 def _local_device_count(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     if call.positional or call.keywords:
         return UNKNOWN
     return IntVal(lambda m: m.per_process)
 
 
-@handles("jax.process_count")
+@handles(api.PROCESS_COUNT)
 def _process_count(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     return IntVal(lambda m: m.processes)
 
 
-@handles("jax.process_index")
+@handles(api.PROCESS_INDEX)
 def _process_index(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     v = IntVal(lambda m: m.proc)
     v.literal = None

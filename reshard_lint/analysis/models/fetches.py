@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Optional
 
+from ...core import vocabulary as api
 from .registry import handles
 from ..arguments import Call
 from ..events import Fetch
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
 METHODS = frozenset({"tolist"})
 # np.asarray, np.array and np.copy share one canonical name (qualnames.py).
-FUNCTIONS = frozenset({"np.array"})
+FUNCTIONS = frozenset({api.NP_ARRAY})
 
 
 def fetch(an: "Analyzer", value: Value, node: ast.Call, value_node: Optional[ast.AST],
@@ -38,13 +39,13 @@ def fetch(an: "Analyzer", value: Value, node: ast.Call, value_node: Optional[ast
     return HostVal(an.ctx.lazy_code(node, 40), node)
 
 
-@handles("jax.device_get")
+@handles(api.DEVICE_GET)
 def _device_get(an: "Analyzer", call: Call, node: ast.Call, scope: Scope) -> Value:
     return fetch(an, call.arg(0, "x"), node, call.arg_node(0, "x"), an.ctx.lazy_code(node.func, 30))
 
 
-@handles("jax.experimental.multihost_utils.process_allgather",
-         "jax.experimental.multihost_utils.broadcast_one_to_all")
+@handles(api.PROCESS_ALLGATHER,
+         api.BROADCAST_ONE_TO_ALL)
 def _gathered(an: "Analyzer", call: Call, node: ast.Call, scope: Scope) -> Value:
     """Collectives that hand every process the whole value as NumPy arrays ("Returns:
     Pytrees of numpy arrays", jax/experimental/multihost_utils.py 0.10.2; process 0's

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from ...core import vocabulary as api
 from ..arguments import Call
 from . import placement
 from ..valueops import leaves
@@ -60,7 +61,7 @@ def _uncommitted(an: "Analyzer", node: ast.Call, what: str) -> Value:
 def jnp_result(an: "Analyzer", name: str, call: Call, node: ast.Call) -> Value:
     if any(k in call.keywords for k in _PLACEMENT) or call.has_star:
         return unknown(UNMODELLED_JAX)
-    short = name[len("jnp."):]
+    short = name[len(api.JNP_KEY_PREFIX):]
     if short in _CREATION:
         return _uncommitted(an, node, "uncommitted")
     args = [v for v, _ in call.positional] + [v for k, (v, _) in call.keywords.items() if k != "dtype"]
@@ -71,7 +72,7 @@ def jnp_result(an: "Analyzer", name: str, call: Call, node: ast.Call) -> Value:
 
 
 def random_result(an: "Analyzer", name: str, call: Call, node: ast.Call) -> Value:
-    short = name[len("jax.random."):]
+    short = name[len(api.JAX_RANDOM_PREFIX):]
     if any(k in call.keywords for k in _PLACEMENT) or call.has_star:
         return unknown(UNMODELLED_JAX)
     if short in _SEEDS:

@@ -7,6 +7,7 @@ import math
 
 from typing import TYPE_CHECKING, Optional
 
+from ...core import vocabulary as api
 from .registry import handles
 from .. import devices as dv
 from ..arguments import Call
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from ..interpreter import Analyzer
 
 
-@handles("jax.sharding.Mesh")
+@handles(api.MESH)
 def _mesh(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     devs = call.arg(0, "devices")
     if ordered(devs):
@@ -31,7 +32,7 @@ def _mesh(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     else:
         d = DevVal(fn=undecidable, desc=an.ctx.code(call.arg_node(0, "devices") or node, 40), node=node)
         d.fresh = False
-    mesh = MeshVal(devices=d, node=node, ctor="Mesh", sizes=d.sizes, name=an.name_for(node))
+    mesh = MeshVal(devices=d, node=node, ctor=api.MESH_WORD, sizes=d.sizes, name=an.name_for(node))
     an.ctx.mesh_roots.add(id(d.fn))
     an.emit(MeshBuilt(node=node, ctx=an.ctx, mesh=mesh))
     return mesh
@@ -84,7 +85,7 @@ def _physical(an: Analyzer, call: Call, node: ast.Call, shape_v: Value, devs: Va
                   order_by="builder", builder_shape=literal or ())
 
 
-@handles("jax.make_mesh")
+@handles(api.MAKE_MESH)
 def _make_mesh(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     given = call.given(-1, "devices")
     return make_mesh_value(an, call, node, call.arg(0, "axis_shapes"), call.arg(-1, "devices"), given)
@@ -94,13 +95,13 @@ def make_mesh_value(an: Analyzer, call: Call, node: ast.Call, shape_v: Value, de
                     name: Optional[str] = None) -> MeshVal:
     """The mesh jax.make_mesh builds for this shape (and the devices given, if any)."""
     d = _physical(an, call, node, shape_v, devs, given)
-    mesh = MeshVal(devices=d, node=node, ctor="jax.make_mesh", sizes=d.sizes, name=name or an.name_for(node))
+    mesh = MeshVal(devices=d, node=node, ctor=api.MAKE_MESH, sizes=d.sizes, name=name or an.name_for(node))
     an.ctx.mesh_roots.add(id(d.fn))
     an.emit(MeshBuilt(node=node, ctx=an.ctx, mesh=mesh))
     return mesh
 
 
-@handles("create_device_mesh")
+@handles(api.CREATE_DEVICE_MESH)
 def _create_device_mesh(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     shape_v = call.arg(0, "mesh_shape")
     given = call.given(1, "devices")
@@ -109,17 +110,17 @@ def _create_device_mesh(an: Analyzer, call: Call, node: ast.Call, scope: Scope) 
     return _physical(an, call, node, shape_v, call.arg(1, "devices"), given, exact=True)
 
 
-@handles("create_hybrid_device_mesh")
+@handles(api.CREATE_HYBRID_DEVICE_MESH)
 def _create_hybrid(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     return DevVal(fn=undecidable, desc=an.ctx.code(node, 60), node=node)
 
 
-@handles("jax.sharding.PartitionSpec")
+@handles(api.PARTITION_SPEC)
 def _pspec(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     return SpecVal(node, an.ctx.lazy_code(node, 60))
 
 
-@handles("jax.sharding.NamedSharding")
+@handles(api.NAMED_SHARDING)
 def _named_sharding(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     first = call.arg(0, "mesh")
     first_node = call.arg_node(0, "mesh")
@@ -132,7 +133,7 @@ def _named_sharding(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> V
     return UNKNOWN
 
 
-@handles("jax.sharding.SingleDeviceSharding")
+@handles(api.SINGLE_DEVICE_SHARDING)
 def _single_sharding(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     d = call.arg(0, "device")
     if isinstance(d, DevVal) and d.single:
@@ -140,7 +141,7 @@ def _single_sharding(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> 
     return UNKNOWN
 
 
-@handles("jax.set_mesh")
+@handles(api.SET_MESH)
 def _set_mesh(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     m = call.arg(0, "mesh")
     an.mesh_context = True

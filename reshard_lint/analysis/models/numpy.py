@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Optional
 
+from ...core import vocabulary as api
 from .registry import handles
 from .. import devices as dv
 from ..arguments import Call
@@ -16,16 +17,16 @@ if TYPE_CHECKING:
     from ..interpreter import Analyzer
 
 
-@handles("np.flip", "np.fliplr", "np.flipud")
+@handles(api.NP_FLIP, api.NP_FLIPLR, api.NP_FLIPUD)
 def _flip(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     v = call.arg(0, "m")
     if not (ordered(v)):
         return UNKNOWN
     name = an.current_name
     f = v.fn
-    if name == "np.fliplr":
+    if name == api.NP_FLIPLR:
         axis: Optional[int] = 1
-    elif name == "np.flipud":
+    elif name == api.NP_FLIPUD:
         axis = 0
     else:
         if call.given(1, "axis"):
@@ -38,7 +39,7 @@ def _flip(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     return v.derive(lambda m: f(m).flip(axis), how, reorder="np.flip()", step=(node, call.arg_node(0, "m")))
 
 
-@handles("np.roll")
+@handles(api.NP_ROLL)
 def _roll(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     v = call.arg(0, "a")
     shift = call.arg(1, "shift")
@@ -55,14 +56,14 @@ def _roll(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
                     step=(node, call.arg_node(0, "a")))
 
 
-@handles("np.transpose", "np.swapaxes", "np.moveaxis")
+@handles(api.NP_TRANSPOSE, api.NP_SWAPAXES, api.NP_MOVEAXIS)
 def _transpose_fn(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     v = call.arg(0, "a")
     if not (ordered(v)):
         return UNKNOWN
     name = an.current_name
     f = v.fn
-    if name == "np.transpose":
+    if name == api.NP_TRANSPOSE:
         axes_v = call.arg(1, "axes")
         if call.given(1, "axes"):
             if not isinstance(axes_v, SeqVal):
@@ -77,14 +78,14 @@ def _transpose_fn(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Val
     a, b = const_int(call.arg(1)), const_int(call.arg(2))
     if a is None or b is None:
         return v.derive(undecidable, v.desc)
-    if name == "np.swapaxes":
+    if name == api.NP_SWAPAXES:
         return v.derive(lambda m: f(m).swapaxes(a, b), f"np.swapaxes({v.desc}, {a}, {b})",
                         reorder="np.swapaxes()")
     return v.derive(lambda m: f(m).moveaxis(a, b), f"np.moveaxis({v.desc}, {a}, {b})",
                     reorder="np.moveaxis()")
 
 
-@handles("np.reshape")
+@handles(api.NP_RESHAPE)
 def _np_reshape(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     v = call.arg(0, "a")
     if not (ordered(v)):
@@ -98,7 +99,7 @@ def _np_reshape(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value
                     sizes=v.sizes + literal_sizes(shape_v))
 
 
-@handles("np.ravel")
+@handles(api.NP_RAVEL)
 def _np_ravel(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     v = call.arg(0, "a")
     if ordered(v):
@@ -107,7 +108,7 @@ def _np_ravel(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     return UNKNOWN
 
 
-@handles("np.concatenate")
+@handles(api.NP_CONCATENATE)
 def _concat(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     seq = call.arg(0)
     if isinstance(seq, SeqVal) and len(seq.items) == 2 and all(

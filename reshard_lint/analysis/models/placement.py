@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterable, Optional, Sequence
 
+from ...core import vocabulary as api
 from ..reasons import COMMITTED_OPERAND, MESH_CONTEXT
 from ..valueops import leaves
 from ..values import ArrayVal, ConstVal, HostVal, IntVal, SeqVal, ShardingVal, Value, same_place, unknown
@@ -57,9 +58,8 @@ NOT_ARRAYS = frozenset({
 
 # jax.lax and jax.nn functions that are not computations on their operands' devices:
 # they return shapes, functions, or (full_like with another shape) an uncommitted array.
-_NOT_COMPUTATIONS = frozenset({"jax.lax.broadcast_shapes", "jax.lax.full_like", "jax.lax.axis_index",
-                               "jax.lax.axis_size"})
-_NOT_COMPUTING_PACKAGES = ("jax.nn.initializers.",)
+_NOT_COMPUTATIONS = api.LAX_NOT_COMPUTING
+_NOT_COMPUTING_PACKAGES = api.NOT_COMPUTING_PACKAGES
 
 
 def lax_result(qual: str, values: Iterable[Value], node: ast.AST) -> Optional[ArrayVal]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from ...core import vocabulary as api
 from .registry import handles
 from .. import devices as dv
 from ..arguments import Call
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from ..interpreter import Analyzer
 
 
-@handles("random.shuffle", "np.random.shuffle")
+@handles("random.shuffle", api.NP_RANDOM_SHUFFLE)
 def _shuffle_global(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     v = call.arg(0, "x")
     if ordered(v):
@@ -28,7 +29,7 @@ def _shuffle_global(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> V
     return ConstVal(None)
 
 
-@handles("np.random.permutation")
+@handles(api.NP_RANDOM_PERMUTATION)
 def _permutation(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     v = call.arg(0, "x")
     if ordered(v):
@@ -56,7 +57,7 @@ def _seed_agreed(v: Value, given: bool) -> bool:
     return isinstance(v, (IntVal, ConstVal)) and not (isinstance(v, ConstVal) and v.value is None)
 
 
-@handles("random.seed", "np.random.seed")
+@handles("random.seed", api.NP_RANDOM_SEED)
 def _seed(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     which = "random" if an.current_name == "random.seed" else "numpy"
     seed_v = call.arg(0, "a" if which == "random" else "seed")
@@ -68,7 +69,7 @@ def _seed(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     return ConstVal(None)
 
 
-@handles("np.random.default_rng", "random.Random")
+@handles(api.NP_RANDOM_DEFAULT_RNG, "random.Random")
 def _rng(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     seed_v = call.arg(0, "seed" if "default_rng" in (an.current_name) else "x")
     given = call.given(0, "seed") or call.given(0, "x")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Optional
 
+from ...core import vocabulary as api
 from .registry import handles
 from ..arguments import Call
 from ..scope import Scope
@@ -28,13 +29,13 @@ if TYPE_CHECKING:
     from ..interpreter import Analyzer
 
 
-@handles("jax.shard_map")
+@handles(api.SHARD_MAP)
 def _shard_map(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     if call.has_star:
         return UNKNOWN
     if not call.given(0, "f"):
         # @jax.shard_map(mesh=..., ...): a decorator, as partial(jax.shard_map, ...) is.
-        return PartialVal(QualVal("jax.shard_map"), (), {k: v for k, (v, _) in call.keywords.items()})
+        return PartialVal(QualVal(api.SHARD_MAP), (), {k: v for k, (v, _) in call.keywords.items()})
     mesh = call.arg(1, "mesh") if call.given(1, "mesh") else None
     return shard_mapped(call.arg(0, "f"), mesh, call.arg(3, "out_specs"), node)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from ...core import vocabulary as api
 from .registry import handles
 from ..arguments import Call
 from ..reasons import UNMODELLED_JAX
@@ -27,7 +28,7 @@ def _iota_order(call: Call, index: int) -> bool:
     return call.given(index, "iota_order") and not (isinstance(value, ConstVal) and value.value is False)
 
 
-@handles("jax._src.test_util.create_mesh")
+@handles(api.TEST_UTIL_CREATE_MESH)
 def _test_util_create_mesh(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     """jax's test helper: ``jtu.create_mesh(shape, names)`` returns
     ``sharding_impls.make_mesh(shape, names, axis_types)``, which is ``jax.make_mesh``
@@ -39,7 +40,7 @@ def _test_util_create_mesh(an: Analyzer, call: Call, node: ast.Call, scope: Scop
     return make_mesh_value(an, call, node, call.arg(0, "mesh_shape"), UNKNOWN, False)
 
 
-@handles("jax._src.test_util.with_explicit_mesh")
+@handles(api.TEST_UTIL_WITH_EXPLICIT_MESH)
 def _test_util_with_explicit_mesh(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     """jax's test decorator: ``@jtu.with_explicit_mesh(sizes, names)`` runs the test under
     ``set_mesh(create_mesh(sizes, names, iota_order, axis_types=<Explicit>))`` and passes

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from ...core import vocabulary as api
 from . import placement
 from .registry import handles
 from .. import tree
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from ..interpreter import Analyzer
 
 
-@handles("jax.device_put")
+@handles(api.DEVICE_PUT)
 def _device_put(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     x = call.arg(0, "x")
     if not call.given(1, "device"):
@@ -33,7 +34,7 @@ def _device_put(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value
                     untargeted=True)
         return left_in_place(an, x, node)
     target = as_target(an, call.arg(1, "device"), call.arg_node(1, "device"))
-    if isinstance(target, QualVal) and target.qual.startswith("jax.memory.Space."):
+    if isinstance(target, QualVal) and target.qual.startswith(api.MEMORY_SPACE_PREFIX):
         target = _same_devices(x, target)
     an.transfer("device_put", node, x, target, call.arg_node(0, "x"), call.arg_node(1, "device"),
                 an.ctx.code(node.func, 40))
@@ -86,13 +87,13 @@ def placed(x: Value, target: Value, node: ast.Call) -> Value:
     return UNKNOWN
 
 
-@handles("jax.make_array_from_callback", "jax.make_array_from_single_device_arrays")
+@handles(api.MAKE_ARRAY_FROM_CALLBACK, api.MAKE_ARRAY_FROM_SINGLE_DEVICE_ARRAYS)
 def _from_callback(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     s = as_target(an, call.arg(1, "sharding"), call.arg_node(1, "sharding"))
     return array_on(s, node)
 
 
-@handles("jax.make_array_from_process_local_data")
+@handles(api.MAKE_ARRAY_FROM_PROCESS_LOCAL_DATA)
 def _from_local(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     s = as_target(an, call.arg(0, "sharding"), call.arg_node(0, "sharding"))
     has_global = call.given(2, "global_shape")
@@ -116,7 +117,7 @@ def _host_to_global(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> V
     return UNKNOWN
 
 
-@handles("jax.jit")
+@handles(api.JIT)
 def _jit(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     ins = as_target(an, call.arg(-1, "in_shardings"), call.arg_node(-1, "in_shardings"))
     outs = as_target(an, call.arg(-1, "out_shardings"), call.arg_node(-1, "out_shardings"))
@@ -134,20 +135,20 @@ def _partial(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     return PartialVal(func, tuple(v for v, _ in call.positional[1:]), kwargs, star=call.has_star)
 
 
-@handles("jax.lax.with_sharding_constraint", "jax.sharding.reshard")
+@handles(api.WITH_SHARDING_CONSTRAINT, api.RESHARD)
 def _constraint(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     x = call.arg(0, "x")
     target = as_target(an, call.arg(1, "shardings"), call.arg_node(1, "shardings"))
     if not call.given(1, "shardings"):
         target = as_target(an, call.arg(1, "out_shardings"), call.arg_node(1, "out_shardings"))
-    kind: TransferKind = "reshard" if an.current_name == "jax.sharding.reshard" \
+    kind: TransferKind = "reshard" if an.current_name == api.RESHARD \
         else "constraint"
     an.transfer(kind, node, x, target, call.arg_node(0, "x"), call.arg_node(1, "shardings"),
                 an.ctx.code(node.func, 50))
     return array_on(target, node)
 
 
-@handles("jax.tree.map")
+@handles(api.TREE_MAP)
 def _tree_map(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     """``jax.tree.map(f, tree, *rest)`` runs ``f`` on each leaf (one from each tree).
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from ...core import vocabulary as api
 from . import placement
 from .registry import handles
 from ..arguments import Call
@@ -53,12 +54,12 @@ def _positions(argnums: Value) -> int:
     return 0
 
 
-handles("jax.grad")(_transform("grad"))  # type: ignore[arg-type]
-handles("jax.value_and_grad")(_transform("value_and_grad"))  # type: ignore[arg-type]
-handles("jax.vmap")(_transform("vmap"))  # type: ignore[arg-type]
+handles(api.GRAD)(_transform("grad"))  # type: ignore[arg-type]
+handles(api.VALUE_AND_GRAD)(_transform("value_and_grad"))  # type: ignore[arg-type]
+handles(api.VMAP)(_transform("vmap"))  # type: ignore[arg-type]
 
 
-@handles("jax.checkpoint")
+@handles(api.CHECKPOINT)
 def _checkpoint(an: "Analyzer", call: Call, node: ast.Call, scope: Scope) -> Value:
     f = call.arg(0, "fun")
     return f if isinstance(f, FuncVal) and len(call.positional) == 1 and not call.has_star else UNKNOWN
