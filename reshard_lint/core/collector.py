@@ -16,8 +16,9 @@ _frozen = False
 _trim: Any = None  # glibc's malloc_trim, False where there is none
 # Files at least this long (characters) leave enough freed heap behind to give back:
 # gated (Python's tree), and analysed (the tree with the analysis's values).
-# On the benchmark's user tree, files of 25-60k characters parsed by libcst (the parser then) left the
-# main process of `check` 10 MB above what it held, each trim costing ~1 ms.
+# The second was measured with libcst's parser on the benchmark's user tree (files of
+# 25-60k characters left the main process of `check` 10 MB above what it held, each trim
+# costing ~1 ms) and has not been measured on Python's tree.
 GIVE_BACK_CHARS = 100_000
 GIVE_BACK_PARSED_CHARS = 25_000
 
@@ -69,11 +70,10 @@ def freeze_imports() -> None:
 def freeze_long_lived() -> None:
     """Keep the imported modules' objects out of every later full collection.
 
-    Importing libcst (the engine's parser then) doubled the objects the cyclic collector tracks in a flake8 worker,
-    and each of the ~90 full collections of a 600-file run then rescans them: measured
-    +0.5 s of collection per worker on the jax sources, as much as the analysis itself.
-    Freezing moves what is alive now to the permanent generation, where it is still
-    freed by reference counting but no longer rescanned. Collecting first means no
+    What a front end imports (the engine, its models) adds objects the cyclic collector
+    tracks in a flake8 worker, and each of the ~90 full collections of a 600-file run
+    rescans them. Freezing moves what is alive now to the permanent generation, where it
+    is still freed by reference counting but not rescanned. Collecting first means no
     garbage is frozen; what is frozen is the engine, the front end's own state and the
     current file's, of which at most this one file's reference cycles could outlive
     their use.

@@ -1,9 +1,8 @@
 """A bound on how deeply a file's expressions nest, found from tokens before parsing.
 
 The analysis walks Python's tree recursively: a chain of a few thousand ``lambda``
-or ``+`` exhausts Python's recursion long before it reaches any finding. (libcst's
-native parser, which the engine used before, even overflowed the C stack on them and
-killed the process.) Python's own parser refuses more than 200 nested brackets, but
+or ``+`` exhausts Python's recursion long before it reaches any finding. Python's own
+parser refuses more than 200 nested brackets, but
 flattens ``a and b and ...`` and comparison chains, so ``ast.parse`` succeeding proves
 nothing. Hence a token scan that overestimates the depth of every expression and
 refuses the file when it is past what was measured to analyse safely (see

@@ -1,10 +1,9 @@
 """For very long files: build the tree of only the top-level statements the analysis can use.
 
-libcst held about 16 KB per line of code and parsed at ~5,000 lines a second, so a
-200,000-line generated file costs minutes and gigabytes. Most of such a file cannot
-matter: the analysis only follows names from statements that build devices, meshes,
-shardings or arrays to statements that use them. This module selects, with the ast
-the gate already has, the top-level statements that
+The analysis costs time and memory per line it reads, and a 200,000-line generated file
+is mostly statements that cannot matter: the analysis only follows names from
+statements that build devices, meshes, shardings or arrays to statements that use them.
+This module selects, with the ast the gate already has, the top-level statements that
 
 * mention a device, mesh, sharding or transfer API (seeds, and every import);
 * bind a name that a selected statement reads (the values flowing in); or
