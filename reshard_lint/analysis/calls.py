@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import TYPE_CHECKING, Optional, cast
 
 from ..core import vocabulary as api
 from . import contextmesh, devices as dv, mutation
@@ -11,6 +11,7 @@ from .arguments import Call
 from .events import Transfer, TransferKind
 from .models import HANDLERS, commitments, device_ids, fetches, host, placement, shard_map, transforms
 from .reasons import CONTAINER, IMPORTED, UNFOLLOWED_CALL, UNKNOWN_OBJECT, UNMODELLED_JAX, outside_reason
+from .interpreter_base import InterpreterBase
 from .scope import Scope
 from .tree import Arg, arg_keyword, arg_value, call_args
 from .valueops import NO_KEY, const_int, label, literal_sizes, ordered, shape_fns, squeeze
@@ -26,8 +27,11 @@ from ..core.qualnames import MUTATING_METHODS, canonical
 
 _MAX_INLINE_DEPTH = 3
 
+if TYPE_CHECKING:
+    from .interpreter import Analyzer
 
-class Calls:
+
+class Calls(InterpreterBase):
     """Call evaluation for the interpreter."""
 
     def eval_Call(self, node: ast.Call, scope: Scope) -> Value:
@@ -87,11 +91,12 @@ class Calls:
     def call_method(self, recv: Value, method: str, call: Call, node: ast.Call, scope: Scope) -> Value:
         if method == "setattr" and is_unknown(recv):
             self._patched(call)  # monkeypatch.setattr(meshes, "TRAIN", half)
-        if method == "split" and (parts := device_ids.split_name(recv, call.arg(0, "sep"), node, self)):  # type: ignore[arg-type]
+        if method == "split" and (parts := device_ids.split_name(recv, call.arg(0, "sep"), node,
+                                                                 cast("Analyzer", self))):
             return parts
         if isinstance(recv, HostVal):
             return recv.again()  # a host array's methods stay on the host
-        shard = commitments.method(self, recv, method, node)
+        shard = commitments.method(cast("Analyzer", self), recv, method, node)
         if shard is not None:
             return shard
         if isinstance(recv, (OwnShardingVal, ShardingVal)) and method == "with_memory_kind":
@@ -115,10 +120,11 @@ class Calls:
                     return ArrayVal(target, node)
                 return UNKNOWN
             if method in contextmesh.ARRAY_METHODS and contextmesh.operands(
-                    self, node, [(recv, node.func.value)]):  # type: ignore[attr-defined]
+                    cast("Analyzer", self), node, [(recv, node.func.value)]):  # type: ignore[attr-defined]
                 return UNKNOWN  # the computation fails under the context mesh
             if method in fetches.METHODS:
-                return fetches.fetch(self, recv, node, getattr(node.func, "value", None), f".{method}()")
+                return fetches.fetch(cast("Analyzer", self), recv, node, getattr(node.func, "value", None),
+                                     f".{method}()")
             if method in ("block_until_ready", "astype", "copy"):
                 return recv
             if method in placement.ARRAY_METHODS:
@@ -176,10 +182,10 @@ class Calls:
         if method == "transpose":
             axes = [const_int(v) for v, _ in call.positional]
             if len(axes) == 1 and isinstance(call.positional[0][0], SeqVal):
-                axes = [const_int(v) for v in call.positional[0][0].items]  # type: ignore[union-attr]
+                axes = [const_int(v) for v in call.positional[0][0].items]
             if any(a is None for a in axes):
                 return recv.derive(undecidable, recv.desc)
-            ax = axes or None
+            ax = [a for a in axes if a is not None] or None  # (none is None here)
             return recv.derive(lambda m: f(m).transpose(ax), f"{recv.desc}.transpose()",
                                reorder=".transpose()")
         if method in ("swapaxes",):
@@ -193,7 +199,7 @@ class Calls:
     def call_jit(self, jit: JitVal, call: Call, node: ast.Call, bound: Optional[Value] = None) -> Value:
         # The compiled body sees the arguments' shardings: it runs with them.
         params = self.enter(jit.func, call, node, bound=bound)
-        if contextmesh.jit_call(self, jit, call, node):
+        if contextmesh.jit_call(cast("Analyzer", self), jit, call, node):
             return UNKNOWN  # the call fails under the context mesh
         ins = jit.in_shardings
         for i, (v, arg) in enumerate(call.positional):
@@ -206,7 +212,8 @@ class Calls:
                 self.emit(Transfer(node=node, ctx=self.ctx, kind="jit_in", value=v, target=target,
                                    value_node=arg_value(arg), target_node=None,
                                    func=self.ctx.code(node.func, 40)))
-        outs = jit.out_shardings if jit.context_specs is None else shard_map.on_context(self, jit, node)
+        outs = jit.out_shardings if jit.context_specs is None \
+            else shard_map.on_context(cast("Analyzer", self), jit, node)
         if isinstance(outs, ShardingVal):
             for v, arg in call.positional:
                 if isinstance(v, ArrayVal):
@@ -261,19 +268,20 @@ class Calls:
             if isinstance(found, (FuncVal, JitVal, ClassVal)):
                 return self.call_value(found, call, node)
         name = canonical(qual)
-        if contextmesh.qual_call(self, name or qual, call, node):
+        if contextmesh.qual_call(cast("Analyzer", self), name or qual, call, node):
             return UNKNOWN  # the computation fails under the context mesh
         if name in fetches.FUNCTIONS:
-            fetches.fetch(self, call.arg(0), node, call.arg_node(0), self.ctx.lazy_code(node.func, 30))
+            fetches.fetch(cast("Analyzer", self), call.arg(0), node, call.arg_node(0),
+                          self.ctx.lazy_code(node.func, 30))
         if name is None:
             if qual.startswith((api.LAX_PREFIX, api.NN_PREFIX)) and not call.has_star \
-                    and (result := host.lax_result(self, qual, call, node)) is not None:
+                    and (result := host.lax_result(cast("Analyzer", self), qual, call, node)) is not None:
                 return result
             return unknown(outside_reason(qual))
         handler = HANDLERS.get(name)
         if handler is not None:
             self.current_name = name
-            result = handler(self, call, node, scope)
+            result = handler(cast("Analyzer", self), call, node, scope)
             if result is UNKNOWN:
                 result = _why(call, result)
             if not (is_unknown(result) and name.startswith(api.NP_PREFIX)):
@@ -284,12 +292,12 @@ class Calls:
             # NumPy computes on the host: whatever it is given, the result is host data.
             return HostVal(self.ctx.lazy_code(node, 40), node)
         if name.startswith(api.JAX_RANDOM_PREFIX):
-            return host.random_result(self, name, call, node)
+            return host.random_result(cast("Analyzer", self), name, call, node)
         return unknown(UNMODELLED_JAX)
 
     def call_jnp(self, name: str, call: Call, node: ast.Call) -> Value:
         if not call.given(-1, "device"):
-            return host.jnp_result(self, name, call, node)
+            return host.jnp_result(cast("Analyzer", self), name, call, node)
         target = call.arg(-1, "device")
         first = call.arg(0)
         if name in (api.JNP_ASARRAY, api.JNP_ARRAY) and isinstance(first, ArrayVal):
@@ -301,9 +309,10 @@ class Calls:
 
     def transfer(self, kind: TransferKind, node: ast.Call, value: Value, target: Value,
                  value_node: Optional[ast.AST], target_node: Optional[ast.AST],
-                 func: str, **kw: bool) -> None:
+                 func: str, *, has_global_shape: bool = False, untargeted: bool = False) -> None:
         event = Transfer(node=node, ctx=self.ctx, kind=kind, value=value, target=target,
-                         value_node=value_node, target_node=target_node, func=func, **kw)
+                         value_node=value_node, target_node=target_node, func=func,
+                         has_global_shape=has_global_shape, untargeted=untargeted)
         if self.expecting is not None and self.expecting == (self.quiet, len(self.inline_stack)):
             # The first transfer an expected-error block runs (interpreter.exec_with):
             # reached, so coverage classifies it; the failure is the test's, not a finding.
@@ -325,21 +334,21 @@ class Calls:
         value)``: the attribute is assigned, as ``obj.name = value`` would."""
         first, second = call.arg(0), call.arg(1)
         if len(call.positional) == 3:
-            self.assign_named_attribute(first, second, call.arg(2))  # type: ignore[attr-defined]
+            self.assign_named_attribute(first, second, call.arg(2))
         elif len(call.positional) == 2 and isinstance(first, ConstVal) and isinstance(first.value, str) \
                 and "." in first.value:
             module, _, name = first.value.rpartition(".")
-            self.assign_attribute(QualVal(module), name, second, False)  # type: ignore[attr-defined]
+            self.assign_attribute(QualVal(module), name, second, False)
 
     def rebind_in_place(self, target: Optional[ast.AST], value: Value, scope: Scope) -> None:
         if type(target) is ast.Name:
             # Mutating a list that may be shared: only follow a plain local name.
-            scope.vars[target.id] = value  # type: ignore[attr-defined]
+            scope.vars[target.id] = value
 
     def is_full_sample(self, call: Call, devs: DevVal, index: int, kw: str) -> bool:
         k = call.arg(index, kw)
         node = call.arg_node(index, kw)
-        if type(node) is ast.Call and type(node.func) is ast.Name and node.func.id == "len":  # type: ignore[union-attr]
+        if type(node) is ast.Call and type(node.func) is ast.Name and node.func.id == "len":
             return True
         if isinstance(k, IntVal):
             f, g = devs.fn, k.fn

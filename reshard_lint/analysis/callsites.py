@@ -55,7 +55,7 @@ class CallSites:
         self.aliases: dict[ast.AST, set[str]] = {}  # names a wrapper of the function is bound to
         # The scheduler asks for every waiting function after each run: count once.
         self._expected: dict[ast.AST, Optional[int]] = {}
-        self._locals: dict[ast.FunctionDef, Optional[SyntaxCounts]] = {}
+        self._locals: dict[ast.FunctionDef | ast.AsyncFunctionDef, Optional[SyntaxCounts]] = {}
 
     @property
     def counts(self) -> SyntaxCounts:
@@ -110,7 +110,7 @@ class CallSites:
         if type(fn) is ast.Lambda and func.name is not None:
             name = func.name  # ``put = lambda x: ...``: counted as a def of that name
         elif type(fn) is ast.FunctionDef or type(fn) is ast.AsyncFunctionDef:
-            name = fn.name  # type: ignore[union-attr]
+            name = fn.name
         else:
             return None
         c = self.counts

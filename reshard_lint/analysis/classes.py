@@ -20,6 +20,7 @@ from .arguments import Call
 from .callsites import UNSEEN_CALLS
 from .functions import UNMATCHED
 from .reasons import ATTRIBUTE
+from .interpreter_base import InterpreterBase
 from .scope import COMPOUND, FUNCTIONS, Scope, block, count_bindings
 from .values import (
     UNKNOWN, ArrayVal, ClassVal, ConstVal, FuncVal, InstanceVal, MeshVal, QualVal, ShardingVal, Value, unknown,
@@ -38,14 +39,14 @@ class Fields:
     reassigned: set[str] = field(default_factory=set)
 
 
-class Classes:
+class Classes(InterpreterBase):
     """The interpreter's classes."""
 
     def exec_class(self, stmt: ast.ClassDef, scope: Scope) -> None:
         decorators = [self.eval(dec, scope) for dec in stmt.decorator_list]
         bases = [self.eval(base, scope) for base in stmt.bases]
         cls = ClassVal(stmt)
-        self.made.append(cls)  # type: ignore[attr-defined]
+        self.made.append(cls)
         body = block(stmt.body)
         cscope = Scope(scope, "class", count_bindings(body))
         instance = cls.instance = InstanceVal(cls)
@@ -67,7 +68,7 @@ class Classes:
                 cls.attrs.pop(name, None)  # read from the constructor calls, not the default
         scope.vars[stmt.name] = cls
         for fn, _, _ in self.pending[first_method:]:
-            if fn.node.name == "__init__":  # type: ignore[union-attr]
+            if isinstance(fn.node, FUNCTIONS) and fn.node.name == "__init__":  # (defs only wait here)
                 self.inits[id(cls)] = fn
 
     def assign_attribute(self, obj: Value, attr: str, value: Value, via_self: bool) -> None:
@@ -82,7 +83,8 @@ class Classes:
                 fields.reassigned.add(attr)  # cfg.mesh = half on a dataclass
                 return
             sites = obj.cls.attrs.get("__sites__")
-            count = sites.value.get(attr, 0) if isinstance(sites, ConstVal) else 0
+            count = sites.value.get(attr, 0) \
+                if isinstance(sites, ConstVal) and isinstance(sites.value, dict) else 0
             if count and obj.cls.home is None and not via_self:
                 # t.mesh = half outside the class: one more place that assigns it. Its
                 # methods run after the module body, not where they are called, so no one
@@ -122,7 +124,7 @@ class Classes:
         its attributes may be the one, so none is known from here on."""
         if isinstance(obj, InstanceVal) and obj.cls.home is None:
             sites = obj.cls.attrs.get("__sites__")
-            if isinstance(sites, ConstVal):
+            if isinstance(sites, ConstVal) and isinstance(sites.value, dict):
                 for attr in list(sites.value):
                     self.assign_attribute(obj, attr, UNKNOWN, False)
         elif isinstance(obj, ClassVal) and obj.home is None:
@@ -140,10 +142,10 @@ class Classes:
 
         def count(t: ast.expr, n: int = 1) -> None:
             if type(t) is ast.Tuple or type(t) is ast.List:
-                for el in t.elts:  # type: ignore[attr-defined]
-                    count(el.value if type(el) is ast.Starred else el, n)  # type: ignore[attr-defined]
-            elif type(t) is ast.Attribute and type(t.value) is ast.Name and t.value.id == "self":  # type: ignore[attr-defined]
-                sites[t.attr] = sites.get(t.attr, 0) + n  # type: ignore[attr-defined]
+                for el in t.elts:
+                    count(el.value if type(el) is ast.Starred else el, n)
+            elif type(t) is ast.Attribute and type(t.value) is ast.Name and t.value.id == "self":
+                sites[t.attr] = sites.get(t.attr, 0) + n
 
         def walk(stmts: Sequence[ast.stmt]) -> None:
             for stmt in stmts:
@@ -257,8 +259,8 @@ def _fields(body: Sequence[ast.stmt], cscope: Scope, attr_sites: dict[str, int])
     for stmt in body:
         if type(stmt) is ast.AnnAssign and type(stmt.target) is ast.Name:
             ann = stmt.annotation
-            text = ann.id if type(ann) is ast.Name else ann.attr if type(ann) is ast.Attribute else ""  # type: ignore[attr-defined]
-            if text == "ClassVar" or (type(ann) is ast.Subscript and "ClassVar" in ast.dump(ann.value)):  # type: ignore[attr-defined]
+            text = ann.id if type(ann) is ast.Name else ann.attr if type(ann) is ast.Attribute else ""
+            if text == "ClassVar" or (type(ann) is ast.Subscript and "ClassVar" in ast.dump(ann.value)):
                 continue
             name = stmt.target.id
             names.append(name)

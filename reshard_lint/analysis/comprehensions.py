@@ -11,18 +11,22 @@ devices.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional, cast
 
 from . import devices as dv
 from .models import commitments, device_ids, placement
 from .reasons import CONTAINER
+from .interpreter_base import InterpreterBase
 from .scope import Scope, names_in_target
 from .tree import arg_value, call_args, subscript_items
 from .valueops import ascending, each, int_fn, ordered
 from .values import UNKNOWN, DevVal, HostVal, IntVal, QualVal, SeqVal, Value, is_unknown, undecidable, unknown
 
+if TYPE_CHECKING:
+    from .interpreter import Analyzer
 
-class Comprehensions:
+
+class Comprehensions(InterpreterBase):
     """The interpreter's comprehensions and loop targets."""
 
     def _comprehension(self, node: ast.ListComp | ast.GeneratorExp | ast.SetComp, scope: Scope) -> Value:
@@ -33,7 +37,7 @@ class Comprehensions:
         inner, it = self._for_clauses(clauses, scope, eager=type(node) is not ast.GeneratorExp)
         self.eval(node.elt, inner)
         picked = self._picked_devices(node, clauses, it, scope) or \
-            device_ids.ids_of_devices(node, it, self)  # type: ignore[arg-type]
+            device_ids.ids_of_devices(node, it, cast("Analyzer", self))
         if picked is not None:
             return picked
         if ordered(it) and len(clauses) == 1 \
@@ -43,7 +47,8 @@ class Comprehensions:
                 # A filter keeps an unknown subset.
                 return DevVal(fn=undecidable, desc=self.ctx.code(node, 60), node=node,
                               fresh=it.fresh, from_mesh=it.from_mesh)
-            return it.derive(lambda m, f=it.fn: f(m).ravel().as_list(), it.desc)
+            it_fn = it.fn
+            return it.derive(lambda m: it_fn(m).ravel().as_list(), it.desc)
         return UNKNOWN
 
     def _picked_devices(self, node: ast.AST, clauses: list[ast.comprehension], it: Value,
@@ -53,11 +58,11 @@ class Comprehensions:
         comp = clauses[0]
         if comp.ifs or len(clauses) > 1 or type(comp.target) is not ast.Name or type(elt) is not ast.Subscript:
             return None
-        items = subscript_items(elt)  # type: ignore[arg-type]
+        items = subscript_items(elt)
         if len(items) != 1 or type(items[0]) is ast.Slice:
             return None
-        index = items[0].value if type(items[0]) is ast.Starred else items[0]  # type: ignore[attr-defined]
-        if not (type(index) is ast.Name and index.id == comp.target.id):  # type: ignore[attr-defined]
+        index = items[0].value if type(items[0]) is ast.Starred else items[0]
+        if not (type(index) is ast.Name and index.id == comp.target.id):
             return None
         base = self.eval(elt.value, scope)
         if not (ordered(base)):
@@ -69,9 +74,10 @@ class Comprehensions:
                 and comp.iter.func.id == "range" and _builtin_range(scope.lookup("range")) \
                 and 1 <= len(call_args(comp.iter)) <= 2:
             bounds = [self.eval(arg_value(a), scope) for a in call_args(comp.iter)]
-            if all(isinstance(b, IntVal) for b in bounds):
-                lo = bounds[0].fn if len(bounds) == 2 else (lambda _m: 0)  # type: ignore[union-attr]
-                hi = bounds[-1].fn  # type: ignore[union-attr]
+            first, last = bounds[0], bounds[-1]
+            if isinstance(first, IntVal) and isinstance(last, IntVal):  # every bound (one or two)
+                lo = first.fn if len(bounds) == 2 else (lambda _m: 0)
+                hi = last.fn
 
                 def take_range(m: dv.Model, f=base.fn, lo=lo, hi=hi) -> dv.DevArr:
                     arr = f(m)
@@ -83,7 +89,7 @@ class Comprehensions:
 
         def take(m: dv.Model) -> dv.DevArr:
             arr = f(m)
-            ids = [arr.index0(g(m)).flat for g in fns]  # type: ignore[misc]
+            ids = [arr.index0(g(m)).flat for g in fns]
             if any(len(i) != 1 for i in ids):
                 raise dv.ModelError("picking rows of a grid")
             return dv.DevArr.of([i[0] for i in ids])
@@ -127,7 +133,7 @@ class Comprehensions:
         is iterated (a row, an int of a range), a list of device ids or a shard list is;
         ``default`` otherwise. A tuple target takes each position (``_unpack_elements``)."""
         if type(target) is ast.Tuple or type(target) is ast.List:
-            self._unpack_elements(target, it, scope)  # type: ignore[arg-type]
+            self._unpack_elements(target, it, scope)
             return
         if type(target) is not ast.Name:
             return
@@ -135,18 +141,18 @@ class Comprehensions:
         if isinstance(it, SeqVal) and it.items and (one := each(it.items)) is not None:
             element = one
         elif isinstance(it, HostVal):
-            element = placement.host_element(self, it, iter_node)
+            element = placement.host_element(cast("Analyzer", self), it, iter_node)
         else:
             element = device_ids.element(it)
             if element is None:
                 element = commitments.element(it, iter_node)
-        scope.vars[target.id] = default if element is None else element  # type: ignore[attr-defined]
+        scope.vars[target.id] = default if element is None else element
 
     def _unpack_elements(self, target: ast.Tuple | ast.List, it: Value, inner: Scope) -> None:
         """``for k, v in pairs``: each name takes what that position holds in every
         element of a known sequence, where that stands for all of them (``valueops.each``);
         otherwise a value the analysis does not know."""
-        names = [el.value if type(el) is ast.Starred else el for el in target.elts]  # type: ignore[attr-defined]
+        names = [el.value if type(el) is ast.Starred else el for el in target.elts]
         rows = it.items if isinstance(it, SeqVal) else ()
         for i, name_node in enumerate(names):
             if type(name_node) is not ast.Name:
@@ -156,7 +162,7 @@ class Comprehensions:
             one = each(column) if column and len(column) == len(rows) else None
             if one is not None:
                 value = one
-            inner.vars[name_node.id] = value  # type: ignore[attr-defined]
+            inner.vars[name_node.id] = value
 
 
 def _builtin_range(v: Value) -> bool:

@@ -90,7 +90,7 @@ def _auto(mesh: MeshVal) -> bool:
     node = mesh.node
     if not (mesh.ctor == api.MESH_WORD and type(node) is ast.Call):
         return False
-    args = call_args(node)  # type: ignore[arg-type]
+    args = call_args(node)
     return not any(arg_keyword(a) == "axis_types" or arg_star(a) for a in args) and len(args) <= 2
 
 

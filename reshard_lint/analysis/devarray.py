@@ -129,12 +129,12 @@ class DevArr:
             return DevArr(flat, self.shape, self.is_list)
         nd = self.ndim
         axis %= nd
-        flat = []
+        rolled: list[int] = []
         for idx in self._all_indices(self.shape):
             src = list(idx)
             src[axis] = (src[axis] - shift) % self.shape[axis]
-            flat.append(self._nested_index(src))
-        return DevArr(tuple(flat), self.shape, self.is_list)
+            rolled.append(self._nested_index(src))
+        return DevArr(tuple(rolled), self.shape, self.is_list)
 
     def rows(self) -> list["DevArr"]:
         if not self.ndim:

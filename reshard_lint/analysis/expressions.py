@@ -4,11 +4,12 @@ comprehensions.py)."""
 from __future__ import annotations
 
 import ast
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Optional, Sequence, cast
 
 from ..core import vocabulary as api
 from . import contextmesh, devices as dv
 from .events import Transfer
+from .interpreter_base import InterpreterBase
 from .scope import Scope
 from .tree import subscript_items
 from .valueops import (
@@ -28,8 +29,11 @@ from .reasons import ATTRIBUTE, ATTRIBUTE_ELSEWHERE, ATTRIBUTE_LATER, COMMITTED_
 # Attributes that are Python ints (or tuples of them) on arrays and meshes.
 _SIZES = frozenset({"shape", "ndim", "size"})
 
+if TYPE_CHECKING:
+    from .interpreter import Analyzer
 
-class Expressions:
+
+class Expressions(InterpreterBase):
     """The ``eval_*`` methods of the interpreter, one per expression node type of Python's
     tree; a type with none (a set display, ``yield``, a newer Python's) is unknown."""
 
@@ -47,7 +51,7 @@ class Expressions:
         for comparator in node.comparators:
             sides.append((self.eval(comparator, scope), comparator))
         if all(isinstance(op, contextmesh.ARITHMETIC_COMPARISONS) for op in node.ops):
-            contextmesh.operands(self, node, sides)
+            contextmesh.operands(cast("Analyzer", self), node, sides)
         return UNKNOWN
 
     def eval_BoolOp(self, node: ast.BoolOp, scope: Scope) -> Value:
@@ -78,8 +82,8 @@ class Expressions:
         if v is None or v is True or v is False:
             return ConstVal(v)
         t = type(v)
-        if t is int:
-            return IntVal(lambda _m, v=v: v, literal=v)
+        if isinstance(v, int):  # not a bool: those are above
+            return IntVal(lambda _m: v, literal=v)
         if t is float or t is complex:
             return ConstVal(v)
         if (t is str or t is bytes) and not self.ctx.module.concatenation(node):
@@ -90,7 +94,7 @@ class Expressions:
         v = self.eval(node.operand, scope)
         arithmetic = isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert))
         if arithmetic and isinstance(v, ArrayVal):
-            if contextmesh.operands(self, node, [(v, node.operand)]):
+            if contextmesh.operands(cast("Analyzer", self), node, [(v, node.operand)]):
                 return UNKNOWN  # the computation fails here
             return placement.derived(v, node)  # -x is computed on x's devices, as x * 2 is
         if arithmetic and isinstance(v, HostVal):
@@ -139,15 +143,15 @@ class Expressions:
         return v
 
     def eval_Lambda(self, node: ast.Lambda, scope: Scope) -> Value:
-        fn = FuncVal(node, scope, self.defaults(node.args, scope))  # type: ignore[attr-defined]
-        self.made.append(fn)  # type: ignore[attr-defined]
+        fn = FuncVal(node, scope, self.defaults(node.args, scope))
+        self.made.append(fn)
         return fn
 
     def eval_Attribute(self, node: ast.Attribute, scope: Scope) -> Value:
         base = self.eval(node.value, scope)
         attr = node.attr
         if attr in commitments.SHARD_ATTRS:
-            shard = commitments.attribute(self, base, attr, node)
+            shard = commitments.attribute(cast("Analyzer", self), base, attr, node)
             if shard is not None:
                 return shard
         if isinstance(base, QualVal):
@@ -182,20 +186,21 @@ class Expressions:
             if attr in placement.ARRAY_ATTRS:
                 return placement.derived(base, node)
             return UNKNOWN
-        if (dev_id := device_ids.attribute_id(base, attr, node, self)) is not None:  # type: ignore[arg-type]
+        if (dev_id := device_ids.attribute_id(base, attr, node, cast("Analyzer", self))) is not None:
             return dev_id
         if ordered(base):
+            base_fn = base.fn
             if attr == "T":
-                return base.derive(lambda m, f=base.fn: f(m).transpose(), f"{base.desc}.T",
+                return base.derive(lambda m: base_fn(m).transpose(), f"{base.desc}.T",
                                    reorder=".T", step=(node, node.value))
             if attr == "flat":
-                return base.derive(lambda m, f=base.fn: f(m).ravel(), base.desc)
+                return base.derive(lambda m: base_fn(m).ravel(), base.desc)
             if attr == "size":
-                return IntVal(lambda m, f=base.fn: len(f(m).flat))
+                return IntVal(lambda m: len(base_fn(m).flat))
             return UNKNOWN
         if isinstance(base, InstanceVal):
             fields = base.cls.fields
-            if fields is not None and attr in fields.names:  # type: ignore[attr-defined]
+            if fields is not None and attr in fields.names:
                 return self.field_value(base.cls, attr)
             if attr == "__sites__":
                 return UNKNOWN
@@ -230,11 +235,11 @@ class Expressions:
         if shard is not None:
             return shard
         if isinstance(base, ArrayVal):
-            if contextmesh.operands(self, node, [(base, node.value)]):
+            if contextmesh.operands(cast("Analyzer", self), node, [(base, node.value)]):
                 return UNKNOWN  # the computation fails under the context mesh
             return placement.derived(base, node)
         if isinstance(base, HostVal):
-            return placement.host_element(self, base, node, parts)
+            return placement.host_element(cast("Analyzer", self), base, node, parts)
         if isinstance(base, SeqVal) and base.kind == "dict" and len(parts) == 1 \
                 and isinstance(parts[0], ConstVal) and NO_KEY not in base.keys:
             key = parts[0].value
@@ -261,16 +266,16 @@ class Expressions:
         text = ", ".join(self.ctx.code(item, 30) for item in subscript_items(node))
         f = base.fn
         if len(parts) != 1:
-            return index_grid(self, base, parts, node, text)
+            return index_grid(cast("Analyzer", self), base, parts, node, text)
         part = parts[0]
-        if (picked := device_ids.index_by_id(base, part, node, self)) is not None:  # type: ignore[arg-type]
+        if (picked := device_ids.index_by_id(base, part, node, cast("Analyzer", self))) is not None:
             return picked
         if isinstance(part, IndexPermutation):
-            return permute_rows(self, base, part, node)
+            return permute_rows(cast("Analyzer", self), base, part, node)
         if isinstance(part, tuple):
             # devs[:n] with n None (a default) is the whole list, as Python slices it.
             lo, hi, st = (None if isinstance(p, ConstVal) and p.value is None else p for p in part)
-            fns = []
+            fns: list[Optional[Callable[[dv.Model], int]]] = []
             for p in (lo, hi, st):
                 if p is None:
                     fns.append(None)
@@ -316,7 +321,7 @@ class Expressions:
             joined.platforms = left.platforms | right.platforms
             return joined
         if (isinstance(left, ArrayVal) or isinstance(right, ArrayVal)) and contextmesh.operands(
-                self, node, [(left, lnode), (right, rnode)]):
+                cast("Analyzer", self), node, [(left, lnode), (right, rnode)]):
             return UNKNOWN  # the computation fails here
         if isinstance(left, ArrayVal) and isinstance(right, ArrayVal):
             self.emit(Transfer(node=node, ctx=self.ctx, kind="binop", value=left,
@@ -351,7 +356,7 @@ def _unset_attribute(cls: ClassVal, attr: str) -> str:
     statements, in one that has not run yet (a function run before the class's
     ``__init__``), or nowhere (a base class, a property, code outside the class)."""
     sites = cls.attrs.get("__sites__")
-    if not isinstance(sites, ConstVal):
+    if not isinstance(sites, ConstVal) or not isinstance(sites.value, dict):
         return ATTRIBUTE
     count = sites.value.get(attr, 0)
     return ATTRIBUTE if count > 1 else ATTRIBUTE_LATER if count == 1 else ATTRIBUTE_ELSEWHERE

@@ -10,10 +10,12 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple, Sequence
 
+from .interpreter_base import InterpreterBase
 from .scope import Scope, block, count_bindings, names_in_target
 from .valueops import ordered
 from .values import (
-    UNKNOWN, ArrayVal, ConstVal, DevVal, HostVal, PATHS, Unknown, Value, join, same_place, undecidable, unknown,
+    UNKNOWN, ArrayVal, ConstVal, DevVal, FuncVal, HostVal, PATHS, Unknown, Value, join, same_place, undecidable,
+    unknown,
 )
 
 # Quiet runs of a loop's body before its names settle or are given up on.
@@ -29,18 +31,18 @@ class _Trace(NamedTuple):
 
     pending: int
     returns: int
-    memo: dict[object, int]
+    memo: dict[ast.AST, int]
     made_by: dict[int, ast.AST]
     mesh_roots: set[int]
-    inits: dict[int, object]
+    inits: dict[int, FuncVal]
 
 
-class Flow:
+class Flow(InterpreterBase):
     """The interpreter's compound statements that split and join paths."""
 
     settling = False  # a loop's body runs quietly to settle its names (no nested settling)
 
-    def exec_branches(self, scope: Scope, blocks: Sequence[Sequence[ast.AST]]) -> None:
+    def exec_branches(self, scope: Scope, blocks: Sequence[Sequence[ast.stmt]]) -> None:
         before = dict(scope.vars)
         ctx_before = self.context_mesh
         results: list[dict[str, Value]] = []
@@ -67,12 +69,11 @@ class Flow:
     def exec_loop(self, stmt: ast.For | ast.AsyncFor | ast.While, scope: Scope) -> None:
         assigned = count_bindings(block(stmt.body))
         count_bindings(block(stmt.orelse), assigned)
-        is_for = type(stmt) is not ast.While
         entry = {n: scope.vars[n] for n in assigned if n in scope.vars}
         for name in assigned:
             scope.vars[name] = unknown(PATHS)
-        if is_for:
-            it = self.eval(stmt.iter, scope)  # type: ignore[union-attr]
+        if not isinstance(stmt, ast.While):
+            it = self.eval(stmt.iter, scope)
             for n in names_in_target(stmt.target):
                 scope.vars[n] = unknown(PATHS)
             # A device of a list the analysis knows, which one not known; otherwise the
@@ -81,8 +82,8 @@ class Flow:
                              any_device=True) if ordered(it) else unknown(PATHS)
             self.bind_loop_target(stmt.target, it, stmt.iter, scope, default)
         else:
-            self.eval(stmt.test, scope)  # type: ignore[union-attr]
-        targets = set(names_in_target(stmt.target)) if is_for else set()  # type: ignore[union-attr]
+            self.eval(stmt.test, scope)
+        targets = set(names_in_target(stmt.target)) if not isinstance(stmt, ast.While) else set()
         head = self._loop_head(stmt, scope, {n: v for n, v in entry.items() if n not in targets})
         scope.vars.update(head)
         ctx_before = self.context_mesh
@@ -93,8 +94,8 @@ class Flow:
             {n: v for n, v in head.items() if settled(v, join(v, scope.vars.get(n, UNKNOWN)))}
         for name in assigned:
             scope.vars[name] = after.get(name) or unknown(PATHS)
-        if is_for:
-            for n in names_in_target(stmt.target):  # type: ignore[union-attr]
+        if not isinstance(stmt, ast.While):
+            for n in names_in_target(stmt.target):
                 scope.vars[n] = unknown(PATHS)
         self.context_mesh = join(ctx_before, self.context_mesh)
 

@@ -14,6 +14,7 @@ from typing import Optional, Sequence
 
 from .arguments import Call
 from .callsites import bind_arguments
+from .interpreter_base import InterpreterBase
 from .scope import COMPOUND, FUNCTIONS, Scope, block, count_bindings, with_rebound
 from .values import UNKNOWN, FuncVal, MeshVal, SeqVal, Value, join, unknown
 
@@ -25,7 +26,7 @@ UNMATCHED = "a result of a call whose arguments do not match the function"
 NO_RETURN = "a result of a helper that returns nothing the analysis knows"
 
 
-class Functions:
+class Functions(InterpreterBase):
     """The interpreter's calls into functions defined in the file."""
 
     def observe_call(self, func: FuncVal, call: Call, node: ast.AST, *, bound: Optional[Value] = None,
@@ -91,7 +92,7 @@ class Functions:
         if fn in self.inline_stack:
             return unknown(TOO_DEEP)
         parent: Scope = func.scope  # type: ignore[assignment]
-        if type(fn) is ast.Lambda:
+        if isinstance(fn, ast.Lambda):
             body_stmts: Sequence[ast.stmt] = []
             bindings: dict[str, int] = {}
         else:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Sequence
+from typing import Sequence, cast
 
 from .tree import Module
 
@@ -42,14 +42,14 @@ def enclosing_tests(module: Module, target: ast.AST) -> list[str]:
         if item is _LEAVE_FRAME:
             frames.pop()
             continue
-        node = item
+        node = cast(ast.AST, item)  # the rest of the stack: nodes
         if node is target:
             return tests + frames[-1]
         if isinstance(node, _FRAMES):
             frames.append([])
             work.append(_LEAVE_FRAME)
         elif isinstance(node, _TESTED):
-            text = code(node.test)  # type: ignore[attr-defined]
+            text = code(node.test)
             tests.append(text)
             work.append(_LEAVE_TEST)
             if type(node) is ast.If and _EXITS.search(_block_code(module, node.body)):

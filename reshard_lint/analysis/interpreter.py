@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
-from typing import Callable, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence, cast
 
 from ..core import vocabulary as api
 from . import mutation
@@ -41,6 +41,9 @@ from .values import (
     PartialVal, QualVal, SeqVal, ShardingVal, TransformVal, Value, unknown, unknown_from,
 )
 from ..core.qualnames import canonical
+
+if TYPE_CHECKING:
+    from .devices import Model
 
 Sink = Callable[[Event], None]
 
@@ -178,7 +181,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
         return f"{self.token}" if self.ctx.project is None else f"{self.ctx.path}:{self.token}"
 
     # -- statements ------------------------------------------------------------------
-    def exec_block(self, stmts: Sequence[ast.AST], scope: Scope) -> None:
+    def exec_block(self, stmts: Sequence[ast.stmt], scope: Scope) -> None:
         for stmt in stmts:
             self.exec_stmt(stmt, scope)
 
@@ -186,25 +189,26 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
         t = type(stmt)
         if not isinstance(stmt, COMPOUND):
             self.exec_small(stmt, scope)
-        elif t is ast.If:
-            self.eval(stmt.test, scope)  # type: ignore[attr-defined]
-            self.exec_branches(scope, [block(stmt.body), block(stmt.orelse)])  # type: ignore[attr-defined]
-        elif t is ast.For or t is ast.AsyncFor or t is ast.While:
+        elif isinstance(stmt, ast.If):
+            self.eval(stmt.test, scope)
+            self.exec_branches(scope, [block(stmt.body), block(stmt.orelse)])
+        elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
             self.exec_loop(stmt, scope)
         elif t is ast.Try or t.__name__ == "TryStar":
-            self.exec_try(stmt, scope)
-        elif t is ast.With or t is ast.AsyncWith:
-            self.exec_with(stmt, scope)  # type: ignore[arg-type]
-        elif t is ast.FunctionDef or t is ast.AsyncFunctionDef:
-            self.exec_def(stmt, scope)  # type: ignore[arg-type]
-        elif t is ast.ClassDef:
+            # ast.TryStar (Python 3.11, not a class on 3.10) has Try's fields
+            self.exec_try(cast(ast.Try, stmt), scope)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            self.exec_with(stmt, scope)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.exec_def(stmt, scope)
+        elif isinstance(stmt, ast.ClassDef):
             self.exec_class(stmt, scope)
-        elif t is ast.Match:
-            self.eval(stmt.subject, scope)  # type: ignore[attr-defined]
-            blocks = [block(c.body) for c in stmt.cases] + [[]]  # type: ignore[attr-defined]
+        elif isinstance(stmt, ast.Match):
+            self.eval(stmt.subject, scope)
+            blocks = [block(c.body) for c in stmt.cases] + [[]]
             self.exec_branches(scope, blocks)
 
-    def exec_with(self, stmt: ast.With, scope: Scope) -> None:
+    def exec_with(self, stmt: ast.With | ast.AsyncWith, scope: Scope) -> None:
         ctx_before = self.context_mesh
         in_context = self.mesh_context
         site_before = self.context_site
@@ -222,7 +226,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
             self.mesh_context = in_context
             self.context_site = site_before
 
-    def _exec_with(self, stmt: ast.With, scope: Scope, observed: bool = False) -> None:
+    def _exec_with(self, stmt: ast.With | ast.AsyncWith, scope: Scope, observed: bool = False) -> None:
         for item in stmt.items:
             val = self.eval(item.context_expr, scope)
             if isinstance(val, MeshVal):
@@ -239,7 +243,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
                     self.context_site = UNKNOWN  # a mesh context the analysis cannot see into
             if item.optional_vars is not None:
                 bound = val.mesh if isinstance(val, MeshContextVal) else val
-                self.bind(item.optional_vars, bound, scope)  # type: ignore[arg-type]
+                self.bind(item.optional_vars, bound, scope)
         body = block(stmt.body)
         if observed and body:
             first = _first_line(body)
@@ -252,7 +256,8 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
             body = body[first:]
         self.exec_block(body, scope)
 
-    def exec_def(self, stmt: ast.FunctionDef, scope: Scope, self_val: InstanceVal | None = None) -> None:
+    def exec_def(self, stmt: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope,
+                 self_val: InstanceVal | None = None) -> None:
         owner = self_val.cls if self_val is not None else None
         fn = FuncVal(stmt, scope, self.defaults(stmt.args, scope), owner)
         self.made.append(fn)
@@ -459,7 +464,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
                 # d1, d2 = jax.local_devices()[:2]: the first devices (rows of a grid); on a
                 # topology with another count Python raises instead.
                 for i, el in enumerate(elements):
-                    self.bind(el, element(value, lambda m, i=i: i, str(i), el, self.ctx.devices), scope)
+                    self.bind(el, element(value, _constant(i), str(i), el, self.ctx.devices), scope)
             else:
                 # x, z = res of a parameter nobody passes: each unknown for that reason.
                 for el in elements:
@@ -480,17 +485,22 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
     # -- expressions -----------------------------------------------------------------
 
 
+def _constant(i: int) -> Callable[[Model], int]:
+    """An index that is ``i`` on every topology."""
+    return lambda m: i
+
+
 def _unstarred(el: ast.expr) -> ast.expr:
     """An element of a tuple or list target: ``x`` of ``*x``."""
-    return el.value if type(el) is ast.Starred else el  # type: ignore[attr-defined]
+    return el.value if type(el) is ast.Starred else el
 
 
 def _deleted_items(target: ast.expr) -> list[ast.Subscript]:
     """The ``d[k]`` of ``del d[k]`` (or of ``del a[0], (b[1], c[2])``)."""
     if type(target) is ast.Subscript:
-        return [target]  # type: ignore[list-item]
+        return [target]
     if type(target) is ast.Tuple or type(target) is ast.List:
-        return [t for el in target.elts for t in _deleted_items(_unstarred(el))]  # type: ignore[attr-defined]
+        return [t for el in target.elts for t in _deleted_items(_unstarred(el))]
     return []
 
 

@@ -28,7 +28,7 @@ def _strings(node: Optional[ast.expr]) -> Optional[tuple[str, ...]]:
         return (value,) if value is not None else None
     if type(node) is ast.Tuple or type(node) is ast.List:
         out: list[str] = []
-        for el in node.elts:  # type: ignore[union-attr]
+        for el in node.elts:
             if type(el) is ast.Starred:
                 return None
             got = _strings(el)
@@ -61,7 +61,7 @@ def spec_axes(spec: SpecVal) -> Optional[set[str]]:
     if type(node) is not ast.Call:
         return None
     used: set[str] = set()
-    for a in call_args(node):  # type: ignore[arg-type]
+    for a in call_args(node):
         if arg_keyword(a) is not None or arg_star(a):
             return None
         if is_none(a):

@@ -146,7 +146,7 @@ class Module:
             return span
         line, col, end_line, end_col = span
         if type(node) is ast.Tuple:
-            elts = node.elts  # type: ignore[attr-defined]
+            elts = node.elts
             if not elts:  # (): libcst places it between the two
                 return line, col + 1, line, col + 1
             start = t.next_sig(line, col + 1) or (line, col + 1)
@@ -192,7 +192,7 @@ class Module:
         """The opening parenthesis of the call whose positional argument ``node`` is."""
         call = self._call_args[id(node)]
         t = self.text
-        func = self._span(call.func)  # type: ignore[attr-defined]
+        func = self._span(call.func)
         floor = t.next_sig(func[2], func[3])
         while floor is not None and t.char(floor) == ")":  # (f)(x)
             floor = t.next_sig(floor[0], floor[1] + 1)
@@ -261,15 +261,14 @@ def call_args(call: ast.Call) -> list[Arg]:
 
 def arg_value(a: Arg) -> ast.expr:
     """The expression an argument passes (``x`` of ``*x``, ``v`` of ``k=v``)."""
-    t = type(a)
-    if t is ast.keyword or t is ast.Starred:
-        return a.value  # type: ignore[return-value]
-    return a  # type: ignore[return-value]
+    if isinstance(a, (ast.keyword, ast.Starred)):
+        return a.value
+    return a
 
 
 def arg_keyword(a: Arg) -> Optional[str]:
     """The keyword of ``k=v``; None for a positional argument, ``*x`` and ``**m``."""
-    return a.arg if type(a) is ast.keyword else None  # type: ignore[union-attr]
+    return a.arg if type(a) is ast.keyword else None
 
 
 def arg_star(a: Arg) -> str:
@@ -287,27 +286,27 @@ def subscript_items(node: ast.Subscript) -> list[ast.expr]:
     """The elements between the brackets, as libcst listed them: ``x[a, b]`` two,
     ``x[(a, b)]`` one (a tuple); each an expression, an ast.Slice or an ast.Starred."""
     s = node.slice
-    if type(s) is not ast.Tuple or not s.elts:  # type: ignore[attr-defined]
+    if type(s) is not ast.Tuple or not s.elts:
         return [s]
-    first, last = s.elts[0], s.elts[-1]  # type: ignore[attr-defined]
+    first, last = s.elts[0], s.elts[-1]
     if (s.lineno, s.col_offset) == (first.lineno, first.col_offset) or \
             (s.end_lineno, s.end_col_offset) == (last.end_lineno, last.end_col_offset):
-        return list(s.elts)  # type: ignore[attr-defined]  # no parenthesis around the whole
+        return list(s.elts)  # no parenthesis around the whole
     module = owner_of(s)  # x[(a), (b)] against x[(a, b)]: the text tells
     if module is not None and module.parenthesized(s):
         return [s]
-    return list(s.elts)  # type: ignore[attr-defined]
+    return list(s.elts)
 
 
 # -- constants ---------------------------------------------------------------------------
 def is_none(node: Optional[ast.AST]) -> bool:
-    return type(node) is ast.Constant and node.value is None  # type: ignore[union-attr]
+    return type(node) is ast.Constant and node.value is None
 
 
 def string_value(node: Optional[ast.AST]) -> Optional[str]:
     """The value of a ``str`` literal (implicit concatenation included), else None."""
-    if type(node) is ast.Constant and type(node.value) is str:  # type: ignore[union-attr]
-        return node.value  # type: ignore[union-attr]
+    if type(node) is ast.Constant and type(node.value) is str:
+        return node.value
     return None
 
 

@@ -119,7 +119,7 @@ def ascending(fns: Sequence[Optional[Callable[[dv.Model], int]]]) -> bool:
 def expects_error(expr: ast.expr) -> bool:
     if type(expr) is not ast.Call:
         return False
-    f = expr.func  # type: ignore[attr-defined]
+    f = expr.func
     name = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else ""
     return name in ("raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp", "assertWarns",
                     "assertWarnsRegex", "expectedFailure")

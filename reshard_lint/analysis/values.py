@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Callable, NoReturn, Optional, Union
+from typing import TYPE_CHECKING, Callable, NoReturn, Optional, Union
 
 from .devices import DevFn, Model, ModelError
+
+if TYPE_CHECKING:
+    from .classes import Fields
 
 
 class Value:
@@ -114,7 +117,7 @@ class DevVal(Value):
     is_set: bool = False  # a set of devices (no order): device_set, x.devices()
     # (outer, inner) nodes of each reordering step, e.g. (`devs[::-1]`, `devs`): a fix
     # that undoes a single step replaces outer with inner.
-    steps: tuple[tuple[ast.AST, ast.AST], ...] = ()
+    steps: tuple[tuple[ast.AST, Optional[ast.AST]], ...] = ()
     # Platforms named in the source; 'default' is jax.devices() with no backend, which
     # may be any of them, so comparing it with a named platform is undecidable.
     platforms: frozenset[str] = frozenset({"default"})
@@ -125,7 +128,7 @@ class DevVal(Value):
     builder_shape: tuple[int, ...] = ()
 
     def derive(self, fn: DevFn, desc: str, *, reorder: str | None = None,
-               step: tuple[ast.AST, ast.AST] | None = None, **kw: object) -> "DevVal":
+               step: tuple[ast.AST, Optional[ast.AST]] | None = None, **kw: object) -> "DevVal":
         reorders = self.reorders + ((reorder,) if reorder else ())
         steps = self.steps + ((step,) if step else ())
         fields = dict(fn=fn, desc=desc, node=self.node, reorders=reorders, shuffle=self.shuffle,
@@ -299,7 +302,7 @@ class PartialVal(Value):
 
 @dataclass(eq=False)
 class FuncVal(Value):
-    node: ast.AST  # FunctionDef or Lambda
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
     scope: object  # the Scope it closes over
     defaults: dict[str, Value] = field(default_factory=dict)  # evaluated where defined
     owner: Optional["ClassVal"] = None  # the class whose body defines it (a method)
@@ -316,7 +319,7 @@ class ClassVal(Value):
     node: ast.ClassDef
     attrs: dict[str, Value] = field(default_factory=dict)
     instance: Optional["InstanceVal"] = None  # one abstract instance: attributes live on the class
-    fields: Optional[object] = None  # classes.Fields of a dataclass
+    fields: Optional[Fields] = None  # a dataclass's
     home: Optional[str] = None  # the file of another module that defines it (project/summaries.py)
 
 

@@ -203,13 +203,13 @@ def _enumerate(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
 @handles("zip")
 def _zip(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     """Tuples of the elements at each position, as far as the shortest goes."""
-    columns = [v for v, _ in call.positional]
-    if call.has_star or not columns or set(call.keywords) - {"strict"} \
-            or not all(isinstance(c, (SeqVal, HostVal)) for c in columns):
+    values = [v for v, _ in call.positional]
+    columns = [c for c in values if isinstance(c, (SeqVal, HostVal))]
+    if call.has_star or not columns or set(call.keywords) - {"strict"} or len(columns) != len(values):
         return UNKNOWN
     seqs = [c for c in columns if isinstance(c, SeqVal)]
     if not seqs:
-        return columns[0].again()  # type: ignore[union-attr]
+        return [c for c in columns if isinstance(c, HostVal)][0].again()  # every column is host data
     length = min(len(s.items) for s in seqs)
     rows = []
     for i in range(length):

@@ -62,7 +62,7 @@ def int_of(v: Value) -> Optional[Value]:
     return v.one() if isinstance(v, DeviceIdVal) and v.text else None
 
 
-def index_by_id(base: DevVal, part: Value, node: ast.Subscript, an: "Analyzer") -> Optional[Value]:
+def index_by_id(base: DevVal, part: object, node: ast.Subscript, an: "Analyzer") -> Optional[Value]:
     """``devs[i]`` with ``i`` a device id: an event for RSH104, and an unknown device."""
     if not (isinstance(part, DeviceIdVal) and not part.many and not part.text):
         return None

@@ -23,7 +23,7 @@ def _platform(an: Analyzer, call: Call, index: int, kw: str) -> tuple[bool, Opti
         return True, None
     v = call.arg(index, kw)
     if isinstance(v, ConstVal) and (v.value is None or isinstance(v.value, str)):
-        return True, v.value  # type: ignore[return-value]
+        return True, v.value
     return False, None
 
 
@@ -31,7 +31,7 @@ def _platform(an: Analyzer, call: Call, index: int, kw: str) -> tuple[bool, Opti
 def _devices(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     known, platform = _platform(an, call, 0, "backend")
     fn = (lambda m: dv.natural(m, platform)) if known else undecidable
-    return DevVal(fn=fn, desc=an.ctx.code(node, 40), node=node,  # type: ignore[arg-type]
+    return DevVal(fn=fn, desc=an.ctx.code(node, 40), node=node,
                   platforms=frozenset({platform or "default"} if known else {"?"}))
 
 
@@ -41,7 +41,7 @@ def _local_devices(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Va
     if call.given(0, "process_index") or call.has_star:
         known = False
     fn = (lambda m: dv.local(m, platform)) if known else undecidable
-    return DevVal(fn=fn, desc=an.ctx.code(node, 40), node=node,  # type: ignore[arg-type]
+    return DevVal(fn=fn, desc=an.ctx.code(node, 40), node=node,
                   platforms=frozenset({platform or "default"} if known else {"?"}))
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 from ...core import vocabulary as api
 from .registry import handles
@@ -114,10 +114,11 @@ def _concat(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     if isinstance(seq, SeqVal) and len(seq.items) == 2 and all(
             ordered(i) for i in seq.items) \
             and not call.given(1, "axis"):
-        a, b = seq.items  # type: ignore[misc]
+        a, b = seq.items
         out = an.binop(node, a, b, ast.Add(), node, node)
         if isinstance(out, DevVal):
-            return out.derive(lambda m, f=out.fn: f(m).as_array(), out.desc)
+            out_fn = out.fn
+            return out.derive(lambda m: out_fn(m).as_array(), out.desc)
     return UNKNOWN
 
 
@@ -129,7 +130,7 @@ def index_grid(an: Analyzer, base: DevVal, parts: list[object], node: ast.Subscr
     """
     f = base.fn
     desc = f"{base.desc}[{text}]"
-    keys: list[object] = []
+    keys: list[Callable[[dv.Model], int] | tuple[Optional[Callable[[dv.Model], int]], ...]] = []
     reorder = None
     for p in parts:
         if isinstance(p, IntVal):
@@ -144,7 +145,7 @@ def index_grid(an: Analyzer, base: DevVal, parts: list[object], node: ast.Subscr
 
     def pick(m: dv.Model) -> dv.DevArr:
         key = [k(m) if callable(k)
-               else slice(*(g(m) if g is not None else None for g in k))  # type: ignore[union-attr]
+               else slice(*(g(m) if g is not None else None for g in k))
                for k in keys]
         return f(m).getitem(key)
 
