@@ -99,7 +99,8 @@ def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
                 and stmt.orelse[0].col_offset == stmt.col_offset:
             return [stmt.body, *_blocks(stmt.orelse[0])]  # elif
         return [stmt.body, stmt.orelse]
-    if isinstance(stmt, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+    tries: tuple[type[ast.Try] | type[ast.TryStar], ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))
+    if isinstance(stmt, tries):
         return [stmt.body, *(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody]
     if isinstance(stmt, ast.With):
         return [stmt.body]

@@ -156,7 +156,7 @@ def _exports(view: FileView, mod: ModuleFile, name: str, depth: int, seen: froze
     key = ("exports", mod.path, name, view.deps.get(mod.path or ""))
     memo = view.project.memo
     if key in memo and not seen:
-        return memo[key]
+        return bool(memo[key])  # (a bool: the memo holds other kinds of values under other keys)
     found = _exports_uncached(view, mod, text, name, depth, seen | {name})
     if not seen:
         memo[key] = found
@@ -251,7 +251,7 @@ def _binds_any(view: FileView, mod: ModuleFile, depth: int) -> bool:
     key = ("any", mod.path, view.deps.get(mod.path or ""))
     memo = view.project.memo
     if key in memo:
-        return memo[key]
+        return bool(memo[key])
     memo[key] = False  # a cycle of modules importing each other: no
     found = any_value(text)
     if not found:

@@ -117,7 +117,7 @@ def _class_parts(lines: list[str], cls: ast.ClassDef) -> tuple[list[ast.AST], li
     """What of a reached class runs as written (its bases, decorators, statements, and
     the methods a construction runs, that build device values or move arrays, or that
     are a few lines long), and the methods replaced by stand-ins."""
-    kept: list[ast.AST] = [*cls.bases, *cls.decorator_list]
+    kept: list[ast.AST | None] = [*cls.bases, *cls.decorator_list]  # kw_defaults hold None
     replaced: list[Method] = []
     for stmt in cls.body:
         if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) or stmt.name in _CONSTRUCTION:

@@ -69,7 +69,7 @@ class Projects:
         if layout is None:
             src = self.settings.get("src")
             layout = self._layouts[directory] = layout_for(
-                directory, src=list(src) if isinstance(src, (list, tuple)) else None)  # type: ignore[arg-type]
+                directory, src=list(src) if isinstance(src, (list, tuple)) else None)
         project = self._projects.get(layout)
         if project is None:
             project = self._projects[layout] = Project(layout, self._summarise, lambda p: self.unsaved(p))

@@ -157,7 +157,7 @@ class Project:
                 gate = self.memo[key] = gate_part(
                     text, lambda compute: per_content(self.memo, path, d, text, compute))
             shape = self.shapes.get((path, d))
-            out[path] = f"{gate}:{shape}" if shape is not None else gate  # type: ignore[str-bytes-safe]
+            out[path] = f"{gate}:{shape}" if shape is not None else str(gate)  # (a str: gate_part's)
         return out
 
     def summary(self, mod: ModuleFile, full: bool = False) -> Summary | None:

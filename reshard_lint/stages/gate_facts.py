@@ -134,9 +134,12 @@ def gate_facts(tree: ast.AST, owner: str | None = None) -> GateFacts:
         if node is end:
             scope = 0
             continue
+        # t is type(node), one lookup for the branches; mypy does not narrow node by it,
+        # hence the ignores in this loop.
         t = type(node)
         if t is Call:
-            calls.append((callee_name(node.func), node, 0 if id(node) in defining else scope))  # type: ignore[attr-defined]
+            calls.append((callee_name(node.func), node,  # type: ignore[attr-defined, arg-type]
+                          0 if id(node) in defining else scope))
         elif t is Attribute:
             attr = node.attr  # type: ignore[attr-defined]
             attrs_seen.add(attr)
@@ -158,8 +161,8 @@ def gate_facts(tree: ast.AST, owner: str | None = None) -> GateFacts:
                 # bound to them), never a mesh's devices.
                 indexed.append((scope, node.value))  # type: ignore[attr-defined]
         elif t is BinOp:
-            if type(node.op) is ast.Add and type(node.left) is Subscript \
-                    and type(node.right) is Subscript:  # type: ignore[attr-defined]
+            if (type(node.op) is ast.Add and type(node.left) is Subscript  # type: ignore[attr-defined]
+                    and type(node.right) is Subscript):  # type: ignore[attr-defined]
                 reorders.append((scope, node))  # d[k:] + d[:k]
         elif t is ListComp:
             if type(node.elt) is Subscript:  # type: ignore[attr-defined]
@@ -387,32 +390,32 @@ def _imported_arguments(facts: GateFacts, imported: frozenset[str]) -> tuple[int
         # An imported function that may make device values: each call may make others
         # (make_mesh() and make_mesh(2)), and one call several (a pair of meshes).
         called = None
-        if type(func) is ast.Name and func.id in imported:  # type: ignore[attr-defined]
-            called = func.id  # type: ignore[attr-defined]
-        elif type(func) is ast.Attribute and type(func.value) is ast.Name:  # type: ignore[attr-defined]
-            if f"{func.value.id}.{func.attr}" in imported:  # type: ignore[attr-defined]  # meshes.make_mesh(2)
-                called = f"{func.value.id}.{func.attr}"  # type: ignore[attr-defined]
+        if type(func) is ast.Name and func.id in imported:
+            called = func.id
+        elif type(func) is ast.Attribute and type(func.value) is ast.Name:
+            if f"{func.value.id}.{func.attr}" in imported:  # meshes.make_mesh(2)
+                called = f"{func.value.id}.{func.attr}"
         if called is not None:
             used |= {f"{called}()@{id(node)}", f"{called}()@{id(node)}#2"}
             moved = moved or called + ">" in imported
-        elif type(func) is ast.Attribute and type(func.value) is not ast.Name:  # type: ignore[attr-defined]
-            heads.append(func.value)  # type: ignore[attr-defined]  # meshes.TRAIN.devices()
+        elif type(func) is ast.Attribute and type(func.value) is not ast.Name:
+            heads.append(func.value)  # meshes.TRAIN.devices()
         for arg in heads:
             if type(arg) is ast.Starred:
-                arg = arg.value  # type: ignore[attr-defined]
+                arg = arg.value
             chain: list[str] = []
             key = ""  # the subscript right on the name: SHARDINGS['train'] and ['rollout'] are two
             while type(arg) is ast.Attribute or type(arg) is ast.Subscript:
-                if type(arg) is ast.Attribute:
-                    chain.append(arg.attr)  # type: ignore[attr-defined]
+                if isinstance(arg, ast.Attribute):
+                    chain.append(arg.attr)
                     key = ""
                 else:
-                    sl = arg.slice  # type: ignore[attr-defined]
+                    sl = arg.slice
                     key = f"[{sl.value!r}]" if type(sl) is ast.Constant else "[]"
-                arg = arg.value  # type: ignore[attr-defined]
+                arg = arg.value
             if type(arg) is not ast.Name:
                 continue
-            name = arg.id  # type: ignore[attr-defined]
+            name = arg.id
             if name in imported:
                 used.add(name + key)
             elif chain and name + "." in imported:
@@ -435,7 +438,7 @@ def _instances(sources: list[tuple[int, ast.AST | None]], facts: GateFacts) -> i
         calls.setdefault(aliases.get(raw, raw), []).append(scope)
         for arg in (*call.args, *(k.value for k in call.keywords)):
             if type(arg) in (ast.Name, ast.Attribute, ast.Starred):
-                n = callee_name(arg.value if type(arg) is ast.Starred else arg)  # type: ignore[attr-defined]
+                n = callee_name(arg.value if type(arg) is ast.Starred else arg)
                 passed.add(aliases.get(n, n))
     scope, node = sources[0]
     return _times(scope, frozenset(), facts, calls, passed, node)
@@ -468,12 +471,13 @@ def _times(scope: int, seen: frozenset[int], facts: GateFacts, calls: dict[str, 
 def _within(node: ast.AST, outer: ast.AST) -> bool:
     start = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
     end = (node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
-    return (outer.lineno, outer.col_offset) <= start \
-        and end <= (outer.end_lineno, outer.end_col_offset)  # type: ignore[attr-defined]
+    # (ast.AST declares no positions; every node here has them)
+    return ((outer.lineno, outer.col_offset) <= start  # type: ignore[attr-defined]
+            and end <= (outer.end_lineno, outer.end_col_offset))  # type: ignore[attr-defined]
 
 
 def _on_jnp(func: ast.AST) -> bool:
     """``jnp.f`` or ``jax.numpy.f``."""
     base = getattr(func, "value", None)
     return type(base) is ast.Name and base.id == JNP_ALIAS or type(base) is ast.Attribute \
-        and base.attr == NUMPY_WORD and type(base.value) is ast.Name and base.value.id == JAX  # type: ignore[attr-defined]
+        and base.attr == NUMPY_WORD and type(base.value) is ast.Name and base.value.id == JAX
