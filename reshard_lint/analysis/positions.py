@@ -2,9 +2,10 @@
 parentheses and blanks libcst counted into a node's position.
 
 Python counts columns in UTF-8 bytes and leaves an expression's own parentheses out;
-diagnostics keep the columns libcst gave (characters), and a node's code (``code_for_node``)
-keeps its own parentheses, as libcst generated it. The scans here read just the characters
-around one node, when a diagnostic or a message names it (tree.py asks).
+diagnostics give columns in characters, and a node's code (``code_for_node``) has its own
+parentheses, as libcst places and generates them (tests/test_positions.py compares). The
+scans here read just the characters around one node, when a diagnostic or a message names
+it (tree.py asks).
 """
 
 from __future__ import annotations

@@ -70,8 +70,8 @@ COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For
 
 def block(body: Sequence[ast.stmt]) -> Sequence[ast.stmt]:
     """A block's statements as the analysis follows them: none for a body on its header's
-    line (``if x: return y``), whose statements it has never run, counted or looked
-    for exits in (tree.on_header_line)."""
+    line (``if x: return y``), whose statements it does not run, count or look for
+    exits in (tree.on_header_line)."""
     if body and not isinstance(body[0], COMPOUND) and on_header_line(body[0]):
         return ()
     return body

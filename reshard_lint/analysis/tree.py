@@ -201,7 +201,7 @@ class Module:
     # -- shapes read from the text --------------------------------------------------------
     def concatenation(self, node: ast.expr) -> bool:
         """A string literal (ast.Constant, ast.JoinedStr) written as several: ``'a' 'b'``,
-        ``'a' f'{b}'``; libcst kept them apart (ConcatenatedString), Python joins them."""
+        ``'a' f'{b}'``, which Python joins into one node; the analysis gives it no value."""
         owner = self.owner(node)
         text = owner.text.segment(*owner._python_span(node))
         return not one_literal(text) and literal_count(text) >= 2
@@ -233,8 +233,7 @@ def owner_of(node: ast.AST) -> Optional[Module]:
 
 def on_header_line(stmt: ast.stmt) -> bool:
     """``stmt`` stands on its block's header line (``if x: return y``, ``else: a; b``):
-    libcst held such a body's statements apart (SimpleStatementSuite), and the analysis
-    has never followed them (scope.block)."""
+    the analysis does not follow such a body's statements (scope.block)."""
     module = owner_of(stmt)
     if module is None:
         return False
@@ -283,7 +282,7 @@ def arg_star(a: Arg) -> str:
 
 # -- subscripts ---------------------------------------------------------------------------
 def subscript_items(node: ast.Subscript) -> list[ast.expr]:
-    """The elements between the brackets, as libcst listed them: ``x[a, b]`` two,
+    """The elements between the brackets, as written: ``x[a, b]`` two,
     ``x[(a, b)]`` one (a tuple); each an expression, an ast.Slice or an ast.Starred."""
     s = node.slice
     if type(s) is not ast.Tuple or not s.elts:
@@ -311,7 +310,7 @@ def string_value(node: Optional[ast.AST]) -> Optional[str]:
 
 
 def plain_string(node: Optional[ast.AST]) -> Optional[str]:
-    """The value of a ``str`` literal written as one literal (libcst's SimpleString);
+    """The value of a ``str`` literal written as one literal;
     None for anything else, ``'a' 'b'`` included (the text of the node's module tells)."""
     value = string_value(node)
     if value is None:
