@@ -33,7 +33,7 @@ except ImportError:  # pragma: no cover - other jax versions
 try:
     from jax._src.array import ArrayImpl as _ArrayImpl
 except ImportError:  # pragma: no cover
-    _ArrayImpl = jax.Array  # type: ignore[misc,assignment]
+    _ArrayImpl = jax.Array
 
 _Device = jax.Device
 
@@ -179,10 +179,11 @@ def _classify_uncached(src: Sharding, dst: Any, ndim: int, requested: int | str 
                 f"raises {jax_error}; gather it first with multihost_utils.process_allgather(x), "
                 f"or take this process's shard with x.addressable_data(i)")
         owner = topo.process_of.get(dst) if dst is not None and src_procs is not None else None
-        if owner is not None and len(src_procs) == 1 and owner not in src_procs:  # type: ignore[arg-type]
+        if owner is not None and dst is not None and src_procs is not None \
+                and len(src_procs) == 1 and owner not in src_procs:  # (owner: dst and src_procs are known)
             # A device of another process: a transfer between hosts, which device_put cannot do
             # (RUNTIME-FACTS: the process that does not own the device fails).
-            (p,) = src_procs  # type: ignore[misc]
+            (p,) = src_procs
             return Finding(
                 "RSH306", src_ids, (int(dst.id),),
                 f"moves {{what}} from devices {fmt_ids(src_ids)}, all on {word} {p}, to device "
@@ -198,7 +199,7 @@ def _classify_uncached(src: Sharding, dst: Any, ndim: int, requested: int | str 
 
     # This process (the simulated pod plays process 0) is the one whose local devices the
     # program asked for; under real multi-controller JAX every device set is what it is.
-    local = {0} if topo.simulated else None
+    local = frozenset({0}) if topo.simulated else None
     if src_procs is not None and dst_procs is not None and (
             not topo.simulated or asked):
         if len(src_procs) > 1 and len(dst_procs) == 1 and (local is None or dst_procs == local):

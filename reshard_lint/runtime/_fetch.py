@@ -91,7 +91,7 @@ def check_fetch(array: Any, frame: FrameType | None) -> None:
     __tracebackhide__ = True  # pytest shows the user's call, not these frames
     sharding = array.sharding
     config = _state.current
-    key = (sharding, array.shape, config.split if config is not None else None)
+    key: tuple[Any, ...] | None = (sharding, array.shape, config.split if config is not None else None)
     try:
         if _readable.get(key):
             return

@@ -262,7 +262,7 @@ def _wrap_miss_path(original: Callable[..., Any]) -> Callable[..., Any]:
     return _run_python_pjit
 
 
-def _targets() -> list[tuple[Any, str, Callable[[Callable[..., Any]], Callable[..., Any]]]]:
+def _targets() -> list[tuple[Any, str, Callable[[Any], Any]]]:  # a wrapper of a function or a property
     owner = miss_path_owner()
     jit_target = (owner, "_run_python_pjit", _wrap_miss_path) if owner is not None \
         else (jax, "jit", _wrap_jit)

@@ -45,12 +45,12 @@ def wrap_device_id(prop: property) -> property:
             topo = _platform_topology(self.platform)
             if topo is not None and self in topo.plays:  # type: ignore[operator]
                 return int(topo.plays[self].id)  # type: ignore[index]
-        return fget(self)  # type: ignore[no-any-return]
+        return fget(self)
 
     return property(id, doc=prop.__doc__)
 
 
-class DeviceList(list):  # type: ignore[type-arg]
+class DeviceList(list):
     """``jax.devices()`` as the user's code gets it on a simulated platform: a list, whose
     indexing by a device id that is not a position (multi-process CPU: ids 2048 ...) raises
     RSH104 where the pod raises IndexError."""

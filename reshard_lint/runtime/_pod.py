@@ -173,7 +173,7 @@ def wrap_device_process_index(prop: property) -> property:
             p = _process_of(self)
             if p is not None:
                 return p
-        return fget(self)  # type: ignore[no-any-return]
+        return fget(self)
 
     return property(process_index, doc=prop.__doc__)
 
@@ -209,12 +209,12 @@ def wrap_is_fully_addressable(prop: property) -> property:
         # inline (self.sharding.is_fully_addressable), after one set lookup.
         if id(sys._getframe(1).f_globals) in _library_globals or _state.current is None \
                 or _from_library(sys._getframe(1)):
-            return self.sharding.is_fully_addressable  # type: ignore[no-any-return]
+            return self.sharding.is_fully_addressable
         devices = self.sharding.device_set
         topo = pod(next(iter(devices)).platform)
         if topo is not None:
             return all(topo.process_of.get(d) == this_process() for d in devices)
-        return fget(self)  # type: ignore[no-any-return]
+        return fget(self)
 
     return property(is_fully_addressable, doc=prop.__doc__)
 

@@ -89,7 +89,7 @@ def _recompute() -> None:
         current = None
         patch = sys.modules.get("reshard_lint.runtime._patch")  # never installed: nothing to undo
         if patch is not None:
-            patch.uninstall()  # type: ignore[attr-defined]
+            patch.uninstall()
 
 
 def new_program() -> None:

@@ -23,8 +23,9 @@ def _dirs() -> tuple[tuple[str, ...], str | None]:
         dirs = [os.path.dirname(os.path.abspath(__file__))]  # reshard_lint/runtime
         for name in ("jax", "jaxlib", "numpy", "_pytest", "pluggy"):
             module = sys.modules.get(name)
-            if module is not None and getattr(module, "__file__", None):
-                dirs.append(os.path.dirname(os.path.abspath(module.__file__)))  # type: ignore[arg-type]
+            file = getattr(module, "__file__", None) if module is not None else None
+            if file:
+                dirs.append(os.path.dirname(os.path.abspath(file)))
         _packages = tuple(d + os.sep for d in dirs)
         stdlib = sysconfig.get_paths().get("stdlib")
         _stdlib = os.path.abspath(stdlib) + os.sep if stdlib else None
@@ -45,7 +46,7 @@ def _is_library(filename: str) -> bool:
 def user_location(frame: FrameType | None = None) -> tuple[str, int] | None:
     """(filename, line) of the innermost frame outside JAX, numpy, the standard library and
     strict mode itself, starting at ``frame`` (default: the caller's)."""
-    f = frame if frame is not None else sys._getframe(1)
+    f: FrameType | None = frame if frame is not None else sys._getframe(1)
     while f is not None:
         if not _is_library(f.f_code.co_filename):
             return f.f_code.co_filename, f.f_lineno
