@@ -20,7 +20,7 @@ import tempfile
 from typing import Any, Iterable, Mapping
 
 from .. import __version__
-from .diagnostic import Diagnostic, Edit, Fix, Related
+from .diagnostic import Diagnostic, Edit, Fix, Import, Related
 
 SCHEMA = 2
 # Beyond this many entries a cache file keeps only the entries of the current run, so a
@@ -78,6 +78,8 @@ def diag_to_dict(d: Diagnostic) -> dict[str, Any]:
     if d.fix is not None:
         out["f"] = {"t": d.fix.title, "s": d.fix.safe,
                     "e": [[e.line, e.col, e.end_line, e.end_col, e.replacement] for e in d.fix.edits]}
+        if d.fix.imports:
+            out["f"]["i"] = [[i.module, i.name, i.alias] for i in d.fix.imports]
     if d.related:
         out["r"] = [[r.line, r.col, r.message] + ([r.path] if r.path is not None else []) for r in d.related]
     return out
@@ -87,7 +89,8 @@ def diag_from_dict(o: Mapping[str, Any]) -> Diagnostic:
     fix = None
     if "f" in o:
         f = o["f"]
-        fix = Fix(f["t"], tuple(Edit(*e) for e in f["e"]), bool(f["s"]))
+        fix = Fix(f["t"], tuple(Edit(*e) for e in f["e"]), bool(f["s"]),
+                  tuple(Import(*i) for i in f.get("i", ())))
     related = tuple(Related(*r) for r in o.get("r", ()))
     return Diagnostic(o["c"], o["l"], o["o"], o["m"], o["el"], o["eo"], fix, related)
 

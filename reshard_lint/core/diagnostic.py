@@ -21,10 +21,31 @@ class Edit:
 
 
 @dataclass(frozen=True)
+class Import:
+    """A name a fix's text uses that the file does not import yet.
+
+    ``Import("jax.sharding", "Mesh")`` is ``from jax.sharding import Mesh``;
+    ``Import("numpy", alias="np")`` is ``import numpy as np``.
+    """
+
+    module: str
+    name: str | None = None
+    alias: str | None = None
+
+    @property
+    def local(self) -> str:
+        """The name the import binds in the file."""
+        return self.alias or self.name or self.module.split(".")[0]
+
+
+@dataclass(frozen=True)
 class Fix:
     title: str
     edits: tuple[Edit, ...]
     safe: bool
+    # Imports the edits need: libcst adds them (core/add_imports.py) when the fix is
+    # applied or shown with its edits (core/fixes.edits_of), never while analysing.
+    imports: tuple[Import, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import re
 from typing import Iterable, Sequence
 
 from . import noqa
-from .diagnostic import Diagnostic, Edit
+from .diagnostic import Diagnostic, Edit, Fix
 
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -34,7 +34,8 @@ def apply(source: str, diagnostics: Iterable[Diagnostic], *,
     """Apply the fixes of ``diagnostics`` that may be applied; returns (new source, applied).
 
     Edits are in (line, character column) positions of ``source``; overlapping fixes are
-    left for the next round (the caller loops until nothing changes).
+    left for the next round (the caller loops until nothing changes). A fix that needs
+    an import gets it as one more edit (``edits_of``), applied with the fix or not at all.
     """
     lines = split_lines(source)
     starts = line_starts(lines)
@@ -46,11 +47,16 @@ def apply(source: str, diagnostics: Iterable[Diagnostic], *,
         fix = d.fix
         if fix is None or (not fix.safe and not unsafe) or d.line in silenced_lines:
             continue
-        spans = [_span(e, starts, lines) for e in fix.edits]
+        edits = edits_of(source, fix)
+        if edits is None:
+            continue
+        spans = [_span(e, starts, lines) for e in edits]
         if any(s is None for s in spans):
             continue
-        if any(e.line in silenced_lines or e.end_line in silenced_lines for e in fix.edits):
+        if any(e.line in silenced_lines or e.end_line in silenced_lines for e in edits):
             continue
+        if _overlap(spans):  # type: ignore[arg-type]
+            continue  # a fix's own edits (the text and its import) must apply together
         if any(a < tb and ta < b or a == b == ta  # type: ignore[misc]
                for a, b, _ in spans for ta, tb in taken):
             continue
@@ -62,6 +68,35 @@ def apply(source: str, diagnostics: Iterable[Diagnostic], *,
     for a, b, text in sorted(chosen, reverse=True):
         out = out[:a] + text + out[b:]
     return out, applied
+
+
+def edits_of(source: str, fix: Fix) -> tuple[Edit, ...] | None:
+    """The edits of ``fix`` on ``source``, with those that add the imports it needs
+    (made by libcst, imported only then); None when the imports cannot be added."""
+    if not fix.imports:
+        return fix.edits
+    from .add_imports import with_imports
+
+    new = with_imports(source, fix.imports)
+    return None if new is None else fix.edits + line_edits(source, new)
+
+
+def line_edits(old: str, new: str) -> tuple[Edit, ...]:
+    """The edits that turn ``old`` into ``new``, whole lines replaced or inserted: an
+    import edit never touches the part of a line the fix's own edit changes."""
+    import difflib
+
+    a, b = split_lines(old), split_lines(new)
+    out = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag != "equal":
+            out.append(Edit(i1 + 1, 0, i2 + 1, 0, "".join(b[j1:j2])))
+    return tuple(out)
+
+
+def _overlap(spans: Sequence[tuple[int, int, str]]) -> bool:
+    ordered = sorted(spans)
+    return any(b1 > a2 or (a1 == b1 == a2) for (a1, b1, _), (a2, _b2, _t) in zip(ordered, ordered[1:]))
 
 
 def _span(e: Edit, starts: list[int], lines: Sequence[str]) -> tuple[int, int, str] | None:
