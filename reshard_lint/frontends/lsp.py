@@ -54,7 +54,7 @@ from .. import __version__
 from ..core import noqa
 from ..core.diagnostic import Diagnostic, Edit
 from ..engine.engine import INTERNAL_ERROR, Cancelled
-from ..core.fixes import apply
+from ..core.fixes import apply, edits_of
 from .lsp_analysis import Analysis, Settings, analyse, log
 
 FIX_ALL_KIND = "source.fixAll.reshard-lint"
@@ -228,12 +228,14 @@ class ReshardServer(LanguageServer):
                 ld = to_lsp(d, uri, pos)
                 if not _overlaps(ld.range, req):
                     continue
-                if d.fix is not None:
+                # A fix that needs an import gets it as one more edit (libcst, only then).
+                edits = edits_of(result.source, d.fix) if d.fix is not None else None
+                if d.fix is not None and edits is not None:
                     title = d.fix.title if d.fix.safe else f"{d.fix.title} (unsafe)"
                     actions.append(types.CodeAction(
                         title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[ld],
                         is_preferred=d.fix.safe,
-                        edit=types.WorkspaceEdit(changes={uri: [pos.edit(e) for e in d.fix.edits]})))
+                        edit=types.WorkspaceEdit(changes={uri: [pos.edit(e) for e in edits]})))
                 if d.code != INTERNAL_ERROR:
                     edit = noqa_edit(result.source, result.lines, d.line, d.code)
                     if edit is not None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ... import DOCS_URL
-from ...core.diagnostic import Diagnostic
+from ...core.diagnostic import Diagnostic, Edit
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,17 @@ class Finding:
     def sort_key(self) -> tuple[str, int, int, str, str]:
         d = self.diag
         return (self.path, d.line, d.col, d.code, d.message)
+
+
+def fix_edits(f: Finding) -> tuple[Edit, ...] | None:
+    """The edits of the finding's fix on its file, the import it needs included (libcst
+    adds it, core/add_imports.py); None when there is no fix or its import cannot be added."""
+    fix = f.diag.fix
+    if fix is None:
+        return None
+    from ...core.fixes import edits_of
+
+    return edits_of("".join(f.lines), fix)
 
 
 RuleTable = Mapping[str, Mapping[str, Any]]  # code -> rule metadata (runner.rule_table)

@@ -10,7 +10,7 @@ import json
 from typing import Any, Sequence, TextIO
 
 from ...core.diagnostic import Diagnostic
-from .finding import Finding, RuleTable, rule_url, shown_path
+from .finding import Finding, RuleTable, fix_edits, rule_url, shown_path
 
 
 # Codes that are not rules (no page): a file that could not be parsed, analysed, read.
@@ -25,12 +25,13 @@ def finding_dict(f: Finding, rules: RuleTable) -> dict[str, Any]:
     d: Diagnostic = f.diag
     meta = rules.get(d.code, {})
     fix = None
-    if d.fix is not None:
+    edits = fix_edits(f)
+    if d.fix is not None and edits is not None:
         fix = {
             "applicability": "safe" if d.fix.safe else "unsafe",
             "message": d.fix.title,
             "edits": [{"location": _loc(e.line, e.col), "end_location": _loc(e.end_line, e.end_col),
-                       "content": e.replacement} for e in d.fix.edits],
+                       "content": e.replacement} for e in edits],
         }
     return {
         "code": d.code,

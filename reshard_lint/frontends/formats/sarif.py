@@ -12,7 +12,7 @@ from typing import Any, Sequence, TextIO
 from urllib.parse import quote
 
 from ... import __version__
-from .finding import Finding, RuleTable, rule_url
+from .finding import Finding, RuleTable, fix_edits, rule_url
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 # Findings that are not rules: a file that could not be parsed, analysed, or read.
@@ -85,7 +85,8 @@ def render(findings: Sequence[Finding], rules: RuleTable, out: TextIO) -> None:
                  "physicalLocation": {"artifactLocation": _uri(r.path if r.path is not None else f.path),
                                       "region": _region(r.line, r.col, 0, 0)}}
                 for i, r in enumerate(d.related)]
-        if d.fix is not None:
+        edits = fix_edits(f)
+        if d.fix is not None and edits is not None:
             result["fixes"] = [{
                 "description": {"text": d.fix.title + ("" if d.fix.safe else " (unsafe)")},
                 "artifactChanges": [{
@@ -94,7 +95,7 @@ def render(findings: Sequence[Finding], rules: RuleTable, out: TextIO) -> None:
                         "deletedRegion": {"startLine": e.line, "startColumn": e.col + 1,
                                           "endLine": e.end_line, "endColumn": e.end_col + 1},
                         "insertedContent": {"text": e.replacement},
-                    } for e in d.fix.edits],
+                    } for e in edits],
                 }],
             }]
         results.append(result)
