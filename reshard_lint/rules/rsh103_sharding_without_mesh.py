@@ -7,9 +7,10 @@ from typing import Iterable
 
 from ..analysis import tree
 from ..analysis.context import FileContext
-from ..core.diagnostic import Diagnostic, Edit, Fix
+from ..core.diagnostic import Diagnostic, Edit, Fix, Import
 from ..analysis.events import ShardingBuilt
 from ..analysis.values import DevVal, SeqVal
+from .helpers.imports import can_import, import_note, spelled
 from .base import Grounding, Invalid, Outcome, Rule, Valid
 
 _HEAD = """\
@@ -28,7 +29,7 @@ class ShardingWithoutMesh(Rule):
     events = (ShardingBuilt,)
     what = 'Flags `NamedSharding(first, spec)` when `first` is a device list, a device array or a single device instead of a `Mesh`.'
     why = "`NamedSharding` needs a `Mesh`; given a list it fails at once with `AttributeError: 'list' object has no attribute ...` (on one host and on many). The code usually meant to build a mesh over those devices."
-    fix_text = "Safe when the devices are a flat list: for a one-axis `PartitionSpec('x')` the fix wraps them in the 1-D mesh the spec names, `Mesh(np.array(devs), ('x',))`, when the file already imports `Mesh` (or `jax`) and numpy. The devices and their order stay as written, and the sharding the code asked for is the only one that spec can mean. Where the analysis cannot tell that the devices are a flat list, the same fix is unsafe (a multi-axis layout would be a guess) and applied only with `--unsafe-fixes`."
+    fix_text = "Safe when the devices are a flat list: for a one-axis `PartitionSpec('x')` the fix wraps them in the 1-D mesh the spec names, `Mesh(np.array(devs), ('x',))`, spelled with the file's own imports (`Mesh`, `jax.sharding.Mesh`, `numpy`'s name); where the file imports no `Mesh` (or `jax`) or no numpy, the fix adds `from jax.sharding import Mesh` or `import numpy as np` with libcst's import codemod (merged into an existing `from jax.sharding import ...`), unless the name is already used for something else in the file. The devices and their order stay as written, and the sharding the code asked for is the only one that spec can mean. Where the analysis cannot tell that the devices are a flat list, the same fix is unsafe (a multi-axis layout would be a guess) and applied only with `--unsafe-fixes`."
     references = ("RUNTIME-FACTS.md: `NamedSharding(jax.devices()[::-1], P('x'))`",)
 
     def check(self, event: ShardingBuilt) -> Iterable[Diagnostic]:  # type: ignore[override]
@@ -153,17 +154,23 @@ def _wrap(ctx: FileContext, event: ShardingBuilt) -> Fix | None:
             and not ctx.module.concatenation(value) and tree.arg_keyword(args[0]) is None):
         return None  # a 1-D mesh is only certain for a one-axis spec
     axis = value.value
-    mesh = ctx.spell("jax.sharding.Mesh")
-    if mesh is None and ctx.spell("module:jax") is not None:
-        mesh = f"{ctx.spell('module:jax')}.sharding.Mesh"
+    imports: list[Import] = []
+    mesh = spelled(ctx, "jax.sharding.Mesh")
+    if mesh is None:  # the file imports neither: the fix adds `from jax.sharding import Mesh`
+        mesh = "Mesh"
+        imports.append(Import("jax.sharding", "Mesh"))
     np_name = ctx.spell("module:numpy")
-    if mesh is None or np_name is None:
+    if np_name is None:
+        np_name = "np"
+        imports.append(Import("numpy", alias="np"))
+    if not can_import(ctx, imports):
         return None
     first = ctx.module.code_for_node(event.first_node)
     text = f"{mesh}({np_name}.array({first}), ({axis!r},))"
     line, col, end_line, end_col = ctx.span(event.first_node)
-    return Fix(f"Wrap the devices in a 1-D mesh: {text}", (Edit(line, col, end_line, end_col, text),),
-               safe=_flat(ctx, event.first))
+    return Fix(f"Wrap the devices in a 1-D mesh: {text}{import_note(imports)}",
+               (Edit(line, col, end_line, end_col, text),), safe=_flat(ctx, event.first),
+               imports=tuple(imports))
 
 
 def _flat(ctx: FileContext, first: object) -> bool:

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Iterator, Optional, TypeGuard
+from typing import Iterator, Optional
 
+from ...analysis import tree
 from ...analysis.context import FileContext, describe_mesh, mesh_label
 from ...analysis.devices import PLATFORMS
-from ...core.diagnostic import Diagnostic, Edit, Fix, Related
+from ...core.diagnostic import Diagnostic, Edit, Fix, Import, Related
 from ...analysis.events import Transfer
 from ...analysis.values import ArrayVal, DevVal, MeshVal, SeqVal, ShardingVal, Value
+from .imports import can_import, import_note, spelled
 
 PUT_KINDS = ("device_put", "to_device")
 
@@ -148,7 +150,7 @@ def report(code: str, event: Transfer, pair: Pair, message: str, fix: Optional[F
                       related=related(event.ctx, pair.src, pair.dst))
 
 
-def is_device(v: Value) -> TypeGuard[DevVal]:
+def is_device(v: Value) -> bool:
     return isinstance(v, DevVal) and v.single
 
 
@@ -178,6 +180,39 @@ def spec_code(ctx: FileContext, target: Value) -> Optional[str]:
     return ctx.code(node, 10_000) if ok else None
 
 
+def spec_text(ctx: FileContext, target: Value) -> Optional[tuple[str, tuple[Import, ...]]]:
+    """The target's PartitionSpec as this file can write it, with the import it needs.
+
+    The spec's own code where the file can write it (``spec_code``); else, for a spec of
+    literal axes (``P('x', None)``, built in another module of the project or with names
+    this file lacks), the same call spelled with this file's name for PartitionSpec, or
+    with ``P`` and the import ``from jax.sharding import PartitionSpec as P``.
+    """
+    code = spec_code(ctx, target)
+    if code is not None:
+        return code, ()
+    if not isinstance(target, ShardingVal) or target.spec is None:
+        return None
+    node = target.spec.node
+    if not isinstance(node, ast.Call) or node.keywords or not all(_axis_literal(a) for a in node.args):
+        return None
+    args = ", ".join(ast.unparse(a) for a in node.args)
+    name = spelled(ctx, "jax.sharding.PartitionSpec") or ctx.spell("jax.P")
+    if name is not None:
+        return f"{name}({args})", ()
+    imports = (Import("jax.sharding", "PartitionSpec", "P"),)
+    return (f"P({args})", imports) if can_import(ctx, imports) else None
+
+
+def _axis_literal(node: ast.AST) -> bool:
+    """An axis of a spec as a literal: 'x', None, ('x', 'y')."""
+    if isinstance(node, ast.Constant):
+        return node.value is None or type(node.value) is str
+    if isinstance(node, ast.Tuple):
+        return all(isinstance(e, ast.Constant) and type(e.value) is str for e in node.elts)
+    return False
+
+
 def rebuild_on_own_mesh(ctx: FileContext, event: Transfer, pair: Pair) -> Optional[Fix]:
     """``device_put(x, s)`` -> ``device_put(x, NamedSharding(x.sharding.mesh, spec))``.
 
@@ -188,21 +223,51 @@ def rebuild_on_own_mesh(ctx: FileContext, event: Transfer, pair: Pair) -> Option
         return None
     if not isinstance(event.value_node, (ast.Name, ast.Attribute)):
         return None
-    spec = spec_code(ctx, pair.target)
-    ns = ctx.spell("jax.sharding.NamedSharding") or ctx.spell("jax.NamedSharding")
-    if ns is None and ctx.spell("module:jax") is not None:
-        ns = f"{ctx.spell('module:jax')}.sharding.NamedSharding"
-    if spec is None or ns is None:
-        return None
     x = ctx.code(event.value_node, 10_000)
     target = event.target_node
     while isinstance(target, ast.Call) and isinstance(target.func, ast.Attribute) \
             and target.func.attr == "with_memory_kind":
         target = target.func.value  # the sharding itself: the memory kind stays as written
+    mesh_arg = _written_mesh_arg(pair.target, target)
     line, col, end_line, end_col = ctx.span(target)
+    if mesh_arg is not None and end_line != line:
+        # NamedSharding(...) over several lines, written here: only its mesh argument is
+        # replaced, so the spec, other arguments and the comments between them stay.
+        a_line, a_col, a_end_line, a_end_col = ctx.span(mesh_arg)
+        text = f"{x}.sharding.mesh"
+        return Fix(title=f"Build the target on the array's own mesh: {text} as its mesh",
+                   edits=(Edit(a_line, a_col, a_end_line, a_end_col, text),), safe=False)
+    written = spec_text(ctx, pair.target)
+    if written is None:
+        return None
+    spec, spec_imports = written
+    imports: list[Import] = list(spec_imports)
+    ns = spelled(ctx, "jax.sharding.NamedSharding") or ctx.spell("jax.NamedSharding")
+    if ns is None:  # the fix adds `from jax.sharding import NamedSharding`
+        ns = "NamedSharding"
+        imports.append(Import("jax.sharding", "NamedSharding"))
+    if not can_import(ctx, imports):
+        return None
     text = f"{ns}({x}.sharding.mesh, {spec})"
-    return Fix(title=f"Build the target on the array's own mesh: {text}",
-               edits=(Edit(line, col, end_line, end_col, text),), safe=False)
+    return Fix(title=f"Build the target on the array's own mesh: {text}{import_note(imports)}",
+               edits=(Edit(line, col, end_line, end_col, text),), safe=False, imports=tuple(imports))
+
+
+def _written_mesh_arg(target: Value, node: ast.AST) -> Optional[ast.expr]:
+    """The mesh argument of ``node`` when ``node`` is the NamedSharding call that built
+    ``target`` (first positional argument or ``mesh=``); None otherwise."""
+    if not (isinstance(target, ShardingVal) and target.node is node and target.mesh is not None
+            and isinstance(node, ast.Call)):
+        return None
+    args = tree.call_args(node)
+    if any(tree.arg_star(a) for a in args):
+        return None
+    if args and tree.arg_keyword(args[0]) is None:
+        return tree.arg_value(args[0])
+    for a in args:
+        if tree.arg_keyword(a) == "mesh":
+            return tree.arg_value(a)
+    return None
 
 
 def fix_hint(ctx: FileContext, event: Transfer, pair: Pair) -> str:
