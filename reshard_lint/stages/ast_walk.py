@@ -4,8 +4,8 @@ of every candidate file, in the worker that gates it or inside flake8.
 ``fields(type)`` names the fields of a node type that can hold a node worth visiting:
 not the expression context (every Name, Attribute and Subscript has one), nor operators
 (a BinOp's operator is read from the BinOp), nor anything of a Name or a Constant. A
-third of a tree's nodes are contexts and operators; leaving them out takes a quarter
-off the gate's walk of the jax repository (1.08 -> 0.80 s).
+third of a tree's nodes are contexts and operators: the gate's walk of the jax
+repository takes 0.80 s without them, 1.08 s with them.
 """
 
 from __future__ import annotations
