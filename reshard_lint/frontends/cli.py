@@ -314,8 +314,8 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
             stdout = sys.stderr
         total_fixed = o.fixed if o is not None else 0
     if args.diff:
-        for d in diffs:
-            stdout.write(d)
+        for unified in diffs:
+            stdout.write(unified)
     else:
         formatter(args.format)(findings, rule_meta, stdout)
         if args.show_noqa and silenced:
@@ -355,7 +355,7 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
         elif args.format in ("text", "concise"):
             safe = sum(1 for f in findings if f.diag.fix is not None and f.diag.fix.safe)
             uns = sum(1 for f in findings if f.diag.fix is not None and not f.diag.fix.safe)
-            files = len({f.path for f in findings})
+            n_files = len({f.path for f in findings})
             extra_s = []
             if safe:
                 extra_s.append(f"{safe} fixable with --fix")
@@ -365,7 +365,7 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
             checked = len(reports) - len(not_checked)
             of = f" of {len(reports)}" if checked != len(reports) else ""
             if n:
-                _summary(f"Found {n} finding{'s' * (n != 1)} in {files} file{'s' * (files != 1)} "
+                _summary(f"Found {n} finding{'s' * (n != 1)} in {n_files} file{'s' * (n_files != 1)} "
                          f"({checked}{of} checked){tail}.")
             else:
                 _summary(f"No findings in {checked} file{'s' * (checked != 1)}.")

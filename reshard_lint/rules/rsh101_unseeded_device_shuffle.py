@@ -6,7 +6,7 @@ import ast
 from typing import Iterable
 
 from ..analysis import tree
-from ..analysis.context import describe_mesh
+from ..analysis.context import FileContext, describe_mesh
 from ..core.diagnostic import Diagnostic, Edit, Fix
 from ..analysis.events import MeshBuilt
 from .base import Grounding, Invalid, Outcome, Rule, Valid
@@ -226,7 +226,7 @@ def _lists_a_set(node: object) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("list", "tuple")
 
 
-def _drop_shuffle(ctx, node) -> Fix | None:  # type: ignore[no-untyped-def]
+def _drop_shuffle(ctx: FileContext, node: ast.AST) -> Fix | None:
     """Undo the shuffle: drop an in-place shuffle statement, or keep a permutation's input."""
     line, col, end_line, end_col = ctx.span(node)
     lines = ctx.source.splitlines(keepends=True)

@@ -7,7 +7,7 @@ from typing import Iterable
 from ..analysis.context import describe_mesh
 from .helpers.crossing import PUT_KINDS, array_label, is_device, pairs, report
 from ..core.diagnostic import Diagnostic
-from ..analysis.events import Transfer
+from ..analysis.events import Event, Transfer
 from .base import Grounding, Invalid, Outcome, Rule, Valid
 
 _HEAD = """\
@@ -21,7 +21,7 @@ x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
 """
 
 
-def multicontroller(event: Transfer) -> bool:
+def multicontroller(event: Event) -> bool:
     """Single-host code moves arrays to one device all the time: with ``runtime = "auto"``
     flag only files that show multi-host signs; ``"multi-controller"`` says every file is."""
     return event.ctx.runtime_explicit or event.ctx.multicontroller_signs

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Iterator, Optional
+from typing import Iterator, Optional, TypeGuard
 
 from ...analysis import tree
 from ...analysis.context import FileContext, describe_mesh, mesh_label
@@ -150,7 +150,7 @@ def report(code: str, event: Transfer, pair: Pair, message: str, fix: Optional[F
                       related=related(event.ctx, pair.src, pair.dst))
 
 
-def is_device(v: Value) -> bool:
+def is_device(v: Value) -> TypeGuard[DevVal]:
     return isinstance(v, DevVal) and v.single
 
 

@@ -41,7 +41,7 @@ def context_diagnostic(code: str, event: ContextOp) -> Iterable[Diagnostic]:
             "P(...))), or jax.make_array_from_process_local_data in multi-controller code), or compute "
             "outside the context"
         )
-        others = (site.mesh,)
+        others: tuple[MeshVal, ...] = (site.mesh,)
     elif isinstance(event.array, ArrayVal) and event.array.mesh is not None:
         own = event.array.mesh
         x = ctx.code(event.value_node, 30) if isinstance(event.value_node, (ast.Name, ast.Attribute)) \
