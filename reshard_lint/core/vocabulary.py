@@ -300,26 +300,29 @@ TRANSFER_HINTS = ("to_device", "in_shardings", "out_shardings", "device=")
 # --- the text tests' words (substrings), derived from the groups above ---------------------
 
 
-def _code_words(words: frozenset[str]) -> tuple[str, ...]:
+def _code_words(*groups: frozenset[str]) -> tuple[str, ...]:
     """Each word as a substring of code: itself, or for a word prose uses too, only as a
-    call, an attribute or an import alias."""
+    call, an attribute or an import alias. In the order of the groups, the commonest
+    first: a text test stops at the first word it finds."""
     out: list[str] = []
-    for w in sorted(words):
-        out += [f"{w}(", f".{w}", f"{w} as"] if w in PROSE_WORDS else [w]
+    for group in groups:
+        for w in sorted(group):
+            if w not in out and f"{w}(" not in out:
+                out += [f"{w}(", f".{w}", f"{w} as"] if w in PROSE_WORDS else [w]
     return tuple(out)
 
 
 # A device source as code spells it: a call (jax.devices(), local_devices()), an
 # attribute (mesh.devices, also jax.devices or jax.local_devices bound to a name), an
 # import alias, a mesh builder (stages/prefilter.py).
-DEVICE_SOURCE = _code_words(DEVICE_CALLS | DEVICE_ATTRS | MESH_BUILDERS)
+DEVICE_SOURCE = _code_words(FRESH_CALLS, DEVICE_ATTRS, MESH_BUILDERS, DEVICE_CALLS)
 # The word every device source but the mesh builders says (the prefilter's first scan),
 # and the mesh builders whose names do not say it (jtu: jax's own test helpers).
 DEVICE_STEM = "device"
 BUILDERS = tuple(w for w in DEVICE_SOURCE if DEVICE_STEM not in w)
 # Names the gate's paths other than RSH104's need: a mesh constructor (an alias of one
 # names it too), a sharding, a transfer.
-GATE_WORDS = tuple(sorted(MESH_CTORS | {NAMED_SHARDING_WORD, DEVICE_PUT_WORD}))
+GATE_WORDS = (MESH_WORD, *sorted(MESH_BUILDERS), NAMED_SHARDING_WORD, DEVICE_PUT_WORD)
 ID_WORDS = tuple(sorted(f".{w}" for w in ID_ATTRS))  # ".id", ".split"
 
 # The project layer's text scans (project/defs.py, module_text.py, module_scan.py,
