@@ -253,3 +253,31 @@ def test_fixed_programs_run_under_jax_on_8_cpu_devices(project: Path) -> None:
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count("ran ") == len(CLAIMS) + 1, r.stdout
+
+
+# ---- the editor's quick fix ---------------------------------------------------------------
+
+def test_language_server_quick_fix_adds_the_import(tmp_path: Path) -> None:
+    from ..integrations.lspclient import LspClient, apply_workspace_edit
+
+    text = (FIX_FIXTURES / "rsh103_import_mesh.in.py").read_text(encoding="utf-8")
+    fixed = (FIX_FIXTURES / "rsh103_import_mesh.out.py").read_text(encoding="utf-8")
+    path = tmp_path / "train.py"
+    path.write_text(text, encoding="utf-8")
+    uri = path.as_uri()
+    c = LspClient([sys.executable, "-m", "reshard_lint.frontends.lsp"], cwd=tmp_path)
+    try:
+        c.initialize(tmp_path)
+        c.open(uri, text)
+        [diag] = [d for d in c.wait_diagnostics(uri) if d["code"] == "RSH103"]
+        actions = c.request("textDocument/codeAction", {
+            "textDocument": {"uri": uri}, "range": diag["range"],
+            "context": {"diagnostics": [diag], "triggerKind": 1}})
+        [fix] = [a for a in actions if a["kind"] == "quickfix" and not a["title"].startswith("Add `# noqa")]
+        assert fix["isPreferred"] and "(adds `from jax.sharding import Mesh`)" in fix["title"]
+        assert apply_workspace_edit(text, uri, fix["edit"]) == fixed
+        [fix_all] = [a for a in actions if a["kind"].startswith("source.fixAll")]
+        assert apply_workspace_edit(text, uri, fix_all["edit"]) == fixed
+        assert c.shutdown() == 0
+    finally:
+        c.close()
