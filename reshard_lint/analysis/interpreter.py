@@ -364,10 +364,9 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
         return bindings
 
     def exec_small(self, small: ast.stmt, scope: Scope) -> None:
-        t = type(small)
-        if t is ast.Assign:
-            targets = small.targets  # type: ignore[attr-defined]
-            value_node = small.value  # type: ignore[attr-defined]
+        if isinstance(small, ast.Assign):
+            targets = small.targets
+            value_node = small.value
             if len(targets) == 1 and type(targets[0]) in (ast.Name, ast.Attribute):
                 # Meshes are reported as they are built, before the assignment names them.
                 target = targets[0]
@@ -377,59 +376,59 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
             for target in targets:
                 self.bind(target, value, scope)
             if type(value_node) is ast.Lambda and isinstance(value, FuncVal):
-                self._name_lambda(small, value, scope)  # type: ignore[arg-type]
-        elif t is ast.AnnAssign:
-            if small.value is not None:  # type: ignore[attr-defined]
-                self.bind(small.target, self.eval(small.value, scope), scope)  # type: ignore[attr-defined]
-        elif t is ast.AugAssign:
-            left = self.eval(small.target, scope)  # type: ignore[attr-defined]
-            right = self.eval(small.value, scope)  # type: ignore[attr-defined]
+                self._name_lambda(small, value, scope)
+        elif isinstance(small, ast.AnnAssign):
+            if small.value is not None:
+                self.bind(small.target, self.eval(small.value, scope), scope)
+        elif isinstance(small, ast.AugAssign):
+            left = self.eval(small.target, scope)
+            right = self.eval(small.value, scope)
             mutation.changed(left)  # a list's += extends it in place
-            result = self.binop(small, left, right, small.op, small.target, small.value)  # type: ignore[attr-defined]
-            self.bind(small.target, result, scope)  # type: ignore[attr-defined]
-        elif t is ast.Expr:
-            self.eval(small.value, scope)  # type: ignore[attr-defined]
-        elif t is ast.Return:
-            val = self.eval(small.value, scope) if small.value is not None else ConstVal(None)  # type: ignore[attr-defined]
+            result = self.binop(small, left, right, small.op, small.target, small.value)
+            self.bind(small.target, result, scope)
+        elif isinstance(small, ast.Expr):
+            self.eval(small.value, scope)
+        elif isinstance(small, ast.Return):
+            val = self.eval(small.value, scope) if small.value is not None else ConstVal(None)
             if self.returns:
                 self.returns[-1].append(val)
-        elif t is ast.Import:
-            for alias in small.names:  # type: ignore[attr-defined]
+        elif isinstance(small, ast.Import):
+            for alias in small.names:
                 if alias.asname is not None:
                     self._bind_import(alias.asname, alias.name, scope)
                 else:
                     top = alias.name.split(".")[0]
                     self._bind_import(top, top, scope)
-        elif t is ast.ImportFrom:
-            mod = small.module  # type: ignore[attr-defined]
-            if small.level:  # type: ignore[attr-defined]
+        elif isinstance(small, ast.ImportFrom):
+            mod = small.module
+            if small.level:
                 # Resolved against this file's package when it is a project module.
                 project = self.ctx.project
-                mod = project.absolute(small.level, mod) if project is not None else None  # type: ignore[attr-defined]
+                mod = project.absolute(small.level, mod) if project is not None else None
             if mod is None:
                 return
-            if small.names[0].name == "*":  # type: ignore[attr-defined]
+            if small.names[0].name == "*":
                 if self.ctx.project is not None:
                     for name, value in self.ctx.project.star(mod).items():
                         scope.vars[name] = value
                 return
-            for alias in small.names:  # type: ignore[attr-defined]
+            for alias in small.names:
                 local = alias.asname if alias.asname is not None else alias.name
                 self._bind_import(local, f"{mod}.{alias.name}", scope)
-        elif t is ast.Delete:
-            for target in small.targets:  # type: ignore[attr-defined]
+        elif isinstance(small, ast.Delete):
+            for target in small.targets:
                 for n in names_in_target(target):
                     scope.vars[n] = UNKNOWN
-            for target in small.targets:  # type: ignore[attr-defined]
+            for target in small.targets:
                 for item in _deleted_items(target):
                     mutation.changed(self.eval(item.value, scope))
-        elif t is ast.Raise:
-            if small.exc is not None:  # type: ignore[attr-defined]
-                self.eval(small.exc, scope)  # type: ignore[attr-defined]
-        elif t is ast.Assert:
-            self.eval(small.test, scope)  # type: ignore[attr-defined]
-            if small.msg is not None:  # type: ignore[attr-defined]
-                self.eval(small.msg, scope)  # type: ignore[attr-defined]
+        elif isinstance(small, ast.Raise):
+            if small.exc is not None:
+                self.eval(small.exc, scope)
+        elif isinstance(small, ast.Assert):
+            self.eval(small.test, scope)
+            if small.msg is not None:
+                self.eval(small.msg, scope)
 
     def _bind_import(self, local: str, qual: str, scope: Scope) -> None:
         scope.vars[local] = QualVal(qual)
@@ -439,17 +438,16 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
             self.ctx.spellings.setdefault("module:" + qual, local)
 
     def bind(self, target: ast.expr, value: Value, scope: Scope) -> None:
-        t = type(target)
-        if t is ast.Name:
-            name = target.id  # type: ignore[attr-defined]
+        if isinstance(target, ast.Name):
+            name = target.id
             if isinstance(value, (MeshVal, ShardingVal, ArrayVal)) and value.name is None:
                 value.name = name
             wrapped = value.func if isinstance(value, (JitVal, PartialVal, TransformVal)) else None
             if isinstance(wrapped, FuncVal):
                 self.callsites.alias(wrapped, name)  # calls of `name` are calls of the function
             scope.vars[name] = value
-        elif t is ast.Tuple or t is ast.List:
-            elements = target.elts  # type: ignore[attr-defined]
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            elements = target.elts
             starred = any(type(e) is ast.Starred for e in elements)
             if isinstance(value, SeqVal) and len(value.items) == len(elements) and not starred:
                 for el, item in zip(elements, value.items):
@@ -469,18 +467,18 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
                 # x, z = res of a parameter nobody passes: each unknown for that reason.
                 for el in elements:
                     self.bind(_unstarred(el), unknown_from(value), scope)
-        elif t is ast.Starred:
-            self.bind(target.value, UNKNOWN, scope)  # type: ignore[attr-defined]
-        elif t is ast.Attribute:
-            base = target.value  # type: ignore[attr-defined]
+        elif isinstance(target, ast.Starred):
+            self.bind(target.value, UNKNOWN, scope)
+        elif isinstance(target, ast.Attribute):
+            base = target.value
             via_self = type(base) is ast.Name and base.id == "self"
-            self.assign_attribute(self.eval(base, scope), target.attr, value, via_self)  # type: ignore[attr-defined]
-        elif t is ast.Subscript:
-            base_val = self.eval(target.value, scope)  # type: ignore[attr-defined]
+            self.assign_attribute(self.eval(base, scope), target.attr, value, via_self)
+        elif isinstance(target, ast.Subscript):
+            base_val = self.eval(target.value, scope)
             mutation.changed(base_val)
             if isinstance(base_val, DevVal):
                 # devs[:] = ..., devs[0], devs[1] = devs[1], devs[0]: not followed.
-                self.rebind_in_place(target.value, unknown(CONTAINER), scope)  # type: ignore[attr-defined]
+                self.rebind_in_place(target.value, unknown(CONTAINER), scope)
 
     # -- expressions -----------------------------------------------------------------
 
