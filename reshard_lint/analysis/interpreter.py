@@ -287,9 +287,9 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
         positional = [*params.posonlyargs, *params.args]
         for p, default in zip(positional[len(positional) - len(params.defaults):], params.defaults):
             out[p.arg] = self.eval(default, scope)
-        for p, default in zip(params.kwonlyargs, params.kw_defaults):  # type: ignore[assignment]
-            if default is not None:
-                out[p.arg] = self.eval(default, scope)
+        for p, kw_default in zip(params.kwonlyargs, params.kw_defaults):
+            if kw_default is not None:
+                out[p.arg] = self.eval(kw_default, scope)
         return out
 
     def apply_decorator(self, dec: Value, func: Value, node: ast.AST) -> Value:
@@ -318,8 +318,8 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
         is_method = self_val is not None and params and isinstance(fn, FUNCTIONS) and not any(
             type(d) is ast.Name and d.id in ("staticmethod", "classmethod")
             for d in fn.decorator_list)
-        if is_method:
-            scope.vars[params[0]] = self_val  # type: ignore[assignment]
+        if is_method and self_val is not None:  # (is_method says it is)
+            scope.vars[params[0]] = self_val
         elif self_val is not None:
             # A static or class method: its call sites bind the parameters differently.
             for p in params:
@@ -520,8 +520,8 @@ def _maybe_mesh_context(expr: ast.expr, val: Value) -> bool:
     t = type(expr)
     if t is ast.Name or t is ast.Attribute:
         return not isinstance(val, (QualVal, ConstVal))
-    if t is ast.Call:
-        f = expr.func  # type: ignore[attr-defined]
+    if isinstance(expr, ast.Call):
+        f = expr.func
         name = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else ""
         return "mesh" in name.lower() or "shard" in name.lower()
     return False
