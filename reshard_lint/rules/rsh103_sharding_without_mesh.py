@@ -32,6 +32,8 @@ class ShardingWithoutMesh(Rule):
     fix_text = "Safe when the devices are a flat list: for a one-axis `PartitionSpec('x')` the fix wraps them in the 1-D mesh the spec names, `Mesh(np.array(devs), ('x',))`, spelled with the file's own imports (`Mesh`, `jax.sharding.Mesh`, `numpy`'s name); where the file imports no `Mesh` (or `jax`) or no numpy, the fix adds `from jax.sharding import Mesh` or `import numpy as np` with libcst's import codemod (merged into an existing `from jax.sharding import ...`), unless the name is already used for something else in the file. The devices and their order stay as written, and the sharding the code asked for is the only one that spec can mean. Where the analysis cannot tell that the devices are a flat list, the same fix is unsafe (a multi-axis layout would be a guess) and applied only with `--unsafe-fixes`."
     references = ("RUNTIME-FACTS.md: `NamedSharding(jax.devices()[::-1], P('x'))`",)
 
+    # The event type narrower than Rule.check's: the engine hands a rule only the events
+    # its `events` names (mypy takes that for an unsafe override).
     def check(self, event: ShardingBuilt) -> Iterable[Diagnostic]:  # type: ignore[override]
         ctx, first = event.ctx, event.first
         if isinstance(first, DevVal):

@@ -24,6 +24,8 @@ class CrossDeviceSetPut(Rule):
     fix_text = "Unsafe. When the target is a `NamedSharding` whose `PartitionSpec` can be written at the call, the fix rebuilds the target on the array's own mesh: `jax.device_put(x, NamedSharding(x.sharding.mesh, P('x')))`. A spec of literal axes built in another module of the project is written again at the call; where the file imports no `NamedSharding` (or `PartitionSpec`), the fix adds `from jax.sharding import NamedSharding` (or `PartitionSpec as P`) with libcst's import codemod, unless the name is already used for something else in the file. A `NamedSharding(...)` written over several lines at the call keeps its spec, its other arguments and its comments: only its mesh argument becomes `x.sharding.mesh`. That changes which devices hold the result: where the code meant to move the data to the target's devices (weights to the rollout devices), the fixed code keeps them where they are. So it is applied only with `--unsafe-fixes`, and offered as unsafe in the editor. Moving data between device groups on purpose needs a host transfer or `jax.make_array_from_process_local_data`, which the fix does not attempt."
     references = ('jax-ml/jax#26645', 'jax-ml/jax#34264', 'sgl-project/sglang-jax#470', 'google/tunix#843')
 
+    # The event type narrower than Rule.check's: the engine hands a rule only the events
+    # its `events` names (mypy takes that for an unsafe override).
     def check(self, event: Transfer) -> Iterable[Diagnostic]:  # type: ignore[override]
         ctx = event.ctx
         if event.kind not in PUT_KINDS or ctx.cross_host_transfers:

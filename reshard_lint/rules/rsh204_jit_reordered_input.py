@@ -31,6 +31,8 @@ class JitReorderedInput(Rule):
     platforms_text = "Compares device order on each target platform (`platforms`, default TPU, GPU and CPU): besides orders written in the code, it fires where two ordinary builders agree on CPU but not on multi-host TPU (`jax.make_mesh((16,))`, `jax.make_mesh((4, 4))` and `np.array(jax.devices())` are three orders there; `sorted(devs, key=lambda d: d.id)` is not enumeration order there), and the message says 'on multi-host TPU' and what orders each side. The TPU orders are checked against JAX's own builders on mock TPU topologies; the `jit` failure between two orders is read from JAX's source and observed on CPU with orders written by hand. See [platforms](../platforms.md)."
     references = ('RUNTIME-FACTS.md: jit with in_shardings on a reversed mesh',)
 
+    # The event type narrower than Rule.check's: the engine hands a rule only the events
+    # its `events` names (mypy takes that for an unsafe override).
     def check(self, event: Transfer) -> Iterable[Diagnostic]:  # type: ignore[override]
         if event.kind != "jit_in":
             return

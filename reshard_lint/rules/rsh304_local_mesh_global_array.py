@@ -34,6 +34,8 @@ class LocalMeshGlobalArray(Rule):
     fix_text = "No automatic fix. Build the mesh from `jax.devices()` (all processes' devices)."
     references = ('RUNTIME-FACTS.md: `make_array_from_process_local_data` on a local mesh',)
 
+    # The event type narrower than Rule.check's: the engine hands a rule only the events
+    # its `events` names (mypy takes that for an unsafe override).
     def check(self, event: Transfer) -> Iterable[Diagnostic]:  # type: ignore[override]
         # host_local_array_to_global_array on a local mesh does not raise: it returns a
         # process-local array (observed with jax 0.10.2), so only this form is claimed.

@@ -38,6 +38,8 @@ class GlobalArrayFetch(Rule):
     fix_text = "No automatic fix: `multihost_utils.process_allgather(x, tiled=True)` gathers the whole value, but it is a collective that every process must call (inside a branch that only one process takes, it hangs); reading `x.addressable_shards` gives this process's pieces. Which one fits is the caller's decision."
     references = ('vllm-project/tpu-inference#3570', 'RUNTIME-FACTS.md: `jax.device_get(x)` with x sharded over all processes')
 
+    # The event type narrower than Rule.check's: the engine hands a rule only the events
+    # its `events` names (mypy takes that for an unsafe override).
     def check(self, event: Fetch) -> Iterable[Diagnostic]:  # type: ignore[override]
         array = event.value
         if not isinstance(array, ArrayVal) or array.mesh is None or not multicontroller(event):

@@ -53,6 +53,8 @@ class NonAddressableDevicePut(Rule):
     def start(self, ctx: FileContext) -> None:
         self.reported: set[int] = set()  # ids of the device_put calls flagged here
 
+    # The event type narrower than Rule.check's: the engine hands a rule only the events
+    # its `events` names (mypy takes that for an unsafe override).
     def check(self, event: Transfer | Fetch) -> Iterable[Diagnostic]:  # type: ignore[override]
         if not multicontroller(event):
             return
