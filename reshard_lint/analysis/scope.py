@@ -76,6 +76,8 @@ def block(body: Sequence[ast.stmt]) -> Sequence[ast.stmt]:
         return ()
     return body
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# A try statement (TryStar: Python 3.11, with the same fields).
+_TRIES: tuple[type[ast.Try] | type[ast.TryStar], ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))
 
 
 def count_bindings(stmts: Sequence[ast.stmt], out: dict[str, int] | None = None) -> dict[str, int]:
@@ -86,18 +88,17 @@ def count_bindings(stmts: Sequence[ast.stmt], out: dict[str, int] | None = None)
         out[name] = out.get(name, 0) + n
 
     for stmt in stmts:
-        t = type(stmt)
-        if t is ast.Assign:
-            for target in stmt.targets:  # type: ignore[attr-defined]
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
                 for n in names_in_target(target):
                     add(n)
-        elif t is ast.AnnAssign or t is ast.AugAssign:
-            if type(stmt.target) is ast.Name and (  # type: ignore[attr-defined]
-                t is not ast.AnnAssign or stmt.value is not None  # type: ignore[attr-defined]
+        elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+            if type(stmt.target) is ast.Name and (
+                not isinstance(stmt, ast.AnnAssign) or stmt.value is not None
             ):
-                add(stmt.target.id)  # type: ignore[attr-defined]
-        elif t is ast.Import or t is ast.ImportFrom:
-            for alias in stmt.names:  # type: ignore[attr-defined]
+                add(stmt.target.id)
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            for alias in stmt.names:
                 if alias.name == "*":
                     continue
                 if alias.asname is not None:
@@ -109,40 +110,40 @@ def count_bindings(stmts: Sequence[ast.stmt], out: dict[str, int] | None = None)
                     if "\0import " + top not in out:
                         out["\0import " + top] = 1
                         add(top)
-        elif t is ast.Global or t is ast.Nonlocal:
-            for name in stmt.names:  # type: ignore[attr-defined]
+        elif isinstance(stmt, (ast.Global, ast.Nonlocal)):
+            for name in stmt.names:
                 add(name, 2)  # never stable
-        elif t is ast.Delete:
-            for target in stmt.targets:  # type: ignore[attr-defined]
+        elif isinstance(stmt, ast.Delete):
+            for target in stmt.targets:
                 for n in names_in_target(target):
                     add(n, 2)
-        elif t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef:
-            add(stmt.name)  # type: ignore[attr-defined]
-        elif t is ast.If:
-            count_bindings(block(stmt.body), out)  # type: ignore[attr-defined]
-            count_bindings(block(stmt.orelse), out)  # type: ignore[attr-defined]
-        elif t is ast.For or t is ast.AsyncFor or t is ast.While:
-            if t is not ast.While:
-                for n in names_in_target(stmt.target):  # type: ignore[attr-defined]
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            add(stmt.name)
+        elif isinstance(stmt, ast.If):
+            count_bindings(block(stmt.body), out)
+            count_bindings(block(stmt.orelse), out)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            if not isinstance(stmt, ast.While):
+                for n in names_in_target(stmt.target):
                     add(n, 2)
-            count_bindings(block(stmt.body), out)  # type: ignore[attr-defined]
-            count_bindings(block(stmt.orelse), out)  # type: ignore[attr-defined]
-        elif t is ast.Try or t.__name__ == "TryStar":
-            count_bindings(block(stmt.body), out)  # type: ignore[attr-defined]
-            for h in stmt.handlers:  # type: ignore[attr-defined]
+            count_bindings(block(stmt.body), out)
+            count_bindings(block(stmt.orelse), out)
+        elif isinstance(stmt, _TRIES):
+            count_bindings(block(stmt.body), out)
+            for h in stmt.handlers:
                 if h.name is not None:
                     add(h.name, 2)
                 count_bindings(block(h.body), out)
-            count_bindings(block(stmt.orelse), out)  # type: ignore[attr-defined]
-            count_bindings(block(stmt.finalbody), out)  # type: ignore[attr-defined]
-        elif t is ast.With or t is ast.AsyncWith:
-            for item in stmt.items:  # type: ignore[attr-defined]
+            count_bindings(block(stmt.orelse), out)
+            count_bindings(block(stmt.finalbody), out)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            for item in stmt.items:
                 if item.optional_vars is not None:
                     for n in names_in_target(item.optional_vars):
                         add(n)
-            count_bindings(block(stmt.body), out)  # type: ignore[attr-defined]
-        elif t is ast.Match:
-            for case in stmt.cases:  # type: ignore[attr-defined]
+            count_bindings(block(stmt.body), out)
+        elif isinstance(stmt, ast.Match):
+            for case in stmt.cases:
                 count_bindings(block(case.body), out)
     return out
 
