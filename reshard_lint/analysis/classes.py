@@ -89,7 +89,7 @@ class Classes(InterpreterBase):
                 # t.mesh = half outside the class: one more place that assigns it. Its
                 # methods run after the module body, not where they are called, so no one
                 # value is what each of them sees.
-                sites.value[attr] = count + 1  # type: ignore[union-attr]
+                sites.value[attr] = count + 1  # type: ignore[union-attr]  # (count: sites holds a dict)
                 obj.cls.attrs[attr] = unknown(ATTRIBUTE)
             elif count == 1:
                 if isinstance(value, (MeshVal, ShardingVal, ArrayVal)) and value.name is None:
@@ -151,13 +151,13 @@ class Classes(InterpreterBase):
             for stmt in stmts:
                 t = type(stmt)
                 if not isinstance(stmt, COMPOUND):
-                    if t is ast.Assign:
-                        for target in stmt.targets:  # type: ignore[attr-defined]
+                    if isinstance(stmt, ast.Assign):
+                        for target in stmt.targets:
                             count(target)
-                    elif t is ast.AugAssign:
-                        count(stmt.target, 2)  # type: ignore[attr-defined]
-                    elif t is ast.AnnAssign and stmt.value is not None:  # type: ignore[attr-defined]
-                        count(stmt.target)  # type: ignore[attr-defined]
+                    elif isinstance(stmt, ast.AugAssign):
+                        count(stmt.target, 2)
+                    elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+                        count(stmt.target)
                     continue
                 if t is ast.ClassDef:
                     continue  # a nested class's `self` is another object

@@ -8,7 +8,7 @@ keeps a value that every iteration gives back (``Flow._loop_head``).
 from __future__ import annotations
 
 import ast
-from typing import NamedTuple, Sequence
+from typing import NamedTuple, Sequence, cast
 
 from .interpreter_base import InterpreterBase
 from .scope import Scope, block, count_bindings, names_in_target
@@ -228,18 +228,19 @@ def jumps(stmts: Sequence[ast.stmt], kinds: tuple[type, ...] = (ast.Break, ast.C
         t = type(stmt)
         if t in kinds:
             return True
-        if t is ast.If:
-            if jumps(block(stmt.body), kinds) or jumps(block(stmt.orelse), kinds):  # type: ignore[attr-defined]
+        if isinstance(stmt, ast.If):
+            if jumps(block(stmt.body), kinds) or jumps(block(stmt.orelse), kinds):
                 return True
         elif t is ast.Try or t.__name__ == "TryStar":
-            parts = [block(stmt.body), *(block(h.body) for h in stmt.handlers)]  # type: ignore[attr-defined]
-            parts += [block(stmt.orelse), block(stmt.finalbody)]  # type: ignore[attr-defined]
+            tried = cast(ast.Try, stmt)  # (ast.TryStar, Python 3.11, has Try's fields; no class on 3.10)
+            parts = [block(tried.body), *(block(h.body) for h in tried.handlers)]
+            parts += [block(tried.orelse), block(tried.finalbody)]
             if any(jumps(p, kinds) for p in parts):
                 return True
-        elif t is ast.With or t is ast.AsyncWith:
-            if jumps(block(stmt.body), kinds):  # type: ignore[attr-defined]
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            if jumps(block(stmt.body), kinds):
                 return True
-        elif t is ast.Match:
-            if any(jumps(block(c.body), kinds) for c in stmt.cases):  # type: ignore[attr-defined]
+        elif isinstance(stmt, ast.Match):
+            if any(jumps(block(c.body), kinds) for c in stmt.cases):
                 return True
     return False
