@@ -30,8 +30,9 @@ def shape_fns(v: Value) -> Optional[list[Callable[[dv.Model], int]]]:
         return [v.fn]
     if isinstance(v, SeqVal):
         fns = [int_fn(i) for i in v.items]
-        if all(f is not None for f in fns):
-            return fns  # type: ignore[return-value]
+        known = [f for f in fns if f is not None]
+        if len(known) == len(fns):
+            return known
     return None
 
 
@@ -39,8 +40,9 @@ def literal_sizes(v: Value) -> tuple[int, ...]:
     """The device count a fully literal shape spells out, e.g. (2, 4) -> (8,)."""
     items = [v] if isinstance(v, IntVal) else list(v.items) if isinstance(v, SeqVal) else []
     lits = [const_int(i) for i in items]
-    if items and all(x is not None for x in lits):
-        return (math.prod(lits),)  # type: ignore[arg-type]
+    ints = [x for x in lits if x is not None]
+    if items and len(ints) == len(lits):
+        return (math.prod(ints),)
     return ()
 
 
@@ -48,8 +50,9 @@ def literal_shape(v: Value) -> Optional[tuple[int, ...]]:
     """A mesh shape spelled with literal ints, e.g. (2, 4); None otherwise."""
     items = [v] if isinstance(v, IntVal) else list(v.items) if isinstance(v, SeqVal) else []
     lits = [const_int(i) for i in items]
-    if items and all(x is not None for x in lits):
-        return tuple(lits)  # type: ignore[arg-type]
+    ints = [x for x in lits if x is not None]
+    if items and len(ints) == len(lits):
+        return tuple(ints)
     return None
 
 
@@ -98,19 +101,18 @@ class PerProcess(IntVal):
 
 
 def dotted(node: ast.AST) -> Optional[str]:
-    t = type(node)
-    if t is ast.Name:
-        return node.id  # type: ignore[attr-defined]
-    if t is ast.Attribute:
-        head = dotted(node.value)  # type: ignore[attr-defined]
-        return f"{head}.{node.attr}" if head else None  # type: ignore[attr-defined]
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = dotted(node.value)
+        return f"{head}.{node.attr}" if head else None
     return None
 
 
 def ascending(fns: Sequence[Optional[Callable[[dv.Model], int]]]) -> bool:
     """Constant indices in increasing order (a subset in natural order)."""
     try:
-        vals = [f(dv.Model(64, 4, 0)) for f in fns]  # type: ignore[misc]
+        vals = [f(dv.Model(64, 4, 0)) for f in fns]  # type: ignore[misc]  # (None raises: not ascending)
     except Exception:  # noqa: BLE001
         return False
     return vals == sorted(vals)
