@@ -55,6 +55,8 @@ class Module:
             call_args, stars = self._call_args, self._stars
             for node in ast.walk(self.tree):
                 ids.add(id(node))
+                # t is type(node), one lookup for the branches; mypy does not narrow node
+                # by it, hence the ignores.
                 t = type(node)
                 if t is ast.Call:
                     for a in node.args:  # type: ignore[attr-defined]
@@ -95,6 +97,7 @@ class Module:
         return self.text.segment(*self._outer(node))
 
     def _python_span(self, node: ast.AST) -> Span:
+        # (ast.AST declares no positions; the callers pass nodes that have them)
         col = self.text.col
         line, end_line = node.lineno, node.end_lineno  # type: ignore[attr-defined]
         if end_line is None:
@@ -104,29 +107,28 @@ class Module:
                 col(end_line, end_col if end_col is not None else node.col_offset))  # type: ignore[attr-defined]
 
     def _span(self, node: ast.AST) -> Span:
-        t = type(node)
-        if t is ast.Tuple or t is ast.GeneratorExp:
+        if isinstance(node, (ast.Tuple, ast.GeneratorExp)):
             return self._inside(node)
         if hasattr(node, "lineno"):
-            if t is ast.arg:
-                return self._param(node)  # type: ignore[arg-type]
+            if isinstance(node, ast.arg):
+                return self._param(node)
             return self._python_span(node)
-        if t is ast.Module:
+        if isinstance(node, ast.Module):
             lines = self.lines
             return 1, 0, max(len(lines), 1), len(lines[-1]) if lines else 0
-        if t is ast.withitem:
-            first = self._span(node.context_expr)  # type: ignore[attr-defined]
-            vars_ = node.optional_vars  # type: ignore[attr-defined]
+        if isinstance(node, ast.withitem):
+            first = self._span(node.context_expr)
+            vars_ = node.optional_vars
             last = self._span(vars_) if vars_ is not None else first
             return first[0], first[1], last[2], last[3]
-        if t is ast.comprehension:
-            first = self._span(node.target)  # type: ignore[attr-defined]
-            ifs = node.ifs  # type: ignore[attr-defined]
-            last = self._span(ifs[-1] if ifs else node.iter)  # type: ignore[attr-defined]
+        if isinstance(node, ast.comprehension):
+            first = self._span(node.target)
+            ifs = node.ifs
+            last = self._span(ifs[-1] if ifs else node.iter)
             return first[0], first[1], last[2], last[3]
-        if t is ast.match_case:
-            first = self._span(node.pattern)  # type: ignore[attr-defined]
-            last = self._span(node.body[-1])  # type: ignore[attr-defined]
+        if isinstance(node, ast.match_case):
+            first = self._span(node.pattern)
+            last = self._span(node.body[-1])
             return first[0], first[1], last[2], last[3]
         return 1, 0, 1, 0  # ast.arguments, operators: libcst placed neither anywhere useful
 
@@ -275,7 +277,7 @@ def arg_star(a: Arg) -> str:
     t = type(a)
     if t is ast.Starred:
         return "*"
-    if t is ast.keyword and a.arg is None:  # type: ignore[union-attr]
+    if isinstance(a, ast.keyword) and a.arg is None:
         return "**"
     return ""
 
@@ -313,9 +315,9 @@ def plain_string(node: Optional[ast.AST]) -> Optional[str]:
     """The value of a ``str`` literal written as one literal;
     None for anything else, ``'a' 'b'`` included (the text of the node's module tells)."""
     value = string_value(node)
-    if value is None:
+    if value is None or not isinstance(node, ast.Constant):  # (a value: a Constant)
         return None
-    module = owner_of(node)  # type: ignore[arg-type]
-    if module is not None and module.concatenation(node):  # type: ignore[arg-type]
+    module = owner_of(node)
+    if module is not None and module.concatenation(node):
         return None
     return value
