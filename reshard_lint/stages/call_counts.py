@@ -63,6 +63,8 @@ class SyntaxCounts:
         known = FIELDS
         while stack:
             node = pop()
+            # t is type(node), one lookup for the branches; mypy does not narrow the node by it,
+            # hence the ignores below.
             t = type(node)
             keys = known.get(t)
             if keys is None:

@@ -269,6 +269,8 @@ def _reads(node: ast.AST, aliases: dict[str, str]) -> tuple[bool, set[str], set[
     attrs: set[str] = set()
     Call, Attribute, Name = ast.Call, ast.Attribute, ast.Name
     for sub in walk(node):
+        # t is type(node), one lookup for the branches; mypy does not narrow sub by it,
+        # hence the ignores below.
         t = type(sub)
         if t is Call:
             f = callee_name(sub.func)  # type: ignore[attr-defined]

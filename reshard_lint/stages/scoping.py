@@ -57,6 +57,8 @@ class Scan:
         Name, Attribute, Load, Call = ast.Name, ast.Attribute, ast.Load, ast.Call
         while stack:
             node = pop()
+            # t is type(node), one lookup for the branches; mypy does not narrow the node by it,
+            # hence the ignores below.
             t = type(node)
             if t is Name:
                 name = node.id  # type: ignore[attr-defined]
@@ -87,7 +89,7 @@ class Scan:
                 if changed is not None:
                     self.mutated.add(changed)
             elif t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.Lambda:
-                inner |= self._function(node, binds, stack)
+                inner |= self._function(node, binds, stack)  # type: ignore[arg-type]
                 continue
             elif t is ast.ClassDef:
                 binds.add(node.name)  # type: ignore[attr-defined]
@@ -139,27 +141,28 @@ class Scan:
             return (loads - here) | inner, here
         return (loads - here) | (inner - here), here
 
-    def _function(self, node: ast.AST, binds: set[str], stack: list[ast.AST]) -> set[str]:
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, binds: set[str],
+                  stack: list[ast.AST]) -> set[str]:
         """A function or lambda met in a scope: its defaults, decorators and annotations
         are read there; its body is a scope of its own. Returns its free names."""
-        a = node.args  # type: ignore[attr-defined]
+        a = node.args
         stack.extend(a.defaults)
         stack.extend(d for d in a.kw_defaults if d is not None)
         args = [*a.posonlyargs, *a.args, *a.kwonlyargs, *(p for p in (a.vararg, a.kwarg) if p is not None)]
         if isinstance(node, ast.Lambda):
             body: list[ast.AST] = [node.body]
         else:
-            binds.add(node.name)  # type: ignore[attr-defined]
-            stack.extend(node.decorator_list)  # type: ignore[attr-defined]
+            binds.add(node.name)
+            stack.extend(node.decorator_list)
             annotations = [p.annotation for p in args if p.annotation is not None]
-            if node.returns is not None:  # type: ignore[attr-defined]
-                annotations.append(node.returns)  # type: ignore[attr-defined]
+            if node.returns is not None:
+                annotations.append(node.returns)
             stack.extend(annotations)
             if self.counts is not None:
                 for ann in annotations:
                     self.counts.add(ann, -1)  # walked for the names they read, not counted
             self._type_params(node)
-            body = list(node.body)  # type: ignore[attr-defined]
+            body = list(node.body)
         free, _ = self.scope(body, "function", [p.arg for p in args])
         return free
 

@@ -55,6 +55,8 @@ def _facts(stmt: ast.stmt) -> _Facts:
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         f.stores.add(stmt.name)
     for node in _walk(stmt):
+        # t is type(node), one lookup for the branches; mypy does not narrow the node by it,
+        # hence the ignores below.
         t = type(node)
         if t is ast.Name:
             if isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
