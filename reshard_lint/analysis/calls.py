@@ -119,6 +119,7 @@ class Calls(InterpreterBase):
                 if isinstance(target, ShardingVal):
                     return ArrayVal(target, node)
                 return UNKNOWN
+            # (a method call: node.func is an Attribute)
             if method in contextmesh.ARRAY_METHODS and contextmesh.operands(
                     cast("Analyzer", self), node, [(recv, node.func.value)]):  # type: ignore[attr-defined]
                 return UNKNOWN  # the computation fails under the context mesh
@@ -223,6 +224,7 @@ class Calls(InterpreterBase):
                     break
             return ArrayVal(outs, node)
         if isinstance(outs, SeqVal) and all(isinstance(o, ShardingVal) for o in outs.items):
+            # (every item a ShardingVal: above)
             return SeqVal(tuple(ArrayVal(o, node) for o in outs.items))  # type: ignore[arg-type]
         if jit.plain:
             src = placement.placed_on(call.values())
@@ -318,7 +320,7 @@ class Calls(InterpreterBase):
             # reached, so coverage classifies it; the failure is the test's, not a finding.
             self.expecting = None
             event.expected_error = True
-            self.expected_sink(event)  # type: ignore[misc]
+            self.expected_sink(event)  # type: ignore[misc]  # (set whenever expecting is)
             return
         self.emit(event)
 

@@ -171,6 +171,7 @@ class CallSites:
             return {n: unknown(UNSEEN_CALLS) for n in names}
         out: dict[str, Value] = {}
         for n in names:
+            # (no params is None: above)
             vals = [s.params.get(n, UNKNOWN) for s in seen.values()]  # type: ignore[union-attr]
             v = vals[0]
             for other in vals[1:]:

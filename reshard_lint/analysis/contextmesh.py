@@ -32,6 +32,7 @@ from .valueops import leaves
 from .values import ArrayVal, JitVal, MeshContextVal, MeshVal, ShardingVal, Value
 
 if TYPE_CHECKING:
+    from .arguments import Call
     from .context import FileContext
     from .interpreter import Analyzer
 
@@ -94,7 +95,7 @@ def _auto(mesh: MeshVal) -> bool:
     return not any(arg_keyword(a) == "axis_types" or arg_star(a) for a in args) and len(args) <= 2
 
 
-def qual_call(an: "Analyzer", name: str, call: object, node: ast.Call) -> bool:
+def qual_call(an: "Analyzer", name: str, call: Call, node: ast.Call) -> bool:
     """``jnp.*`` and ``jax.lax.*`` calls: computations on their array arguments."""
     if in_force(an) is None:
         return False
@@ -103,17 +104,17 @@ def qual_call(an: "Analyzer", name: str, call: object, node: ast.Call) -> bool:
             return False
     elif not name.startswith(api.LAX_PREFIX) or name in _LAX_OWN:
         return False
-    args = [(v, arg_value(a)) for v, a in call.positional]  # type: ignore[attr-defined]
-    args += [(v, arg_value(a)) for v, a in call.keywords.values()]  # type: ignore[attr-defined]
+    args = [(v, arg_value(a)) for v, a in call.positional]
+    args += [(v, arg_value(a)) for v, a in call.keywords.values()]
     return operands(an, node, args, 50)
 
 
-def jit_call(an: "Analyzer", jit: JitVal, call: object, node: ast.Call) -> bool:
+def jit_call(an: "Analyzer", jit: JitVal, call: Call, node: ast.Call) -> bool:
     """A jitted function called under the context mesh: its arguments and output shardings."""
     site = in_force(an)
     if site is None:
         return False
-    args = [(v, arg_value(a)) for v, a in call.positional]  # type: ignore[attr-defined]
+    args = [(v, arg_value(a)) for v, a in call.positional]
     if operands(an, node, args):
         return True
     for target in leaves(jit.out_shardings):

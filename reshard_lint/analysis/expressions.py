@@ -224,13 +224,12 @@ class Expressions(InterpreterBase):
         base = self.eval(node.value, scope)
         parts: list[object] = []
         for s in subscript_items(node):
-            t = type(s)
-            if t is ast.Slice:
-                parts.append((self.eval(s.lower, scope) if s.lower else None,  # type: ignore[attr-defined]
-                              self.eval(s.upper, scope) if s.upper else None,  # type: ignore[attr-defined]
-                              self.eval(s.step, scope) if s.step else None))  # type: ignore[attr-defined]
+            if isinstance(s, ast.Slice):
+                parts.append((self.eval(s.lower, scope) if s.lower else None,
+                              self.eval(s.upper, scope) if s.upper else None,
+                              self.eval(s.step, scope) if s.step else None))
             else:
-                parts.append(self.eval(s.value if t is ast.Starred else s, scope))  # type: ignore[attr-defined]
+                parts.append(self.eval(s.value if isinstance(s, ast.Starred) else s, scope))
         shard = commitments.subscript(base, parts, node)
         if shard is not None:
             return shard

@@ -62,11 +62,11 @@ def spec_axes(spec: SpecVal) -> Optional[set[str]]:
         return None
     used: set[str] = set()
     for a in call_args(node):
-        if arg_keyword(a) is not None or arg_star(a):
+        if isinstance(a, ast.keyword) or arg_star(a):  # (a keyword: a name or **)
             return None
         if is_none(a):
             continue
-        got = _strings(a)  # type: ignore[arg-type]
+        got = _strings(a)
         if got is None:
             return None
         used.update(got)

@@ -136,7 +136,7 @@ class DevVal(Value):
                       sizes=self.sizes, is_set=False, steps=steps, platforms=self.platforms,
                       order_by="written" if reorder else self.order_by, builder_shape=self.builder_shape)
         fields.update(kw)
-        return DevVal(**fields)  # type: ignore[arg-type]
+        return DevVal(**fields)  # type: ignore[arg-type]  # (fields: DevVal's own, of their types)
 
 
 @dataclass(eq=False)

@@ -58,7 +58,8 @@ def _target_mesh(t: Value) -> Optional[MeshVal]:
 def _device(t: Value) -> Optional[DevVal]:
     """The one device of a single-device target or sharding."""
     if isinstance(t, ShardingVal) and t.mesh is None:
-        t = t.device  # type: ignore[assignment]
+        d = t.device
+        return d if isinstance(d, DevVal) and d.single else None
     return t if isinstance(t, DevVal) and t.single else None
 
 
