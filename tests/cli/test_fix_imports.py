@@ -222,6 +222,8 @@ CLAIMS = {
                                      "assert x.sharding == sharding",
     "bom_utf8_rsh103_import_numpy": "assert list(sharding.mesh.devices.flat) == jax.devices(); "
                                     "assert x.sharding == sharding",
+    "latin1_rsh103_import_mesh_numpy": "assert list(sharding.mesh.devices.flat) == list(devices()); "
+                                       "assert x.sharding == sharding",
     # No import, but a rebuilt multi-line target (its mesh argument only, comments kept):
     # the result stays on the array's devices.
     "rsh201_unsafe_multiline_comments": "assert y.sharding.device_set == x.sharding.device_set; "
