@@ -230,7 +230,7 @@ class Evaluator:
     def _combine(found: dict[str, set[str]]) -> Verdict:
         every = set().union(*found.values())
         if len(every) == 1:
-            return every.pop()  # type: ignore[return-value]
+            return every.pop()  # type: ignore[return-value]  # (the sets hold verdicts)
         if "different" not in every and any(v == {"reordered"} for v in found.values()):
             return "reordered"
         return "unknown"
@@ -320,5 +320,5 @@ class Evaluator:
             else:
                 verdicts.add("other")
         if len(verdicts) == 1 and verdicts <= {"local", "global"}:
-            return verdicts.pop()  # type: ignore[return-value]
+            return verdicts.pop()  # type: ignore[return-value]  # ("local" or "global": a verdict)
         return "unknown"

@@ -91,7 +91,7 @@ class Functions(InterpreterBase):
         fn = func.node
         if fn in self.inline_stack:
             return unknown(TOO_DEEP)
-        parent: Scope = func.scope  # type: ignore[assignment]
+        parent: Scope = func.scope  # type: ignore[assignment]  # (FuncVal.scope: a Scope, typed object)
         if isinstance(fn, ast.Lambda):
             body_stmts: Sequence[ast.stmt] = []
             bindings: dict[str, int] = {}

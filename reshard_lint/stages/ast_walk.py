@@ -20,6 +20,7 @@ _SKIPPED = frozenset({"ctx", "op", "ops"})
 def fields(t: type) -> tuple[str, ...]:
     found = FIELDS.get(t)
     if found is None:
+        # (t is an ast node class: it has _fields)
         found = FIELDS[t] = tuple(f for f in t._fields if f not in _SKIPPED)  # type: ignore[attr-defined]
     return found
 

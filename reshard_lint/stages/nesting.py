@@ -102,10 +102,10 @@ def _statement_spans(tree: ast.Module) -> list[tuple[int, int]]:
     """(first line, last line) of every place an expression can be: each simple
     statement whole, and the header of every compound one, except clause or case."""
     spans: list[tuple[int, int]] = []
-    work: list[ast.AST] = list(tree.body)
+    work: list[ast.stmt | ast.excepthandler] = list(tree.body)
     while work:
         node = work.pop()
-        first = node.lineno  # type: ignore[attr-defined]
+        first = node.lineno
         decorators = getattr(node, "decorator_list", None)
         if decorators:
             first = min(first, *(d.lineno for d in decorators))
@@ -120,7 +120,7 @@ def _statement_spans(tree: ast.Module) -> list[tuple[int, int]]:
                 spans.append((case.pattern.lineno, _header_end(case.pattern.lineno, case.body)))
                 work.extend(case.body)
         else:
-            spans.append((first, node.end_lineno or first))  # type: ignore[attr-defined]
+            spans.append((first, node.end_lineno or first))
     return spans
 
 

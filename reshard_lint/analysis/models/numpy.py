@@ -69,9 +69,10 @@ def _transpose_fn(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Val
             if not isinstance(axes_v, SeqVal):
                 return v.derive(undecidable, v.desc)
             axes = [const_int(i) for i in axes_v.items]
-            if any(a is None for a in axes):
+            known = [a for a in axes if a is not None]
+            if len(known) != len(axes):
                 return v.derive(undecidable, v.desc)
-            return v.derive(lambda m: f(m).transpose(axes),  # type: ignore[arg-type]
+            return v.derive(lambda m: f(m).transpose(known),
                             f"np.transpose({v.desc})",
                             reorder="np.transpose()")
         return v.derive(lambda m: f(m).transpose(), f"np.transpose({v.desc})", reorder="np.transpose()")

@@ -72,6 +72,7 @@ def placed(mesh: Value, specs: Value, node: ast.AST) -> Optional[Value]:
         return ShardingVal(node, mesh=mesh, spec=specs.spec)
     if isinstance(specs, SeqVal) and specs.kind == "tuple" and specs.items:
         items = [placed(mesh, s, node) for s in specs.items]
-        if all(isinstance(i, ShardingVal) for i in items):
-            return SeqVal(tuple(items), "tuple")  # type: ignore[arg-type]
+        shardings = [i for i in items if isinstance(i, ShardingVal)]
+        if len(shardings) == len(items):
+            return SeqVal(tuple(shardings), "tuple")
     return None
