@@ -69,7 +69,7 @@ class Comprehensions(InterpreterBase):
             return None
         fns: Optional[list[Callable[[dv.Model], int]]] = None
         if isinstance(it, SeqVal):
-            fns = [int_fn(v) for v in it.items]  # type: ignore[misc]
+            fns = [int_fn(v) for v in it.items]  # type: ignore[misc]  # (a None is refused below)
         elif type(comp.iter) is ast.Call and type(comp.iter.func) is ast.Name \
                 and comp.iter.func.id == "range" and _builtin_range(scope.lookup("range")) \
                 and 1 <= len(call_args(comp.iter)) <= 2:

@@ -55,6 +55,7 @@ def apply(source: str, diagnostics: Iterable[Diagnostic], *,
             continue
         if any(e.line in silenced_lines or e.end_line in silenced_lines for e in edits):
             continue
+        # (spans holds no None from here: above)
         if _overlap(spans):  # type: ignore[arg-type]
             continue  # a fix's own edits (the text and its import) must apply together
         if any(a < tb and ta < b or a == b == ta  # type: ignore[misc]

@@ -32,6 +32,7 @@ def import_lines(text: str) -> tuple[list[tuple[str, str, str]], list[tuple[str,
         start = text.rfind("\n", 0, i) + 1
         if start != seen:
             seen = start
+            # (the patterns' groups: the tuples the lists hold)
             m = _FROM.match(text, start)
             if m is not None:
                 froms.append(m.groups())  # type: ignore[arg-type]
@@ -51,7 +52,7 @@ def per_content(memo: dict[tuple[object, ...], object], path: str | None, text_d
     found = memo.get(key)
     if found is None:
         found = memo[key] = compute(text)
-    return found  # type: ignore[return-value]
+    return found  # type: ignore[return-value]  # (what compute returned under this key)
 
 
 # A module-level assignment: a line in column 0, its target list, ``=`` (not ``==``).

@@ -131,6 +131,7 @@ class Projects:
                 share(scope.vars.values())
             exports: dict[str, Value] = {}
             for name, value in (scope.vars.items() if scope is not None else ()):
+                # (scope is not None in this loop)
                 if scope.bindings.get(name) != 1 or name in run.rebound:  # type: ignore[union-attr]
                     continue
                 if name in guarded and not exportable(value):
