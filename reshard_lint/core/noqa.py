@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Callable, Collection, Iterable, Sequence
 
 from .diagnostic import Diagnostic
 
@@ -43,6 +43,22 @@ def split(diagnostics: Iterable[Diagnostic],
         if c is not None and (c.codes is None or any(d.code.startswith(x) for x in c.codes)):
             silenced.append(d)
         else:
+            kept.append(d)
+    return kept, silenced
+
+
+def selected(diagnostics: Iterable[Diagnostic], lines: Sequence[str], select: Callable[[str], bool],
+             whole_file: Collection[str] = ()) -> tuple[list[Diagnostic], list[Diagnostic]]:
+    """The last stage of engine.check_source: (kept, silenced by noqa) of the diagnostics
+    ``select`` selects by code. A code of ``whole_file`` (a parse or internal error: about
+    the whole file) is never silenced: a noqa on line 1 must not hide it."""
+    diags = [d for d in diagnostics if select(d.code)]
+    if not diags:
+        return [], []
+    kept, silenced = split(diags, lines)
+    for d in list(silenced):
+        if d.code in whole_file:
+            silenced.remove(d)
             kept.append(d)
     return kept, silenced
 

@@ -11,7 +11,7 @@ not import the engine.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .call_counts import SyntaxCounts
 
@@ -24,6 +24,9 @@ class Prepared:
     # It reads device values from the project's modules: analysed in the process that
     # keeps the run's module summaries (runner.py), so that each is made once.
     imports_project: bool = False
+    # Python's tree of ``text``, when the process that made this analyses it too: it is
+    # not parsed twice (never sent to another process).
+    tree: ast.Module | None = field(default=None, repr=False, compare=False)
 
 
 def prepare(source: str, tree: ast.AST | None, min_lines: int | None = None,
