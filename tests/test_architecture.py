@@ -184,7 +184,7 @@ def test_the_graph_sees_the_package() -> None:
     # A few edges every version has, one of them function-level (cli imports lsp when asked).
     assert "reshard_lint.core.diagnostic" in IMPORTS["reshard_lint.core.noqa"].edges
     assert "reshard_lint.frontends.lsp" in IMPORTS["reshard_lint.frontends.cli"].edges
-    assert "reshard_lint.stages.newer_syntax" in IMPORTS["reshard_lint.stages.gate"].edges
+    assert "reshard_lint.stages.newer_syntax" in IMPORTS["reshard_lint.engine.engine"].edges
 
 
 def test_no_import_cycles() -> None:

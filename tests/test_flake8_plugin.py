@@ -65,11 +65,10 @@ def test_a_collector_flake8_had_off_stays_off(fresh_process: None) -> None:
 
 def test_the_collector_is_back_on_when_the_analysis_fails(fresh_process: None,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    class Broken:
-        def lint_source(self, *args: object, **kwargs: object) -> None:
-            raise RuntimeError("boom")
+    def broken(settings: object = None) -> None:  # the engine is built inside the pause
+        raise RuntimeError("boom")
 
-    monkeypatch.setattr(engine_module, "engine_for", lambda settings=None: Broken())
+    monkeypatch.setattr(engine_module, "engine_for", broken)
     gc.enable()
     assert _run() == [(1, 0, "RSH002 internal error in reshard-lint: RuntimeError: boom")]
     assert gc.isenabled()

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from reshard_lint.stages import newer_syntax
-from reshard_lint.engine.engine import Engine
-from reshard_lint.stages.gate import needs_engine
+from reshard_lint.engine.engine import Engine, check_source
 
 GENERIC = textwrap.dedent("""\
     import functools
@@ -82,8 +81,9 @@ def test_text_python_cannot_read_keeps_its_syntax_error() -> None:
 
 def test_a_generic_file_is_gated_and_its_finding_found() -> None:
     engine = Engine()
-    assert not needs_engine(GENERIC.replace("import functools", "import jax  # devices, Mesh"))
-    assert needs_engine(BUG)
+    assert check_source(GENERIC.replace("import functools", "import jax  # devices, Mesh"), "generic.py",
+                        imported=frozenset(), analyse=False).prepared is None
+    assert check_source(BUG, "bug.py", imported=frozenset(), analyse=False).prepared is not None
     whole = engine.lint_source(BUG, "bug.py", slice_min_lines=10**9)
     sliced = engine.lint_source(BUG, "bug.py", slice_min_lines=0)
     assert [(d.line, d.col, d.code) for d in sliced.diagnostics] == \

@@ -1,7 +1,9 @@
 """Running the engine over many files: discovery, cache, worker processes.
 
-Nothing here imports the engine (or the rules, which import it) unless a file actually
-needs the engine: a warm run over an unchanged tree reads, hashes and prints.
+Every file goes through engine.check_source: the stages up to the slicing in ``_gate``
+(in a worker or here), the analysis from what they prepared in ``_work``. Nothing here
+builds the engine (or imports the rules and the analysis) unless a file actually needs
+it: a warm run over an unchanged tree reads, hashes and prints.
 """
 
 from __future__ import annotations
@@ -270,48 +272,33 @@ def gate_interfaces(path: str, deps: Mapping[str, str]) -> dict[str, str]:
 
 
 def _gate(item: Item) -> tuple[Any, ...]:
-    """Phase one, without the engine: does the file get past the prefilter and the ast gate?
-    A long file that does is prepared here, where its tree and its units' gate facts are
+    """Phase one, without the analysis: the stages up to the slicing (engine.check_source).
+    A long file that passes is sliced here, where its tree and its units' gate facts are
     (prepared.py): the process that analyses it then parses only the slice."""
-    from ..stages import newer_syntax
     from ..core.collector import GIVE_BACK_CHARS, give_back, paused
-    from ..stages.gate import needs_engine, prefilter, tree_for
+    from .engine import check_source
     from .pipeline import in_worker
-    from ..stages.prepared import long_enough, prepare
+    from ..stages.prepared import long_enough
 
-    index, text = item[0], item[1]
+    index, text, path = item[0], item[1], item[2]
+    here = not in_worker()
     try:
         with paused(freeze=False):  # collector.py: a collection would rescan the file's whole tree
-            imported, deps = project_device_imports(text, item[2])
-            if imported:
-                # Meshes may come from the project's other modules: gated with them, and
-                # sliced by the units that read them.
-                tree_for(text)  # let go of an earlier file's tree
-                try:
-                    tree = newer_syntax.parse(text)
-                except (SyntaxError, ValueError, RecursionError, MemoryError):
-                    return index, True, Prepared(text, None, None)  # the engine says what is wrong
-                if needs_engine(text, tree, imported):
-                    # Always a Prepared: the engine slices one it is not given without them.
-                    return index, True, prepare(text, tree, None, imported)
-                return index, False, None, deps, gate_interfaces(item[2], deps)
-            if not needs_engine(text):
-                if not prefilter(text) and refused(text):
-                    return index, True, None  # the engine says why: RSH001 (lint_files)
-                # holds while the modules it imports are unchanged
-                return index, False, None, deps, gate_interfaces(item[2], deps)
-            if not long_enough(text):
-                if in_worker():
-                    # The file is analysed in the main process or, from a copy of its
-                    # text, here: the tree is never used, and alive it is rescanned.
-                    tree_for(text)
-                return index, True, None  # the gate's tree stays for an engine in this process
-            tree = tree_for(text)
-            if tree is None:
-                return index, True, None
-            ready = prepare(text, tree)
-            # Only a slice is worth sending: the whole text is in the item already.
-            return index, True, ready if ready.line_map is not None else None
+            # A short file keeps its tree for the engine in this process; a worker's file is
+            # analysed in the main process or, from a copy of its text, here: a tree
+            # would never be used, and alive it is rescanned.
+            result = check_source(text, path, _SETTINGS, compile_rejected=True, analyse=False,
+                                  keep_tree=here and not long_enough(text))
+        if result.prepared is None:
+            # holds while the modules it imports are unchanged
+            return index, False, None, result.deps, gate_interfaces(path, result.deps)
+        prepared = result.prepared
+        if not here and prepared.line_map is None and not prepared.imports_project:
+            # Only a slice is worth sending: the whole text is in the item already. A
+            # file that reads the project's modules always sends its Prepared, which
+            # says so (the engine slices one it is not given without them).
+            return index, True, None
+        return index, True, prepared
     except Exception:  # noqa: BLE001 - the engine will say what is wrong with it
         return index, True, None
     finally:
@@ -330,6 +317,7 @@ def _work(item: Item) -> tuple[int, list[dict[str, Any]], dict[str, str], dict[s
     """(index, diagnostics, the project files read with their digests, and with their
     interfaces), computed here: the summaries that give the interfaces are this process's."""
     from ..core.collector import GIVE_BACK_PARSED_CHARS, give_back, paused
+    from .engine import check_source
 
     index, text, path = item[0], item[1], item[2]
     prepared = item[3] if len(item) > 3 else None
@@ -337,7 +325,10 @@ def _work(item: Item) -> tuple[int, list[dict[str, Any]], dict[str, str], dict[s
     interfaces: dict[str, str] = {}
     try:
         with paused(freeze=False):  # collector.py: no collections while the trees are built
-            result = _ENGINE.lint_source(text, path, force=True, prepared=prepared)
+            # The stages before the analysis ran in _gate: from what it prepared, if
+            # anything, else from the whole text, with no names imported from the project.
+            result = check_source(text, path, engine=_ENGINE, prepared=prepared, gate=False,
+                                  imported=frozenset())
         diags = result.diagnostics
         deps = result.deps
         if _INTERFACES:
@@ -351,34 +342,15 @@ def _work(item: Item) -> tuple[int, list[dict[str, Any]], dict[str, str], dict[s
     return index, [diag_to_dict(d) for d in diags], deps, interfaces
 
 
-def refused(text: str) -> bool:
-    """Whether Python's compiler refuses the text. Asked of the files the prefilter rules out,
-    which nothing else parses: the engine then says why (RSH001), or analyses a file only
-    the compiler refused (a 'return' outside a function) and finds nothing. Compiling to
-    code builds no Python tree: 0.87 s against ast.parse's 1.02 s for the 572 such files
-    of jax's installed sources; it takes a cold check of them from 0.58 s to 1.36 s (2
-    cores). The cache keeps the verdict: a warm run compiles nothing."""
-    import warnings
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # invalid escapes: not ours to report
-            compile(text, "<reshard-lint>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
-        return True
-    return False
-
-
 def lint_text(text: str, path: str, settings: Mapping[str, object]) -> list[Diagnostic]:
     """The engine in this process (fix rounds, standard input)."""
-    from ..stages.gate import needs_engine
-
     global _SETTINGS, _INTERFACES
     _SETTINGS, _INTERFACES = dict(settings), False
-    if not needs_engine(text, None, project_device_imports(text, path)[0]) and not refused(text):
+    item = _gate((0, text, path))
+    if not item[1]:
         return []
     _engine(settings)
-    return [diag_from_dict(d) for d in _work((0, text, path))[1]]
+    return [diag_from_dict(d) for d in _work(passed((0, text, path), item))[1]]
 
 
 def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cache, jobs: int,
@@ -427,9 +399,16 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
                 advance()
                 continue
             rep.noqa_unknown = noqa_unknown(text, known)
-            # A file the prefilter rules out is still compiled: a syntax error is RSH001
-            # whatever words the file holds (the engine says why).
-            if prefilter(text) or refused(text):
+            # The prefilter here, where the file is read, so that only what may pass it is
+            # queued for _gate (which asks again, in check_source). A file the prefilter
+            # rules out is still compiled: a syntax error is RSH001 whatever words the
+            # file holds (the engine says why).
+            if prefilter(text):
+                yield len(reports) - 1, text, path
+                continue
+            from .engine import refused
+
+            if refused(text):
                 yield len(reports) - 1, text, path
                 continue
             imported, deps = project_device_imports(text, path)
@@ -499,6 +478,9 @@ def lint_files(paths: Sequence[str], settings: Mapping[str, object], cache: Cach
                 analyse_here(item)
             return reports
         items.sort(key=lambda it: len(it[1]))
+        for item in items:
+            if len(item) > 3:
+                item[3].tree = None  # a tree this process's gate kept is not sent to a worker
         # A file that reads the project's modules stays here, where their summaries
         # are: a module is analysed once per run however many files import it.
         share_keeping(workers, 2, items, _imports_project, partial(_analyse, engine_settings),

@@ -68,12 +68,11 @@ class ReshardChecker:
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         try:
             source = "".join(self.lines) if self.lines is not None else _read(self.filename)
-            # The gate needs only the ast flake8 already parsed; the engine
-            # is imported in the few processes that get a file past it.
-            from ..stages.gate import needs_engine
+            # The gate needs only the ast flake8 already parsed; the rules and the
+            # analysis are imported in the few processes that get a file past it.
+            from ..engine.engine import check_source
             from ..project.projects import device_imports, may_import_devices
 
-            # Meshes imported from the project's other modules: read from disk, whole file.
             # Meshes imported from the project's other modules (read from disk), asked only
             # where the text places an array: the project's settings cost a file read.
             project = None
@@ -81,17 +80,16 @@ class ReshardChecker:
             if may_import_devices(source):
                 project = _project_settings(self.filename)
                 imported = device_imports(source, self.filename, project)[0]
-            if not needs_engine(source, self.tree, imported):
-                return
-            project = project or _project_settings(self.filename)
-            from ..engine.engine import engine_for
 
-            engine = engine_for({"runtime": self._runtime or project["runtime"],
-                                 "platforms": self._platforms or project["platforms"],
-                                 **({"src": project["src"]} if "src" in project else {})})
-            with paused():  # collector.py: no collections while the engine builds its tree
-                diags = engine.lint_source(source, self.filename, self.tree, force=True,
-                                           imported=imported).diagnostics
+            def settings() -> dict[str, Any]:  # read once a file gets to the analysis
+                found = project or _project_settings(self.filename)
+                return {"runtime": self._runtime or found["runtime"],
+                        "platforms": self._platforms or found["platforms"],
+                        **({"src": found["src"]} if "src" in found else {})}
+
+            # collector.py: no collections while the engine builds its tree
+            diags = check_source(source, self.filename, settings, tree=self.tree, imported=imported,
+                                 pause=paused).diagnostics
         except ExecutionError:
             raise  # broken settings (_directory_settings): flake8 stops with the message
         except Exception as exc:  # noqa: BLE001 - never abort the user's flake8 run for a bug of ours

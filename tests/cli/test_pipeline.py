@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from reshard_lint.stages import gate
-
+from reshard_lint.engine import engine as engine_module
 from reshard_lint.engine import pipeline, runner
 from reshard_lint.core.cache import Cache
 
@@ -68,17 +67,18 @@ def test_a_worker_that_dies_loses_no_file(project: Path, tmp_path: Path, monkeyp
     def dies_in_a_worker(real):  # type: ignore[no-untyped-def]
         # Patched where the worker calls it at run time (the task itself is pickled by
         # reference, so its function must be the module's own).
-        def wrapped(arg, *rest):  # type: ignore[no-untyped-def]
+        def wrapped(arg, *rest, **options):  # type: ignore[no-untyped-def]
             text = arg if isinstance(arg, str) else arg[1]
-            if os.getpid() != parent and text == victim_text:
+            gating = options.get("analyse", True) is False  # check_source up to the slicing
+            if os.getpid() != parent and text == victim_text and (stage == "engine" or gating):
                 died.write_text(stage)
                 os._exit(9)  # as the kernel's OOM killer would leave it: no cleanup
-            return real(arg, *rest)
+            return real(arg, *rest, **options)
         return wrapped
 
     if stage == "gate":
         # The first file read is the first one queued for the worker.
-        monkeypatch.setattr(gate, "needs_engine", dies_in_a_worker(gate.needs_engine))
+        monkeypatch.setattr(engine_module, "check_source", dies_in_a_worker(engine_module.check_source))
     else:
         # Nothing analysed while the gate runs, and all of it shared afterwards, so the
         # smallest file is the first one a worker analyses.
