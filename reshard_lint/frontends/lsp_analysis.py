@@ -1,6 +1,6 @@
 """What the language server computes for a document, apart from the protocol: the
 settings (the editor's, completed from the project's pyproject.toml) and the analysis of
-one version of the text (the engine's diagnostics after noqa and select/ignore).
+one version of the text (engine.check_source, with noqa and select/ignore).
 Nothing here needs pygls; lsp.py serves it, explain/hover.py draws from it."""
 
 from __future__ import annotations
@@ -10,11 +10,10 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from ..core import noqa
 from ..core.collector import paused
 from ..core.config import RUNTIMES
 from ..core.diagnostic import Diagnostic
-from ..engine.engine import INTERNAL_ERROR, PARSE_ERROR, engine_for
+from ..engine.engine import PARSE_ERROR, check_source, engine_for
 from ..core.fixes import split_lines
 
 # Long enough to fold a burst of keystrokes into one analysis, short enough that the
@@ -138,12 +137,10 @@ def analyse(source: str, path: str, settings: Settings,
     if unsaved is not None:
         engine.projects.unsaved = unsaved
     lines = split_lines(source)
-    with paused():  # collector.py: a full collection would rescan the file's tree mid-analysis
-        result = engine.lint_source(source, path, cancelled=cancelled)
-    if result.error is not None and any(d.code == PARSE_ERROR for d in result.diagnostics):
+    # collector.py: a full collection would rescan the file's tree mid-analysis
+    result = check_source(source, path, engine=engine, pause=paused, cancelled=cancelled,
+                          select=lambda code: settings.selects(code) and not any(
+                              code.startswith(c) for c in per_file))
+    if result.error_code == PARSE_ERROR:
         return Analysis(source, lines, [], True, asked, result.deps)
-    kept, _ = noqa.split(result.diagnostics, lines)
-    # RSH002 (a linter bug) is shown: hiding it would look like a clean file.
-    diags = [d for d in kept if d.code == INTERNAL_ERROR or (
-        settings.selects(d.code) and not any(d.code.startswith(c) for c in per_file))]
-    return Analysis(source, lines, diags, False, asked, result.deps)
+    return Analysis(source, lines, result.diagnostics, False, asked, result.deps)
