@@ -44,15 +44,9 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
     if not any(h in text for h in _TEXT_HINTS):
         return out
     from ..analysis.reasons import NOT_REACHED
-    from ..analysis.tree import parse
     from ..analysis.verdicts import Verdict, classify
-    from ..engine.engine import engine_for
+    from ..engine.engine import check_source, engine_for
 
-    try:
-        module = parse(text)
-    except Exception as exc:  # noqa: BLE001 - a file Python cannot parse has no sites we can see
-        out.error = f"could not parse the file: {type(exc).__name__}"
-        return out
     found: dict[int, tuple[Any, str, list[Verdict]]] = {}
     spellings: dict[str, str] = {}
     ctx_box: list[Any] = []
@@ -66,13 +60,13 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
                 else classify(ctx, ev, None)
             found.setdefault(id(ev.node), (ev.node, ev.kind, []))[2].append(v)
 
-    engine = engine_for(settings)
     try:
-        engine.analyse(module, text, path, observer=observe, python_tree=module.tree,
-                       project=engine.projects.view(path))
-    except RecursionError as exc:
-        # Nested deeper than this process's recursion limit lets the tree be followed: not
-        # read, as a file Python cannot parse is not.
+        # The whole file, without the gate (sites are counted where no rule can fire).
+        check_source(text, path, engine=engine_for(settings), imported=frozenset(), gate=False,
+                     slicing=False, observer=observe, raise_errors=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        # A file Python cannot parse has no sites we can see; one nested deeper than the
+        # analysis can follow is not read either.
         out.error = f"could not parse the file: {type(exc).__name__}"
         return out
     if not ctx_box:
@@ -83,7 +77,7 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
         line, col, _, _ = ctx.span(node)
         reached.add((line, col))
         out.sites.append(Site(path, line, col + 1, kind, *_merge(verdicts)))
-    for line, col, name in _spelled_sites(module.tree, text, spellings):
+    for line, col, name in _spelled_sites(ctx.module.tree, text, spellings):
         if (line, col) not in reached:
             out.sites.append(Site(path, line, col + 1, name, "unresolved", NOT_REACHED))
     out.sites.sort(key=lambda s: (s.line, s.col))

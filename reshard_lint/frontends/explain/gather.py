@@ -103,22 +103,21 @@ class Outcome:
 
 def explain_source(source: str, path: str, line: int, settings: Mapping[str, object]) -> Outcome:
     """Pictures of the meshes behind each diagnostic that covers ``line`` (1-based)."""
-    from ...engine.engine import engine_for
-    from ...analysis.tree import parse as parse_text
+    from ...engine.engine import check_source, engine_for
 
     out = Outcome()
-    try:
-        module = parse_text(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        out.error = f"could not parse the file: {type(exc).__name__}: {exc}"
-        return out
     seen: list[tuple[Any, list[Any], Mapping[int, Any]]] = []
 
     def observe(ctx: Any, transfers: list[Any], anchored: Mapping[int, Any]) -> None:
         seen.append((ctx, list(transfers), dict(anchored)))
 
-    engine = engine_for(settings)
-    diagnostics = engine.analyse(module, source, path, observer=observe, project=engine.projects.view(path))
+    try:
+        # The whole file, without the gate: the diagnostics and the events behind them.
+        diagnostics = check_source(source, path, engine=engine_for(settings), imported=frozenset(), gate=False,
+                                   slicing=False, observer=observe, raise_errors=True).diagnostics
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        out.error = f"could not parse the file: {type(exc).__name__}: {exc}"
+        return out
     out.diagnostic_lines = sorted({d.line for d in diagnostics})
     if not seen:
         return out
