@@ -91,12 +91,8 @@ def _post(report: FileReport, text: str | None, diags: Sequence[Diagnostic], sel
     if not diags:
         return [], [], []
     lines = split_lines(report.source.text if text is None else text)
-    kept, silenced = noqa.split(diags, lines)
-    # A parse or internal error is about the whole file: noqa on line 1 must not hide it.
-    for d in list(silenced):
-        if d.code in ERROR_CODES:
-            silenced.remove(d)
-            kept.append(d)
+    # engine.check_source's last stage, here: the cache holds what comes before it.
+    kept, silenced = noqa.selected(diags, lines, lambda _code: True, ERROR_CODES)
     return kept, silenced, lines
 
 
