@@ -109,16 +109,19 @@ def run_fixes(corpora: list[Corpus], diags: list[dict], concrete: dict, workdir:
     roots = sorted({p.root for p in progs})
     copies: dict[str, Path] = {}
     findings = []
+    fixed = workdir / "fixed"
     for i, r in enumerate(roots):
-        dst = workdir / "fixed" / f"{i}_{Path(r).name}"
+        dst = fixed / f"{i}_{Path(r).name}"
         shutil.copytree(r, dst, ignore=shutil.ignore_patterns("__pycache__", ".reshard-lint-cache"))
-        rc, out = apply_fixes(str(dst))
-        if rc != 0:
-            # the fixing command itself failed: reported as such, not as fixes that do not work
-            findings.append(cmp.asdict(cmp.Finding("fix_failed", r, 0, 0, "fix-tool", "",
-                                                   f"reshard-lint check --fix exited {rc}: {out[-300:]}")))
-            continue
         copies[r] = dst
+    # one run over every copy (each project is found by its pyproject.toml, as the
+    # static side finds them)
+    rc, out = apply_fixes(str(fixed), jobs=workers)
+    if rc != 0:
+        # the fixing command itself failed: reported as such, not as fixes that do not work
+        findings.append(cmp.asdict(cmp.Finding("fix_failed", str(fixed), 0, 0, "fix-tool", "",
+                                               f"reshard-lint check --fix exited {rc}: {out[-300:]}")))
+        copies = {}
     progs = [p for p in progs if p.root in copies]
     fixed_progs = []
     for p in progs:

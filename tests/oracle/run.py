@@ -192,11 +192,11 @@ def run_static(paths: Sequence[str], cwd: str, jobs: int = 2) -> tuple[dict, lis
     return coverage, diags
 
 
-def apply_fixes(root: str) -> tuple[int, str]:
+def apply_fixes(root: str, jobs: int = 1) -> tuple[int, str]:
     """``reshard-lint check --fix --unsafe-fixes`` on the directory ``root`` (a copy):
     (exit status, output); with --exit-zero anything but 0 is the tool failing."""
     cmd, env = linter()
     proc = subprocess.run([*cmd, "check", "--fix", "--unsafe-fixes", "--isolated",
-                           "--exit-zero", "--no-cache", "-q", "-j", "1", "."], cwd=root,
+                           "--exit-zero", "--no-cache", "-q", "-j", str(jobs), "."], cwd=root,
                           capture_output=True, text=True, env=env)
     return proc.returncode, proc.stdout + proc.stderr
