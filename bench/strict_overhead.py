@@ -100,11 +100,11 @@ def main() -> None:
             # The calls that copy nothing cost the same at every size: batches of 2000, so that
             # a batch is not just the few hundred microseconds right after strict mode's entry
             # (which patches JAX's types, leaving Python's attribute caches for them cold).
-            n = 20000 if name == "procs" else 2000 if name == "no-op" else calls
-            off, on, ratio = measure(call, n, args.samples, strict)
+            per_batch = 20000 if name == "procs" else 2000 if name == "no-op" else calls
+            off, on, ratio = measure(call, per_batch, args.samples, strict)
             check = check_cost(*check_args[name]) if name in check_args else \
                 pod_check_cost(name, replicated, strict)
-            print(f"{name:<8} {label:>6} {n:>11} {off * 1e6:>10.1f} {on * 1e6:>12.1f} "
+            print(f"{name:<8} {label:>6} {per_batch:>11} {off * 1e6:>10.1f} {on * 1e6:>12.1f} "
                   f"{ratio:>7.3f} {100 * (ratio - 1):>+8.1f}% {check * 1e6:>10.2f} "
                   f"{100 * check / off:>9.2f}%")
         if args.only in (None, "jit"):
