@@ -28,17 +28,74 @@ PREFILTER_WORDS = frozenset({*V.DEVICE_SOURCE, *V.BUILDERS, *V.GATE_WORDS, *V.ID
 # (module, string) -> why it is spelled there and not read from the vocabulary; a string
 # of None: every one the module spells.
 EXCEPTIONS: dict[tuple[str, str | None], str] = {
+    # Labels, not API names: a Transfer's kind is a value of the Literal type TransferKind,
+    # which mypy checks at each place that writes or compares one; it names the event
+    # (a device_put-like move) and no code is matched against it. It reads like the API
+    # word by choice: the kind of ``x.to_device(s)`` is "to_device", of jax.jit's
+    # in_shardings "jit_in".
     ("analysis/events.py", "device_put"):
         "a Transfer's kind (TransferKind), the label of an event, which a Literal type spells",
     ("analysis/models/transfers.py", "device_put"):
-        "the Transfer kind the model reports (TransferKind, a Literal)",
+        "the Transfer kind the model reports (TransferKind, a Literal label)",
     ("rules/helpers/crossing.py", "device_put"):
-        "the Transfer kinds a rule reads (PUT_KINDS: TransferKind values)",
-    # The fixes' text: how a fix spells the names it writes into the user's file and the
-    # imports it adds. In flux while this was written (the fix-imports change was being
-    # made in the same checkout): to read the vocabulary's constants once it lands.
-    ("rules/helpers/crossing.py", None): "a fix's text (see above)",
-    ("rules/rsh103_sharding_without_mesh.py", None): "a fix's text (see above)",
+        "the Transfer kinds a rule reads (PUT_KINDS: TransferKind labels)",
+}
+
+# The models' own tables of API words that no stage reads: (module, table) -> (why it
+# stays in the model, the words it shares with a stage's group only by spelling). A
+# table whose words a stage also needs is built from the vocabulary's group instead
+# (SHARED_TABLES below), so the two cannot drift.
+MODEL_TABLES: dict[tuple[str, str], tuple[str, frozenset[str]]] = {
+    ("analysis/models/placement.py", "ARRAY_METHODS"): (
+        "jax.Array methods that compute on the array's devices: only the placement model "
+        "reads them; transpose and swapaxes are also REORDERS, but there as calls that "
+        "reorder a device list (np.transpose(devs)), a different finding",
+        frozenset({"transpose", "swapaxes"})),
+    ("analysis/models/placement.py", "ARRAY_ATTRS"): (
+        "jax.Array attributes computed from it; T also reorders a device grid "
+        "(REORDER_ATTRS), a different finding",
+        frozenset({"T"})),
+    ("analysis/models/placement.py", "TUPLES"): (
+        "jnp functions returning several arrays (no .sharding of the whole); split is an "
+        "ID word as str.split (RSH104), unrelated",
+        frozenset({"split"})),
+    ("analysis/models/placement.py", "NOT_ARRAYS"): (
+        "jnp functions returning no array on the devices: the placement model's only",
+        frozenset()),
+    ("analysis/models/placement.py", "_JIT_KEEPS"): (
+        "jax.jit options that leave placement to the arguments: the placement model's only",
+        frozenset()),
+    ("analysis/contextmesh.py", "ARRAY_METHODS"): (
+        "jax.Array methods that compute under the context mesh: that model's only; "
+        "transpose is a REORDERS call on a device list, a different finding",
+        frozenset({"transpose"})),
+    ("analysis/models/host.py", "_CREATION"): (
+        "jnp creation functions (their arguments are shapes): the host model's only",
+        frozenset()),
+    ("analysis/models/host.py", "_KEY_ONLY"): (
+        "jax.random functions whose only array is the key: the host model's only; split "
+        "is an ID word as str.split (RSH104), which the gate tells from jax.random.split",
+        frozenset({"split"})),
+    ("analysis/models/builtins.py", "_PHYSICAL_KEYS"): (
+        "device attributes in a sorted() key that order devices physically: the builtins "
+        "model's only; process_index is also a carrying call and attribute (jax.process_index(), "
+        "a device's), which the long-file stages keep on their own",
+        frozenset({"process_index"})),
+    ("analysis/scope.py", "BUILTINS"): (
+        "Python's builtins, not JAX's API; list, map, reversed and sorted are REORDERS and "
+        "SEED_CALLS words for what they do to a device list",
+        frozenset({"list", "map", "reversed", "sorted"})),
+    ("analysis/models/transforms.py", "_KEEPS"): (
+        "keywords of grad and vmap that do not move anything: the transforms model's only "
+        "(its keys are the TransformVal kinds, labels)",
+        frozenset()),
+}
+# Model tables that a stage's group overlaps: read from the vocabulary (the test below
+# checks they are its objects).
+SHARED_TABLES = {
+    ("analysis/models/fetches.py", "METHODS"): "FETCH_METHODS",  # ONE_MESH_USES
+    ("analysis/models/commitments.py", "SHARD_ATTRS"): "SHARD_ATTRS",  # ONE_MESH_USES, CARRYING_ATTRS
+    ("analysis/models/host.py", "_PLACEMENT"): "PLACEMENT_KEYWORDS",  # CARRYING_KEYWORDS
 }
 
 
@@ -151,3 +208,55 @@ def test_the_models_register_canonical_names_of_the_vocabulary() -> None:
         assert canonical(spelling) == key
         if key in V.ALIASES:
             assert V.ALIASES[key] == key
+
+
+def _stage_words() -> set[str]:
+    groups = (V.DEVICE_CALLS, V.DEVICE_ATTRS, V.MESH_CTORS, V.REORDERS, V.REORDER_ATTRS, V.ORIGINS,
+              V.ORIGIN_KEYWORDS, V.ONE_MESH_USES, V.JNP_MAKERS, V.ID_ATTRS, V.CARRYING_CALLS,
+              V.CARRYING_ATTRS, V.CARRYING_KEYWORDS, V.SEED_CALLS, V.SEED_ATTRS, V.SEED_KEYWORDS,
+              V.TRANSFER_NAMES)
+    return set().union(*groups)
+
+
+def _table(rel: str, name: str) -> object:
+    import importlib
+
+    module = importlib.import_module("reshard_lint." + rel[:-3].replace("/", "."))
+    return getattr(module, name)
+
+
+def test_the_models_tables_share_no_stage_word_but_by_spelling() -> None:
+    stage = _stage_words()
+    wrong = []
+    for (rel, name), (_, coincident) in MODEL_TABLES.items():
+        table = _table(rel, name)
+        words = set(table) | {w for v in table.values() for w in v} if isinstance(table, dict) else set(table)
+        if words & stage != coincident:
+            wrong.append((rel, name, sorted(words & stage), sorted(coincident)))
+    assert not wrong, wrong
+
+
+def test_the_shared_tables_are_the_vocabularys() -> None:
+    from reshard_lint.analysis import contextmesh
+
+    for (rel, name), group in SHARED_TABLES.items():
+        assert _table(rel, name) is getattr(V, group), (rel, name)
+    assert V.FETCH_METHODS | V.JNP_MAKERS | {V.ADDRESSABLE_SHARDS, V.ADDRESSABLE_DATA} <= V.ONE_MESH_USES
+    assert V.ADDRESSABLE_SHARDS in V.SHARD_ATTRS
+    assert V.PLACEMENT_KEYWORDS <= V.CARRYING_KEYWORDS
+    # jnp.array/jnp.asarray leave x where it is: no fetch (the gate) and no computation
+    # under the context mesh (the model).
+    assert V.JNP_MAKERS <= contextmesh._NO_COMPUTATION
+    assert contextmesh._NO_COMPUTATION & _stage_words() == V.JNP_MAKERS
+
+
+def test_a_fixs_names_are_the_vocabularys() -> None:
+    """The imports a fix adds name what the models key: ``from jax.sharding import Mesh``
+    is ``jax.sharding.Mesh``."""
+    assert V.MESH == f"{V.SHARDING_MODULE}.{V.MESH_WORD}"
+    assert V.NAMED_SHARDING == f"{V.SHARDING_MODULE}.{V.NAMED_SHARDING_WORD}"
+    assert V.PARTITION_SPEC == f"{V.SHARDING_MODULE}.{V.PARTITION_SPEC_WORD}"
+    assert V.ALIASES[V.NAMED_SHARDING_SHORT] == V.NAMED_SHARDING
+    assert V.ALIASES[V.PARTITION_SPEC_SHORT] == V.PARTITION_SPEC
+    assert V.ALIASES[f"{V.SHARDING_MODULE}.{V.PARTITION_SPEC_ALIAS}"] == V.PARTITION_SPEC
+    assert V.NP_PREFIX == V.NUMPY_ALIAS + "." and V.NUMPY_PREFIX == V.NUMPY_MODULE + "."

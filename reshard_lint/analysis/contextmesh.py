@@ -37,11 +37,11 @@ if TYPE_CHECKING:
     from .interpreter import Analyzer
 
 # jax.numpy functions that compute nothing on their argument's devices (they read its
-# shape or dtype, or return it as it is).
+# shape or dtype, or return it as it is: jnp.array and jnp.asarray, the gate's JNP_MAKERS).
 _NO_COMPUTATION = frozenset({
     "shape", "ndim", "size", "result_type", "dtype", "iscomplexobj", "isrealobj", "issubdtype",
-    "isscalar", "asarray", "array", "from_dlpack", "dtypes",
-})
+    "isscalar", "from_dlpack", "dtypes",
+}) | api.JNP_MAKERS
 # jax.lax functions with events of their own (transfers.py).
 _LAX_OWN = frozenset({api.WITH_SHARDING_CONSTRAINT})
 # jax.Array methods that compute (observed: astype, sum; the rest take the same path).

@@ -214,8 +214,17 @@ NOT_COMPUTING_PACKAGES = ("jax.nn.initializers.",)
 MEMORY_SPACE_PREFIX = "jax.memory.Space."  # device_put(x, jax.memory.Space.Host)
 # The top-level packages the models stand for, even in their own repository (project/).
 MODELLED_PACKAGES = frozenset({"jax", "jaxlib"})
-# A spelling of NamedSharding a fix may reuse (rules/helpers/crossing.py).
+# What a fix writes into the user's file (rules/helpers/crossing.py, rules/rsh103_...): the
+# spellings of a name it may reuse, and the module and names of the imports it adds
+# (``from jax.sharding import NamedSharding``, ``... import PartitionSpec as P``,
+# ``import numpy as np``).
 NAMED_SHARDING_SHORT = "jax.NamedSharding"
+PARTITION_SPEC_SHORT = "jax.P"
+SHARDING_MODULE = "jax.sharding"
+PARTITION_SPEC_WORD = "PartitionSpec"
+PARTITION_SPEC_ALIAS = "P"
+NUMPY_MODULE = "numpy"
+NUMPY_ALIAS = "np"
 
 # flax and chex classes whose fields the analysis reads as a dataclass's (analysis/classes.py).
 DATACLASS_DECORATORS = ("dataclasses.dataclass", "flax.struct.dataclass", "chex.dataclass")
@@ -254,14 +263,30 @@ MESH_KEYWORD = "mesh"  # NamedSharding(mesh=...)
 # Where an array with a known mesh meets something other than a second device source:
 # the context mesh, a shard's own device, a fetch to the host.
 ADDRESSABLE_SHARDS = "addressable_shards"
-ONE_MESH_USES = frozenset({"addressable_data", "addressable_shards", "device_get", "asarray", "array", "tolist"})
-# jnp.array(x) and jnp.asarray(x) compute on x's devices: no fetch to the host (RSH305).
+ADDRESSABLE_DATA = "addressable_data"
+# A shard's attributes the analysis reads (x.addressable_shards[i].data, .device), and
+# the array's (models/commitments.py).
+SHARD_DATA = "data"
+SHARD_DEVICE = "device"
+SHARD_ATTRS = frozenset({ADDRESSABLE_SHARDS, SHARD_DATA, SHARD_DEVICE})
+# Array methods that fetch the value to the host (models/fetches.py).
+FETCH_METHODS = frozenset({"tolist"})
+# jnp.array(x) and jnp.asarray(x) compute on x's devices: no fetch to the host (RSH305);
+# nor are they a computation under the context mesh (analysis/contextmesh.py).
 JNP_MAKERS = frozenset({"array", "asarray"})
+# np.array(x) and np.asarray(x) fetch x (the same words as jnp's makers, the gate tells
+# the two apart by the module).
+ONE_MESH_USES = frozenset({ADDRESSABLE_DATA, ADDRESSABLE_SHARDS, "device_get"}) | JNP_MAKERS | FETCH_METHODS
 JNP_ALIAS = "jnp"  # ``jnp.f`` or ``jax.numpy.f``
 NUMPY_WORD = "numpy"
 # A device id used as a position (RSH104): ``d.id``, ``str.split``, but not jax.random.split.
 ID_ATTRS = frozenset({"id", "split"})
 RANDOM_SPLIT = "random.split"
+
+# Keywords that place the result of a jnp function (jnp.zeros(device=...),
+# jnp.sum(x, out_sharding=...)): the host model leaves such a result unknown
+# (models/host.py), and the long-file stages keep such a call (CARRYING_KEYWORDS).
+PLACEMENT_KEYWORDS = frozenset({DEVICE_KEYWORD, "sharding", "out_sharding"})
 
 # The long-file stages (stages/components.py): what makes a unit's values device values,
 # a call, attribute or keyword that builds or reads devices, meshes, shardings, arrays
@@ -273,14 +298,13 @@ CARRYING_CALLS = DEVICE_CALLS | MESH_CTORS | frozenset({
     "host_local_array_to_global_array", "global_array_to_host_local_array", "set_mesh", "use_mesh",
     "device_count", "local_device_count", "process_count", "process_index", "addressable_data", "device_get",
     "with_sharding_constraint", "reshard", SHARD_MAP_WORD, "to_device"})
-CARRYING_ATTRS = DEVICE_ATTRS | frozenset({"addressable_shards", "addressable_devices", "sharding",
+CARRYING_ATTRS = DEVICE_ATTRS | frozenset({ADDRESSABLE_SHARDS, "addressable_devices", "sharding",
                                            "mesh", "id", "device", "process_index"})
 # Not ``mesh=``: every modelled API that takes one is a carrying call already (shard_map,
 # NamedSharding), and the rest (pallas_call(mesh=plsc.VectorSubcoreMesh(...))) build no
 # mesh of devices; as a seed it glued the tests of a Pallas file into one component
 # (1,710 more lines through the engine on the jax repository, 2,035 of 3,203 in one file).
-CARRYING_KEYWORDS = frozenset({"in_shardings", "out_shardings", "device", "devices", "sharding",
-                               "out_sharding", "backend"})
+CARRYING_KEYWORDS = frozenset({"in_shardings", "out_shardings", "devices", "backend"}) | PLACEMENT_KEYWORDS
 # stages/slicing.py: the statements that seed what a generated giant keeps.
 SEED_CALLS = DEVICE_CALLS | MESH_CTORS | ORIGINS | REORDERS | frozenset({
     NAMED_SHARDING_WORD, "SingleDeviceSharding", "PartitionSpec", "P", "jit", "pjit", "partial",

@@ -7,6 +7,7 @@ from typing import Iterable
 
 from ..analysis import tree
 from ..analysis.context import FileContext
+from ..core import vocabulary as api
 from ..core.diagnostic import Diagnostic, Edit, Fix, Import
 from ..analysis.events import ShardingBuilt
 from ..analysis.values import DevVal, SeqVal
@@ -157,14 +158,14 @@ def _wrap(ctx: FileContext, event: ShardingBuilt) -> Fix | None:
         return None  # a 1-D mesh is only certain for a one-axis spec
     axis = value.value
     imports: list[Import] = []
-    mesh = spelled(ctx, "jax.sharding.Mesh")
+    mesh = spelled(ctx, api.MESH)
     if mesh is None:  # the file imports neither: the fix adds `from jax.sharding import Mesh`
-        mesh = "Mesh"
-        imports.append(Import("jax.sharding", "Mesh"))
-    np_name = ctx.spell("module:numpy")
+        mesh = api.MESH_WORD
+        imports.append(Import(api.SHARDING_MODULE, api.MESH_WORD))
+    np_name = ctx.spell("module:" + api.NUMPY_MODULE)
     if np_name is None:
-        np_name = "np"
-        imports.append(Import("numpy", alias="np"))
+        np_name = api.NUMPY_ALIAS
+        imports.append(Import(api.NUMPY_MODULE, alias=api.NUMPY_ALIAS))
     if not can_import(ctx, imports):
         return None
     first = ctx.module.code_for_node(event.first_node)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 from .. import devices as dv
+from ...core import vocabulary as api
 from ..valueops import const_int
 from ..values import (
     ArrayVal, ConstVal, DevVal, HostVal, IntVal, ShardingVal, Unknown, Value,
@@ -21,7 +22,7 @@ from ..values import (
 if TYPE_CHECKING:
     from ..interpreter import Analyzer
 
-SHARD_ATTRS = frozenset({"addressable_shards", "data", "device"})
+SHARD_ATTRS = api.SHARD_ATTRS  # addressable_shards: a word of the gate (ONE_MESH_USES)
 
 
 @dataclass(eq=False)
@@ -60,12 +61,12 @@ def shard_array(an: "Analyzer", node: ast.AST) -> ArrayVal:
 
 def attribute(an: "Analyzer", base: Value, attr: str, node: ast.Attribute) -> Optional[Value]:
     """``x.addressable_shards``, ``shard.data``, ``shard.device``; None: not one of these."""
-    if attr == "addressable_shards" and _is_array_like(base):
+    if attr == api.ADDRESSABLE_SHARDS and _is_array_like(base):
         return ShardsVal(base, node)
     if isinstance(base, ShardVal):
-        if attr == "data":
+        if attr == api.SHARD_DATA:
             return shard_array(an, node)
-        if attr == "device":
+        if attr == api.SHARD_DEVICE:
             return _shard_device(an, node)
     return None
 
@@ -85,7 +86,7 @@ def element(it: Value, node: ast.AST) -> Optional[Value]:
 
 def method(an: "Analyzer", recv: Value, name: str, node: ast.Call) -> Optional[Value]:
     """``x.addressable_data(i)``: the array of this process's i-th shard."""
-    if name == "addressable_data" and _is_array_like(recv):
+    if name == api.ADDRESSABLE_DATA and _is_array_like(recv):
         return shard_array(an, node)
     return None
 

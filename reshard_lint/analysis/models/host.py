@@ -32,7 +32,7 @@ _KEY_ONLY = frozenset({
     "exponential", "orthogonal", "rademacher", "key_data", "fold_in",
 })
 _SEEDS = frozenset({"PRNGKey", "key"})
-_PLACEMENT = ("device", "sharding", "out_sharding")
+_PLACEMENT = api.PLACEMENT_KEYWORDS  # the long-file stages keep such a call (CARRYING_KEYWORDS)
 
 
 def is_host(v: Value) -> bool:

@@ -13,6 +13,7 @@ from typing import Iterator, Optional, TypeGuard
 from ...analysis import tree
 from ...analysis.context import FileContext, describe_mesh, mesh_label
 from ...analysis.devices import PLATFORMS
+from ...core import vocabulary as api
 from ...core.diagnostic import Diagnostic, Edit, Fix, Import, Related
 from ...analysis.events import Transfer
 from ...analysis.values import ArrayVal, DevVal, MeshVal, SeqVal, ShardingVal, Value
@@ -197,11 +198,11 @@ def spec_text(ctx: FileContext, target: Value) -> Optional[tuple[str, tuple[Impo
     if not isinstance(node, ast.Call) or node.keywords or not all(_axis_literal(a) for a in node.args):
         return None
     args = ", ".join(ast.unparse(a) for a in node.args)
-    name = spelled(ctx, "jax.sharding.PartitionSpec") or ctx.spell("jax.P")
+    name = spelled(ctx, api.PARTITION_SPEC) or ctx.spell(api.PARTITION_SPEC_SHORT)
     if name is not None:
         return f"{name}({args})", ()
-    imports = (Import("jax.sharding", "PartitionSpec", "P"),)
-    return (f"P({args})", imports) if can_import(ctx, imports) else None
+    imports = (Import(api.SHARDING_MODULE, api.PARTITION_SPEC_WORD, api.PARTITION_SPEC_ALIAS),)
+    return (f"{api.PARTITION_SPEC_ALIAS}({args})", imports) if can_import(ctx, imports) else None
 
 
 def _axis_literal(node: ast.AST) -> bool:
@@ -242,10 +243,10 @@ def rebuild_on_own_mesh(ctx: FileContext, event: Transfer, pair: Pair) -> Option
         return None
     spec, spec_imports = written
     imports: list[Import] = list(spec_imports)
-    ns = spelled(ctx, "jax.sharding.NamedSharding") or ctx.spell("jax.NamedSharding")
+    ns = spelled(ctx, api.NAMED_SHARDING) or ctx.spell(api.NAMED_SHARDING_SHORT)
     if ns is None:  # the fix adds `from jax.sharding import NamedSharding`
-        ns = "NamedSharding"
-        imports.append(Import("jax.sharding", "NamedSharding"))
+        ns = api.NAMED_SHARDING_WORD
+        imports.append(Import(api.SHARDING_MODULE, api.NAMED_SHARDING_WORD))
     if not can_import(ctx, imports):
         return None
     text = f"{ns}({x}.sharding.mesh, {spec})"
@@ -265,7 +266,7 @@ def _written_mesh_arg(target: Value, node: ast.AST) -> Optional[ast.expr]:
     if args and tree.arg_keyword(args[0]) is None:
         return tree.arg_value(args[0])
     for a in args:
-        if tree.arg_keyword(a) == "mesh":
+        if tree.arg_keyword(a) == api.MESH_KEYWORD:
             return tree.arg_value(a)
     return None
 
