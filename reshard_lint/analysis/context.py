@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from .devices import PLATFORMS, Evaluator, Verdict
 from .tree import Module
-from .values import DevVal, MeshVal
+from .values import DevVal, MeshVal, undecidable
 
 # jax.local_devices() alone is common in single-host code, so it is not a sign.
 _MULTI_SIGNS = re.compile(
@@ -135,10 +135,10 @@ class FileContext:
     def compare(self, a: MeshVal | DevVal, b: MeshVal | DevVal) -> Verdict:
         da = a.devices if isinstance(a, MeshVal) else a
         db = b.devices if isinstance(b, MeshVal) else b
-        if a is b or da.fn is db.fn:
+        if a is b or _one_list(da, db):
             return "same"
-        if _platform_clash(da, db):
-            return "unknown"
+        if da.fn is db.fn or _platform_clash(da, db):
+            return "unknown"  # (one function here: ``undecidable``, lists nothing is known of)
         return self.devices.compare(da.fn, db.fn, _sizes(da, db))
 
     def reordered_on(self, a: MeshVal | DevVal, b: MeshVal | DevVal) -> tuple[str, ...]:
@@ -176,6 +176,13 @@ class FileContext:
 
     def option(self, name: str, default: object) -> object:
         return self.settings.get(name, default)
+
+
+def _one_list(a: DevVal, b: DevVal) -> bool:
+    """One device function: the same list. Not ``undecidable``, which every list the
+    analysis cannot evaluate shares (a mesh factory's parameter joined over its callers,
+    ``devs[:n]`` with an unknown ``n``): two of those are unknown, never the same."""
+    return a.fn is b.fn and a.fn is not undecidable
 
 
 def _platform_clash(a: DevVal, b: DevVal) -> bool:

@@ -222,3 +222,35 @@ picked = jax.tree.map(lambda i: jax.device_put(arrays[i], s), {'a': 0, 'b': 1})
     assert by_line[19] == ("unresolved", "a parameter no call site feeds")
     # Constant leaves do not stand for each other: the first would pick arrays[0] for both.
     assert by_line[24][0] == "unresolved"
+
+
+def test_a_mesh_factory_called_twice_builds_each_mesh_from_its_own_devices(project: Path) -> None:
+    # tests/oracle/programs/factory_called_twice.py: both meshes are built on one line, but
+    # not from the same devices; where the factory's list is not known (joined over a
+    # branch), two of its meshes are unknown, never "the same devices".
+    write(project, "factory.py", """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+
+def make_mesh(devices=None):
+    if devices is None:
+        devices = jax.devices()
+    return Mesh(np.array(devices), ('x',))
+
+
+def flipped_mesh(devices, flip):
+    if flip:
+        devices = devices[::-1]
+    return Mesh(np.array(devices), ('x',))
+
+
+w = jax.device_put(np.ones(8), NamedSharding(make_mesh(jax.devices()), P('x')))
+same = jax.device_put(w, NamedSharding(make_mesh(), P('x')))
+c = jax.device_put(np.ones(8), NamedSharding(flipped_mesh(jax.devices(), False), P('x')))
+d = jax.device_put(c, NamedSharding(flipped_mesh(jax.devices(), True), P('x')))
+""")
+    by_line = {s["line"]: (s["verdict"], s["detail"]) for s in _json("--sites", cwd=project)["site_list"]}
+    assert by_line[19][0] == "same_devices"
+    assert by_line[21] == ("unresolved", "two meshes whose comparison is not certain on every topology")
