@@ -1,4 +1,4 @@
-"""Applying fixes to source text: non-overlapping edits, never on a noqa line."""
+"""Applying fixes to source text: non-overlapping edits, never for a finding a noqa silences."""
 
 from __future__ import annotations
 
@@ -36,24 +36,28 @@ def apply(source: str, diagnostics: Iterable[Diagnostic], *,
     Edits are in (line, character column) positions of ``source``; overlapping fixes are
     left for the next round (the caller loops until nothing changes). A fix that needs
     an import gets it as one more edit (``edits_of``), applied with the fix or not at all.
+
+    A diagnostic that a ``# noqa`` silences (a bare one, or one naming its code: the
+    reports' own rule, ``noqa.split``) is not fixed; one that stays reported is, whatever
+    other codes its line's noqa names (``# noqa: E501``), as ruff does: the fixes applied
+    are those of the findings reported.
     """
     lines = split_lines(source)
     starts = line_starts(lines)
-    silenced_lines = set(noqa.parse(lines))
+    given = list(diagnostics)
+    silenced_ids = {id(d) for d in noqa.split(given, lines)[1]}
     chosen: list[tuple[int, int, str]] = []
     applied: list[Diagnostic] = []
     taken: list[tuple[int, int]] = []
-    for d in sorted(diagnostics, key=lambda d: d.sort_key):
+    for d in sorted(given, key=lambda d: d.sort_key):
         fix = d.fix
-        if fix is None or (not fix.safe and not unsafe) or d.line in silenced_lines:
+        if fix is None or (not fix.safe and not unsafe) or id(d) in silenced_ids:
             continue
         edits = edits_of(source, fix)
         if edits is None:
             continue
         spans = [_span(e, starts, lines) for e in edits]
         if any(s is None for s in spans):
-            continue
-        if any(e.line in silenced_lines or e.end_line in silenced_lines for e in edits):
             continue
         # (spans holds no None from here: above)
         if _overlap(spans):  # type: ignore[arg-type]

@@ -7,12 +7,13 @@ are run with --unsafe-fixes, the others with --fix.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 
-from .conftest import CROSS, FIX_FIXTURES, REORDERED, copy_fixture, run, write
+from .conftest import CROSS, FIX_FIXTURES, FIXTURES, REORDERED, copy_fixture, run, write
 
 PAIRS = sorted(p.name[: -len(".in.py")] for p in FIX_FIXTURES.glob("*.in.py"))
 
@@ -63,6 +64,24 @@ def test_fix_is_never_applied_on_a_noqa_line(project: Path) -> None:
     p = write(project, "m.py", src)
     r = run("check", "--unsafe-fixes", "m.py", cwd=project)
     assert p.read_text() == src and r.returncode == 0
+
+
+def test_fixes_applied_are_the_fixes_offered_whatever_other_codes_a_noqa_names(project: Path) -> None:
+    # tests/fixtures/noqa.py: a noqa for another code (E501) silences nothing of ours, so
+    # its line's RSH201 is reported with a fix, and that fix is applied; a bare noqa or
+    # one naming the finding's code silences it, and its line stays as written.
+    src = (FIXTURES / "noqa.py").read_text()
+    p = write(project, "m.py", src)
+    r = run("check", "--format", "json", "m.py", cwd=project)
+    offered = [(f["location"]["row"], f["code"]) for f in json.loads(r.stdout) if f.get("fix")]
+    assert offered == [(11, "RSH201")], r.stdout
+    r = run("check", "--unsafe-fixes", "m.py", cwd=project)
+    assert "No fixes to apply" not in r.stderr and "Fixed 1," in r.stderr, r.stderr
+    old, new = src.splitlines(), p.read_text().splitlines()
+    assert [i + 1 for i, (a, b) in enumerate(zip(old, new)) if a != b] == [11]
+    assert new[10] == ("c = jax.device_put(x, NamedSharding(x.sharding.mesh, P('x')))"
+                       "  # RSH201:5  # noqa: E501")
+    assert r.returncode == 0, r.stdout
 
 
 def test_diff_changes_nothing_and_exits_1(project: Path) -> None:

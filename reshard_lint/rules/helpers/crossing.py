@@ -13,6 +13,7 @@ from typing import Iterator, Optional, TypeGuard
 from ...analysis import tree
 from ...analysis.context import FileContext, describe_mesh, mesh_label
 from ...analysis.devices import PLATFORMS
+from ...analysis.partition import axis_names, spec_axes
 from ...core import vocabulary as api
 from ...core.diagnostic import Diagnostic, Edit, Fix, Import, Related
 from ...analysis.events import Transfer
@@ -219,8 +220,12 @@ def rebuild_on_own_mesh(ctx: FileContext, event: Transfer, pair: Pair) -> Option
 
     Unsafe, as ruff defines it: the result then stays on the array's devices, where the
     user may have meant to move it to the target's (weights to the rollout devices).
+    Offered only when every axis the target's spec names is an axis of the array's own
+    mesh (``spec_fits_own_mesh``): else JAX raises "Resource axis ... not found in mesh".
     """
     if not pair.single_leaf or event.target_node is None or event.value_node is None:
+        return None
+    if not spec_fits_own_mesh(pair):
         return None
     if not isinstance(event.value_node, (ast.Name, ast.Attribute)):
         return None
@@ -254,6 +259,34 @@ def rebuild_on_own_mesh(ctx: FileContext, event: Transfer, pair: Pair) -> Option
                edits=(Edit(line, col, end_line, end_col, text),), safe=False, imports=tuple(imports))
 
 
+def spec_fits_own_mesh(pair: Pair) -> bool:
+    """Every axis the target's PartitionSpec names is an axis of the array's own mesh.
+
+    Both are read from literals (``analysis.partition``): the mesh's axis names as its
+    ``Mesh(devs, names)`` or ``jax.make_mesh(shape, names)`` call writes them, the spec's
+    axes as its ``P(...)`` call does. Anything unknown is not known to fit.
+    """
+    target, src = pair.target, pair.src
+    if not isinstance(target, ShardingVal) or target.spec is None or src is None:
+        return False
+    used = spec_axes(target.spec)
+    if used is None:
+        return False
+    if not used:
+        return True  # P(): replicated, on any mesh
+    names = axis_names(src)
+    return names is not None and used <= set(names)
+
+
+def _spec_misses_own_mesh(pair: Pair) -> bool:
+    """The target's spec names an axis known not to be one of the array's own mesh."""
+    target, src = pair.target, pair.src
+    if not isinstance(target, ShardingVal) or target.spec is None or src is None:
+        return False
+    used, names = spec_axes(target.spec), axis_names(src)
+    return used is not None and names is not None and not used <= set(names)
+
+
 def _written_mesh_arg(target: Value, node: ast.AST) -> Optional[ast.expr]:
     """The mesh argument of ``node`` when ``node`` is the NamedSharding call that built
     ``target`` (first positional argument or ``mesh=``); None otherwise."""
@@ -274,6 +307,8 @@ def _written_mesh_arg(target: Value, node: ast.AST) -> Optional[ast.expr]:
 def fix_hint(ctx: FileContext, event: Transfer, pair: Pair) -> str:
     x = array_label(ctx, event, pair)
     spec = spec_code(ctx, pair.target) or "spec"
+    if _spec_misses_own_mesh(pair):
+        spec = "spec"  # the target's spec names an axis the array's mesh lacks: not written
     if pair.array.derived == "tree" and pair.src is not None and pair.src.name:
         return f"NamedSharding({pair.src.name}, {spec})"  # a jitted call's results: no .sharding
     return f"NamedSharding({x}.sharding.mesh, {spec})"
