@@ -15,8 +15,6 @@ import ast
 import re
 from pathlib import Path
 
-import pytest
-
 PACKAGE = Path(__file__).resolve().parent.parent / "reshard_lint"
 
 # The folders of docs/architecture.md's module list, top layer first: a module imports
@@ -39,13 +37,6 @@ FOLDERS = {
     "reshard_lint.runtime",  # strict mode: imports none of the layers, none imports it
 }
 TOP_LEVEL = {"reshard_lint", "reshard_lint.__main__"}
-
-# The one known exception: runtime/ (strict mode, which patches JAX at run time) keeps
-# its own layout, owned apart from this restructuring: its modules import each other's
-# names (_checks, _pod, _where ...) and three function-level imports close cycles inside
-# it (_state -> _patch, _pod -> _platform_patch, _patch -> the package). Nothing outside
-# runtime/ may be part of a cycle or import a private name, runtime's included.
-KNOWN_EXCEPTION = "reshard_lint.runtime"
 
 
 def _module_name(path: Path) -> str:
@@ -168,10 +159,6 @@ def _cycles() -> list[list[str]]:
     return found
 
 
-def _in_exception(module: str) -> bool:
-    return module == KNOWN_EXCEPTION or module.startswith(KNOWN_EXCEPTION + ".")
-
-
 def _describe(component: list[str]) -> str:
     inside = set(component)
     edges = [f"    {a} -> {b} (line {line})" for a in component
@@ -188,20 +175,12 @@ def test_the_graph_sees_the_package() -> None:
 
 
 def test_no_import_cycles() -> None:
-    cycles = [c for c in _cycles() if not all(_in_exception(m) for m in c)]
+    cycles = _cycles()
     assert not cycles, "import cycles:\n" + "\n".join(_describe(c) for c in cycles)
 
 
-def test_the_known_exception_is_still_needed() -> None:
-    """When runtime/ has no cycle left, KNOWN_EXCEPTION goes (and this test with it)."""
-    runtime_cycles = [c for c in _cycles() if all(_in_exception(m) for m in c)]
-    runtime_private = [p for m, i in IMPORTS.items() if _in_exception(m) for p in i.private]
-    if not runtime_cycles and not runtime_private:
-        pytest.fail(f"{KNOWN_EXCEPTION} has no cycle and imports no private name: drop KNOWN_EXCEPTION")
-
-
 def test_no_module_imports_another_modules_private_names() -> None:
-    found = [p for m, i in sorted(IMPORTS.items()) if not _in_exception(m) for p in i.private]
+    found = [p for m, i in sorted(IMPORTS.items()) for p in i.private]
     assert not found, "private names imported from another module:\n" + "\n".join(found)
 
 
@@ -218,6 +197,10 @@ def test_every_module_lives_in_a_declared_folder() -> None:
     assert {m for m, p in MODULES.items() if p.name == "__init__.py"} >= FOLDERS
 
 
+def _in_runtime(module: str) -> bool:
+    return module == "reshard_lint.runtime" or module.startswith("reshard_lint.runtime.")
+
+
 def _layer(module: str) -> str | None:
     return next((layer for layer in LAYERS if module == layer or module.startswith(layer + ".")), None)
 
@@ -230,7 +213,7 @@ def test_layers_import_only_downwards() -> None:
             there = _layer(target)
             if here is not None and there is not None and LAYERS.index(there) < LAYERS.index(here):
                 upward.append(f"{module}:{line} imports {target}")
-            if (_in_exception(module) and there is not None) or (_in_exception(target) and here is not None):
+            if (_in_runtime(module) and there is not None) or (_in_runtime(target) and here is not None):
                 upward.append(f"{module}:{line} imports {target}: runtime/ stands apart")
     assert not upward, "imports against the layers of docs/architecture.md:\n" + "\n".join(upward)
 

@@ -20,6 +20,7 @@ mode is switched on.
 
 from __future__ import annotations
 
+import sys
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -29,6 +30,21 @@ from .errors import ReshardError, ReshardWarning, StrictConfigError
 
 __all__ = ["ReshardError", "ReshardWarning", "StrictConfig", "StrictConfigError", "active",
            "disable", "enable", "strict", "suspended"]
+
+
+def _set_wrappers(install: bool) -> None:
+    """Install or remove the JAX wrappers (``_state`` calls this, holding its lock)."""
+    if install:
+        from . import _patch  # imports jax: only reached once strict mode is really used
+
+        _patch.install()
+    else:
+        patch = sys.modules.get("reshard_lint.runtime._patch")  # never installed: nothing to undo
+        if patch is not None:
+            patch.uninstall()
+
+
+_state.register_wrappers(_set_wrappers)
 
 
 @contextmanager

@@ -25,15 +25,15 @@ from ._state import StrictConfig
 from .errors import ReshardError, ReshardWarning, StrictConfigError
 
 try:  # internal, but the cheapest exact test for "we are eagerly executing"
-    from jax._src.core import trace_state_clean as _trace_state_clean
+    from jax._src.core import trace_state_clean
 except ImportError:  # pragma: no cover - other jax versions
-    def _trace_state_clean() -> bool:
+    def trace_state_clean() -> bool:
         return True
 
 try:
-    from jax._src.array import ArrayImpl as _ArrayImpl
+    from jax._src.array import ArrayImpl
 except ImportError:  # pragma: no cover
-    _ArrayImpl = jax.Array
+    ArrayImpl = jax.Array
 
 _Device = jax.Device
 
@@ -258,7 +258,7 @@ def _classify_uncached(src: Sharding, dst: Any, ndim: int, requested: int | str 
     return None
 
 
-def _memoized(fn: Callable[..., Finding | None]) -> Callable[..., Finding | None]:
+def memoized(fn: Callable[..., Finding | None]) -> Callable[..., Finding | None]:
     """A warm call must cost next to nothing: shardings are hashable and few, so the
     verdict for a (source, target) pair is computed once; an unhashable custom sharding
     is judged every time."""
@@ -273,7 +273,7 @@ def _memoized(fn: Callable[..., Finding | None]) -> Callable[..., Finding | None
     return verdict
 
 
-classify = _memoized(_classify_uncached)
+classify = memoized(_classify_uncached)
 
 
 # --------------------------------------------------------------------------- targets
@@ -281,7 +281,7 @@ classify = _memoized(_classify_uncached)
 _NO_TARGET = object()
 
 
-def _resolve_target(target: Any, call: str) -> Any:
+def resolve_target(target: Any, call: str) -> Any:
     """A Device or Sharding to check against, None for no target, _NO_TARGET to skip."""
     if target is None or isinstance(target, (_Device, Sharding)):
         return target
@@ -303,10 +303,10 @@ def _is_leaf_target(target: Any) -> bool:
         or hasattr(target, "sharding") or type(target).__name__ == "MemorySpace"
 
 
-def _checkable(leaf: Any) -> bool:
+def checkable(leaf: Any) -> bool:
     # Only committed concrete arrays: numpy data, Python scalars and uncommitted arrays
     # (jnp.arange with no device) are placed freely by JAX on every host count.
-    return isinstance(leaf, _ArrayImpl) and leaf._committed
+    return isinstance(leaf, ArrayImpl) and leaf._committed
 
 
 def _emit(config: StrictConfig, found: Finding, call: str, what: str, stacklevel: int) -> None:
@@ -329,25 +329,25 @@ def check_device_put(config: StrictConfig, x: Any, device: Any, call: str, stack
     ``warnings.warn`` does.
     """
     __tracebackhide__ = True  # pytest shows the user's call, not these frames
-    if type(x) is _ArrayImpl:  # the common case, kept free of pytree work
+    if type(x) is ArrayImpl:  # the common case, kept free of pytree work
         if not x._committed:
             return
         sharding = x.sharding
         if device is sharding:  # device_put(x, x.sharding): JAX's cheapest call stays cheap
             return
-        target = _resolve_target(device, call)
+        target = resolve_target(device, call)
         if target is _NO_TARGET:
             return
         found = classify(sharding, target, x.ndim, config.split, local_asked)
         # Tracing is ruled out last: it costs more than the cached verdict and rarely matters.
-        if found is not None and _trace_state_clean():
+        if found is not None and trace_state_clean():
             _emit(config, found, call, "an array", stacklevel + 1)
         return
 
     if isinstance(x, _PLAIN_DATA):  # host data: JAX places it freely on every host count
         return
     # The cheap C++ flatten first; paths (for the message) only when something can fire.
-    if not any(_checkable(leaf) for leaf in jax.tree_util.tree_leaves(x)) or not _trace_state_clean():
+    if not any(checkable(leaf) for leaf in jax.tree_util.tree_leaves(x)) or not trace_state_clean():
         return
     leaves, treedef = jax.tree_util.tree_flatten_with_path(x)
     if _is_leaf_target(device):
@@ -361,9 +361,9 @@ def check_device_put(config: StrictConfig, x: Any, device: Any, call: str, stack
             return
     findings: list[tuple[Finding, str]] = []
     for (path, leaf), raw_target in zip(leaves, targets):
-        if not _checkable(leaf):
+        if not checkable(leaf):
             continue
-        target = _resolve_target(raw_target, call)
+        target = resolve_target(raw_target, call)
         if target is _NO_TARGET:
             continue
         found = classify(leaf.sharding, target, leaf.ndim, config.split, local_asked)
@@ -425,7 +425,7 @@ def check_process_local_data(config: StrictConfig, sharding: Any, local_data: An
     for s, shape in zip(shardings, shapes):
         if shape is None:
             continue
-        target = _resolve_target(s, call)
+        target = resolve_target(s, call)
         if not isinstance(target, Sharding):
             continue
         _local_mesh_finding(ordered_devices(target), call,

@@ -21,7 +21,7 @@ from types import FrameType
 from typing import Any
 
 from . import _state
-from ._checks import Topology, _trace_state_clean, ids
+from ._checks import Topology, trace_state_clean, ids
 from ._format import fmt_ids, fmt_procs
 from ._pod import pod, this_process
 from .errors import ReshardError
@@ -113,7 +113,7 @@ def check_fetch(array: Any, frame: FrameType | None) -> None:
                 _readable.clear()
             _readable[key] = True
         return
-    if not _trace_state_clean():
+    if not trace_state_clean():
         return
     spelled = _who_reads(frame)
     if spelled is None:

@@ -16,7 +16,7 @@ import functools
 from typing import Any, Callable, Sequence
 
 from . import _state
-from ._where import _is_library
+from ._where import is_library
 from ._format import fmt_ids
 from .errors import ReshardError
 
@@ -43,7 +43,7 @@ def _location(fails: Sequence[Any]) -> tuple[str, int] | None:
             continue
         # JAX's user frames are all frames outside jax: skip strict mode's own wrappers.
         for frame in source_info_util.user_frames(info.source_info.traceback):
-            if not _is_library(frame.file_name):
+            if not is_library(frame.file_name):
                 return frame.file_name, frame.start_line
     return None
 

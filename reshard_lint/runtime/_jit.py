@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 import jax
 from jax.sharding import Sharding
 
-from ._checks import Finding, _checkable, _memoized, _trace_state_clean, _ArrayImpl, ids, \
+from ._checks import Finding, checkable, memoized, trace_state_clean, ArrayImpl, ids, \
     ordered_devices, topology
 from ._format import fmt_ids, fmt_procs
 from ._state import StrictConfig
@@ -101,7 +101,7 @@ def _classify_jit_uncached(src: Sharding, dst: Sharding, ndim: int,
                    f"{_JIT_FIX}")
 
 
-classify_jit = _memoized(_classify_jit_uncached)
+classify_jit = memoized(_classify_jit_uncached)
 
 _DEEP = object()  # JitSignature.per_argument when in_shardings is a deeper pytree
 
@@ -148,12 +148,12 @@ def _shallow_clean(per_argument: Any, dyn: tuple[Any, ...]) -> bool:
         if target is None:
             continue  # nothing to check anywhere in this argument
         kind = type(a)
-        items = (a,) if kind is _ArrayImpl else a.values() if kind is dict \
+        items = (a,) if kind is ArrayImpl else a.values() if kind is dict \
             else a if kind is list or kind is tuple else None
         if items is None:
             return False
         for leaf in items:
-            if type(leaf) is not _ArrayImpl or (leaf._committed and leaf._sharding is not target):
+            if type(leaf) is not ArrayImpl or (leaf._committed and leaf._sharding is not target):
                 return False
     return True
 
@@ -198,7 +198,7 @@ def _jit_verdict(sig: JitSignature, dyn: tuple[Any, ...], positions: list[int],
     targets = _in_shardings_per_leaf(sig, dyn, len(path_leaves))
     best: tuple[Finding, str] | None = None
     for (path, leaf), target in zip(path_leaves, targets):
-        if target is None or not _checkable(leaf):
+        if target is None or not checkable(leaf):
             continue  # host data, uncommitted arrays, None / PartitionSpec entries
         found = classify_jit(leaf.sharding, target, leaf.ndim, requested)
         if found is None:
@@ -235,12 +235,12 @@ def check_jit_miss(config: StrictConfig, params: dict[str, Any], args_flat: Sequ
         return  # a layout this check does not know: JAX judges the call
     best: tuple[Finding, int] | None = None
     for index, (leaf, target) in enumerate(zip(args_flat, targets)):
-        if not isinstance(target, Sharding) or not _checkable(leaf):
+        if not isinstance(target, Sharding) or not checkable(leaf):
             continue
         found = classify_jit(leaf.sharding, target, leaf.ndim, config.split)
         if found is not None and (best is None or _JIT_RANK[found.code] < _JIT_RANK[best[0].code]):
             best = (found, index)
-    if best is None or not _trace_state_clean():  # inside a trace nothing executes
+    if best is None or not trace_state_clean():  # inside a trace nothing executes
         return
     found, index = best
     call = f"jit({params.get('name') or getattr(fun, '__name__', None) or 'fun'})"
@@ -284,7 +284,7 @@ def check_jit_call(config: StrictConfig, sig: JitSignature, args: tuple[Any, ...
     shape: Any = len(dyn)
     leaves: Sequence[Any] = dyn
     for a in dyn:
-        if type(a) is not _ArrayImpl:
+        if type(a) is not ArrayImpl:
             leaves, shape = _flatten(dyn)
             break
     try:
@@ -295,11 +295,11 @@ def check_jit_call(config: StrictConfig, sig: JitSignature, args: tuple[Any, ...
     for leaf, target in zip(leaves, plan):
         if target is None:
             continue
-        if type(leaf) is _ArrayImpl:
+        if type(leaf) is ArrayImpl:
             if not leaf._committed or leaf._sharding is target:
                 continue
             break
-        if isinstance(leaf, _ArrayImpl) and leaf._committed:
+        if isinstance(leaf, ArrayImpl) and leaf._committed:
             break
     else:
         return
@@ -312,7 +312,7 @@ def _judge(config: StrictConfig, sig: JitSignature, dyn: tuple[Any, ...], positi
     __tracebackhide__ = True  # pytest shows the user's call, not these frames
     # The key: each leaf's sharding (and rank) where it is a committed array, else None.
     key = (config.split, shape,
-           tuple((leaf.sharding, leaf.ndim) if _checkable(leaf) else None for leaf in leaves))
+           tuple((leaf.sharding, leaf.ndim) if checkable(leaf) else None for leaf in leaves))
     try:
         verdict = sig.verdicts[key]
     except KeyError:
@@ -322,7 +322,7 @@ def _judge(config: StrictConfig, sig: JitSignature, dyn: tuple[Any, ...], positi
         sig.verdicts[key] = verdict
     except TypeError:  # an unhashable sharding: no cache
         verdict = _jit_verdict(sig, dyn, positions or list(range(len(dyn))), config.split)
-    if verdict is None or not _trace_state_clean():  # inside a trace nothing executes
+    if verdict is None or not trace_state_clean():  # inside a trace nothing executes
         return
     found, what = verdict
     call = f"jit({sig.name})"

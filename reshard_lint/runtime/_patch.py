@@ -14,10 +14,11 @@ call (``StrictJitted``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import types
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import jax
 import numpy as np
@@ -90,7 +91,7 @@ def _simulated_local(sharding: Any, local_data: Any, global_shape: Any, call: st
     if not leaves or not all(isinstance(leaf, (np.ndarray, np.generic, ArrayImpl)) for leaf in leaves):
         return None
     try:
-        shardings = [_checks._resolve_target(s, call) for s in broadcast_prefix(sharding, local_data)]
+        shardings = [_checks.resolve_target(s, call) for s in broadcast_prefix(sharding, local_data)]
         shapes = broadcast_prefix(global_shape, local_data,
                                   is_leaf=lambda v: v is None or isinstance(v, tuple))
     except Exception:  # not a prefix of the data: JAX says what is wrong
@@ -108,10 +109,14 @@ def _simulated_local(sharding: Any, local_data: Any, global_shape: Any, call: st
     return jax.tree_util.tree_unflatten(treedef, built)
 
 
-def _state_suspended() -> Any:
-    from . import suspended  # building the stand-in array is strict mode's own work
-
-    return suspended()
+@contextlib.contextmanager
+def _state_suspended() -> Iterator[None]:
+    """``runtime.suspended()``: building the stand-in array is strict mode's own work."""
+    token = _state.push(None)
+    try:
+        yield
+    finally:
+        _state.pop(token)
 
 
 def _wrap_host_local(original: Callable[..., Any]) -> Callable[..., Any]:

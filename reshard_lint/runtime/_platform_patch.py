@@ -21,7 +21,7 @@ from jax._src import xla_bridge as _xb
 
 from . import _state
 from ._checks import Topology, topology
-from ._pod import _from_library
+from ._where import from_library
 from .errors import ReshardError
 
 _V5E_KINDS = ("TPU v5 lite", "TPU v5e")
@@ -41,7 +41,7 @@ def wrap_device_id(prop: property) -> property:
 
     def id(self: Any) -> int:  # noqa: A001 - the attribute's own name
         config = _state.current
-        if config is not None and config.platform is not None and not _from_library(sys._getframe(1)):
+        if config is not None and config.platform is not None and not from_library(sys._getframe(1)):
             topo = _platform_topology(self.platform)
             if topo is not None and self in topo.plays:  # type: ignore[operator]
                 return int(topo.plays[self].id)  # type: ignore[index]
@@ -84,7 +84,7 @@ def wrap_devices(original: Callable[..., list[Any]]) -> Callable[..., list[Any]]
     def devices(backend: Any = None) -> list[Any]:
         found = original(backend)
         if _state.current is not None and _state.current.platform is not None and found \
-                and not _from_library(sys._getframe(1)):
+                and not from_library(sys._getframe(1)):
             topo = _platform_topology(found[0].platform)
             if topo is not None:
                 return _as_user_list(found, topo)
@@ -117,7 +117,7 @@ def wrap_create_device_mesh(original: Callable[..., Any]) -> Callable[..., Any]:
             return original(mesh_shape, devices, **kwargs)
         sims = [topo.plays[d] for d in real]
         caller = sys._getframe(1)
-        if caller.f_code.co_name == "make_mesh" and _from_library(caller) and sims[-1].device_kind in _V5E_KINDS:
+        if caller.f_code.co_name == "make_mesh" and from_library(caller) and sims[-1].device_kind in _V5E_KINDS:
             # jax.make_mesh asks v5e for split physical axes; it read the CPU device's kind.
             kwargs["allow_split_physical_axes"] = True
         built = original(mesh_shape, sims, **kwargs)

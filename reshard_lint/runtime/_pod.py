@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import sys
-from types import FrameType
 from typing import Any, Callable
 
 import jax
@@ -27,31 +26,13 @@ from jax._src import xla_bridge as _xb
 
 from . import _checks, _state
 from ._checks import Topology, topology
-
-_REAL = ("jax.", "jaxlib.", "reshard_lint.runtime.")
-
-
-# ids of the globals of modules found to be JAX's (or strict mode's): modules live as long
-# as the process, so no other dict can take one of these ids. JAX's device_put asks an
-# array's is_fully_addressable on every call: the common answer must be a set lookup.
-_library_globals: set[int] = set()
-
-
-def _from_library(frame: FrameType) -> bool:
-    namespace = frame.f_globals
-    if id(namespace) in _library_globals:
-        return True
-    name = namespace.get("__name__", "")
-    if name == "jax" or name == "jaxlib" or name.startswith(_REAL):
-        _library_globals.add(id(namespace))
-        return True
-    return False
+from ._where import from_library, library_globals
 
 
 def _user_pod(backend: Any) -> Topology | None:
     """``pod(backend)`` for a call from the user's code; None for JAX's own calls through the
     ``jax`` namespace (multihost_utils asks jax.process_count() and must get the truth)."""
-    if _state.current is None or _from_library(sys._getframe(2)):
+    if _state.current is None or from_library(sys._getframe(2)):
         return None
     return pod(backend)
 
@@ -169,7 +150,7 @@ def wrap_device_process_index(prop: property) -> property:
     assert fget is not None
 
     def process_index(self: Any) -> int:
-        if _state.current is not None and not _from_library(sys._getframe(1)):
+        if _state.current is not None and not from_library(sys._getframe(1)):
             p = _process_of(self)
             if p is not None:
                 return p
@@ -191,7 +172,7 @@ def wrap_addressable_shards(prop: property) -> property:
 
     def addressable_shards(self: Any) -> Any:
         shards = fget(self)
-        if _state.current is not None and not _from_library(sys._getframe(1)):
+        if _state.current is not None and not from_library(sys._getframe(1)):
             local = _local_shards(self, shards)
             if local is not None:
                 return local
@@ -207,8 +188,8 @@ def wrap_is_fully_addressable(prop: property) -> property:
     def is_fully_addressable(self: Any) -> bool:
         # JAX's own device_put asks on every call: its answer is JAX's property body,
         # inline (self.sharding.is_fully_addressable), after one set lookup.
-        if id(sys._getframe(1).f_globals) in _library_globals or _state.current is None \
-                or _from_library(sys._getframe(1)):
+        if id(sys._getframe(1).f_globals) in library_globals or _state.current is None \
+                or from_library(sys._getframe(1)):
             return self.sharding.is_fully_addressable
         devices = self.sharding.device_set
         topo = pod(next(iter(devices)).platform)
@@ -222,7 +203,7 @@ def wrap_is_fully_addressable(prop: property) -> property:
 def wrap_addressable_data(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def addressable_data(self: Any, index: int) -> Any:
-        if _state.current is not None and not _from_library(sys._getframe(1)) \
+        if _state.current is not None and not from_library(sys._getframe(1)) \
                 and not self.is_fully_replicated:
             # The pod's list: this process's shards in the array's device order.
             local = _local_shards(self, self.addressable_shards)
@@ -241,7 +222,7 @@ def wrap_distributed_initialize(original: Callable[..., Any]) -> Callable[..., A
     @functools.wraps(original)
     def initialize(*args: Any, **kwargs: Any) -> Any:
         config = _state.current
-        if config is not None and config.processes != 1 and not _from_library(sys._getframe(1)):
+        if config is not None and config.processes != 1 and not from_library(sys._getframe(1)):
             return None
         return original(*args, **kwargs)
 

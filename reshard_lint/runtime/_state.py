@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import threading
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Callable, Literal
 
 Reorder = Literal["warn", "raise", "ignore"]
 REORDER_CHOICES: tuple[str, ...] = ("warn", "raise", "ignore")
@@ -75,21 +75,33 @@ _process_config: StrictConfig | None = None
 current: StrictConfig | None = None
 
 
+def _no_wrappers(install: bool) -> None:
+    raise RuntimeError("reshard_lint.runtime did not register its JAX wrappers")
+
+
+# Installs (True) or removes (False) the JAX wrappers: set by the package (runtime/__init__)
+# when it is imported, which is always before this module can be used, so that this
+# low-level module never imports the module that patches JAX.
+_set_wrappers: Callable[[bool], None] = _no_wrappers
+
+
+def register_wrappers(set_wrappers: Callable[[bool], None]) -> None:
+    """Called once by the package: what ``_recompute`` calls to install or remove the wrappers."""
+    global _set_wrappers
+    _set_wrappers = set_wrappers
+
+
 def _recompute() -> None:
     """Refresh ``current`` and install or remove the JAX wrappers to match. Caller holds _lock."""
     global current
     new = _stack[-1][1] if _stack else _process_config
     needs_wrappers = bool(_stack) or _process_config is not None
     if needs_wrappers:
-        from . import _patch  # imports jax: only reached once strict mode is really used
-
-        _patch.install()
+        _set_wrappers(True)
         current = new
     else:
         current = None
-        patch = sys.modules.get("reshard_lint.runtime._patch")  # never installed: nothing to undo
-        if patch is not None:
-            patch.uninstall()
+        _set_wrappers(False)
 
 
 def new_program() -> None:

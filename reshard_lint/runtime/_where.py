@@ -32,7 +32,7 @@ def _dirs() -> tuple[tuple[str, ...], str | None]:
     return _packages, _stdlib
 
 
-def _is_library(filename: str) -> bool:
+def is_library(filename: str) -> bool:
     if filename.startswith("<"):
         return filename.startswith("<frozen ")  # else exec'd or interactive user code
     path = os.path.abspath(filename)
@@ -48,7 +48,29 @@ def user_location(frame: FrameType | None = None) -> tuple[str, int] | None:
     strict mode itself, starting at ``frame`` (default: the caller's)."""
     f: FrameType | None = frame if frame is not None else sys._getframe(1)
     while f is not None:
-        if not _is_library(f.f_code.co_filename):
+        if not is_library(f.f_code.co_filename):
             return f.f_code.co_filename, f.f_lineno
         f = f.f_back
     return None
+
+
+_REAL = ("jax.", "jaxlib.", "reshard_lint.runtime.")
+
+
+# ids of the globals of modules found to be JAX's (or strict mode's): modules live as long
+# as the process, so no other dict can take one of these ids. JAX's device_put asks an
+# array's is_fully_addressable on every call: the common answer must be a set lookup.
+library_globals: set[int] = set()
+
+
+def from_library(frame: FrameType) -> bool:
+    """Whether ``frame`` runs in JAX's or strict mode's own code (read from its module's
+    name): the wrappers answer JAX's own calls truthfully and simulate only the user's."""
+    namespace = frame.f_globals
+    if id(namespace) in library_globals:
+        return True
+    name = namespace.get("__name__", "")
+    if name == "jax" or name == "jaxlib" or name.startswith(_REAL):
+        library_globals.add(id(namespace))
+        return True
+    return False
