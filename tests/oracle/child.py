@@ -747,11 +747,11 @@ def run_program(prog: dict) -> dict:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             if "module" in prog:
-                sys.argv = [prog["module"]]
+                sys.argv = [prog["module"], *prog.get("argv", [])]
                 runpy.run_module(prog["module"], run_name="__main__", alter_sys=True)
             else:
                 path = os.path.join(root, prog["file"])
-                sys.argv = [path]
+                sys.argv = [path, *prog.get("argv", [])]
                 runpy.run_path(path, run_name="__main__")
     except SystemExit as e:
         if e.code not in (None, 0):

@@ -56,6 +56,7 @@ class Program:
     module: str | None = None
     timeout: int = 30
     platforms: tuple[str, ...] = ("cpu",)
+    argv: tuple[str, ...] = ()  # command-line arguments (an absltest file's test filter)
 
     @property
     def path(self) -> str:
@@ -63,6 +64,8 @@ class Program:
 
     def job(self) -> dict:
         d = {"id": self.id, "root": self.root, "timeout": self.timeout}
+        if self.argv:
+            d["argv"] = list(self.argv)
         if self.module:
             d["module"] = self.module
         else:

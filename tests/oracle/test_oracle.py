@@ -48,7 +48,12 @@ def sample(combined: dict) -> dict:
 
 
 def _generated_file(f: str) -> bool:
-    return f.startswith("generated/")
+    # (and jax's own tests, compared in the long run only)
+    return f.startswith(("generated/", "jax/tests/"))
+
+
+def _jax_tests_file(f: str) -> bool:
+    return f.startswith("jax/tests/")
 
 
 def test_standard_corpus_matches_the_baseline(standard: dict) -> None:
@@ -140,3 +145,31 @@ def test_long_run_dev_seeds(tmp_path: Path) -> None:
 @pytest.mark.oracle_long
 def test_long_run_heldout_seeds(tmp_path: Path) -> None:
     _long("heldout", tmp_path)
+
+
+@pytest.mark.oracle_long
+def test_long_run_jax_test_suites(tmp_path: Path) -> None:
+    """jax's own sharding tests (oracle.JAX_SUITES) run under the harness, compared with
+    the static side on the same files. ORACLE_JAX_TESTS names a jax checkout's tests/."""
+    import os
+    import time
+
+    where = os.environ.get("ORACLE_JAX_TESTS")
+    if not where:
+        pytest.skip("ORACLE_JAX_TESTS is not set (the tests/ directory of a jax checkout)")
+    os.environ.setdefault("JAX_NUM_GENERATED_CASES", "1")  # read by jax's test_util in the child
+    corpus = orc.jax_suites_corpus(Path(where))
+    assert corpus.programs, f"no test file of oracle.JAX_SUITES in {where}"
+    t0 = time.time()
+    result = orc.oracle([corpus], tmp_path, workers=2, fixes=False)
+    result["findings"] = [dict(f, path="jax/tests/" + f["path"])
+                          for f in orc.relative(result["findings"], Path(where).resolve())]
+    result["wall_seconds"] = round(time.time() - t0, 1)
+    out = Path(os.environ.get("ORACLE_REPORT_DIR", str(tmp_path))) / "oracle-long-jax-tests.json"
+    out.write_text(json.dumps(result, indent=1, default=str))
+    print(f"\njax tests in {where} ({result['wall_seconds']} s), report {out}\n" + orc.text_report(result))
+    # every file reached sites (a failing test case is a status 'error', not a failure here)
+    assert result["figures"].get("reached", 0) > 0
+    new, gone = kn.unexplained(result["findings"], scope=_jax_tests_file)
+    assert not new, f"{len(new)} findings not in known.json; see {out}:\n" + "\n".join(
+        f"{f['kind']} {f['path']}:{f['line']} {f['detail'][:200]}" for f in new[:30])
