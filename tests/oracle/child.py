@@ -35,7 +35,6 @@ os.environ["JAX_PLATFORMS"] = "cpu"
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import functools  # noqa: E402
-import io  # noqa: E402
 import json  # noqa: E402
 import runpy  # noqa: E402
 import signal  # noqa: E402
@@ -740,7 +739,8 @@ def run_program(prog: dict) -> dict:
     start = time.time()
     signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(int(prog.get("timeout", 30)))
-    out, err = io.StringIO(), io.StringIO()
+    # real files (a test's capture of stdout redirects the file descriptor)
+    out, err = open(os.devnull, "w"), open(os.devnull, "w")
     so, se = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = out, err
     try:
@@ -764,6 +764,8 @@ def run_program(prog: dict) -> dict:
     finally:
         signal.alarm(0)
         sys.stdout, sys.stderr = so, se
+        out.close()
+        err.close()
         sys.path[:], sys.argv[:] = old_path, old_argv
         os.chdir(old_cwd)
         try:
