@@ -15,19 +15,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from reshard_lint.runtime.platforms import SimDevice
 
-@dataclass(frozen=True)
-class MockDevice:
-    id: int
-    process_index: int
-    platform: str
-    device_kind: str
-    coords: tuple[int, int, int] = (0, 0, 0)
-    core_on_chip: int = 0
-    slice_index: int = 0
 
-    def __repr__(self) -> str:
-        return f"{self.platform}:{self.id}"
+# The device JAX's mesh builders read: the same class strict mode's simulated platforms
+# build (reshard_lint/runtime/platforms.py; importing it imports no jax).
+MockDevice = SimDevice
 
 
 @dataclass(frozen=True)
