@@ -33,6 +33,9 @@ def test_ci_runs_the_readme_test_command():
     code = [line for line in run.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     assert "cmd=$(python3 .ci/quickstart.py test)" in code
     assert 'bash -c "$cmd"' in code
+    # the comment that shows a reader the command quotes the README's, word for word
+    readme = _quickstart().commands((ROOT / "README.md").read_text(encoding="utf-8"))["test"]
+    assert f"#   {readme}" in run.splitlines()
     # nothing else installs or runs tests behind the README's back
     assert not any(re.search(r"\bpip\b|\bpytest\b", line) for line in code)
 
