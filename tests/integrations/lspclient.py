@@ -10,10 +10,14 @@ import json
 import queue
 import re
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
+
+# reshard-lint's language server, started as an editor starts it
+SERVER = [sys.executable, "-m", "reshard_lint.frontends.lsp"]
 
 Message = dict[str, Any]
 

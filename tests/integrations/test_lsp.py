@@ -6,16 +6,14 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-import pytest
 
 from reshard_lint.frontends.lsp_positions import DOCS_BASE
 from reshard_lint.rules import rule_by_code
 
-from .lspclient import LspClient, apply_workspace_edit, utf16_len
+from .lspclient import SERVER, LspClient, apply_workspace_edit, utf16_len
 
-SERVER = [sys.executable, "-m", "reshard_lint.frontends.lsp"]
 
 
 def _strip_markers(code: str) -> str:
@@ -35,13 +33,6 @@ def _offered_fix(actions: list[dict[str, Any]]) -> dict[str, Any]:
     return fix
 
 
-@pytest.fixture
-def client(tmp_path: Path) -> Iterator[LspClient]:
-    c = LspClient(SERVER, cwd=tmp_path)
-    try:
-        yield c
-    finally:
-        c.close()
 
 
 def _doc(tmp_path: Path, text: str, name: str = "train.py") -> str:

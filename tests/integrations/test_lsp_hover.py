@@ -3,29 +3,18 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import Iterator
 
-import pytest
 
 from reshard_lint.frontends.explain.gather import explain_source
 from reshard_lint.frontends.explain.text import render
 
 from .lspclient import LspClient
 
-SERVER = [sys.executable, "-m", "reshard_lint.frontends.lsp"]
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = (ROOT / "examples" / "train.py").read_text(encoding="utf-8")
 
 
-@pytest.fixture
-def client(tmp_path: Path) -> Iterator[LspClient]:
-    c = LspClient(SERVER, cwd=tmp_path)
-    try:
-        yield c
-    finally:
-        c.close()
 
 
 def _hover(c: LspClient, uri: str, line: int, character: int) -> object:
