@@ -339,6 +339,7 @@ class Engine:
         ctx.parsed_text = parsed_text
         ctx.call_counts = call_counts
         ctx.project = project  # project/view.py FileView: values imported from the project's modules
+        ctx.where = lambda: self._where(ctx, project)
         # anchor node id -> (priority, diagnostic): one diagnostic per call, the most specific.
         best: dict[int, tuple[int, Diagnostic]] = {}
         finishers: list[Rule] = []
@@ -353,12 +354,15 @@ class Engine:
                 # of that module (coverage counts it there), not a second one here.
                 transfers.append(event)
             for rule in self.by_event.get(type(event), ()):
-                if ctx.runtime not in rule.runtimes:
-                    continue
                 for diag in rule.check(event):  # type: ignore[arg-type]
                     if through is not None:
                         diag = _through(ctx, diag, through)
                     key = id(event.node)  # type: ignore[attr-defined]
+                    # Where the code runs is decided here, when a rule has something to say.
+                    why = ctx.silenced_by(rule.runtimes, event.node, through)  # type: ignore[attr-defined]
+                    if why is not None:
+                        ctx.runtime_silenced.append((key, rule.priority, diag, why))
+                        continue
                     prio = rule.priority
                     if key not in best or prio > best[key][0]:
                         best[key] = (prio, diag)
@@ -371,10 +375,12 @@ class Engine:
             analyzer.expected_sink = transfers.append
         analyzer.run()
         for rule in finishers:
-            if ctx.runtime not in rule.runtimes:
-                continue
             for node, diag in rule.finish(ctx):
                 key = id(node)
+                why = ctx.silenced_by(rule.runtimes, node)
+                if why is not None:
+                    ctx.runtime_silenced.append((key, rule.priority, diag, why))
+                    continue
                 if key not in best or rule.priority > best[key][0]:
                     best[key] = (rule.priority, diag)
         if observer is not None:
@@ -382,6 +388,17 @@ class Engine:
         analyzer.release()
         diags = [d for _, d in best.values()]
         return sorted(set(diags), key=lambda d: d.sort_key)
+
+
+    def _where(self, ctx: Any, view: Any) -> Any:
+        """Where the file's code runs (project/where.py); the files read to say so become
+        the result's dependencies."""
+        from ..project.where import decide
+
+        decision, deps = decide(self.settings, ctx.path, ctx.source, lambda: ctx.whole_tree, view)
+        if view is not None:
+            view.deps.update(deps)
+        return decision
 
 
 def _failed(result: FileResult, code: str, line: int, message: str) -> FileResult:
