@@ -12,9 +12,6 @@ from .devices import PLATFORMS, Evaluator, Verdict
 from .tree import Module
 from .values import DevVal, MeshVal, undecidable
 
-# Why a diagnostic in colocated Python code is not reported (coverage prints it).
-COLOCATED = "colocated Python"
-
 
 
 class FileContext:
@@ -39,11 +36,14 @@ class FileContext:
         # Where the file's code runs (docs/runtimes.md), decided when a rule that depends
         # on it first has something to say: ``where`` is the engine's decision
         # (project/where.py: settings, conftest.py files, imported modules), else the file's own.
-        self.where: Callable[[], rf.Decision] | None = None
+        self.where: Callable[[FileContext], rf.Decision] | None = None
         self._decision: rf.Decision | None = None
         self._signs: bool | None = None
         self._colocated: frozenset[int] | None = None
         self._whole: ast.Module | bool | None = None  # whole_tree of a sliced file; False: no parse
+        # What the whole file says of where it runs (stages/runtime_facts.py): a slice's
+        # comes with it (stages/prepared.py), a whole file's is read from its tree on demand.
+        self.file_facts: rf.FileFacts | None = None
         # What the multi-controller rules said that the runtime silenced (engine.analyse):
         # (anchor node id, its rule's priority, the diagnostic, why), for `coverage`.
         self.runtime_silenced: list[tuple[int, int, Any, str]] = []
@@ -81,7 +81,7 @@ class FileContext:
     def decision(self) -> rf.Decision:
         if self._decision is None:
             if self.where is not None:
-                self._decision = self.where()
+                self._decision = self.where(self)
             else:
                 setting = str(self.settings.get("runtime", "auto"))
                 self._decision = rf.decide(setting, [("the file", rf.facts_of_text(self.source))])
@@ -114,12 +114,21 @@ class FileContext:
         return self._whole if isinstance(self._whole, ast.Module) else None
 
     @property
+    def whole_facts(self) -> rf.FileFacts | None:
+        """What the whole file says of where it runs (None: it does not parse)."""
+        if self.file_facts is None:
+            tree = self.whole_tree
+            if tree is not None:
+                self.file_facts = rf.file_facts(tree, self.source)
+        return self.file_facts
+
+    @property
     def multicontroller_signs(self) -> bool:
         """Does the file use (not only import) what multi-process code uses:
         ``jax.process_index()``, ``jax.distributed``, ``multihost_utils.process_allgather(...)``?"""
         if self._signs is None:
-            self._signs = rf.may_use_multi_process(self.source) and \
-                rf.uses_multi_process(self.source, self.whole_tree)
+            facts = self.whole_facts if rf.may_use_multi_process(self.source) else None
+            self._signs = facts is not None and facts.multi_process
         return self._signs
 
     def silenced_by(self, runtimes: tuple[str, ...], *nodes: object) -> str | None:
@@ -132,7 +141,7 @@ class FileContext:
             return self.decision.reason or self.runtime
         colocated = self.colocated
         if colocated and any(n is not None and id(n) in colocated for n in nodes):
-            return COLOCATED
+            return rf.COLOCATED
         return None
 
     @property

@@ -20,13 +20,11 @@ changing their facts, which their interface hash holds: interface.py).
 
 from __future__ import annotations
 
-import ast
 import os
 from typing import TYPE_CHECKING, Callable, Iterator, Mapping
 
 from ..core.config import runtime_for
 from ..stages import runtime_facts as rf
-from .imports import imports_of
 from .modules import MODELLED
 from .summaries import digest
 
@@ -36,11 +34,11 @@ if TYPE_CHECKING:
 CONFTEST = "conftest.py"
 
 
-def decide(settings: Mapping[str, object], path: str, source: str, tree_of: Callable[[], ast.Module | None],
+def decide(settings: Mapping[str, object], path: str, source: str, facts_of: Callable[[], rf.FileFacts | None],
            view: "FileView | None") -> tuple[rf.Decision, dict[str, str]]:
     """(the decision for the file at ``path``, the project files it read with their digests).
-    ``tree_of()``: Python's tree of the whole ``source`` (None: it does not parse), asked
-    only when the detection reads it."""
+    ``facts_of()``: what the whole ``source`` says (None: it does not parse), asked only
+    when the detection reads it."""
     setting = str(settings.get("runtime", "auto"))
     deps: dict[str, str] = {}
     table = settings.get("per-file-runtime")
@@ -57,15 +55,14 @@ def decide(settings: Mapping[str, object], path: str, source: str, tree_of: Call
         setting = "auto"
     if setting != "auto":
         return rf.decide(setting, ()), deps
-    tree = tree_of() if rf.may_say(source) or (view is not None and "import" in source) else None
-    own = rf.facts_of(tree, source) if tree is not None and rf.may_say(source) else rf.NONE
-    sources: list[tuple[str, rf.Facts]] = [("the file", own)]
+    whole = facts_of() if rf.may_say(source) or (view is not None and "import" in source) else None
+    sources: list[tuple[str, rf.Facts]] = [("the file", whole.facts if whole is not None else rf.NONE)]
     if view is not None:
-        sources.extend(_others(view, path, source, tree, deps))
+        sources.extend(_others(view, path, whole, deps))
     return rf.decide(setting, sources), deps
 
 
-def _others(view: "FileView", path: str, source: str, tree: ast.Module | None,
+def _others(view: "FileView", path: str, whole: rf.FileFacts | None,
             deps: dict[str, str]) -> Iterator[tuple[str, rf.Facts]]:
     project = view.project
     here = os.path.abspath(path)
@@ -74,28 +71,41 @@ def _others(view: "FileView", path: str, source: str, tree: ast.Module | None,
         for conftest in _conftests(here, project.layout.root):
             facts = _facts(project, conftest, deps)
             if facts is not None:
-                yield f"{CONFTEST} ({project.display(conftest)})", facts
-    if "import" not in source:
-        return
-    if tree is None:
-        return  # it does not parse
+                yield project.display(conftest), facts
+    if whole is None:
+        return  # no imports, or it does not parse
     index = project.index
-    seen: set[str] = set()
-    for imp in imports_of(rf.import_statements(tree, source), view.module, index):
-        parts = imp.module.split(".")
-        if parts[0] in MODELLED:
+    for dotted in _imported_modules(whole.imports, view):
+        if dotted.split(".")[0] in MODELLED:
             continue  # jax stays the models', even in its own repository
-        for i in range(1, len(parts) + 1):  # importing a.b runs a/__init__.py first
-            dotted = ".".join(parts[:i])
-            if dotted in seen:
+        mod = index.find(dotted)
+        if mod is None or mod.path is None or os.path.abspath(mod.path) == here:
+            continue
+        facts = _facts(project, mod.path, deps)
+        if facts is not None:
+            yield f"{project.display(mod.path)} (imported)", rf.at_import(facts)
+
+
+def _imported_modules(imports: tuple[rf.ImportLine, ...], view: "FileView") -> Iterator[str]:
+    """The project modules the import statements run, each once: ``import a.b.c`` runs
+    ``a``, ``a.b`` and ``a.b.c``; ``from a.b import c`` runs ``a``, ``a.b`` and, when it is
+    a module, ``a.b.c``."""
+    index = view.project.index
+    seen: set[str] = set()
+    for kind, level, module, names in imports:
+        found: list[str] = [module]
+        if kind == "from":
+            base = view.absolute(level, module or None) if level else module
+            if not base:
                 continue
-            seen.add(dotted)
-            mod = index.find(dotted)
-            if mod is None or mod.path is None or os.path.abspath(mod.path) == here:
-                continue
-            facts = _facts(project, mod.path, deps)
-            if facts is not None:
-                yield f"{project.display(mod.path)} (imported)", rf.at_import(facts)
+            found = [base] + [f"{base}.{n}" for n in names if n != "*" and index.find(f"{base}.{n}") is not None]
+        for name in found:
+            parts = name.split(".")
+            for i in range(1, len(parts) + 1):
+                dotted = ".".join(parts[:i])
+                if dotted not in seen:
+                    seen.add(dotted)
+                    yield dotted
 
 
 def _conftests(path: str, root: str) -> Iterator[str]:

@@ -33,10 +33,8 @@ in a warm run without importing the engine.
 from __future__ import annotations
 
 import ast
-import re
 from bisect import bisect_left
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Callable, Iterable, Iterator
 
 from ..core import vocabulary as api
@@ -44,6 +42,8 @@ from .newer_syntax import parse
 
 SINGLE = "single-controller"
 MULTI = "multi-controller"
+# Why a finding in code that runs only through colocated Python is not reported.
+COLOCATED = "colocated Python"
 # What says one process, as a reason names it.
 NUM_CPU = api.NUM_CPU_DEVICES
 FORCE_FLAG = "--" + api.FORCE_HOST_DEVICE_COUNT
@@ -75,6 +75,38 @@ class Decision:
     explicit: bool = False  # from a setting (runtime, per-file-runtime), not detected
 
 
+# An import statement, as the project layer resolves it: ``import a.b`` is
+# ("import", 0, "a.b", ()); ``from ..m import x, y`` is ("from", 2, "m", ("x", "y")).
+ImportLine = tuple[str, int, str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    """What the whole file says, for the analysis of a slice of it: read where Python's
+    tree of the whole file is (stages/prepared.py), so that no one parses it again."""
+
+    facts: Facts
+    multi_process: bool  # uses_multi_process
+    imports: tuple[ImportLine, ...]
+
+
+def file_facts(tree: ast.Module, text: str) -> FileFacts:
+    names = _Names(tree, text)  # one walk of the import lines for the three
+    facts = facts_of(tree, text, names) if may_say(text) else NONE
+    return FileFacts(facts, uses_multi_process(text, tree, names), _import_lines(names.statements))
+
+
+def _import_lines(statements: list[ast.Import | ast.ImportFrom]) -> tuple[ImportLine, ...]:
+    """The import statements as the project layer resolves them, in order."""
+    out: list[ImportLine] = []
+    for node in sorted(statements, key=lambda n: (n.lineno, n.col_offset)):
+        if isinstance(node, ast.Import):
+            out.extend(("import", 0, a.name, ()) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            out.append(("from", node.level, node.module or "", tuple(a.name for a in node.names)))
+    return tuple(out)
+
+
 def may_say(text: str) -> bool:
     """Can the module's tree hold a fact? (substring tests: most texts hold none of the words)"""
     return any(w in text for w in api.RUNTIME_WORDS)
@@ -96,11 +128,11 @@ def facts_key(text: str) -> str:
     return facts_of_text(text).key()
 
 
-def facts_of(tree: ast.Module, text: str) -> Facts:
+def facts_of(tree: ast.Module, text: str, names: _Names | None = None) -> Facts:
     """The facts of Python's tree of ``text``. Only the statements on lines that name what
     a fact needs are walked (``_pruned``): a 7,000-line test file that names
     ``jax.distributed`` once costs that statement, not a walk of every node."""
-    names = _Names(tree, text)
+    names = names or _Names(tree, text)
     lines = _lines_with(text, api.RUNTIME_WORDS + _ENV_WORDS + names.aliases(_facts_qual))
     flag_names = _flag_names(tree, lines)
     one, one_import, launches, pw, pw_import = "", "", False, False, False
@@ -191,7 +223,7 @@ def may_use_multi_process(text: str) -> bool:
     return any(w in text for w in api.MULTI_PROCESS_WORDS)
 
 
-def uses_multi_process(text: str, tree: ast.Module | None) -> bool:
+def uses_multi_process(text: str, tree: ast.Module | None, names: _Names | None = None) -> bool:
     """Does the module use (not only import) what multi-process code uses:
     ``jax.process_index()``, ``jax.distributed``, ``multihost_utils`` ...? ``tree``:
     Python's tree of ``text`` when at hand."""
@@ -202,7 +234,7 @@ def uses_multi_process(text: str, tree: ast.Module | None) -> bool:
             tree = parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return False
-    names = _Names(tree, text)
+    names = names or _Names(tree, text)
     lines = _lines_with(text, api.MULTI_PROCESS_WORDS + names.aliases(_multi_qual))
     for node, _ in _pruned(tree, lines):
         if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
@@ -226,9 +258,12 @@ def colocated_nodes(tree: ast.Module) -> frozenset[int]:
     ``colocated_python_class``, and of the functions whose name is read only there."""
     names = _Names(tree, None)
     defs: dict[str, list[ast.AST]] = {}
+    reads: dict[str, list[int]] = {}  # name -> ids of the Name nodes that read it
     regions: list[ast.AST] = []
     for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if isinstance(node, ast.Name):
+            reads.setdefault(node.id, []).append(id(node))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             defs.setdefault(node.name, []).append(node)
             if any(_colocated(names.qual(d)) for d in node.decorator_list):
                 regions.append(node)
@@ -237,7 +272,8 @@ def colocated_nodes(tree: ast.Module) -> frozenset[int]:
             if isinstance(arg, ast.Lambda):
                 regions.append(arg)
             elif isinstance(arg, ast.Name):
-                regions.extend(defs.get(arg.id, ()))  # defined before the call, as Python needs
+                regions.append(arg)  # resolved below, once every definition is known
+    regions = [d for r in regions for d in (defs.get(r.id, []) if isinstance(r, ast.Name) else [r])]
     inside: set[int] = set()
     done: set[int] = set()
     while regions:
@@ -248,7 +284,7 @@ def colocated_nodes(tree: ast.Module) -> frozenset[int]:
                     inside.update(id(n) for n in ast.walk(part))
         # A function whose name is read only inside those bodies runs only there too.
         regions = [d for name, found in defs.items() for d in found
-                   if id(d) not in done and _read_only_inside(tree, name, inside)]
+                   if id(d) not in done and reads.get(name) and all(r in inside for r in reads[name])]
     return frozenset(inside)
 
 
@@ -256,11 +292,6 @@ def _bodies(node: ast.AST) -> list[ast.AST]:
     if isinstance(node, ast.Lambda):
         return [node.body]
     return list(getattr(node, "body", []))
-
-
-def _read_only_inside(tree: ast.Module, name: str, inside: set[int]) -> bool:
-    reads = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name]
-    return bool(reads) and all(id(n) in inside for n in reads)
 
 
 def _colocated(qual: str | None) -> bool:
@@ -279,8 +310,11 @@ class _Names:
 
     def __init__(self, tree: ast.Module, text: str | None) -> None:
         self.bound: dict[str, str] = {}
+        self.statements: list[ast.Import | ast.ImportFrom] = []
         nodes = ast.walk(tree) if text is None else (n for n, _ in _pruned(tree, _lines_with(text, ("import",))))
         for node in nodes:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                self.statements.append(node)
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
@@ -311,28 +345,25 @@ class _Names:
         return ".".join([base, *reversed(parts)])
 
 
-def import_statements(tree: ast.Module, text: str) -> ast.Module:
-    """A module of ``tree``'s import statements only (those on lines that say ``import``),
-    for the project layer to resolve without walking every node."""
-    body = [n for n, _ in _pruned(tree, _lines_with(text, ("import",))) if isinstance(n, (ast.Import, ast.ImportFrom))]
-    return ast.Module(body=body, type_ignores=[])  # type: ignore[arg-type]  # (statements, not nested)
-
-
 def _lines_with(text: str, words: Iterable[str]) -> list[int]:
-    """The numbers of the lines of ``text`` that hold one of ``words``, in order."""
+    """The numbers of the lines of ``text`` that hold one of ``words``, in order (str.find
+    per word: the words are rare, and a regular expression's alternation of them tries
+    each at every position)."""
+    starts: set[int] = set()
+    for word in set(words):
+        if not word:
+            continue
+        at = text.find(word)
+        while at >= 0:
+            starts.add(text.rfind("\n", 0, at) + 1)
+            at = text.find(word, at + len(word))
     out: list[int] = []
-    line, at = 1, 0
-    for m in _alternation(tuple(words)).finditer(text):
-        line += text.count("\n", at, m.start())
-        at = m.start()
-        if not out or out[-1] != line:
-            out.append(line)
+    line, pos = 1, 0
+    for start in sorted(starts):
+        line += text.count("\n", pos, start)
+        pos = start
+        out.append(line)
     return out
-
-
-@lru_cache(maxsize=64)
-def _alternation(words: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile("|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True)))
 
 
 def _pruned(tree: ast.Module, lines: list[int]) -> Iterator[tuple[ast.AST, bool]]:
