@@ -146,6 +146,7 @@ class MeshVal(Value):
     ctor: str  # 'Mesh', 'jax.make_mesh', ...
     name: Optional[str] = None  # the first name it was bound to
     sizes: tuple[int, ...] = ()
+    axes: Optional[tuple[str, ...]] = None  # the axis names, when the program spells them
 
 
 # A description, or how to write it: most values are never named in a message, and

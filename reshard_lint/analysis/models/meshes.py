@@ -13,6 +13,7 @@ from .. import devices as dv
 from ..arguments import Call
 from ..events import MeshBuilt, ShardingBuilt
 from ..scope import Scope
+from ..shard_indices import names_of
 from ..valueops import literal_shape, literal_sizes, ordered, shape_fns
 from ..values import (
     DevVal, MeshContextVal, MeshVal, SeqVal, ShardingVal, SpecVal, UNKNOWN, Value, undecidable,
@@ -32,7 +33,8 @@ def _mesh(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     else:
         d = DevVal(fn=undecidable, desc=an.ctx.code(call.arg_node(0, "devices") or node, 40), node=node)
         d.fresh = False
-    mesh = MeshVal(devices=d, node=node, ctor=api.MESH_WORD, sizes=d.sizes, name=an.name_for(node))
+    mesh = MeshVal(devices=d, node=node, ctor=api.MESH_WORD, sizes=d.sizes, name=an.name_for(node),
+                   axes=names_of(call.arg(1, "axis_names")))
     an.ctx.mesh_roots.add(id(d.fn))
     an.emit(MeshBuilt(node=node, ctx=an.ctx, mesh=mesh))
     return mesh
@@ -88,14 +90,16 @@ def _physical(an: Analyzer, call: Call, node: ast.Call, shape_v: Value, devs: Va
 @handles(api.MAKE_MESH)
 def _make_mesh(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     given = call.given(-1, "devices")
-    return make_mesh_value(an, call, node, call.arg(0, "axis_shapes"), call.arg(-1, "devices"), given)
+    return make_mesh_value(an, call, node, call.arg(0, "axis_shapes"), call.arg(-1, "devices"), given,
+                           axes=names_of(call.arg(1, "axis_names")))
 
 
 def make_mesh_value(an: Analyzer, call: Call, node: ast.Call, shape_v: Value, devs: Value, given: bool,
-                    name: Optional[str] = None) -> MeshVal:
+                    name: Optional[str] = None, axes: Optional[tuple[str, ...]] = None) -> MeshVal:
     """The mesh jax.make_mesh builds for this shape (and the devices given, if any)."""
     d = _physical(an, call, node, shape_v, devs, given)
-    mesh = MeshVal(devices=d, node=node, ctor=api.MAKE_MESH, sizes=d.sizes, name=name or an.name_for(node))
+    mesh = MeshVal(devices=d, node=node, ctor=api.MAKE_MESH, sizes=d.sizes, name=name or an.name_for(node),
+                   axes=axes)
     an.ctx.mesh_roots.add(id(d.fn))
     an.emit(MeshBuilt(node=node, ctx=an.ctx, mesh=mesh))
     return mesh
