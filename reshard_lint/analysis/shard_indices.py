@@ -101,7 +101,7 @@ def pieces(grid: DevArr, names: Sequence[str], entries: Entries) -> Optional[dic
     return out
 
 
-def _inside(need: Piece, held: Piece) -> bool:
+def inside(need: Piece, held: Piece) -> bool:
     """The needed piece lies within the held one, dimension by dimension (an array dim
     that divides evenly, as the blocks of a spec that fits require)."""
     for i in range(max(len(need), len(held))):
@@ -117,4 +117,4 @@ def receiving(held: dict[int, Piece], need: dict[int, Piece]) -> Optional[set[in
     two are not on one set of devices."""
     if set(held) != set(need):
         return None
-    return {d for d, p in need.items() if not _inside(p, held[d])}
+    return {d for d, p in need.items() if not inside(p, held[d])}

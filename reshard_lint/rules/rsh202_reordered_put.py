@@ -149,6 +149,14 @@ w = jax.device_put(z, NamedSharding(swapped, P('b', 'a')))
 print(float(w.sum()))
 """),
         Valid(_HEAD + """
+# Columns become a 2 x 4 grid of blocks: every device receives data whatever the order
+# (its new block is not inside its column), so the reversed order adds nothing.
+grid = Mesh(np.array(jax.devices()[::-1]).reshape(2, 4), ('a', 'b'))  # RSH102:8
+cols = jax.device_put(np.ones((8, 8)), NamedSharding(mesh, P(None, 'x')))
+y = jax.device_put(cols, NamedSharding(grid, P('a', 'b')))
+print(float(y.sum()))
+"""),
+        Valid(_HEAD + """
 # Reversed along an axis the spec does not split: every device needs the piece it holds.
 grid = Mesh(np.array(jax.devices()).reshape(2, 4), ('a', 'b'))
 cols = Mesh(grid.devices[:, ::-1], ('a', 'b'))  # RSH102:8

@@ -19,6 +19,10 @@ def _spans(index: Any, n: int) -> tuple[tuple[int, int], ...]:
     return tuple(s.indices(n)[:2] for s in index)
 
 
+def _inside(need: tuple[tuple[int, int], ...], held: tuple[tuple[int, int], ...]) -> bool:
+    return all(h0 <= a and b <= h1 for (a, b), (h0, h1) in zip(need, held))
+
+
 def _own(src: NamedSharding, dst: NamedSharding) -> NamedSharding | None:
     used: set[str] = set()
     for entry in dst.spec:
@@ -48,7 +52,7 @@ def order_moves(src: Any, dst: Any, ndim: int) -> tuple[int, int] | None:
     kept = {d.id: _spans(i, n) for d, i in own.devices_indices_map(shape).items()}
     moved = 0
     for d, piece in need.items():
-        inside = all(h0 <= a and b <= h1 for (a, b), (h0, h1) in zip(piece, held[d]))
-        if not inside and kept.get(d) != piece:
+        # the order is to blame where the same spec on x's mesh needs nothing new
+        if not _inside(piece, held[d]) and d in kept and _inside(kept[d], held[d]):
             moved += 1
     return (moved, len(need)) if moved else None

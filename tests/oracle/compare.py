@@ -109,12 +109,12 @@ def _inside(need: list, held: list) -> bool:
 
 def order_moves(src: dict, dst: dict, own: dict | None) -> bool | None:
     """Some device must receive a piece (its target piece is not inside the one it holds)
-    that the same spec on the array's own mesh would give it without a move; None when
+    where the same spec on the array's own mesh needs nothing new on it; None when
     the run did not record the pieces."""
     a, b = src.get("indices"), dst.get("indices")
     if not a or not b or not own:
         return None
-    return any(not _inside(b[d], a.get(d, [])) and own.get(d) != b[d] for d in b)
+    return any(not _inside(b[d], a.get(d, [])) and d in own and _inside(own[d], a.get(d, [])) for d in b)
 
 
 @dataclass

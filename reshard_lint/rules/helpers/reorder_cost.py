@@ -1,9 +1,9 @@
 """What a move between two orders of the same devices costs, device by device.
 
 RSH202 blames the target mesh's device order only for the bytes it makes move: the
-devices that must receive a piece (``shard_indices.receiving``) and that the same spec on
-the array's own mesh would have left where they are. A replicated target, a spec change
-that moves the data anyway, or two meshes whose axes give every device the same piece
+devices that must receive a piece (``shard_indices.receiving``) where the same spec on
+the array's own mesh would need none (its piece lies inside what the device holds). A
+replicated target, a spec change that moves the data anyway, or two meshes whose axes give every device the same piece
 (``P('model')`` on one mesh, ``P('model_q')`` on another over the same positions) move
 nothing because of the order. Decided on every model topology of a platform where the
 orders differ; anything unknown (a spec or axis names not written as literals, a mesh
@@ -18,7 +18,7 @@ from typing import Optional
 from ...analysis.context import FileContext
 from ...analysis.devarray import DevArr
 from ...analysis.partition import axis_names
-from ...analysis.shard_indices import Entries, Piece, pieces, receiving, spec_entries
+from ...analysis.shard_indices import Entries, Piece, inside, pieces, receiving, spec_entries
 from ...analysis.values import ShardingVal
 from .crossing import Pair
 
@@ -73,7 +73,9 @@ def order_cost(ctx: FileContext, pair: Pair) -> Optional[OrderCost]:
             if moving is None or need is None or own is None:
                 found = None
                 break
-            cost = {d for d in moving if need[d] != own.get(d)}
+            # Only devices that would keep what they hold on the array's own mesh: where
+            # the spec's change moves the data anyway, the order adds nothing.
+            cost = {d for d in moving if d in own and inside(own[d], held[d])}
             if not cost:
                 found = None
                 break

@@ -26,3 +26,13 @@ v = jax.device_put(z, NamedSharding(part, P('a', 'b')))
 renamed = Mesh(np.array(devs).reshape(2, 4), ('data', 'model'))
 r = jax.device_put(z, NamedSharding(renamed, P('data', 'model')))
 print(float(w.sum()), float(u.sum()), float(v.sum()), float(r.sum()))
+
+# columns to a grid of blocks on a reversed mesh: the spec's change moves every device's
+# data whatever the order (jax docs/notebooks/shard_map.py does this with make_mesh)
+rgrid = Mesh(np.array(devs[::-1]).reshape(2, 4), ('a', 'b'))
+colmesh = Mesh(np.array(devs), ('x',))
+c = jax.device_put(np.ones((8, 8)), NamedSharding(colmesh, P(None, 'x')))
+g = jax.device_put(c, NamedSharding(rgrid, P('a', 'b')))
+# a replicated target: every device needs the whole array, whatever the order
+rep = jax.device_put(z, NamedSharding(rgrid, P()))
+print(float(g.sum()), float(rep.sum()))
