@@ -70,7 +70,7 @@ def order_cost(ctx: FileContext, pair: Pair) -> Optional[OrderCost]:
             held, need = pieces(a, src_names, held_spec), pieces(b, dst_names, need_spec)
             own = _own(a, src_names, b, dst_names, need_spec)
             moving = receiving(held, need) if held is not None and need is not None else None
-            if moving is None or need is None or own is None:
+            if moving is None or held is None or need is None or own is None:
                 found = None
                 break
             # Only devices that would keep what they hold on the array's own mesh: where
