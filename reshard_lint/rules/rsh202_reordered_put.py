@@ -8,7 +8,7 @@ from .helpers.crossing import (PUT_KINDS, array_label, fix_hint, pairs, rebuild_
                                report, sides)
 from ..core.diagnostic import Diagnostic
 from ..analysis.events import Transfer
-from .helpers.reorder_cost import OrderCost, order_cost
+from ..analysis.reorder_cost import OrderCost, order_cost
 from .base import Grounding, Invalid, Outcome, Rule, Valid
 
 _HEAD = """\
@@ -44,7 +44,7 @@ class ReorderedPut(Rule):
         for pair in pairs(event):
             if pair.src is None or pair.dst is None or ctx.compare(pair.src, pair.dst) != "reordered":
                 continue
-            cost = order_cost(ctx, pair)
+            cost = order_cost(ctx, pair.array, pair.target)
             if cost is None:
                 continue
             x = array_label(ctx, event, pair)

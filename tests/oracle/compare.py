@@ -322,6 +322,12 @@ def compare(coverage: dict, diags: list[dict], concrete: dict[str, dict[str, dic
             if obs.crossing:
                 f = Finding("wrong_verdict", path, line, col, kind, verdict,
                             f"{site['detail'][:200]} || runs: {obs.summary()}", cause=cause(site["detail"]))
+        elif verdict == "same_pieces":
+            # the same devices in another order that moves nothing the own mesh would keep:
+            # wrong if a run shows other devices, or a device receiving such a piece
+            if obs.relations["different"] or any(m for m in obs.order_moves if m):
+                f = Finding("wrong_verdict", path, line, col, kind, verdict,
+                            f"{site['detail'][:200]} || runs: {obs.summary()}", cause=cause(site["detail"]))
         elif verdict == "unresolved":
             if obs.crossing:
                 figures["misses"] += 1

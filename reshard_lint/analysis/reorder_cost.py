@@ -15,12 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from ...analysis.context import FileContext
-from ...analysis.devarray import DevArr
-from ...analysis.partition import axis_names
-from ...analysis.shard_indices import Entries, Piece, inside, pieces, receiving, spec_entries
-from ...analysis.values import ShardingVal
-from .crossing import Pair
+from .context import FileContext
+from .devarray import DevArr
+from .partition import axis_names
+from .shard_indices import Entries, Piece, inside, pieces, receiving, spec_entries
+from .values import ArrayVal, ShardingVal, Value
 
 
 @dataclass(frozen=True)
@@ -28,6 +27,7 @@ class OrderCost:
     platform: str
     moved: int  # devices receiving a piece that the array's own mesh would leave in place
     devices: int  # on the smallest topology of ``platform`` that decides
+    decided: bool = True  # the same answer (moves or not) on every topology of the platform
 
     @property
     def every(self) -> bool:
@@ -48,10 +48,26 @@ def _own(src: DevArr, src_names: tuple[str, ...], dst: DevArr, dst_names: tuple[
     return None
 
 
-def order_cost(ctx: FileContext, pair: Pair) -> Optional[OrderCost]:
+def order_cost(ctx: FileContext, array: ArrayVal, target: Value) -> Optional[OrderCost]:
     """The devices the order alone makes receive bytes, on the first platform where every
     topology that builds both meshes says some do; None when none is shown."""
-    src, dst, target, array = pair.src, pair.dst, pair.target, pair.array
+    found = _costs(ctx, array, target)
+    return None if found is None else next((c for c in found if c.moved and c.decided), None)
+
+
+def order_moves_nothing(ctx: FileContext, array: ArrayVal, target: Value) -> bool:
+    """On every topology of every platform where the two orders differ, every device
+    holds or gets what the same spec on the array's own mesh gives it: decided, not
+    merely unshown."""
+    found = _costs(ctx, array, target)
+    return found is not None and bool(found) and all(not c.moved and c.decided for c in found)
+
+
+def _costs(ctx: FileContext, array: ArrayVal, target: Value) -> Optional[list[OrderCost]]:
+    """Per platform where the orders differ, its cost (``moved`` 0: nothing, decided on
+    every topology); None when some topology cannot decide."""
+    src = array.mesh
+    dst = target.mesh if isinstance(target, ShardingVal) else None
     if src is None or dst is None or not isinstance(target, ShardingVal) or array.derived:
         return None
     held_spec, need_spec = spec_entries(array.sharding.spec), spec_entries(target.spec)
@@ -59,8 +75,10 @@ def order_cost(ctx: FileContext, pair: Pair) -> Optional[OrderCost]:
     if held_spec is None or need_spec is None or src_names is None or dst_names is None:
         return None
     sizes = tuple(src.devices.sizes) + tuple(dst.devices.sizes)
+    out: list[OrderCost] = []
     for platform in ctx.reordered_on(src, dst):
         found: Optional[OrderCost] = None
+        every_topology_moves, seen = True, False
         for model in ctx.devices.models(sizes):
             if model.platform != platform:
                 continue
@@ -71,16 +89,17 @@ def order_cost(ctx: FileContext, pair: Pair) -> Optional[OrderCost]:
             own = _own(a, src_names, b, dst_names, need_spec)
             moving = receiving(held, need) if held is not None and need is not None else None
             if moving is None or held is None or need is None or own is None:
-                found = None
-                break
+                return None
+            seen = True
             # Only devices that would keep what they hold on the array's own mesh: where
             # the spec's change moves the data anyway, the order adds nothing.
             cost = {d for d in moving if d in own and inside(own[d], held[d])}
             if not cost:
-                found = None
-                break
-            if found is None or len(need) < found.devices:
+                every_topology_moves = False
+            elif found is None or len(need) < found.devices:
                 found = OrderCost(platform, len(cost), len(need))
-        if found is not None:
-            return found
-    return None
+        if found is None:
+            out.append(OrderCost(platform, 0, 0, seen))
+        else:  # moves on some topologies of the platform only: not decided there
+            out.append(found if every_topology_moves else OrderCost(platform, found.moved, found.devices, False))
+    return out
