@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .context import FileContext, describe_mesh
-from .events import Transfer
+from .events import PUT_KINDS, Transfer
 from .models.host import is_host
 from .reorder_cost import order_moves_nothing
 from .reasons import EXPECTED_ERROR, IMPORTED, NOT_COMPARABLE, OTHER, UNMODELLED_JAX
@@ -116,7 +116,7 @@ def _classify(ctx: FileContext, event: Transfer) -> Verdict:
         if a.mesh is None:
             return Verdict("unresolved", NOT_COMPARABLE)
         relation = ctx.compare(a.mesh, dst)
-        if relation == "reordered" and event.kind in ("device_put", "to_device") \
+        if relation == "reordered" and event.kind in PUT_KINDS \
                 and order_moves_nothing(ctx, a, t):
             kind = "same_pieces"
             evidence = f"'{x}' is on mesh {describe_mesh(ctx, a.mesh)} and the target on " \

@@ -16,11 +16,10 @@ from ...analysis.devices import PLATFORMS
 from ...analysis.partition import axis_names, spec_axes
 from ...core import vocabulary as api
 from ...core.diagnostic import Diagnostic, Edit, Fix, Import, Related
-from ...analysis.events import Transfer
+from ...analysis.events import PUT_KINDS, Transfer
 from ...analysis.values import ArrayVal, DevVal, MeshVal, SeqVal, ShardingVal, Value
 from .imports import can_import, import_note, spelled
 
-PUT_KINDS = ("device_put", "to_device")
 
 
 @dataclass
