@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from .context import FileContext, describe_mesh
+from .context import FileContext
+from .render import describe_mesh
 from .events import Transfer
 from .models.host import is_host
 from .reasons import EXPECTED_ERROR, IMPORTED, NOT_COMPARABLE, OTHER, UNMODELLED_JAX

@@ -6,7 +6,8 @@ import ast
 from typing import Iterable
 
 from ..analysis import tree
-from ..analysis.context import FileContext, describe_mesh
+from ..analysis.context import FileContext
+from ..analysis.render import describe_mesh
 from ..core.diagnostic import Diagnostic, Edit, Fix
 from ..analysis.events import MeshBuilt
 from .base import Grounding, Invalid, Outcome, Rule, Valid

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..analysis.context import describe_mesh
+from ..analysis.render import describe_mesh
 from ..analysis.models.commitments import single_device
 from .helpers.crossing import PUT_KINDS, array_label, pairs, report, sides
 from ..core.diagnostic import Diagnostic

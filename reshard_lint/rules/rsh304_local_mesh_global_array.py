@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..analysis.context import describe_mesh
+from ..analysis.render import describe_mesh
 from ..core.diagnostic import Diagnostic
 from ..analysis.events import Transfer
 from ..analysis.values import ShardingVal
