@@ -215,6 +215,15 @@ mesh = Mesh(np.array(jax.devices()), ('x',))
 steps = np.random.permutation(10)
 print(mesh.shape, steps.shape)
 """),
+        Valid("""
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+mesh = Mesh(np.array(jax.devices()), ('x',))
+x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+print(jax.jit(lambda a: a.sum())(x))
+""", note="the page's Use instead", instead=True),
     )
 
     grounding = Grounding(

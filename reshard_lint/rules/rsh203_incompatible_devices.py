@@ -216,6 +216,18 @@ half = Mesh(np.array(jax.devices()[:4]), ('x',))
 y = jax.shard_map(lambda a: a * 2, mesh=half, in_specs=P('x'), out_specs=P('x'))(np.arange(4.0))
 print(y.sharding)
 """, note="host data enters any shard_map"),
+        Valid("""
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+mesh = Mesh(np.array(jax.devices()), ('x',))
+x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+
+f = jax.jit(lambda a: a * 2, out_shardings=NamedSharding(mesh, P()))
+y = f(x)
+print(y.sharding)
+""", note="the page's Use instead", instead=True),
     ) + CONTEXT_EXAMPLES
 
     grounding = Grounding(

@@ -102,6 +102,18 @@ print(multihost_utils.host_local_array_to_global_array(per_host, Mesh(np.array(j
         Valid(_HEAD + """
 print(local.shape, glob.shape, per_host.shape)
 """),
+        Valid("""
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+glob = Mesh(np.array(jax.devices()), ('x',))
+n = 8 // jax.process_count()
+per_host = np.arange(float(n)) + n * jax.process_index()
+
+y = jax.make_array_from_process_local_data(NamedSharding(glob, P('x')), per_host, (8,))
+print(y.shape)
+""", note="the page's Use instead", instead=True),
     )
 
     grounding = Grounding(
