@@ -89,8 +89,13 @@ class _Unwrap(ast.NodeTransformer):
 
 def device_expression(ctx: FileContext, node: ast.expr) -> str:
     """A mesh's device argument as written, without the ``np.array(...)`` around it."""
-    copy = ast.parse(_one_line(node), mode="eval").body  # the tree is shared: rewrite a copy
-    text = _one_line(_Unwrap(ctx).visit(copy))
+    text = _one_line(node)
+    try:
+        copy = ast.parse(text, mode="eval").body  # the tree is shared: rewrite a copy
+    except (SyntaxError, ValueError, RecursionError):
+        copy = None  # (written back by a newer Python's rules than this one parses)
+    if copy is not None:
+        text = _one_line(_Unwrap(ctx).visit(copy))
     return text if len(text) <= _DEVICES_LIMIT else "..."
 
 
