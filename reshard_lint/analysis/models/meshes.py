@@ -14,6 +14,7 @@ from .. import devices as dv
 from ..arguments import Call
 from ..events import MeshBuilt, ShardingBuilt
 from ..scope import Scope
+from ..shard_indices import names_of
 from ..valueops import literal_shape, literal_sizes, ordered, shape_fns
 from ..values import (
     DevVal, MeshContextVal, MeshVal, QualVal, SeqVal, ShardingVal, SpecVal, UNKNOWN, Value, undecidable,
@@ -34,6 +35,7 @@ def _mesh(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
         d = DevVal(fn=undecidable, desc=an.ctx.code(call.arg_node(0, "devices") or node, 40), node=node)
         d.fresh = False
     mesh = MeshVal(devices=d, node=node, ctor=api.MESH_WORD, sizes=d.sizes, name=an.name_for(node),
+                   axes=names_of(call.arg(1, "axis_names")),
                    axis_types=axis_types(an, call, 2, api.AXIS_TYPE_AUTO, scope))
     an.ctx.mesh_roots.add(id(d.fn))
     an.emit(MeshBuilt(node=node, ctx=an.ctx, mesh=mesh))
@@ -119,16 +121,18 @@ def _axis_type(v: Value) -> Optional[str]:
 def _make_mesh(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     given = call.given(-1, "devices")
     return make_mesh_value(an, call, node, call.arg(0, "axis_shapes"), call.arg(-1, "devices"), given,
+                           axes=names_of(call.arg(1, "axis_names")),
                            types=axis_types(an, call, 2, api.AXIS_TYPE_EXPLICIT, scope))
 
 
 def make_mesh_value(an: Analyzer, call: Call, node: ast.Call, shape_v: Value, devs: Value, given: bool,
-                    name: Optional[str] = None, types: Optional[str] = None) -> MeshVal:
+                    name: Optional[str] = None, axes: Optional[tuple[str, ...]] = None,
+                    types: Optional[str] = None) -> MeshVal:
     """The mesh jax.make_mesh builds for this shape (and the devices given, if any), with
     ``types`` the type of every axis (``axis_types``)."""
     d = _physical(an, call, node, shape_v, devs, given)
     mesh = MeshVal(devices=d, node=node, ctor=api.MAKE_MESH, sizes=d.sizes, name=name or an.name_for(node),
-                   axis_types=types)
+                   axes=axes, axis_types=types)
     an.ctx.mesh_roots.add(id(d.fn))
     an.emit(MeshBuilt(node=node, ctx=an.ctx, mesh=mesh))
     return mesh
