@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from .context import FileContext, describe_mesh
+from .context import FileContext
+from .render import describe_mesh
 from .events import PUT_KINDS, Transfer
 from .models.host import is_host
 from .reorder_cost import order_moves_nothing

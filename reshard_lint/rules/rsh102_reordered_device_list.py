@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 from typing import Iterable
 
-from ..analysis.context import FileContext, describe_mesh
+from ..analysis.context import FileContext
+from ..analysis.render import describe_mesh
 from ..core.diagnostic import Diagnostic, Edit, Fix
 from ..analysis.events import MeshBuilt
 from ..analysis.values import DevVal

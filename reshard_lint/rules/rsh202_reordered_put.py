@@ -234,6 +234,17 @@ y = jax.device_put(whole, NamedSharding(rev, P()))
 z = jax.device_put(whole, NamedSharding(rev, P('x')))
 print(float(y.sum()), float(z.sum()))
 """, note="A replicated array is relabelled, not permuted: every device holds all of it"),
+        Valid("""
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+mesh = Mesh(np.array(jax.devices()), ('x',))
+x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+
+y = jax.device_put(x, NamedSharding(x.sharding.mesh, P()))  # replicated, in x's device order
+print(float(y.sum()))
+""", note="the page's Use instead: a real move in the array's own device order", instead=True),
     )
 
     grounding = Grounding(multi=Outcome("ok", where="all"), single=Outcome("ok"))
