@@ -34,11 +34,10 @@ EXCEPTIONS: dict[tuple[str, str | None], str] = {
     # word by choice: the kind of ``x.to_device(s)`` is "to_device", of jax.jit's
     # in_shardings "jit_in".
     ("analysis/events.py", "device_put"):
-        "a Transfer's kind (TransferKind), the label of an event, which a Literal type spells",
+        "a Transfer's kind (TransferKind), the label of an event, which a Literal type spells; "
+        "PUT_KINDS, the kinds that put an array on a target",
     ("analysis/models/transfers.py", "device_put"):
         "the Transfer kind the model reports (TransferKind, a Literal label)",
-    ("rules/helpers/crossing.py", "device_put"):
-        "the Transfer kinds a rule reads (PUT_KINDS: TransferKind labels)",
 }
 
 # The models' own tables of API words that no stage reads: (module, table) -> (why it

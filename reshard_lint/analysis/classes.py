@@ -231,7 +231,7 @@ class Classes(InterpreterBase):
                 self.building.pop()
         if not self.inline_stack:
             # Messages name this construction beside the other module's line
-            # (context.describe_mesh): two instances' meshes come from one line there.
+            # (render.describe_mesh): two instances' meshes come from one line there.
             for value in own.attrs.values():
                 mesh = value.mesh if isinstance(value, ShardingVal) else value
                 if isinstance(mesh, MeshVal):

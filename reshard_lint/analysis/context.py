@@ -55,7 +55,7 @@ class FileContext:
         self.project: Any = None
         self.display = path
         # id(mesh) -> the call in this file that made it in another module's function: a
-        # mesh with no name here is called by that call (describe_mesh).
+        # mesh with no name here is called by that call (render.describe_mesh).
         self.made_by: dict[int, ast.AST] = {}
 
     @property
@@ -277,24 +277,3 @@ def _sizes(*vals: DevVal) -> Iterable[int]:
     for v in vals:
         out.extend(v.sizes)
     return out
-
-
-def mesh_label(ctx: FileContext, mesh: MeshVal, limit: int = 40) -> str:
-    """``'mesh'``; for a mesh no name holds, the call in this file that made it
-    (``serving_mesh(2)``) or its constructor's code."""
-    if mesh.name:
-        return f"'{mesh.name}'"
-    call = ctx.made_by.get(id(mesh))
-    return ctx.code(call if call is not None else mesh.node, limit)
-
-
-def describe_mesh(ctx: FileContext, mesh: MeshVal) -> str:
-    """``'mesh' (line 12, jax.devices())`` for messages; a mesh another module's function
-    made for a call here: ``'train' (make_mesh(), line 7, built at mypkg/meshes.py:8,
-    jax.devices()[:n])``, or unnamed ``serving_mesh(2) (line 9, built at ...)``."""
-    call = ctx.made_by.get(id(mesh))
-    if call is None:
-        return f"{mesh_label(ctx, mesh)} ({ctx.at(mesh.node)}, {mesh.devices.desc})"
-    named = f"{ctx.code(call, 30)}, " if mesh.name else ""  # unnamed, the label is the call
-    built = f"built at {ctx.at(mesh.node)}, {mesh.devices.desc}"
-    return f"{mesh_label(ctx, mesh)} ({named}{ctx.at(call)}, {built})"

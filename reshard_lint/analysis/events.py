@@ -61,6 +61,8 @@ TransferKind = Literal[
     "local_data",  # jax.make_array_from_process_local_data(s, data, global_shape)
     "host_to_global",  # multihost_utils.host_local_array_to_global_array(x, mesh, spec)
 ]
+# The transfers that put an array on a target (no jit around them).
+PUT_KINDS: tuple[TransferKind, ...] = ("device_put", "to_device")
 
 
 @dataclass(eq=False)

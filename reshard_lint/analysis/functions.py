@@ -58,7 +58,7 @@ class Functions(InterpreterBase):
         else:
             result = self.inline(func, params)
         if func.home is not None and not self.inline_stack:
-            # Messages name this call beside the other module's line (context.describe_mesh).
+            # Messages name this call beside the other module's line (render.describe_mesh).
             for made in (result.items if isinstance(result, SeqVal) else (result,)):
                 if isinstance(made, MeshVal):
                     self.ctx.made_by.setdefault(id(made), node)

@@ -50,6 +50,8 @@ def _arg(call: ast.Call, index: int, keyword: str) -> Optional[ast.expr]:
 
 def axis_names(mesh: MeshVal) -> Optional[tuple[str, ...]]:
     """The axis names of ``Mesh(devs, names)`` or ``jax.make_mesh(shape, names)``."""
+    if mesh.axes is not None:
+        return mesh.axes
     if type(mesh.node) is not ast.Call or mesh.ctor not in (api.MESH_WORD, api.MAKE_MESH):
         return None
     return _strings(_arg(mesh.node, 1, "axis_names"))

@@ -146,6 +146,10 @@ class MeshVal(Value):
     ctor: str  # 'Mesh', 'jax.make_mesh', ...
     name: Optional[str] = None  # the first name it was bound to
     sizes: tuple[int, ...] = ()
+    axes: Optional[tuple[str, ...]] = None  # the axis names, when the program spells them
+    # The type of every axis when the source tells and all are one (models/meshes.py:
+    # 'Auto', 'Explicit', 'Manual'); None when unknown or mixed.
+    axis_types: Optional[str] = None
 
 
 # A description, or how to write it: most values are never named in a message, and

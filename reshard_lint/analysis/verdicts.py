@@ -2,7 +2,9 @@
 
 A resolved verdict is a claim like a diagnostic, so it is made only on evidence:
 ``same_devices`` where both sides provably hold the same devices in the same order (one
-mesh, or a target built from the array's own sharding), ``host_data`` where the value
+mesh, or a target built from the array's own sharding), ``same_pieces`` where a put goes
+to the same devices in another order that makes no device receive anything the same
+spec on the array's own mesh would not (``reorder_cost``), ``host_data`` where the value
 cannot be on a mesh (NumPy data, literals, uncommitted arrays). Anything less is
 unresolved, with the reason the value is unknown.
 """
@@ -12,15 +14,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from .context import FileContext, describe_mesh
-from .events import Transfer
+from .context import FileContext
+from .render import describe_mesh
+from .events import PUT_KINDS, Transfer
 from .models.host import is_host
+from .reorder_cost import order_moves_nothing
 from .reasons import EXPECTED_ERROR, IMPORTED, NOT_COMPARABLE, OTHER, UNMODELLED_JAX
 from .values import (
     ArrayVal, DevVal, HostVal, MeshVal, OwnShardingVal, QualVal, SeqVal, ShardingVal, Unknown, Value,
 )
 
-VERDICTS = ("crossing", "same_devices", "host_data", "unresolved")
+VERDICTS = ("crossing", "same_devices", "same_pieces", "host_data", "unresolved")
 
 
 @dataclass(frozen=True)
@@ -94,7 +98,7 @@ def _classify(ctx: FileContext, event: Transfer) -> Verdict:
     targets = _leaves(target) if isinstance(target, SeqVal) else [target] * len(arrays)
     if len(targets) != len(arrays):
         return Verdict("unresolved", OTHER)
-    evidence = ""
+    evidence, kind = "", "same_devices"
     for a, t in zip(arrays, targets):
         assert isinstance(a, ArrayVal)
         on, to = _device(a.sharding), _device(t)
@@ -110,8 +114,18 @@ def _classify(ctx: FileContext, event: Transfer) -> Verdict:
             if isinstance(t, (ShardingVal, DevVal)):
                 return Verdict("unresolved", NOT_COMPARABLE)
             return Verdict("unresolved", reason_of(t))
-        if a.mesh is None or ctx.compare(a.mesh, dst) != "same":
+        if a.mesh is None:
             return Verdict("unresolved", NOT_COMPARABLE)
-        evidence = f"'{x}' is on mesh {describe_mesh(ctx, a.mesh)} and the target on " \
-                   f"{describe_mesh(ctx, dst)}: the same devices in the same order"
-    return Verdict("same_devices", evidence)
+        relation = ctx.compare(a.mesh, dst)
+        if relation == "reordered" and event.kind in PUT_KINDS \
+                and order_moves_nothing(ctx, a, t):
+            kind = "same_pieces"
+            evidence = f"'{x}' is on mesh {describe_mesh(ctx, a.mesh)} and the target on " \
+                       f"{describe_mesh(ctx, dst)}: the same devices in another order, in which every " \
+                       "device holds or gets the piece the same spec on the array's own mesh gives it"
+            continue
+        if relation != "same":
+            return Verdict("unresolved", NOT_COMPARABLE)
+        evidence = evidence or f"'{x}' is on mesh {describe_mesh(ctx, a.mesh)} and the target on " \
+                               f"{describe_mesh(ctx, dst)}: the same devices in the same order"
+    return Verdict(kind, evidence)

@@ -44,6 +44,7 @@ TEST_UTIL_WITH_EXPLICIT_MESH = "jax._src.test_util.with_explicit_mesh"
 # shardings
 NAMED_SHARDING = "jax.sharding.NamedSharding"
 PARTITION_SPEC = "jax.sharding.PartitionSpec"
+AXIS_TYPE = "jax.sharding.AxisType"
 SINGLE_DEVICE_SHARDING = "jax.sharding.SingleDeviceSharding"
 SET_MESH = "jax.set_mesh"
 # arrays
@@ -113,6 +114,8 @@ ALIASES: dict[str, str] = {
     "jax.sharding.NamedSharding": NAMED_SHARDING,
     "jax.NamedSharding": NAMED_SHARDING,
     "jax._src.sharding_impls.NamedSharding": NAMED_SHARDING,
+    "jax.sharding.AxisType": AXIS_TYPE,
+    "jax._src.mesh.AxisType": AXIS_TYPE,
     "jax.sharding.PartitionSpec": PARTITION_SPEC,
     "jax.P": PARTITION_SPEC,
     "jax.sharding.P": PARTITION_SPEC,
@@ -244,7 +247,8 @@ PROSE_WORDS = frozenset({"devices"})
 # Mesh constructors: ``Mesh`` takes a device list made elsewhere; the builders take
 # jax.devices() themselves.
 MESH_WORD = "Mesh"
-MESH_BUILDERS = frozenset({"make_mesh", "create_mesh", "with_explicit_mesh"})
+MAKE_MESH_WORD = "make_mesh"
+MESH_BUILDERS = frozenset({MAKE_MESH_WORD, "create_mesh", "with_explicit_mesh"})
 MESH_CTORS = MESH_BUILDERS | {MESH_WORD}
 NAMED_SHARDING_WORD = "NamedSharding"
 DEVICE_PUT_WORD = "device_put"
@@ -260,6 +264,13 @@ ORIGINS = frozenset({DEVICE_PUT_WORD, "make_array_from_callback", "make_array_fr
 ORIGIN_KEYWORDS = frozenset({"out_shardings", "device"})
 DEVICE_KEYWORD = "device"  # device_put(x, device=d)
 MESH_KEYWORD = "mesh"  # NamedSharding(mesh=...)
+AXIS_TYPES_KEYWORD = "axis_types"  # Mesh(devs, names, axis_types=...), jax.make_mesh(...)
+# The members of jax.sharding.AxisType, and the type of every axis a builder gives when
+# axis_types is not passed (jax 0.10.2: jax/_src/mesh.py _normalize_axis_types for Mesh and
+# jtu.create_mesh; jax/_src/sharding_impls.py make_mesh and jtu.with_explicit_mesh: Explicit).
+AXIS_TYPE_AUTO = "Auto"
+AXIS_TYPE_EXPLICIT = "Explicit"
+AXIS_TYPE_MEMBERS = frozenset({AXIS_TYPE_AUTO, AXIS_TYPE_EXPLICIT, "Manual"})
 # Where an array with a known mesh meets something other than a second device source:
 # the context mesh, a shard's own device, a fetch to the host.
 ADDRESSABLE_SHARDS = "addressable_shards"

@@ -49,6 +49,10 @@ class Example:
     # follows the devices' hashes: it prints "order: [ids]" before the failing step, and a
     # run where every process printed the same order exercised nothing (tests/multicontroller).
     hash_order: bool = False
+    # The clean program the rule's page shows under "Use instead" (docs.py): at most one
+    # per rule; without one, the page shows the first firing example's fix, or the
+    # first clean example.
+    instead: bool = False
 
     def expected(self) -> list[tuple[int, int, str]]:
         return expected_markers(self.code)
@@ -60,8 +64,8 @@ def Invalid(code: str, fixed: str | None = None, *, runnable: bool = True, note:
                    runnable=runnable, note=note, platform=platform, hash_order=hash_order)
 
 
-def Valid(code: str, *, runnable: bool = True, note: str = "") -> Example:
-    return Example(code=_dedent(code), fires=False, runnable=runnable, note=note)
+def Valid(code: str, *, runnable: bool = True, note: str = "", instead: bool = False) -> Example:
+    return Example(code=_dedent(code), fires=False, runnable=runnable, note=note, instead=instead)
 
 
 def _dedent(code: str) -> str:

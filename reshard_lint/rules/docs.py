@@ -22,11 +22,19 @@ def _strip_markers(code: str) -> str:
     return re.sub(r"  # (RSH\d{3}:\d+\s*)+$", "", code, flags=re.MULTILINE)
 
 
+def use_instead(rule: type[Rule]) -> str:
+    """The page's "Use instead" program: the clean example marked ``instead``; else the
+    first firing example's fix; else the first clean example (markers removed)."""
+    clean = rule.clean()
+    marked = [e.code for e in clean if e.instead]
+    firing = rule.firing()
+    fixed = firing[0].fixed if firing else None
+    return _strip_markers(marked[0] if marked else fixed or (clean[0].code if clean else ""))
+
+
 def rule_doc(rule: type[Rule]) -> str:
     firing = rule.firing()
-    clean = rule.clean()
     example = firing[0] if firing else None
-    instead = example.fixed if example is not None and example.fixed else (clean[0].code if clean else "")
     fix = {"safe": "safe fix", "unsafe": "unsafe fix (--unsafe-fixes)",
            "none": "no automatic fix"}[rule.fix_safety]
     out = [
@@ -51,7 +59,7 @@ def rule_doc(rule: type[Rule]) -> str:
         "## Use instead",
         "",
         "```python",
-        _strip_markers(instead).rstrip(),
+        use_instead(rule).rstrip(),
         "```",
         "",
         "## Fix safety",

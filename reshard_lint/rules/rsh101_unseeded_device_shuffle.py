@@ -6,7 +6,8 @@ import ast
 from typing import Iterable
 
 from ..analysis import tree
-from ..analysis.context import FileContext, describe_mesh
+from ..analysis.context import FileContext
+from ..analysis.render import describe_mesh
 from ..core.diagnostic import Diagnostic, Edit, Fix
 from ..analysis.events import MeshBuilt
 from .base import Grounding, Invalid, Outcome, Rule, Valid
@@ -214,6 +215,15 @@ mesh = Mesh(np.array(jax.devices()), ('x',))
 steps = np.random.permutation(10)
 print(mesh.shape, steps.shape)
 """),
+        Valid("""
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+mesh = Mesh(np.array(jax.devices()), ('x',))
+x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+print(jax.jit(lambda a: a.sum())(x))
+""", note="the page's Use instead", instead=True),
     )
 
     grounding = Grounding(

@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 from typing import Iterable
 
-from ..analysis.context import FileContext, describe_mesh
+from ..analysis.context import FileContext
+from ..analysis.render import describe_mesh
 from ..core.diagnostic import Diagnostic, Edit, Fix
 from ..analysis.events import MeshBuilt
 from ..analysis.values import DevVal
@@ -30,7 +31,7 @@ class ReorderedDeviceList(Rule):
     fix_safety = "unsafe"
     events = (MeshBuilt,)
     what = "Flags a mesh built from a reordered device list: `jax.devices()` reversed (`[::-1]`, `reversed()`, `np.flip`), rotated (`d[k:] + d[:k]`, `np.concatenate([d[k:], d[:k]])`), rolled (`np.roll`), permuted with a shared seed (`rng.permutation(devs)`, `devs[rng.permutation(len(devs))]`), sorted by a key other than the device id, an axis of a grid reversed (`grid[:, ::-1]`), or another mesh's devices transposed or reordered (`mesh.devices.T`). A list made from a set (`list(x.devices())`) is RSH101: its order differs between processes. A topology builder that reshapes and transposes a fresh `jax.devices()` grid for the program's only mesh stays silent, and so do lists sorted by physical coordinates and devices handed to `jax.make_mesh(..., devices=...)` or `mesh_utils.create_device_mesh(shape, devices=...)`: JAX keeps their order on CPU, but sorts them by device id on GPU and lays them out by physical coordinates on TPU (`create_device_mesh` in jax/_src/mesh_utils.py), so a reversed list handed to them is a reordering on CPU only. Which devices such a mesh holds is the same on every platform and is checked (RSH201)."
-    why = 'JAX treats meshes with the same devices in another order as different device assignments. Arrays on a reordered mesh cannot meet arrays on natural-order meshes (`jax.make_mesh`, library code) inside `jit`: JAX raises `ValueError: Received incompatible devices for jitted computation`. Every `device_put` between the two orders moves every shard; reversing `jax.devices()` on a real cluster sends every shard to another host.'
+    why = 'JAX treats meshes with the same devices in another order as different device assignments. Arrays on a reordered mesh cannot meet arrays on natural-order meshes (`jax.make_mesh`, library code) inside `jit`: JAX raises `ValueError: Received incompatible devices for jitted computation`. A `device_put` between the two orders moves every shard the order places on another device (RSH202 counts them); reversing `jax.devices()` on a real cluster sends every shard of an array split over the mesh to another host.'
     fix_text = 'Unsafe. When the reordering is written inside the mesh construction (for example `Mesh(np.array(jax.devices()[::-1]), ...)`), the fix removes that one step. This changes which device holds which shard, so it is applied only with `--unsafe-fixes`.'
     references = ('jax-ml/jax#15903 (ops between meshes with transposed device order fail)', 'AI-Hypercomputer/maxtext#2863 (set_mesh changed device order, then incompatible devices)')
 
@@ -66,7 +67,8 @@ class ReorderedDeviceList(Rule):
         msg = (
             f"mesh {describe_mesh(ctx, event.mesh)} is built from {origin}: arrays on it cannot meet "
             "arrays on natural-order meshes inside jit (\"Received incompatible devices for jitted "
-            "computation\") and every device_put between the two moves every shard; build it from "
+            "computation\") and a device_put between the two moves every shard the order places on "
+            "another device; build it from "
             "jax.devices() in natural order, or with jax.make_mesh"
         )
         return Diagnostic(self.code, line, col, msg, end_line, end_col, fix=_undo(ctx, event, devs))

@@ -139,6 +139,15 @@ print(len(devices), sharding)
 with jax.make_mesh((8,), ('x',)) as mesh:
     print(NamedSharding(mesh, P('x')))
 """),
+        Valid("""
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+sharding = NamedSharding(Mesh(np.array(jax.devices()), ('x',)), P('x'))
+x = jax.device_put(np.arange(8.0), sharding)
+print(x.sharding)
+""", note="the page's Use instead", instead=True),
     )
 
     grounding = Grounding(

@@ -112,6 +112,16 @@ print([local[i] for i, _ in enumerate(local)])
 port = int("localhost:1234".split(":")[1])
 print(jax.devices()[port % jax.device_count()])
 """),
+        Valid("""
+import jax
+import numpy as np
+from jax.sharding import Mesh
+
+ids = [d.id for d in jax.devices()]
+by_id = {d.id: d for d in jax.devices()}
+mesh = Mesh(np.array([by_id[i] for i in ids]), ('x',))
+print(mesh.devices.shape)
+""", note="the page's Use instead", instead=True),
     )
 
     grounding = Grounding(

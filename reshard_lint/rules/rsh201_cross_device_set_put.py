@@ -427,6 +427,17 @@ def double(a):
 y = jax.device_put(double(x), NamedSharding(mesh, P()))
 print(y.sharding)
 """),
+        Valid("""
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+mesh = Mesh(np.array(jax.devices()), ('x',))
+x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+
+y = jax.device_put(x, NamedSharding(x.sharding.mesh, P()))  # replicated on x's devices
+print(y.sharding.spec)
+""", note="the page's Use instead: a real move on the array's own devices", instead=True),
     ) + FLOW_EXAMPLES
 
     grounding = Grounding(

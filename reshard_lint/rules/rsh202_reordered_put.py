@@ -8,7 +8,7 @@ from .helpers.crossing import (PUT_KINDS, array_label, fix_hint, pairs, rebuild_
                                report, sides)
 from ..core.diagnostic import Diagnostic
 from ..analysis.events import Transfer
-from ..analysis.partition import spec_axes
+from ..analysis.reorder_cost import OrderCost, order_cost
 from .base import Grounding, Invalid, Outcome, Rule, Valid
 
 _HEAD = """\
@@ -29,7 +29,7 @@ class ReorderedPut(Rule):
     fix_safety = "unsafe"
     severity = "warning"
     events = (Transfer,)
-    what = 'Flags the same calls as RSH201 when the two meshes hold the **same devices in a different order** (for example a target mesh on `jax.devices()[::-1]`, a transposed device grid or a seeded permutation) and the array is split over a mesh axis by a literal `PartitionSpec`. A replicated array (`P()`) and an array whose layout the analysis does not know stay silent: JAX relabels a replicated array\'s buffers instead of permuting them.'
+    what = "Flags the same calls as RSH201 when the two meshes hold the **same devices in a different order** (a target mesh on `jax.devices()[::-1]`, a seeded permutation, builders that order devices differently on TPU) and that order makes devices receive data. Each device's piece of the array is computed from the two shardings' literal `PartitionSpec`s and axis names, as JAX's `devices_indices_map` gives it, on model topologies of each platform; the rule fires when some device must receive a piece that the same spec on the array's own mesh would leave where it is, and says how many. A replicated target or source, a reorder along a mesh axis the spec does not split, a grid transposed together with its axis names, and a layout the analysis does not know stay silent."
     why = 'JAX accepts the move but takes its different-device-order reshard: every shard is permuted, about a full copy of the array, over the network when the devices are on several hosts (on 8 CPU devices a reversed 256 MB `device_put` took ~205 ms against ~140 ms, plus ~200 ms of compile). It is almost always an accident of how the second mesh was built.'
     fix_text = "Unsafe. Same as RSH201: the target is rebuilt on the array's own mesh when its spec can be written at the call and names only axes of that mesh (adding the `NamedSharding` or `PartitionSpec` import the file lacks), so the result keeps the array's device order instead of the order the code asked for. Applied only with `--unsafe-fixes`."
     platforms_text = "Compares device order on each target platform (`platforms`, default TPU, GPU and CPU): besides orders written in the code, it fires where two ordinary builders agree on CPU but not on multi-host TPU (`jax.make_mesh((16,))`, `jax.make_mesh((4, 4))` and `np.array(jax.devices())` are three orders there; `sorted(devs, key=lambda d: d.id)` is not enumeration order there), and the message says 'on multi-host TPU' and what orders each side. The TPU orders are checked against JAX's own builders on mock TPU topologies; the `jit` failure between two orders is read from JAX's source and observed on CPU with orders written by hand. See [platforms](../platforms.md)."
@@ -44,13 +44,13 @@ class ReorderedPut(Rule):
         for pair in pairs(event):
             if pair.src is None or pair.dst is None or ctx.compare(pair.src, pair.dst) != "reordered":
                 continue
-            if not _sharded(pair):
+            cost = order_cost(ctx, pair.array, pair.target)
+            if cost is None:
                 continue
             x = array_label(ctx, event, pair)
             msg = (
                 f"{event.spelled} moves '{x}' {sides(ctx, pair)}, the same devices in another order"
-                f"{reorder_clause(ctx, pair)}: "
-                "JAX permutes every shard (about a full copy, over the network across hosts); "
+                f"{reorder_clause(ctx, pair)}: {_effect(cost)}; "
                 f"build the target on the array's own mesh: {fix_hint(ctx, event, pair)}"
             )
             yield report(self.code, event, pair, msg, fix=rebuild_on_own_mesh(ctx, event, pair))
@@ -67,10 +67,12 @@ y = jax.device_put(x, NamedSharding(x.sharding.mesh, P('x')))  # RSH202:5
 print(float(y.sum()))
 """),
         Invalid(_HEAD + """
-grid = Mesh(np.array(jax.devices()).reshape(2, 4), ('a', 'b'))
-swapped = Mesh(grid.devices.T, ('b', 'a'))  # RSH102:11
+# Only the first row of devices is reversed: four of eight devices receive another piece.
+devs = jax.devices()
+grid = Mesh(np.array(devs).reshape(2, 4), ('a', 'b'))
 z = jax.device_put(np.ones((4, 4)), NamedSharding(grid, P('a', 'b')))
-w = jax.device_put(z, NamedSharding(swapped, P('b', 'a')))  # RSH202:5
+part = Mesh(np.array(devs[:4][::-1] + devs[4:]).reshape(2, 4), ('a', 'b'))  # RSH102:8
+w = jax.device_put(z, NamedSharding(part, P('a', 'b')))  # RSH202:5
 print(float(w.sum()))
 """),
         Invalid(_HEAD + """
@@ -135,6 +137,32 @@ print(float(y.sum()))
         Valid(_HEAD + """
 y = jax.device_put(x, NamedSharding(mesh, P()))
 print(float(y.sum()))
+"""),
+        Valid(_HEAD + """
+# The grid transposed together with its axis names: every device keeps its coordinates
+# on 'a' and 'b', so P('b', 'a') gives it the piece it would get on the array's own
+# mesh. The data moves because the spec changes, not because of the order.
+grid = Mesh(np.array(jax.devices()).reshape(2, 4), ('a', 'b'))
+swapped = Mesh(grid.devices.T, ('b', 'a'))  # RSH102:11
+z = jax.device_put(np.ones((4, 4)), NamedSharding(grid, P('a', 'b')))
+w = jax.device_put(z, NamedSharding(swapped, P('b', 'a')))
+print(float(w.sum()))
+"""),
+        Valid(_HEAD + """
+# Columns become a 2 x 4 grid of blocks: every device receives data whatever the order
+# (its new block is not inside its column), so the reversed order adds nothing.
+grid = Mesh(np.array(jax.devices()[::-1]).reshape(2, 4), ('a', 'b'))  # RSH102:8
+cols = jax.device_put(np.ones((8, 8)), NamedSharding(mesh, P(None, 'x')))
+y = jax.device_put(cols, NamedSharding(grid, P('a', 'b')))
+print(float(y.sum()))
+"""),
+        Valid(_HEAD + """
+# Reversed along an axis the spec does not split: every device needs the piece it holds.
+grid = Mesh(np.array(jax.devices()).reshape(2, 4), ('a', 'b'))
+cols = Mesh(grid.devices[:, ::-1], ('a', 'b'))  # RSH102:8
+z = jax.device_put(np.ones((4, 4)), NamedSharding(grid, P('a', None)))
+w = jax.device_put(z, NamedSharding(cols, P('a', None)))
+print(float(w.sum()))
 """),
         Valid(_HEAD + """
 rev = Mesh(np.array(jax.devices()[::-1]), ('x',))  # RSH102:7
@@ -206,20 +234,25 @@ y = jax.device_put(whole, NamedSharding(rev, P()))
 z = jax.device_put(whole, NamedSharding(rev, P('x')))
 print(float(y.sum()), float(z.sum()))
 """, note="A replicated array is relabelled, not permuted: every device holds all of it"),
+        Valid("""
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+mesh = Mesh(np.array(jax.devices()), ('x',))
+x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+
+y = jax.device_put(x, NamedSharding(x.sharding.mesh, P()))  # replicated, in x's device order
+print(float(y.sum()))
+""", note="the page's Use instead: a real move in the array's own device order", instead=True),
     )
 
     grounding = Grounding(multi=Outcome("ok", where="all"), single=Outcome("ok"))
 
 
-def _sharded(pair: object) -> bool:
-    """The moved array is split over a mesh axis by a literal spec. A replicated array
-    (``P()``) is not permuted: JAX's different-device-order reshard relabels its
-    buffers (``_different_device_order_reshard``, jax/_src/dispatch.py: no logical
-    device ids when the input is fully replicated); an array of unknown layout may be
-    replicated."""
-    array = pair.array  # type: ignore[attr-defined]
-    spec = array.sharding.spec
-    if array.derived or spec is None:
-        return False
-    axes = spec_axes(spec)
-    return bool(axes)
+def _effect(cost: OrderCost) -> str:
+    """How much the order moves (``order_cost``): every shard, or the share of devices."""
+    if cost.every:
+        return "JAX permutes every shard (about a full copy, over the network across hosts)"
+    return (f"JAX moves a shard onto {cost.moved} of the {cost.devices} devices (over the network "
+            "across hosts), where the same spec on the array's own mesh leaves theirs in place")

@@ -7,6 +7,7 @@ from typing import Iterable
 from .helpers.crossing import array_label, pairs, reorder_clause, report, sides
 from ..core.diagnostic import Diagnostic
 from ..analysis.events import ContextOp, Transfer
+from .helpers.rsh203_axis_types import types_differ, types_message
 from .helpers.rsh203_context_mesh import CONTEXT_EXAMPLES, context_diagnostic
 from .base import Grounding, Invalid, Outcome, Rule, Valid
 
@@ -30,7 +31,7 @@ class IncompatibleDevices(Rule):
     priority = 10
     events = (Transfer, ContextOp)
     what = "Flags `jax.jit(f, out_shardings=s)(x)` and `jax.jit(f, in_shardings=s)(x)` with a different device set, `jax.shard_map(f, mesh=m, ...)(x)` (also as `@partial(jax.shard_map, mesh=m, ...)`, and `jax.experimental.shard_map.shard_map`), `jax.lax.with_sharding_constraint(x, s)`, `jax.sharding.reshard(x, s)`, `jnp.asarray(x, device=s)` and eager binary operations `x + y`, when the array's mesh and the target's (or the other operand's) mesh differ in set or order; an operand may be computed from an array (a slice, a `jnp` function, a jitted call's result), which JAX keeps on that array's devices. Under the context mesh of `jax.set_mesh(m)` (or `use_mesh(m)`), it also flags a JAX computation (indexing or slicing, arithmetic, `jnp.*` and `jax.lax.*` calls, a jitted call) on an array committed to one device (`jax.device_put(x, device)`, `x.addressable_shards[i].data`, `x.addressable_data(i)`), and a jitted function with `out_shardings` on another mesh called there. The legacy `with mesh:` sets no such context and is not flagged."
-    why = 'These run inside one computation, which needs one device assignment. JAX raises `ValueError: Received incompatible devices for jitted computation` (for `in_shardings` on another device set: `Sharding passed to jit does not match the sharding on the respective arg`), on one host and on many.'
+    why = 'These run inside one computation, which needs one device assignment. JAX raises `ValueError: Received incompatible devices for jitted computation` (for `in_shardings` on another device set: `Sharding passed to jit does not match the sharding on the respective arg`), on one host and on many. An eager operation between an array on a `Mesh` (Auto axes unless `axis_types` says otherwise) and one on a `jax.make_mesh` mesh (Explicit axes by default in jax 0.10.2) raises `ValueError: Mesh for all inputs should be equal` first, on every platform: JAX compares the axis types of the meshes before their devices, and the message says so, with the fix (both meshes built the same way; `axis_types=(AxisType.Auto,)` on the `jax.make_mesh` side makes the types agree).'
     fix_text = 'No automatic fix: which mesh the computation should use is a design decision. Move the array first with `jax.device_put(x, s)`, or build both sides on one mesh. Under a context mesh: make the array on it (`jax.device_put(host_data, NamedSharding(m, P(...)))`, or `jax.make_array_from_process_local_data` in multi-controller code, where putting a committed single-device array onto a global sharding is RSH302), or leave the context (`with jax.set_mesh(other):`) for that computation.'
     platforms_text = "Compares device order on each target platform (`platforms`, default TPU, GPU and CPU): besides orders written in the code, it fires where two ordinary builders agree on CPU but not on multi-host TPU (`jax.make_mesh((16,))`, `jax.make_mesh((4, 4))` and `np.array(jax.devices())` are three orders there; `sorted(devs, key=lambda d: d.id)` is not enumeration order there), and the message says 'on multi-host TPU' and what orders each side. The TPU orders are checked against JAX's own builders on mock TPU topologies; the `jit` failure between two orders is read from JAX's source and observed on CPU with orders written by hand. See [platforms](../platforms.md)."
     references = ('jax-ml/jax#15903', 'AI-Hypercomputer/maxtext#2863 (incompatible devices under set_mesh)',
@@ -56,8 +57,8 @@ class IncompatibleDevices(Rule):
             how = {"different": "a different device set",
                    "reordered": "the same devices in another order"}.get(
                 verdict, "a different device set or order (depending on the device count)")
-            if verdict == "reordered":
-                how += reorder_clause(ctx, pair)
+            reorder = reorder_clause(ctx, pair) if verdict == "reordered" else ""
+            how += reorder
             x = array_label(ctx, event, pair)
             if event.kind == "jit_in":
                 raised = "ValueError: Sharding passed to jit does not match the sharding on the respective arg"
@@ -67,10 +68,13 @@ class IncompatibleDevices(Rule):
                 what = f"'{ctx.code(event.node, 40)}' combines '{x}' with an array"
             else:
                 what = f"{event.spelled} takes '{x}'"
-            msg = (
-                f"{what} {sides(ctx, pair)}, {how}: JAX raises \"{raised}\" on one host and on many; "
-                f"jax.device_put('{x}' onto the target's sharding) first, or use one mesh for both"
-            )
+            if event.kind == "binop" and types_differ(pair.src, pair.dst):
+                msg = types_message(ctx, what, sides(ctx, pair), reorder, bool(reorder), x, pair.src, pair.dst)
+            else:
+                msg = (
+                    f"{what} {sides(ctx, pair)}, {how}: JAX raises \"{raised}\" on one host and on many; "
+                    f"jax.device_put('{x}' onto the target's sharding) first, or use one mesh for both"
+                )
             yield report(self.code, event, pair, msg)
             return
 
@@ -212,6 +216,18 @@ half = Mesh(np.array(jax.devices()[:4]), ('x',))
 y = jax.shard_map(lambda a: a * 2, mesh=half, in_specs=P('x'), out_specs=P('x'))(np.arange(4.0))
 print(y.sharding)
 """, note="host data enters any shard_map"),
+        Valid("""
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+mesh = Mesh(np.array(jax.devices()), ('x',))
+x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+
+f = jax.jit(lambda a: a * 2, out_shardings=NamedSharding(mesh, P()))
+y = f(x)
+print(y.sharding)
+""", note="the page's Use instead", instead=True),
     ) + CONTEXT_EXAMPLES
 
     grounding = Grounding(

@@ -133,6 +133,18 @@ rev = Mesh(np.array(jax.devices()[::-1]), ('x',))  # RSH102:7
 f = jax.jit(lambda a: a * 2, out_shardings=NamedSharding(mesh, P('x')))
 print(float(f(np.arange(8.0)).sum()), rev.shape)
 """),
+        Valid("""
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+mesh = Mesh(np.array(jax.devices()), ('x',))
+x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+
+f = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(mesh, P('x')))
+y = f(x)
+print(float(y.sum()))
+""", note="the page's Use instead", instead=True),
     )
 
     grounding = Grounding(multi=Outcome("crash"), single=Outcome("ok"), timeout=60.0)

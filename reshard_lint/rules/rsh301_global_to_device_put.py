@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..analysis.context import describe_mesh
+from ..analysis.render import describe_mesh
 from .helpers.crossing import PUT_KINDS, array_label, is_device, pairs, report
 from ..core.diagnostic import Diagnostic
 from ..analysis.events import Event, Transfer
@@ -148,6 +148,18 @@ print(jax.device_put(single, second))
         Valid(_HEAD + """
 print([s.device for s in x.addressable_shards])
 """),
+        Valid("""
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+from jax.experimental import multihost_utils
+
+mesh = Mesh(np.array(jax.devices()), ('x',))
+x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+
+y = multihost_utils.process_allgather(x, tiled=True)
+print('process', jax.process_index(), y.shape)
+""", note="the page's Use instead", instead=True),
     )
 
     grounding = Grounding(

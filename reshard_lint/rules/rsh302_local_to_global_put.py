@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..analysis.context import describe_mesh
+from ..analysis.render import describe_mesh
 from ..analysis.models.commitments import single_device
 from .helpers.crossing import PUT_KINDS, array_label, pairs, report, sides
 from ..core.diagnostic import Diagnostic
@@ -135,6 +135,17 @@ print(y.shape, one.shape)
 host = np.arange(8.0) * 3
 print(jax.device_put(host, NamedSharding(local, P('x'))).shape)
 """),
+        Valid("""
+import jax
+import numpy as np
+from jax.sharding import Mesh, PartitionSpec as P
+from jax.experimental import multihost_utils
+
+glob = Mesh(np.array(jax.devices()), ('x',))
+per_host = np.arange(8.0)
+y = multihost_utils.host_local_array_to_global_array(per_host, glob, P('x'))
+print(y.shape)
+""", note="the page's Use instead", instead=True),
     )
 
     grounding = Grounding(

@@ -102,6 +102,18 @@ print(jax.device_put(x, NamedSharding(grid, P(('a', 'b')))).sharding)
         Valid(_HEAD + """
 print(local.shape, x.sharding)
 """),
+        Valid("""
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+from jax.experimental import multihost_utils
+
+glob = Mesh(np.array(jax.devices()), ('x',))
+x = jax.device_put(np.arange(8.0), NamedSharding(glob, P('x')))
+
+y = multihost_utils.global_array_to_host_local_array(x, glob, P('x'))
+print(y.shape)
+""", note="the page's Use instead", instead=True),
     )
 
     grounding = Grounding(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..analysis.context import describe_mesh
+from ..analysis.render import describe_mesh
 from ..core.diagnostic import Diagnostic
 from ..analysis.events import Transfer
 from ..analysis.values import ShardingVal
@@ -102,6 +102,18 @@ print(multihost_utils.host_local_array_to_global_array(per_host, Mesh(np.array(j
         Valid(_HEAD + """
 print(local.shape, glob.shape, per_host.shape)
 """),
+        Valid("""
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+glob = Mesh(np.array(jax.devices()), ('x',))
+n = 8 // jax.process_count()
+per_host = np.arange(float(n)) + n * jax.process_index()
+
+y = jax.make_array_from_process_local_data(NamedSharding(glob, P('x')), per_host, (8,))
+print(y.shape)
+""", note="the page's Use instead", instead=True),
     )
 
     grounding = Grounding(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Iterable
 
-from ..analysis.context import describe_mesh
+from ..analysis.render import describe_mesh, spec_label
 from ..analysis.events import Fetch
 from ..analysis.guards import ONE_PROCESS_TEST, pinned
 from ..analysis.partition import split_across_processes
@@ -53,7 +53,7 @@ class GlobalArrayFetch(Rule):
             x = ctx.code(event.value_node, 30)
         else:
             x = array.name or "the array"
-        spec = array.sharding.spec.code if array.sharding.spec is not None else "?"
+        spec = spec_label(array.sharding.spec) if array.sharding.spec is not None else "?"
         msg = (
             f"{event.spelled} fetches '{x}', sharded {spec} on mesh {describe_mesh(ctx, array.mesh)}, whose "
             "pieces are split across processes: multi-controller JAX raises \"RuntimeError: Fetching value "

@@ -183,6 +183,15 @@ print(jax.device_put(jnp.ones(3), jax.local_devices()[0]))
 mine = jax.devices()[jax.process_index() * jax.local_device_count()]
 print(jax.device_put(a, mine))
 """, note="the first device of this process"),
+        Valid("""
+import jax
+import numpy as np
+
+print('process', jax.process_index())
+a = jax.device_put(np.arange(8.0), jax.local_devices()[0])
+
+print(jax.device_put(a, jax.local_devices()[1]))
+""", note="the page's Use instead", instead=True),
     )
 
     grounding = Grounding(

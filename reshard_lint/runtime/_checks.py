@@ -21,6 +21,7 @@ from jax._src import xla_bridge as _xb
 from jax.sharding import PartitionSpec, Sharding
 
 from ._format import fmt_ids, fmt_procs
+from ._order import order_moves
 from ._state import StrictConfig
 from .errors import ReshardError, ReshardWarning, StrictConfigError
 
@@ -243,18 +244,28 @@ def _classify_uncached(src: Sharding, dst: Any, ndim: int, requested: int | str 
 
     if src_ids != dst_ids:
         try:
-            # Order only matters when shards differ per device: a replicated side means
-            # every device holds (or gets) the whole array whatever the order, and an
-            # equivalent pair puts the same shard on the same device either way.
-            if src.is_fully_replicated or dst.is_fully_replicated or src.is_equivalent_to(dst, ndim):
-                return None
+            cost = order_moves(src, dst, ndim)
         except Exception:
-            pass
+            # Not two NamedShardings: order only matters when shards differ per device (a
+            # replicated side means every device holds or gets the whole array whatever
+            # the order; an equivalent pair puts the same shard on the same device).
+            try:
+                if src.is_fully_replicated or dst.is_fully_replicated or src.is_equivalent_to(dst, ndim):
+                    return None
+            except Exception:
+                pass
+            cost = (len(dst_ids), len(dst_ids))
+        if cost is None:
+            return None
+        moved, total = cost
+        effect = ("so every shard is permuted (about a full copy, over the network across hosts)"
+                  if moved == total else
+                  f"so {moved} of the {total} devices receive a shard (over the network across hosts) "
+                  "that the same spec on x's mesh leaves in place")
         return Finding(
             "RSH202", src_ids, dst_ids,
             f"moves {{what}} from devices {fmt_ids(src_ids)} to {fmt_ids(dst_ids)}: the same "
-            f"devices in another order, so every shard is permuted (about a full copy, over "
-            f"the network across hosts); {_MESH_FIX}")
+            f"devices in another order, {effect}; {_MESH_FIX}")
     return None
 
 

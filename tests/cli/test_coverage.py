@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .conftest import CROSS, run, write
 
-VERDICTS = ("crossing", "same_devices", "host_data", "unresolved")
+VERDICTS = ("crossing", "same_devices", "same_pieces", "host_data", "unresolved")
 
 # Every verdict, and two reasons; the tests name the sites by line.
 MIXED = """\
@@ -50,7 +50,7 @@ def test_json_has_exactly_the_documented_keys_and_counts_add_up(project: Path) -
     assert out["files"] == 1
     assert list(out["verdicts"]) == list(VERDICTS)
     assert sum(out["verdicts"].values()) == out["sites"] == 7
-    assert out["verdicts"] == {"crossing": 1, "same_devices": 2, "host_data": 2, "unresolved": 2}
+    assert out["verdicts"] == {"crossing": 1, "same_devices": 2, "same_pieces": 0, "host_data": 2, "unresolved": 2}
     assert sum(out["unresolved_reasons"].values()) == out["verdicts"]["unresolved"]
     assert out["unresolved_reasons"] == {
         "a name imported from another module": 1,
@@ -255,3 +255,30 @@ d = jax.device_put(c, NamedSharding(flipped_mesh(jax.devices(), True), P('x')))
     by_line = {s["line"]: (s["verdict"], s["detail"]) for s in _json("--sites", cwd=project)["site_list"]}
     assert by_line[19][0] == "same_devices"
     assert by_line[21] == ("unresolved", "two meshes whose comparison is not certain on every topology")
+
+
+REORDERS = """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+grid = Mesh(np.array(jax.devices()).reshape(2, 4), ('a', 'b'))
+z = jax.device_put(np.ones((4, 8)), NamedSharding(grid, P('a', None)))
+cols = Mesh(grid.devices[:, ::-1], ('a', 'b'))
+u = jax.device_put(z, NamedSharding(cols, P('a', None)))
+rows = Mesh(grid.devices[::-1], ('a', 'b'))
+v = jax.device_put(z, NamedSharding(rows, P('a', None)))
+"""
+
+
+def test_a_reorder_that_moves_no_piece_is_resolved_and_one_that_moves_is_a_crossing(project: Path) -> None:
+    write(project, "train.py", REORDERS)
+    out = _json("--sites", cwd=project)
+    by_line = {s["line"]: (s["verdict"], s["detail"]) for s in out["site_list"]}
+    # reversed along 'b', which P('a', None) does not split: every device keeps its piece
+    assert by_line[8] == ("same_pieces", "'z' is on mesh 'grid' (line 5, jax.devices()) and the target on "
+                          "'cols' (line 7, grid.devices[:, ::-1]): the same devices in another order, in "
+                          "which every device holds or gets the piece the same spec on the array's own "
+                          "mesh gives it")
+    # reversed along 'a': every device gets the other half
+    assert by_line[10][0] == "crossing" and by_line[10][1].startswith("RSH202 jax.device_put moves 'z'")

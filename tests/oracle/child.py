@@ -107,6 +107,30 @@ def sharding_placement(s, shape=None) -> dict:
     return rec
 
 
+def own_indices(a, t) -> dict | None:
+    """The pieces the target's spec gives on the array's own mesh (by axis name when the
+    spec names only axes of that mesh, of the same sizes; else the array's devices in
+    their order laid out in the target's shape and names): what RSH202's claim is
+    measured against. None when neither can be built."""
+    try:
+        s = a.sharding
+        if not (isinstance(s, NamedSharding) and isinstance(t, NamedSharding)):
+            return None
+        used = set()
+        for e in t.spec:
+            used.update((e,) if isinstance(e, str) else tuple(e or ()))
+        sm, tm = s.mesh, t.mesh
+        if used <= set(sm.axis_names) and all(sm.shape[x] == tm.shape[x] for x in used):
+            own = NamedSharding(sm, t.spec)
+        elif sm.devices.size == tm.devices.size:
+            own = NamedSharding(Mesh(sm.devices.reshape(tm.devices.shape), tm.axis_names), t.spec)
+        else:
+            return None
+        return {str(d.id): _slices(i, a.shape) for d, i in own.devices_indices_map(tuple(a.shape)).items()}
+    except Exception:
+        return None
+
+
 def placement(v) -> dict:
     """Where a value lives: a committed or uncommitted array, host data, a tracer."""
     if isinstance(v, _core.Tracer):
@@ -249,7 +273,8 @@ def w_device_put(x, device=None, *args, **kw):
     if f is None or not _RECORDING[0]:
         return real(x, device, *args, **kw)
     leaves, targets = _targets_for(x, device)
-    pairs = [{"src": placement(a), "dst": target_placement(t, _shape(a))} for a, t in zip(leaves, targets)]
+    pairs = [{"src": placement(a), "dst": target_placement(t, _shape(a)), "own": own_indices(a, t)}
+             for a, t in zip(leaves, targets)]
     rec = record(f, "device_put", pairs, untargeted=device is None)
     try:
         out = real(x, device, *args, **kw)
@@ -268,7 +293,8 @@ def w_to_device(self, device, *args, **kw):
     real = _REAL["to_device"]
     if f is None:
         return real(self, device, *args, **kw)
-    rec = record(f, "to_device", [{"src": placement(self), "dst": target_placement(device, _shape(self))}])
+    rec = record(f, "to_device", [{"src": placement(self), "dst": target_placement(device, _shape(self)),
+                                   "own": own_indices(self, device)}])
     try:
         return real(self, device, *args, **kw)
     except Exception as e:

@@ -103,6 +103,20 @@ def indices_change(src: dict, dst: dict) -> bool | None:
     return any(a.get(d) != b.get(d) for d in a)
 
 
+def _inside(need: list, held: list) -> bool:
+    return all(h[0] <= n[0] and n[1] <= h[1] for n, h in zip(need, held))
+
+
+def order_moves(src: dict, dst: dict, own: dict | None) -> bool | None:
+    """Some device must receive a piece (its target piece is not inside the one it holds)
+    where the same spec on the array's own mesh needs nothing new on it; None when
+    the run did not record the pieces."""
+    a, b = src.get("indices"), dst.get("indices")
+    if not a or not b or not own:
+        return None
+    return any(not _inside(b[d], a.get(d, [])) and d in own and _inside(own[d], a.get(d, [])) for d in b)
+
+
 @dataclass
 class Observed:
     """What the runs did at one site (all records, all platforms)."""
@@ -111,15 +125,18 @@ class Observed:
     platforms: dict = field(default_factory=lambda: defaultdict(set))
     errors: list = field(default_factory=list)
     index_changes: list = field(default_factory=list)  # for reordered pairs
+    order_moves: list = field(default_factory=list)  # for reordered pairs: order_moves()
     spans: list = field(default_factory=list)  # (src processes 2, 4) for fetches and device targets
     pairs: list = field(default_factory=list)  # (platform, pair record)
     records: int = 0
 
-    def add(self, rel: str, platform: str, src: dict | None = None, dst: dict | None = None) -> None:
+    def add(self, rel: str, platform: str, src: dict | None = None, dst: dict | None = None,
+            own: dict | None = None) -> None:
         self.relations[rel] += 1
         self.platforms[platform].add(rel)
         if rel == "reordered" and src is not None and dst is not None:
             self.index_changes.append(indices_change(src, dst))
+            self.order_moves.append(order_moves(src, dst, own))
 
     @property
     def crossing(self) -> bool:
@@ -148,7 +165,7 @@ def _observe(records: list[tuple[str, dict]], kind: str) -> Observed:
             continue
         for p in rec.get("pairs", []):
             src, dst = p["src"], p["dst"]
-            obs.add(relation(src, dst), plat, src, dst)
+            obs.add(relation(src, dst), plat, src, dst, p.get("own"))
             if src.get("k") == "array" and src.get("devices"):
                 obs.spans.append((len(processes(src["devices"], 2)), len(processes(src["devices"], 4)),
                                   src.get("indices"), src.get("shape")))
@@ -173,6 +190,10 @@ def check_claim(code: str, obs: Observed, kind: str) -> str | None:
             return f"RSH202 claims the same devices in another order; the runs show {obs.summary()}"
         if not any(c for c in obs.index_changes):
             return f"RSH202 claims shards are permuted; no device's shard index changes ({obs.summary()})"
+        recorded = [m for m in obs.order_moves if m is not None]
+        if recorded and not any(recorded):
+            return ("RSH202 claims the order moves pieces the array's own mesh would keep in place; "
+                    f"no device receives such a piece ({obs.summary()})")
     elif code == "RSH203":
         if not obs.crossing:
             return f"RSH203 claims another set or order; the runs show {obs.summary()}"
@@ -299,6 +320,12 @@ def compare(coverage: dict, diags: list[dict], concrete: dict[str, dict[str, dic
                 figures["raised_at_resolved_site"] += 1
                 raised_resolved.append(f"{path}:{line}:{col} {verdict}: {obs.errors[0][:200]}")
             if obs.crossing:
+                f = Finding("wrong_verdict", path, line, col, kind, verdict,
+                            f"{site['detail'][:200]} || runs: {obs.summary()}", cause=cause(site["detail"]))
+        elif verdict == "same_pieces":
+            # the same devices in another order that moves nothing the own mesh would keep:
+            # wrong if a run shows other devices, or a device receiving such a piece
+            if obs.relations["different"] or any(m for m in obs.order_moves if m):
                 f = Finding("wrong_verdict", path, line, col, kind, verdict,
                             f"{site['detail'][:200]} || runs: {obs.summary()}", cause=cause(site["detail"]))
         elif verdict == "unresolved":

@@ -260,7 +260,8 @@ def text_report(result: dict) -> str:
         f"programs: {result['programs']} (status on CPU: {result['program_status']}), "
         f"skipped: {len(result['skipped'])}, platform runs: {result['platform_runs']}",
         f"static sites: {fig.get('sites', 0)} (crossing {fig.get('static_crossing', 0)}, same_devices "
-        f"{fig.get('static_same_devices', 0)}, host_data {fig.get('static_host_data', 0)}, unresolved "
+        f"{fig.get('static_same_devices', 0)}, same_pieces {fig.get('static_same_pieces', 0)}, host_data "
+        f"{fig.get('static_host_data', 0)}, unresolved "
         f"{fig.get('static_unresolved', 0)}); reached by a run: {fig.get('reached', 0)}; unreached: "
         f"{fig.get('unreached', 0)}; crossing in a run: {fig.get('concrete_crossing', 0)}",
         f"false positives: {result['counts'].get('false_positive', 0)}, wrong verdicts: "

@@ -8,14 +8,16 @@ import math
 from typing import TYPE_CHECKING, Optional
 
 from ...core import vocabulary as api
+from ...core.qualnames import canonical
 from .registry import handles
 from .. import devices as dv
 from ..arguments import Call
 from ..events import MeshBuilt, ShardingBuilt
 from ..scope import Scope
+from ..shard_indices import names_of
 from ..valueops import literal_shape, literal_sizes, ordered, shape_fns
 from ..values import (
-    DevVal, MeshContextVal, MeshVal, SeqVal, ShardingVal, SpecVal, UNKNOWN, Value, undecidable,
+    DevVal, MeshContextVal, MeshVal, QualVal, SeqVal, ShardingVal, SpecVal, UNKNOWN, Value, undecidable,
 )
 
 if TYPE_CHECKING:
@@ -32,7 +34,9 @@ def _mesh(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     else:
         d = DevVal(fn=undecidable, desc=an.ctx.code(call.arg_node(0, "devices") or node, 40), node=node)
         d.fresh = False
-    mesh = MeshVal(devices=d, node=node, ctor=api.MESH_WORD, sizes=d.sizes, name=an.name_for(node))
+    mesh = MeshVal(devices=d, node=node, ctor=api.MESH_WORD, sizes=d.sizes, name=an.name_for(node),
+                   axes=names_of(call.arg(1, "axis_names")),
+                   axis_types=axis_types(an, call, 2, api.AXIS_TYPE_AUTO, scope))
     an.ctx.mesh_roots.add(id(d.fn))
     an.emit(MeshBuilt(node=node, ctx=an.ctx, mesh=mesh))
     return mesh
@@ -85,17 +89,50 @@ def _physical(an: Analyzer, call: Call, node: ast.Call, shape_v: Value, devs: Va
                   order_by="builder", builder_shape=literal or ())
 
 
+def axis_types(an: Analyzer, call: Call, index: int, default: str, scope: Scope) -> Optional[str]:
+    """The type of every axis of the mesh a call builds: ``default`` when it passes no
+    ``axis_types``; the member of ``AxisType`` it passes for every axis
+    (``(AxisType.Explicit,)``, ``(AxisType.Auto,) * n``, ``AxisType.Auto``); None when
+    the axes' types are mixed or not literal."""
+    node = call.arg_node(index, api.AXIS_TYPES_KEYWORD)
+    if node is None:
+        return None if call.has_star else default
+    value = call.arg(index, api.AXIS_TYPES_KEYWORD)
+    if type(node) is ast.BinOp and type(node.op) is ast.Mult:
+        # (AxisType.Auto,) * n: the element, read again (an attribute of a module: no event)
+        literal = next((side for side in (node.left, node.right) if type(side) in (ast.Tuple, ast.List)), None)
+        if literal is None or not all(type(e) in (ast.Attribute, ast.Name) for e in literal.elts):  # type: ignore[attr-defined]
+            return None
+        value = SeqVal(tuple(an.eval(e, scope) for e in literal.elts))  # type: ignore[attr-defined]
+    items = value.items if isinstance(value, SeqVal) else (value,)
+    kinds = {_axis_type(v) for v in items}
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _axis_type(v: Value) -> Optional[str]:
+    """``Auto`` for ``jax.sharding.AxisType.Auto`` however imported; None otherwise."""
+    if not isinstance(v, QualVal):
+        return None
+    base, _, member = v.qual.rpartition(".")
+    return member if canonical(base) == api.AXIS_TYPE and member in api.AXIS_TYPE_MEMBERS else None
+
+
 @handles(api.MAKE_MESH)
 def _make_mesh(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     given = call.given(-1, "devices")
-    return make_mesh_value(an, call, node, call.arg(0, "axis_shapes"), call.arg(-1, "devices"), given)
+    return make_mesh_value(an, call, node, call.arg(0, "axis_shapes"), call.arg(-1, "devices"), given,
+                           axes=names_of(call.arg(1, "axis_names")),
+                           types=axis_types(an, call, 2, api.AXIS_TYPE_EXPLICIT, scope))
 
 
 def make_mesh_value(an: Analyzer, call: Call, node: ast.Call, shape_v: Value, devs: Value, given: bool,
-                    name: Optional[str] = None) -> MeshVal:
-    """The mesh jax.make_mesh builds for this shape (and the devices given, if any)."""
+                    name: Optional[str] = None, axes: Optional[tuple[str, ...]] = None,
+                    types: Optional[str] = None) -> MeshVal:
+    """The mesh jax.make_mesh builds for this shape (and the devices given, if any), with
+    ``types`` the type of every axis (``axis_types``)."""
     d = _physical(an, call, node, shape_v, devs, given)
-    mesh = MeshVal(devices=d, node=node, ctor=api.MAKE_MESH, sizes=d.sizes, name=name or an.name_for(node))
+    mesh = MeshVal(devices=d, node=node, ctor=api.MAKE_MESH, sizes=d.sizes, name=name or an.name_for(node),
+                   axes=axes, axis_types=types)
     an.ctx.mesh_roots.add(id(d.fn))
     an.emit(MeshBuilt(node=node, ctx=an.ctx, mesh=mesh))
     return mesh

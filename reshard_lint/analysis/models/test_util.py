@@ -16,7 +16,8 @@ from ..arguments import Call
 from ..reasons import UNMODELLED_JAX
 from ..scope import Scope
 from ..values import UNKNOWN, ConstVal, MeshContextVal, MeshDecoratorVal, Value, unknown
-from .meshes import make_mesh_value
+from .meshes import axis_types, make_mesh_value
+from ..shard_indices import names_of
 
 if TYPE_CHECKING:
     from ..interpreter import Analyzer
@@ -37,7 +38,9 @@ def _test_util_create_mesh(an: Analyzer, call: Call, node: ast.Call, scope: Scop
     on the devices sorted by id instead: not modelled."""
     if _iota_order(call, 2):
         return unknown(UNMODELLED_JAX)
-    return make_mesh_value(an, call, node, call.arg(0, "mesh_shape"), UNKNOWN, False)
+    return make_mesh_value(an, call, node, call.arg(0, "mesh_shape"), UNKNOWN, False,
+                           axes=names_of(call.arg(1, "axis_names")),
+                           types=axis_types(an, call, 3, api.AXIS_TYPE_AUTO, scope))
 
 
 @handles(api.TEST_UTIL_WITH_EXPLICIT_MESH)
@@ -49,5 +52,7 @@ def _test_util_with_explicit_mesh(an: Analyzer, call: Call, node: ast.Call, scop
     if _iota_order(call, 3):
         return unknown(UNMODELLED_JAX)
     # The test receives it as ``mesh``: messages call it so.
-    mesh = make_mesh_value(an, call, node, call.arg(0, "sizes"), UNKNOWN, False, name="mesh")
+    mesh = make_mesh_value(an, call, node, call.arg(0, "sizes"), UNKNOWN, False, name="mesh",
+                           axes=names_of(call.arg(1, "names")),
+                           types=axis_types(an, call, 2, api.AXIS_TYPE_EXPLICIT, scope))
     return MeshDecoratorVal(MeshContextVal(mesh, node))

@@ -5,8 +5,9 @@ transfer event with the diagnostic anchored at its call (as ``reshard-lint cover
 reads them), ``crossing.pairs`` lines the moved array up with its target, and each
 mesh's device list is evaluated on the model topologies of every target platform
 (analysis/devices.py). No syntax node is walked here: positions and labels come from the
-analysis context's ``at``/``mesh_label``/``describe_mesh``, axis names from
-``analysis.partition.axis_names``, the layout from the recorded spec's text.
+analysis context's ``at`` and ``analysis.render``'s ``mesh_label``/``describe_mesh``,
+axis names from ``analysis.partition.axis_names``, the layout from the recorded spec
+(``render.spec_label``).
 """
 
 from __future__ import annotations
@@ -172,12 +173,12 @@ def _explain_event(ctx: Any, event: Any, diag: Any) -> Optional[Explanation]:
 
 
 def _side(ctx: Any, role: str, mesh: Any, sharding: Any, layout_known: bool) -> Side:
-    from ...analysis.context import describe_mesh, mesh_label
+    from ...analysis.render import describe_mesh, mesh_label, spec_label
     from ...analysis.partition import axis_names
 
     spec = getattr(sharding, "spec", None)
     return Side(role, mesh_label(ctx, mesh, 40), describe_mesh(ctx, mesh), axis_names(mesh),
-                spec.code if spec is not None and layout_known else None)
+                spec_label(spec) if spec is not None and layout_known else None)
 
 
 def _explain_pair(ctx: Any, pair: Any, diag: Any) -> Optional[Explanation]:

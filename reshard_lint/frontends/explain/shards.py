@@ -15,9 +15,11 @@ the device's position in the mesh.
 from __future__ import annotations
 
 import ast
-import itertools
 import math
 from typing import Optional, Sequence
+
+from ...analysis.devarray import DevArr
+from ...analysis.shard_indices import pieces as shard_pieces
 
 # (block index, blocks) per array dimension; () for a replicated array.
 Piece = tuple[tuple[int, int], ...]
@@ -51,24 +53,13 @@ def parse_spec(code: Optional[str]) -> Optional[SpecEntries]:
 def pieces(shape: Sequence[int], names: Optional[Sequence[str]],
            spec: Optional[SpecEntries]) -> Optional[list[Piece]]:
     """The piece each position of a mesh of ``shape`` holds (row-major order), or None
-    when the axis names or the spec are unknown or do not fit the mesh."""
-    if names is None or spec is None or len(names) != len(shape):
+    when the axis names or the spec are unknown or do not fit the mesh: the analysis's
+    own computation (``analysis.shard_indices``), on a mesh whose ids are positions."""
+    if names is None or spec is None:
         return None
-    size = dict(zip(names, shape))
-    if any(axis not in size for entry in spec for axis in entry):
-        return None
-    out: list[Piece] = []
-    for coords in itertools.product(*(range(n) for n in shape)):
-        at = dict(zip(names, coords))
-        piece: list[tuple[int, int]] = []
-        for entry in spec:
-            index, blocks = 0, 1
-            for axis in entry:
-                index = index * size[axis] + at[axis]
-                blocks *= size[axis]
-            piece.append((index, blocks))
-        out.append(tuple(piece))
-    return out
+    n = math.prod(shape)
+    got = shard_pieces(DevArr(tuple(range(n)), tuple(shape)), tuple(names), spec)
+    return None if got is None else [got[i] for i in range(n)]
 
 
 def positions(shape: Sequence[int]) -> list[Piece]:

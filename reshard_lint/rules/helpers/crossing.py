@@ -11,16 +11,16 @@ from dataclasses import dataclass
 from typing import Iterator, Optional, TypeGuard
 
 from ...analysis import tree
-from ...analysis.context import FileContext, describe_mesh, mesh_label
+from ...analysis.context import FileContext
+from ...analysis.render import describe_mesh, mesh_label, spec_label
 from ...analysis.devices import PLATFORMS
 from ...analysis.partition import axis_names, spec_axes
 from ...core import vocabulary as api
 from ...core.diagnostic import Diagnostic, Edit, Fix, Import, Related
-from ...analysis.events import Transfer
+from ...analysis.events import PUT_KINDS, Transfer
 from ...analysis.values import ArrayVal, DevVal, MeshVal, SeqVal, ShardingVal, Value
 from .imports import can_import, import_note, spelled
 
-PUT_KINDS = ("device_put", "to_device")
 
 
 @dataclass
@@ -182,6 +182,17 @@ def spec_code(ctx: FileContext, target: Value) -> Optional[str]:
     return ctx.code(node, 10_000) if ok else None
 
 
+def spec_hint(ctx: FileContext, target: Value) -> Optional[str]:
+    """The target's PartitionSpec as a message writes it (``P('x', None)``): a spec of
+    literal axes wherever it was built, another where the file can write it at the call
+    (``spec_code``)."""
+    if not isinstance(target, ShardingVal) or target.spec is None:
+        return None
+    node = target.spec.node
+    literal = isinstance(node, ast.Call) and not node.keywords and all(_axis_literal(a) for a in node.args)
+    return spec_label(target.spec) if literal or spec_code(ctx, target) is not None else None
+
+
 def spec_text(ctx: FileContext, target: Value) -> Optional[tuple[str, tuple[Import, ...]]]:
     """The target's PartitionSpec as this file can write it, with the import it needs.
 
@@ -306,7 +317,7 @@ def _written_mesh_arg(target: Value, node: ast.AST) -> Optional[ast.expr]:
 
 def fix_hint(ctx: FileContext, event: Transfer, pair: Pair) -> str:
     x = array_label(ctx, event, pair)
-    spec = spec_code(ctx, pair.target) or "spec"
+    spec = spec_hint(ctx, pair.target) or "spec"
     if _spec_misses_own_mesh(pair):
         spec = "spec"  # the target's spec names an axis the array's mesh lacks: not written
     if pair.array.derived == "tree" and pair.src is not None and pair.src.name:

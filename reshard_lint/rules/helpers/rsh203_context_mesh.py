@@ -9,7 +9,8 @@ from __future__ import annotations
 import ast
 from typing import Iterable
 
-from ...analysis.context import FileContext, describe_mesh
+from ...analysis.context import FileContext
+from ...analysis.render import describe_mesh
 from ...analysis.events import ContextOp
 from ...analysis.values import ArrayVal, MeshContextVal, MeshVal, ShardingVal
 from .crossing import related

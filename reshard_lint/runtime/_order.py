@@ -1,0 +1,58 @@
+"""What a move between two orders of the same devices makes move, on real shardings.
+
+The runtime side of RSH202's placement semantics (reshard_lint/analysis/shard_indices.py
+on the static side): JAX's own ``devices_indices_map`` gives each device's piece of the
+array before and after; a device receives bytes when its new piece is not inside the
+one it holds; the order is to blame for those that the same spec on the array's own mesh
+would have left in place. The array's dimensions are taken as the device count each,
+which every spec that fits the mesh divides, so the pieces depend on the layout only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jax.sharding import Mesh, NamedSharding
+
+
+def _spans(index: Any, n: int) -> tuple[tuple[int, int], ...]:
+    return tuple(s.indices(n)[:2] for s in index)
+
+
+def _inside(need: tuple[tuple[int, int], ...], held: tuple[tuple[int, int], ...]) -> bool:
+    return all(h0 <= a and b <= h1 for (a, b), (h0, h1) in zip(need, held))
+
+
+def _own(src: NamedSharding, dst: NamedSharding) -> NamedSharding | None:
+    used: set[str] = set()
+    for entry in dst.spec:
+        if entry is None:
+            continue
+        used.update((entry,) if isinstance(entry, str) else tuple(entry))
+    sm, tm = src.mesh, dst.mesh
+    if used <= set(sm.axis_names) and all(sm.shape[a] == tm.shape[a] for a in used):
+        return NamedSharding(sm, dst.spec)
+    if sm.devices.size == tm.devices.size:
+        return NamedSharding(Mesh(sm.devices.reshape(tm.devices.shape), tm.axis_names), dst.spec)
+    return None
+
+
+def order_moves(src: Any, dst: Any, ndim: int) -> tuple[int, int] | None:
+    """(devices the order makes receive a piece, devices), or None when it makes none;
+    raises for shardings this cannot read (the caller keeps its coarser test)."""
+    if not (isinstance(src, NamedSharding) and isinstance(dst, NamedSharding)):
+        raise TypeError("not two NamedShardings")
+    own = _own(src, dst)
+    if own is None:
+        raise ValueError("no own-mesh layout to compare with")
+    n = dst.mesh.devices.size
+    shape = (n,) * ndim
+    held = {d.id: _spans(i, n) for d, i in src.devices_indices_map(shape).items()}
+    need = {d.id: _spans(i, n) for d, i in dst.devices_indices_map(shape).items()}
+    kept = {d.id: _spans(i, n) for d, i in own.devices_indices_map(shape).items()}
+    moved = 0
+    for d, piece in need.items():
+        # the order is to blame where the same spec on x's mesh needs nothing new
+        if not _inside(piece, held[d]) and d in kept and _inside(kept[d], held[d]):
+            moved += 1
+    return (moved, len(need)) if moved else None
