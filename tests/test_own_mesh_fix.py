@@ -137,3 +137,13 @@ def test_the_hint_for_a_list_is_per_leaf() -> None:
 def test_the_hint_parenthesises_an_expression() -> None:
     [d] = _found("y = jax.device_put(x + 1, NamedSharding(half, P()))\n")
     assert "NamedSharding((x + 1).sharding.mesh, P())" in d.message
+
+
+def test_a_bare_spec_under_a_context_mesh_is_replaced_whole() -> None:
+    # P('x', None, None) is no NamedSharding call: its first entry is an axis, not a mesh
+    [d] = _found("""
+        z = jax.device_put(np.ones((8, 2, 2)), NamedSharding(mesh, P('x', None, None)))
+        with jax.set_mesh(half):
+            y = jax.device_put(z, P('x', None, None))
+        """)
+    assert _fix_text(d) == "NamedSharding(z.sharding.mesh, P('x', None, None))"

@@ -357,8 +357,8 @@ def _written_mesh_arg(target: Value, node: ast.AST) -> Optional[ast.expr]:
     """The mesh argument of ``node`` when ``node`` is the NamedSharding call that built
     ``target`` (first positional argument or ``mesh=``); None otherwise."""
     if not (isinstance(target, ShardingVal) and target.node is node and target.mesh is not None
-            and isinstance(node, ast.Call)):
-        return None
+            and not target.from_context and isinstance(node, ast.Call)):
+        return None  # (a bare P(...) under a context mesh is no NamedSharding call)
     args = tree.call_args(node)
     if any(tree.arg_star(a) for a in args):
         return None
