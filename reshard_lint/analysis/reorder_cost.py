@@ -34,18 +34,26 @@ class OrderCost:
         return self.moved == self.devices
 
 
-def _own(src: DevArr, src_names: tuple[str, ...], dst: DevArr, dst_names: tuple[str, ...],
-         entries: Entries) -> Optional[dict[int, Piece]]:
+def _own(src: DevArr, src_names: tuple[str, ...], held_spec: Entries, dst: DevArr,
+         dst_names: tuple[str, ...], entries: Entries) -> Optional[dict[int, Piece]]:
     """The pieces the target's spec gives on the array's own mesh: by axis name when the
-    spec names only axes of that mesh, of the same sizes; else the array's devices in
-    their order, laid out in the target's shape and names."""
+    spec names only axes of that mesh, of the same sizes. Else, when the two shardings
+    lay the array out alike position by position (``P('x')`` on 8 devices and
+    ``P(('a', 'b'))`` on a 2 x 4 grid: the k-th device of each holds block k), the move
+    only reorders that layout, and on the array's own mesh every device keeps its piece.
+    Otherwise there is no such mesh to compare with (None): the spec's change is the move."""
     used = {a for e in entries for a in e}
     src_size, dst_size = dict(zip(src_names, src.shape)), dict(zip(dst_names, dst.shape))
     if used <= set(src_names) and all(src_size.get(a) == dst_size.get(a) for a in used):
         return pieces(src, src_names, entries)
-    if len(src.flat) == len(dst.flat):
-        return pieces(DevArr(src.flat, dst.shape), dst_names, entries)
-    return None
+    n = len(src.flat)
+    if n != len(dst.flat):
+        return None
+    by_position_src = pieces(DevArr(tuple(range(n)), src.shape), src_names, held_spec)
+    by_position_dst = pieces(DevArr(tuple(range(n)), dst.shape), dst_names, entries)
+    if by_position_src is None or by_position_src != by_position_dst:
+        return None
+    return pieces(src, src_names, held_spec)
 
 
 def order_cost(ctx: FileContext, array: ArrayVal, target: Value) -> Optional[OrderCost]:
@@ -88,7 +96,7 @@ def _costs(ctx: FileContext, array: ArrayVal, target: Value) -> Optional[list[Or
             if a is None or b is None or sorted(a.flat) != sorted(b.flat) or a.flat == b.flat:
                 continue  # not this pair's reordering on this topology
             held, need = pieces(a, src_names, held_spec), pieces(b, dst_names, need_spec)
-            own = _own(a, src_names, b, dst_names, need_spec)
+            own = _own(a, src_names, held_spec, b, dst_names, need_spec)
             moving = receiving(held, need) if held is not None and need is not None else None
             if moving is None or held is None or need is None or own is None:
                 return None

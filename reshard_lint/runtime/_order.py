@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jax.sharding import Mesh, NamedSharding
+from jax.sharding import NamedSharding
 
 
 def _spans(index: Any, n: int) -> tuple[tuple[int, int], ...]:
@@ -23,7 +23,15 @@ def _inside(need: tuple[tuple[int, int], ...], held: tuple[tuple[int, int], ...]
     return all(h0 <= a and b <= h1 for (a, b), (h0, h1) in zip(need, held))
 
 
-def _own(src: NamedSharding, dst: NamedSharding) -> NamedSharding | None:
+def _by_position(s: NamedSharding, n: int, ndim: int) -> list[tuple[tuple[int, int], ...]]:
+    index = s.devices_indices_map((n,) * ndim)
+    return [_spans(index[d], n) for d in s.mesh.devices.flat]
+
+
+def _own(src: NamedSharding, dst: NamedSharding, ndim: int) -> NamedSharding | None:
+    """The target's spec on x's own mesh (by axis name, of the same sizes); else x's own
+    sharding when the two lay the array out alike position by position (the move only
+    reorders it); else None: the spec's change is the move, not the order."""
     used: set[str] = set()
     for entry in dst.spec:
         if entry is None:
@@ -32,8 +40,9 @@ def _own(src: NamedSharding, dst: NamedSharding) -> NamedSharding | None:
     sm, tm = src.mesh, dst.mesh
     if used <= set(sm.axis_names) and all(sm.shape[a] == tm.shape[a] for a in used):
         return NamedSharding(sm, dst.spec)
-    if sm.devices.size == tm.devices.size:
-        return NamedSharding(Mesh(sm.devices.reshape(tm.devices.shape), tm.axis_names), dst.spec)
+    n = sm.devices.size
+    if n == tm.devices.size and _by_position(src, n, ndim) == _by_position(dst, n, ndim):
+        return src
     return None
 
 
@@ -42,9 +51,9 @@ def order_moves(src: Any, dst: Any, ndim: int) -> tuple[int, int] | None:
     raises for shardings this cannot read (the caller keeps its coarser test)."""
     if not (isinstance(src, NamedSharding) and isinstance(dst, NamedSharding)):
         raise TypeError("not two NamedShardings")
-    own = _own(src, dst)
+    own = _own(src, dst, ndim)
     if own is None:
-        raise ValueError("no own-mesh layout to compare with")
+        return None
     n = dst.mesh.devices.size
     shape = (n,) * ndim
     held = {d.id: _spans(i, n) for d, i in src.devices_indices_map(shape).items()}

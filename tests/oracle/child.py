@@ -107,11 +107,16 @@ def sharding_placement(s, shape=None) -> dict:
     return rec
 
 
+def _by_position(s, n, ndim):
+    index = s.devices_indices_map((n,) * ndim)
+    return [[list(sl.indices(n)[:2]) for sl in index[d]] for d in s.mesh.devices.flat]
+
+
 def own_indices(a, t) -> dict | None:
     """The pieces the target's spec gives on the array's own mesh (by axis name when the
-    spec names only axes of that mesh, of the same sizes; else the array's devices in
-    their order laid out in the target's shape and names): what RSH202's claim is
-    measured against. None when neither can be built."""
+    spec names only axes of that mesh, of the same sizes; else the array's own pieces when
+    the two shardings lay it out alike position by position): what RSH202's claim is
+    measured against. None when neither applies."""
     try:
         s = a.sharding
         if not (isinstance(s, NamedSharding) and isinstance(t, NamedSharding)):
@@ -120,10 +125,11 @@ def own_indices(a, t) -> dict | None:
         for e in t.spec:
             used.update((e,) if isinstance(e, str) else tuple(e or ()))
         sm, tm = s.mesh, t.mesh
+        n = sm.devices.size
         if used <= set(sm.axis_names) and all(sm.shape[x] == tm.shape[x] for x in used):
             own = NamedSharding(sm, t.spec)
-        elif sm.devices.size == tm.devices.size:
-            own = NamedSharding(Mesh(sm.devices.reshape(tm.devices.shape), tm.axis_names), t.spec)
+        elif n == tm.devices.size and _by_position(s, n, a.ndim) == _by_position(t, n, a.ndim):
+            own = s  # the same layout position by position: the move only reorders it
         else:
             return None
         return {str(d.id): _slices(i, a.shape) for d, i in own.devices_indices_map(tuple(a.shape)).items()}
