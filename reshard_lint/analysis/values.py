@@ -76,6 +76,14 @@ class IntVal(Value):
 
 
 @dataclass(eq=False)
+class SliceVal(Value):
+    """``slice(lo, hi, step)``: what ``devs[sl]`` slices with, as ``devs[lo:hi:step]``
+    (a bound not given is None)."""
+
+    bounds: tuple[Optional[Value], Optional[Value], Optional[Value]]
+
+
+@dataclass(eq=False)
 class DeviceIdVal(Value):
     """A device's id (``d.id``, the N of ``"tpu:N"``), or a list of them (``many``).
 
