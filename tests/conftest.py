@@ -25,3 +25,7 @@ def env_no_user_config(tmp_path: Path) -> dict[str, str]:
     env["HOME"] = str(tmp_path)
     env.pop("XDG_CONFIG_HOME", None)
     return env
+
+# Fixture files are linted, never run or collected: tests/fixtures/runtimes holds a
+# conftest.py and test_*.py files of its own (a project that says where it runs).
+collect_ignore = ["fixtures"]

@@ -97,8 +97,9 @@ def test_a_put_on_a_global_device_reaches_the_engine_without_a_mesh() -> None:
 
 
 def test_a_read_of_host_data_put_on_a_global_device_reaches_the_engine() -> None:
-    # RSH306's read: one device source, no mesh, no second source; the read is the finding.
-    src = ("import jax\nimport numpy as np\nfrom jax.experimental import multihost_utils\n\n\n"
+    # RSH306's read: one device source, no mesh, no second source; the read is the finding
+    # (in multi-process code: jax.process_index() is used, an import would not say so).
+    src = ("import jax\nimport numpy as np\nprint('process', jax.process_index())\n\n\n"
            "def check():\n    try:\n        first = jax.devices()[0]\n    except IndexError:\n"
            "        raise SystemExit('no devices')\n"
            "    b = jax.device_put(np.arange(8.0), first)\n    return np.asarray(b + 1)\n")

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import ast
-import re
 from typing import Any, Callable, Iterable, Mapping
+
+from ..core import vocabulary as api
+from ..stages import runtime_facts as rf
 
 from .devices import PLATFORMS, Evaluator, Verdict
 from .tree import Module
 from .values import DevVal, MeshVal, undecidable
 
-# jax.local_devices() alone is common in single-host code, so it is not a sign.
-_MULTI_SIGNS = re.compile(
-    r"jax\.distributed|distributed\.initialize|process_index|process_count|multihost_utils"
-    r"|make_array_from_process_local_data|process_allgather"
-)
 
 
 class FileContext:
@@ -36,13 +33,20 @@ class FileContext:
         # qualified name -> how this file spells it (filled by the analyzer from imports)
         self.spellings: dict[str, str] = {}
         self.mesh_roots: set[int] = set()  # distinct device arrays meshes were built on
-        self.multicontroller_signs = bool(_MULTI_SIGNS.search(source))
-        setting = str(self.settings.get("runtime", "auto"))
-        # runtime = "auto": a file that imports or initialises pathwaysutils runs on
-        # Pathways (single-controller); every other file is multi-controller.
-        single = setting == "single-controller" or (setting == "auto" and "pathwaysutils" in source)
-        self.runtime = "single-controller" if single else "multi-controller"
-        self.runtime_explicit = setting != "auto"
+        # Where the file's code runs (docs/runtimes.md), decided when a rule that depends
+        # on it first has something to say: ``where`` is the engine's decision
+        # (project/where.py: settings, conftest.py files, imported modules), else the file's own.
+        self.where: Callable[[FileContext], rf.Decision] | None = None
+        self._decision: rf.Decision | None = None
+        self._signs: bool | None = None
+        self._colocated: frozenset[int] | None = None
+        self._whole: ast.Module | bool | None = None  # whole_tree of a sliced file; False: no parse
+        # What the whole file says of where it runs (stages/runtime_facts.py): a slice's
+        # comes with it (stages/prepared.py), a whole file's is read from its tree on demand.
+        self.file_facts: rf.FileFacts | None = None
+        # What the multi-controller rules said that the runtime silenced (engine.analyse):
+        # (anchor node id, its rule's priority, the diagnostic, why), for `coverage`.
+        self.runtime_silenced: list[tuple[int, int, Any, str]] = []
         # JAX's experimental cross-host transfer path (TFRT TPU, or this flag) moves some
         # arrays between device sets: the different-set error is then not certain.
         self.cross_host_transfers = "jax_cross_host_transfer_socket_address" in source
@@ -71,6 +75,83 @@ class FileContext:
     @python_tree.setter
     def python_tree(self, tree: ast.Module | None) -> None:
         self._python_tree = tree
+
+    # -- where the code runs -----------------------------------------------------------
+    @property
+    def decision(self) -> rf.Decision:
+        if self._decision is None:
+            if self.where is not None:
+                self._decision = self.where(self)
+            else:
+                setting = str(self.settings.get("runtime", "auto"))
+                self._decision = rf.decide(setting, [("the file", rf.facts_of_text(self.source))])
+        return self._decision
+
+    @property
+    def runtime(self) -> str:
+        """``multi-controller`` or ``single-controller``: where this file's code runs."""
+        return self.decision.runtime
+
+    @property
+    def runtime_explicit(self) -> bool:
+        """Said by a setting (``runtime``, ``per-file-runtime``), not read from the code."""
+        return self.decision.explicit
+
+    @property
+    def whole_tree(self) -> ast.Module | None:
+        """Python's tree of the whole file (``source``): the analysis's, or for a sliced
+        file one parse of its text, made the first time where the code runs is asked
+        (None: it does not parse)."""
+        if self.line_map is None and (self.parsed_text is None or self.parsed_text == self.source):
+            return self.python_tree
+        if self._whole is None:
+            from ..stages import newer_syntax
+
+            try:
+                self._whole = newer_syntax.parse(self.source)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._whole = False
+        return self._whole if isinstance(self._whole, ast.Module) else None
+
+    @property
+    def whole_facts(self) -> rf.FileFacts | None:
+        """What the whole file says of where it runs (None: it does not parse)."""
+        if self.file_facts is None:
+            tree = self.whole_tree
+            if tree is not None:
+                self.file_facts = rf.file_facts(tree, self.source)
+        return self.file_facts
+
+    @property
+    def multicontroller_signs(self) -> bool:
+        """Does the file use (not only import) what multi-process code uses:
+        ``jax.process_index()``, ``jax.distributed``, ``multihost_utils.process_allgather(...)``?"""
+        if self._signs is None:
+            facts = self.whole_facts if rf.may_use_multi_process(self.source) else None
+            self._signs = facts is not None and facts.multi_process
+        return self._signs
+
+    def silenced_by(self, runtimes: tuple[str, ...], *nodes: object) -> str | None:
+        """Why a diagnostic at ``nodes`` of a rule that applies on ``runtimes`` is not
+        reported here: the file's runtime, or code that runs only through colocated Python
+        (a single controller); None when it is reported."""
+        if rf.SINGLE in runtimes:
+            return None
+        if self.runtime not in runtimes:
+            return self.decision.reason or self.runtime
+        colocated = self.colocated
+        if colocated and any(n is not None and id(n) in colocated for n in nodes):
+            return rf.COLOCATED
+        return None
+
+    @property
+    def colocated(self) -> frozenset[int]:
+        """The ids of the analysed tree's nodes in code that runs only through colocated Python."""
+        if self._colocated is None:
+            tree = self.python_tree
+            self._colocated = rf.colocated_nodes(tree) \
+                if tree is not None and api.COLOCATED_WORD in self.source else frozenset()
+        return self._colocated
 
     # -- positions -------------------------------------------------------------------
     def _home(self, node: ast.AST) -> "FileContext":

@@ -75,6 +75,26 @@ def spec_axes(spec: SpecVal) -> Optional[set[str]]:
     return used
 
 
+def spec_entries(spec: SpecVal) -> Optional[tuple[tuple[str, ...], ...]]:
+    """The mesh axes of each dimension of a literal ``PartitionSpec(...)``:
+    ``P('x', None, ('a', 'b'))`` is ``(('x',), (), ('a', 'b'))``."""
+    node = spec.node
+    if type(node) is not ast.Call:
+        return None
+    out: list[tuple[str, ...]] = []
+    for a in call_args(node):
+        if isinstance(a, ast.keyword) or arg_star(a):
+            return None
+        if is_none(a):
+            out.append(())
+            continue
+        got = _strings(a)
+        if got is None:
+            return None
+        out.append(got)
+    return tuple(out)
+
+
 def _whole_on_every_process(arr: dv.DevArr, model: dv.Model, positions: list[int]) -> bool:
     held: dict[int, set[tuple[int, ...]]] = {}
     every: set[tuple[int, ...]] = set()

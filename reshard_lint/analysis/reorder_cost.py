@@ -17,8 +17,8 @@ from typing import Optional
 
 from .context import FileContext
 from .devarray import DevArr
-from .partition import axis_names
-from .shard_indices import Entries, Piece, inside, pieces, receiving, spec_entries
+from .partition import axis_names, spec_entries
+from .shard_indices import Entries, Piece, inside, pieces, receiving
 from .values import ArrayVal, ShardingVal, Value
 
 
@@ -69,6 +69,8 @@ def _costs(ctx: FileContext, array: ArrayVal, target: Value) -> Optional[list[Or
     src = array.mesh
     dst = target.mesh if isinstance(target, ShardingVal) else None
     if src is None or dst is None or not isinstance(target, ShardingVal) or array.derived:
+        return None
+    if array.sharding.spec is None or target.spec is None:
         return None
     held_spec, need_spec = spec_entries(array.sharding.spec), spec_entries(target.spec)
     src_names, dst_names = axis_names(src), axis_names(dst)

@@ -10,22 +10,21 @@ That, not whether two device lists are in the same order, is what a reshard move
 (jax/_src/dispatch.py ``_different_device_order_reshard``: the shards are relabelled onto
 the target's order, then one jitted copy moves whatever pieces differ).
 
-Everything here reads literal specs and axis names; anything else is unknown (None).
+Everything here reads literal axis names (specs: ``partition.spec_entries``); anything
+else is unknown (None).
 The index computation is checked against JAX's own ``devices_indices_map`` on many meshes
-and specs (tests/grounding/test_shard_indices.py).
+and specs (tests/platforms/test_shard_indices.py).
 """
 
 from __future__ import annotations
 
-import ast
 import itertools
 import math
 from fractions import Fraction
 from typing import Optional, Sequence
 
 from .devarray import DevArr
-from .tree import arg_star, call_args, is_none, plain_string
-from .values import ConstVal, SeqVal, SpecVal, Value
+from .values import ConstVal, SeqVal, Value
 
 # Per array dimension, the mesh axes that split it (empty: the dimension is whole).
 Entries = tuple[tuple[str, ...], ...]
@@ -45,38 +44,6 @@ def names_of(v: Value) -> Optional[tuple[str, ...]]:
             out.append(item.value)
         return tuple(out)
     return None
-
-
-def _entry(node: ast.expr) -> Optional[tuple[str, ...]]:
-    if is_none(node):
-        return ()
-    if type(node) is ast.Constant:
-        s = plain_string(node)
-        return (s,) if s is not None else None
-    if type(node) is ast.Tuple or type(node) is ast.List:
-        out: list[str] = []
-        for el in node.elts:
-            s = plain_string(el) if type(el) is ast.Constant else None
-            if s is None:
-                return None
-            out.append(s)
-        return tuple(out)
-    return None
-
-
-def spec_entries(spec: Optional[SpecVal]) -> Optional[Entries]:
-    """The entries of a literal ``PartitionSpec(...)``: ``P('x', None, ('a', 'b'))``."""
-    if spec is None or type(spec.node) is not ast.Call:
-        return None
-    out: list[tuple[str, ...]] = []
-    for a in call_args(spec.node):
-        if isinstance(a, ast.keyword) or arg_star(a):
-            return None
-        got = _entry(a)
-        if got is None:
-            return None
-        out.append(got)
-    return tuple(out)
 
 
 def pieces(grid: DevArr, names: Sequence[str], entries: Entries) -> Optional[dict[int, Piece]]:

@@ -7,7 +7,9 @@ prints it and exits 2. A silently ignored setting is worse than a failed run in 
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -101,7 +103,8 @@ def load(path: str | None, rules: Sequence[Mapping[str, Any]], root: str | None 
         raise ConfigError(f"{path}: [{SECTION}] must be a table")
     codes = [r["code"] for r in rules]
     options = {o["name"]: o for r in rules for o in r.get("options", ())}
-    allowed = list(LIST_KEYS) + ["per-file-ignores", "platforms", "runtime", "src"] + sorted(options)
+    allowed = list(LIST_KEYS) + ["per-file-ignores", "per-file-runtime", "platforms", "runtime", "src"] + \
+        sorted(options)
     for key, value in table.items():
         where = f"{path}: [{SECTION}] {key}"
         if key in LIST_KEYS:
@@ -117,6 +120,12 @@ def load(path: str | None, rules: Sequence[Mapping[str, Any]], root: str | None 
                 items = _str_list(sel, f"{where} {glob!r}")
                 check_codes(items, codes, f"{where} {glob!r}")
                 cfg.per_file_ignores[glob] = items
+        elif key == "per-file-runtime":
+            if not isinstance(value, dict):
+                raise ConfigError(f'{where} must be a table of glob = "single-controller", e.g. '
+                                  '[tool.reshard-lint.per-file-runtime] "tests/*" = "single-controller"')
+            cfg.options["per-file-runtime"] = tuple(
+                (glob, check_runtime(rt, f"{where} {glob!r}"), cfg.root) for glob, rt in value.items())
         elif key == "runtime":
             cfg.options["runtime"] = check_runtime(value, where)
         elif key == "platforms":
@@ -147,6 +156,46 @@ def check_runtime(value: object, where: str) -> str:
     if value not in RUNTIMES:
         raise ConfigError(f"{where} = {value!r}: must be one of {', '.join(repr(r) for r in RUNTIMES)}")
     return str(value)
+
+
+# per-file-runtime: (glob, runtime, the directory the glob is relative to), in the order written.
+PerFileRuntime = tuple[tuple[str, str, str], ...]
+
+
+def glob_matches(path: str, root: str, glob: str) -> bool:
+    """Whether a per-file glob (per-file-ignores, per-file-runtime) covers ``path``: a glob
+    with a ``/`` matches the path from ``root`` (a directory covers what is under it); one
+    without matches the file's name or any directory on its path, as ``exclude`` does."""
+    r = os.path.relpath(os.path.abspath(path), os.path.abspath(root)).replace(os.sep, "/")
+    g = glob.rstrip("/")
+    if "/" in g:
+        return fnmatch.fnmatchcase(r, g) or fnmatch.fnmatchcase(r, g + "/*")
+    return any(fnmatch.fnmatchcase(part, g) for part in r.split("/"))
+
+
+def runtime_for(path: str, table: object) -> tuple[str, str] | None:
+    """(glob, runtime) of the first per-file-runtime entry that covers ``path``, or None."""
+    if not table or not path or path.startswith("<"):
+        return None
+    for glob, runtime, root in table:  # type: ignore[attr-defined]  # (a PerFileRuntime)
+        if glob_matches(path, root, glob):
+            return glob, runtime
+    return None
+
+
+def parse_per_file_runtime(text: str, root: str, where: str) -> PerFileRuntime:
+    """flake8's form of the table, as its per-file-ignores: ``glob:runtime`` entries separated
+    by commas, blanks or lines (``tests/*:single-controller docs/*.py: single-controller``)."""
+    out: list[tuple[str, str, str]] = []
+    for entry in re.split(r"[,\s]+(?=[^,\s:]+\s*:)", text.strip()):
+        entry = entry.strip().strip(",")
+        if not entry:
+            continue
+        glob, sep, runtime = entry.rpartition(":")
+        if not sep or not glob.strip():
+            raise ConfigError(f"{where}: {entry!r} is not glob:runtime, e.g. tests/*:single-controller")
+        out.append((glob.strip(), check_runtime(runtime.strip(), f"{where} {glob.strip()!r}"), root))
+    return tuple(out)
 
 
 def check_platforms(values: Iterable[str], where: str) -> tuple[str, ...]:

@@ -376,3 +376,46 @@ MOVE_WORDS = (f"{DEVICE_PUT_WORD}(", "with_sharding_constraint(", "reshard(")
 BUILD_WORDS = (*SOURCE_WORDS, *MOVE_WORDS, "Sharding(", "make_array")
 # Where a file places an array (gate.decide: an origin), so that imported meshes matter.
 ORIGIN_WORDS = (DEVICE_PUT_WORD, "make_array_from", "host_local_array_to_global_array", "out_shardings")
+
+# --- where the code runs (stages/runtime_facts.py, docs/runtimes.md) -----------------------
+# One process with several CPU devices: a jax option set through jax.config.update (or
+# jax's own test helper that sets it), or an XLA flag put into the process's environment.
+CONFIG_UPDATES = frozenset({"jax.config.update", "jax._src.config.update", "jax._src.config.config.update"})
+NUM_CPU_DEVICES = "jax_num_cpu_devices"
+NUM_CPU_DEVICES_ENV = "JAX_NUM_CPU_DEVICES"  # the option read from the environment
+REQUEST_CPU_DEVICES = "jax._src.test_util.request_cpu_devices"  # jtu: config.update of the option
+XLA_FLAGS_ENV = "XLA_FLAGS"
+FORCE_HOST_DEVICE_COUNT = "xla_force_host_platform_device_count"
+# What writes the process's environment: os.environ[...] = v, os.environ.setdefault/update,
+# os.putenv, pytest's monkeypatch.setenv.
+ENVIRON = "os.environ"
+ENVIRON_WRITERS = frozenset({"setdefault", "update", "__setitem__"})
+PUTENV = "os.putenv"
+SETENV_METHOD = "setenv"
+# Several processes whatever else the code says: the distributed runtime, and jax's
+# multi-process test runner (its main() and MultiProcessTest call jax.distributed.initialize).
+DISTRIBUTED_INITIALIZE = frozenset({"jax.distributed.initialize", "jax._src.distributed.initialize"})
+MULTIPROCESS_TEST_MODULE = "jax._src.test_multiprocess"
+# Uses (not imports) that say the code is written for several processes (RSH301, RSH305,
+# RSH306 wait for one with runtime = "auto"): qualified names, and prefixes of families.
+MULTI_PROCESS_USES = frozenset({PROCESS_INDEX, PROCESS_COUNT, "jax.process_indices", "jax.host_id",
+                                "jax.host_count", MAKE_ARRAY_FROM_PROCESS_LOCAL_DATA})
+MULTI_PROCESS_FAMILIES = ("jax.distributed.", "jax.experimental.multihost_utils.", MULTIPROCESS_TEST_MODULE + ".")
+# The words a text must hold for the tree to be read for those uses (a fast "no").
+# (``distributed`` alone is in every Apache license header: "distributed under the License".)
+DISTRIBUTED_WORDS = ("jax.distributed", "distributed.", "distributed import", "import distributed")
+MULTI_PROCESS_WORDS = (*DISTRIBUTED_WORDS, "process_index", "process_count", "process_indices", "host_id",
+                       "host_count", "multihost_utils", "process_local_data", "test_multiprocess")
+# A single controller: Pathways (its client package), and colocated Python, whose functions
+# run on the CPU host next to the devices, dispatched by one controller.
+PATHWAYS_PACKAGE = "pathwaysutils"
+COLOCATED_PYTHON = "jax.experimental.colocated_python.colocated_python"
+COLOCATED_PYTHON_CLASS = "jax.experimental.colocated_python.colocated_python_class"
+COLOCATED_SPELLINGS = {
+    "jax.experimental.colocated_python.api.colocated_python": COLOCATED_PYTHON,
+    "jax.experimental.colocated_python.api.colocated_python_class": COLOCATED_PYTHON_CLASS,
+}
+COLOCATED_WORD = "colocated_python"
+# The words a module's text must hold for its tree to be read for where it runs.
+RUNTIME_WORDS = (NUM_CPU_DEVICES, NUM_CPU_DEVICES_ENV, "request_cpu_devices", FORCE_HOST_DEVICE_COUNT,
+                 PATHWAYS_PACKAGE, *DISTRIBUTED_WORDS, "test_multiprocess")

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import sys
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, ContextManager, Mapping, Sequence, Union
 
 from ..stages import newer_syntax
@@ -243,7 +244,7 @@ def _analyse(result: FileResult, original: str, path: str, settings: Settings, e
         view = engine.projects.view(path)
         result.diagnostics = engine.analyse(module, original, path, line_map, observer=observer,
                                             python_tree=python_tree, parsed_text=source, cancelled=cancelled,
-                                            call_counts=counts, project=view)
+                                            call_counts=counts, project=view, file_facts=prepared.where)
         if view is not None:
             result.deps = view.deps
     except Cancelled:
@@ -326,7 +327,8 @@ class Engine:
                 line_map: list[int] | None = None, observer: Observer | None = None,
                 python_tree: ast.Module | None = None, parsed_text: str | None = None,
                 cancelled: Callable[[], bool] | None = None,
-                call_counts: "SyntaxCounts | None" = None, project: Any = None) -> list[Diagnostic]:
+                call_counts: "SyntaxCounts | None" = None, project: Any = None,
+                file_facts: Any = None) -> list[Diagnostic]:
         """Diagnostics for a parsed module; ``observer`` also sees every transfer event and
         the diagnostic anchored at each call (``reshard-lint coverage``)."""
         from ..analysis import Analyzer
@@ -338,7 +340,9 @@ class Engine:
         ctx.python_tree = python_tree
         ctx.parsed_text = parsed_text
         ctx.call_counts = call_counts
+        ctx.file_facts = file_facts  # a slice's: what the whole file says of where it runs
         ctx.project = project  # project/view.py FileView: values imported from the project's modules
+        ctx.where = partial(self._where, view=project)  # (called with ctx: no cycle through it)
         # anchor node id -> (priority, diagnostic): one diagnostic per call, the most specific.
         best: dict[int, tuple[int, Diagnostic]] = {}
         finishers: list[Rule] = []
@@ -353,12 +357,15 @@ class Engine:
                 # of that module (coverage counts it there), not a second one here.
                 transfers.append(event)
             for rule in self.by_event.get(type(event), ()):
-                if ctx.runtime not in rule.runtimes:
-                    continue
                 for diag in rule.check(event):  # type: ignore[arg-type]
                     if through is not None:
                         diag = _through(ctx, diag, through)
                     key = id(event.node)  # type: ignore[attr-defined]
+                    # Where the code runs is decided here, when a rule has something to say.
+                    why = ctx.silenced_by(rule.runtimes, event.node, through)  # type: ignore[attr-defined]
+                    if why is not None:
+                        ctx.runtime_silenced.append((key, rule.priority, diag, why))
+                        continue
                     prio = rule.priority
                     if key not in best or prio > best[key][0]:
                         best[key] = (prio, diag)
@@ -371,17 +378,33 @@ class Engine:
             analyzer.expected_sink = transfers.append
         analyzer.run()
         for rule in finishers:
-            if ctx.runtime not in rule.runtimes:
-                continue
             for node, diag in rule.finish(ctx):
                 key = id(node)
+                why = ctx.silenced_by(rule.runtimes, node)
+                if why is not None:
+                    ctx.runtime_silenced.append((key, rule.priority, diag, why))
+                    continue
                 if key not in best or rule.priority > best[key][0]:
                     best[key] = (rule.priority, diag)
         if observer is not None:
+            # What the runtime silenced counts where it would have been the call's one
+            # diagnostic (coverage): not where a more specific one is reported anyway.
+            ctx.runtime_silenced = [e for e in ctx.runtime_silenced if e[0] not in best or e[1] > best[e[0]][0]]
             observer(ctx, transfers, {k: d for k, (_, d) in best.items()})
         analyzer.release()
         diags = [d for _, d in best.values()]
         return sorted(set(diags), key=lambda d: d.sort_key)
+
+
+    def _where(self, ctx: Any, view: Any) -> Any:
+        """Where the file's code runs (project/where.py); the files read to say so become
+        the result's dependencies."""
+        from ..project.where import decide
+
+        decision, deps = decide(self.settings, ctx.path, ctx.source, lambda: ctx.whole_facts, view)
+        if view is not None:
+            view.deps.update(deps)
+        return decision
 
 
 def _failed(result: FileResult, code: str, line: int, message: str) -> FileResult:

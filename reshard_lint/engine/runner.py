@@ -16,6 +16,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..core.cache import Cache, diag_from_dict, diag_to_dict
+from ..core.config import glob_matches
 from ..core.diagnostic import Diagnostic
 from .pipeline import Item, passed
 from ..core.sources import Source, SourceError
@@ -211,24 +212,14 @@ def discover(paths: Sequence[str], excludes: Sequence[str], root: str) -> tuple[
 
 
 def per_file_ignored(path: str, root: str, per_file: Mapping[str, Sequence[str]]) -> list[str]:
-    """Codes that ``per-file-ignores`` turns off for ``path``.
-
-    A glob with a ``/`` matches the path from the project root (a directory covers what
-    is under it); one without matches the file's name or any directory on its path,
-    the same rule as ``exclude``.
-    """
+    """Codes that ``per-file-ignores`` turns off for ``path`` (config.glob_matches: a glob
+    with a ``/`` matches the path from the project root, a directory covering what is under
+    it; one without matches the file's name or any directory on its path, as ``exclude``)."""
     if not per_file:
         return []
-    r = os.path.relpath(os.path.abspath(path), os.path.abspath(root)).replace(os.sep, "/")
-    parts = r.split("/")
     out: list[str] = []
     for glob, codes in per_file.items():
-        g = glob.rstrip("/")
-        if "/" in g:
-            hit = fnmatch.fnmatchcase(r, g) or fnmatch.fnmatchcase(r, g + "/*")
-        else:
-            hit = any(fnmatch.fnmatchcase(part, g) for part in parts)
-        if hit:
+        if glob_matches(path, root, glob):
             out.extend(codes)
     return out
 

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Sequence, TextIO
 
 from ..core.vocabulary import JAX, JAX_PREFIX, TRANSFER_HINTS, TRANSFER_NAMES
+from ..stages.runtime_facts import COLOCATED
 
 # The final names of the transfer calls, as spelled through any jax import (core/vocabulary.py).
 _TEXT_HINTS = tuple(TRANSFER_NAMES) + TRANSFER_HINTS
@@ -37,6 +38,12 @@ class FileCoverage:
     path: str
     sites: list[Site] = field(default_factory=list)
     error: str | None = None
+    # Where the file's code runs (docs/runtimes.md): why it is single-controller ("": it
+    # is multi-controller), whether some of its code runs only through colocated Python,
+    # and (why, code) of each finding of the multi-controller rules that this silenced.
+    runtime_reason: str = ""
+    colocated: bool = False
+    silenced: list[tuple[str, str]] = field(default_factory=list)
 
 
 def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileCoverage:
@@ -54,10 +61,24 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
     def observe(ctx: Any, transfers: list[Any], anchored: Mapping[int, Any]) -> None:
         ctx_box.append(ctx)
         spellings.update(ctx.spellings)
+        out.runtime_reason = ctx.decision.reason if ctx.runtime == "single-controller" else ""
+        out.colocated = bool(ctx.colocated)
+        strongest: dict[int, tuple[int, str, str]] = {}
+        for key, priority, diag, why in ctx.runtime_silenced:
+            if key not in strongest or priority > strongest[key][0]:
+                strongest[key] = (priority, why, diag.code)
+        out.silenced = sorted((why, code) for _, why, code in strongest.values())
+        silent = {key: (diag, why) for key, _, diag, why in ctx.runtime_silenced}
         for ev in transfers:
             diag = anchored.get(id(ev.node))
-            v = Verdict("crossing", f"{diag.code} {diag.message}") if diag is not None \
-                else classify(ctx, ev, None)
+            quiet = silent.get(id(ev.node))
+            if diag is not None:
+                v = Verdict("crossing", f"{diag.code} {diag.message}")
+            elif quiet is not None:
+                # Resolved: a crossing that the runtime makes work here (docs/runtimes.md).
+                v = Verdict("crossing", f"{quiet[0].code} silent ({quiet[1]}): {quiet[0].message}")
+            else:
+                v = classify(ctx, ev, None)
             found.setdefault(id(ev.node), (ev.node, ev.kind, []))[2].append(v)
 
     try:
@@ -131,10 +152,36 @@ def _spelled_sites(tree: ast.Module, text: str, spellings: Mapping[str, str]) ->
 
 
 @dataclass
+class Decision:
+    """Files analysed under one reason the multi-controller rules are silent, and what those
+    rules would have reported there (one finding per call, as `check` reports them)."""
+
+    reason: str
+    files: int = 0
+    findings: int = 0
+    codes: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
 class Report:
     files: int = 0
     sites: list[Site] = field(default_factory=list)
     errors: list[tuple[str, str]] = field(default_factory=list)
+    decisions: dict[str, Decision] = field(default_factory=dict)
+
+    def add_decisions(self, fc: FileCoverage) -> None:
+        reasons = [r for r in (fc.runtime_reason, COLOCATED if fc.colocated and not fc.runtime_reason else "") if r]
+        for reason in reasons:
+            self.decisions.setdefault(reason, Decision(reason)).files += 1
+        for why, code in fc.silenced:
+            d = self.decisions.setdefault(why, Decision(why))
+            d.findings += 1
+            d.codes[code] = d.codes.get(code, 0) + 1
+
+    def runtime_decisions(self) -> list[dict[str, Any]]:
+        rows = sorted(self.decisions.values(), key=lambda d: (-d.findings, -d.files, d.reason))
+        return [{"reason": d.reason, "files": d.files, "findings": d.findings,
+                 "codes": dict(sorted(d.codes.items()))} for d in rows]
 
     def counts(self) -> dict[str, int]:
         from ..analysis.verdicts import VERDICTS
@@ -152,6 +199,7 @@ class Report:
             "sites": len(self.sites),
             "verdicts": self.counts(),
             "unresolved_reasons": self.reasons(),
+            "runtime_decisions": self.runtime_decisions(),
         }
         if with_sites:
             out["site_list"] = [asdict(s) for s in self.sites]
@@ -185,6 +233,7 @@ def collect(paths: Sequence[str], settings: Mapping[str, object], jobs: int) -> 
     for i in sorted(results):
         fc = results[i]
         report.sites.extend(fc.sites)
+        report.add_decisions(fc)
         if fc.error:
             report.errors.append((fc.path, fc.error))
     report.sites.sort(key=lambda s: (s.path, s.line, s.col))
@@ -241,6 +290,13 @@ def render_text(report: Report, out: TextIO, with_sites: bool = False, top: int 
         out.write("\nfiles with the most unresolved sites:\n")
         for p, n in sorted(per_file.items(), key=lambda kv: (-kv[1], kv[0]))[:top]:
             out.write(f"  {n:>7}  {p}\n")
+    decisions = report.runtime_decisions()
+    if decisions:
+        out.write("\nruntime decisions (the multi-controller rules are silent there):\n")
+        out.write(f"  {'files':>7}  {'findings':>8}  reason\n")
+        for d in decisions:
+            codes = ", ".join(f"{c} {n}" for c, n in d["codes"].items())
+            out.write(f"  {d['files']:>7}  {d['findings']:>8}  {d['reason']}{f' ({codes})' if codes else ''}\n")
     for p, why in report.errors:
         out.write(f"not analysed: {p}: {why}\n")
 

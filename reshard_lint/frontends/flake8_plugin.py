@@ -23,6 +23,7 @@ class ReshardChecker:
 
     _runtime: str | None = None  # from flake8's options; None: the project's pyproject.toml
     _platforms: tuple[str, ...] | None = None
+    _per_file_runtime: tuple[tuple[str, str, str], ...] | None = None
 
     @classmethod
     def add_options(cls, parser: Any) -> None:
@@ -31,6 +32,12 @@ class ReshardChecker:
             choices=["auto", "multi-controller", "single-controller"],
             help="where the programs run (docs/runtimes.md); default: runtime in the project's "
                  "[tool.reshard-lint], else auto",
+        )
+        parser.add_option(
+            "--reshard-per-file-runtime", default=None, parse_from_config=True,
+            help="where the programs of some paths run, as per-file-ignores: glob:runtime pairs "
+                 "(tests/*:single-controller docs/*.py:single-controller), globs relative to the "
+                 "current directory; default: per-file-runtime in the project's [tool.reshard-lint]",
         )
         parser.add_option(
             "--reshard-platforms", default=None, parse_from_config=True, comma_separated_list=True,
@@ -47,6 +54,16 @@ class ReshardChecker:
             raise ExecutionError(f"reshard-lint: reshard-runtime = {value!r} in the [flake8] configuration "
                                  "must be one of 'auto', 'multi-controller', 'single-controller'")
         cls._runtime = value
+        table = getattr(options, "reshard_per_file_runtime", None)
+        cls._per_file_runtime = None
+        if table is not None:
+            from ..core.config import ConfigError, parse_per_file_runtime
+
+            try:
+                cls._per_file_runtime = parse_per_file_runtime(str(table), os.getcwd(), "reshard-per-file-runtime")
+            except ConfigError as exc:
+                raise ExecutionError(f"reshard-lint: {exc} (in the [flake8] configuration or the command line)") \
+                    from None
         platforms = getattr(options, "reshard_platforms", None)
         if platforms:
             from ..core.config import ConfigError, check_platforms
@@ -83,9 +100,12 @@ class ReshardChecker:
 
             def settings() -> dict[str, Any]:  # read once a file gets to the analysis
                 found = project or _project_settings(self.filename)
+                table = self._per_file_runtime if self._per_file_runtime is not None else \
+                    found.get("per-file-runtime")
                 return {"runtime": self._runtime or found["runtime"],
                         "platforms": self._platforms or found["platforms"],
-                        **({"src": found["src"]} if "src" in found else {})}
+                        **({"src": found["src"]} if "src" in found else {}),
+                        **({"per-file-runtime": table} if table else {})}
 
             # collector.py: no collections while the engine builds its tree
             diags = check_source(source, self.filename, settings, tree=self.tree, imported=imported,
@@ -104,9 +124,10 @@ _RULE_TABLE: list[dict[str, Any]] | None = None
 
 
 def _project_settings(filename: str) -> dict[str, Any]:
-    """``runtime``, ``platforms`` and ``src`` of the file's [tool.reshard-lint], as ``reshard-lint check``
-    reads them. A broken configuration stops flake8 (ExecutionError: "There was a critical
-    error ...") with the message the command prints; it never means the defaults.
+    """``runtime``, ``per-file-runtime``, ``platforms`` and ``src`` of the file's
+    [tool.reshard-lint], as ``reshard-lint check`` reads them. A broken configuration stops
+    flake8 (ExecutionError: "There was a critical error ...") with the message the command
+    prints; it never means the defaults.
     """
     return _directory_settings(os.path.dirname(os.path.abspath(filename)))
 
@@ -128,7 +149,7 @@ def _directory_settings(directory: str) -> dict[str, Any]:
             options = load(path, _RULE_TABLE or [], root).options if path else {}
         except ConfigError as exc:
             raise ExecutionError(f"reshard-lint: {exc}") from None
-        hit.update({k: options[k] for k in ("runtime", "platforms", "src") if k in options})
+        hit.update({k: options[k] for k in ("runtime", "platforms", "src", "per-file-runtime") if k in options})
         _PROJECT_SETTINGS[directory] = hit
     return hit
 

@@ -20,7 +20,10 @@ Settings (``initializationOptions`` or ``workspace/didChangeConfiguration`` with
 ``reshard-lint`` section; both flat keys and the section are accepted)::
 
     {"runtime": "auto" | "multi-controller" | "single-controller", "select": ["RSH"], "ignore": [],
-     "debounce": 0.05, "platforms": ["tpu", "gpu", "cpu"]}
+     "debounce": 0.05, "platforms": ["tpu", "gpu", "cpu"],
+     "per-file-runtime": {"tests/*": "single-controller"}}
+
+Keys the editor leaves out come from the project's ``[tool.reshard-lint]``.
 
 Each version of a document is analysed at most once: diagnostics and code actions share
 one analysis, and an analysis of a version that a newer one replaced is dropped from the

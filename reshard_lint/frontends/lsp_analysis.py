@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 from ..core.collector import paused
@@ -32,6 +32,8 @@ class Settings:
     ignore: tuple[str, ...] = ()
     debounce: float = DEFAULT_DEBOUNCE
     platforms: tuple[str, ...] = ("tpu", "gpu", "cpu")
+    # (glob, runtime, the directory the glob is relative to: "" until the project's root is known)
+    per_file_runtime: tuple[tuple[str, str, str], ...] = ()
     # Keys the editor sent: those override the project's [tool.reshard-lint], the rest
     # come from it, so the editor shows what `reshard-lint check` reports.
     explicit: frozenset[str] = frozenset()
@@ -71,9 +73,27 @@ class Settings:
                 platforms = check_platforms(given, "platforms")
             except ConfigError as exc:
                 log.warning("ignoring the editor's setting: %s", exc)
+        table = base.per_file_runtime
+        given_table = section.get("per-file-runtime", section.get("per_file_runtime"))
+        if isinstance(given_table, Mapping):
+            from ..core.config import ConfigError, check_runtime
+
+            try:
+                table = tuple((str(g), check_runtime(r, f"per-file-runtime {g!r}"), "") for g, r in given_table.items())
+            except ConfigError as exc:
+                log.warning("ignoring the editor's setting: %s", exc)
         explicit = base.explicit | {k for k in ("select", "ignore", "runtime", "platforms") if k in section}
+        if isinstance(given_table, Mapping):
+            explicit |= {"per-file-runtime"}
         return cls(str(mc), codes("select", base.select), codes("ignore", base.ignore), float(debounce),
-                   platforms, frozenset(explicit))
+                   platforms, table, frozenset(explicit))
+
+    def engine_settings(self) -> dict[str, object]:
+        """What the engine reads of them (the project's completed by project_settings)."""
+        out: dict[str, object] = {"runtime": self.runtime, "platforms": self.platforms}
+        if self.per_file_runtime:
+            out["per-file-runtime"] = self.per_file_runtime
+        return out
 
     def selects(self, code: str) -> bool:
         return any(code.startswith(s) for s in self.select) and \
@@ -102,7 +122,7 @@ def project_settings(path: str, settings: Settings) -> tuple[Settings, list[str]
 
     cfg_path, root = find_project(path)
     if cfg_path is None:
-        return settings, []
+        return replace(settings, per_file_runtime=_rooted(settings.per_file_runtime, root)), []
     try:
         key = (cfg_path, os.stat(cfg_path).st_mtime_ns)
         cfg = _CONFIGS.get(key)
@@ -118,8 +138,15 @@ def project_settings(path: str, settings: Settings) -> tuple[Settings, list[str]
         str(cfg.options.get("runtime", settings.runtime))
     platforms = settings.platforms if "platforms" in settings.explicit else \
         tuple(cfg.options.get("platforms", settings.platforms))  # type: ignore[arg-type]
-    merged = Settings(mc, tuple(select), tuple(ignore), settings.debounce, platforms, settings.explicit)
+    table = _rooted(settings.per_file_runtime, cfg.root) if "per-file-runtime" in settings.explicit else \
+        tuple(cfg.options.get("per-file-runtime", ()))  # type: ignore[arg-type]  # (config.PerFileRuntime)
+    merged = Settings(mc, tuple(select), tuple(ignore), settings.debounce, platforms, table, settings.explicit)
     return merged, per_file_ignored(path, cfg.root, cfg.per_file_ignores)
+
+
+def _rooted(table: tuple[tuple[str, str, str], ...], root: str) -> tuple[tuple[str, str, str], ...]:
+    """The editor's globs, relative to the project's root."""
+    return tuple((glob, runtime, where or root) for glob, runtime, where in table)
 
 
 _CONFIGS: dict[tuple[str, int], Any] = {}
@@ -133,7 +160,7 @@ def analyse(source: str, path: str, settings: Settings,
     file of the project, when it is open (imported modules are read from there first)."""
     asked = settings
     settings, per_file = project_settings(path, settings)
-    engine = engine_for({"runtime": settings.runtime, "platforms": settings.platforms})
+    engine = engine_for(settings.engine_settings())
     if unsaved is not None:
         engine.projects.unsaved = unsaved
     lines = split_lines(source)

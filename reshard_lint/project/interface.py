@@ -5,8 +5,10 @@ unchanged; with these hashes it also holds when one of them changed in a way its
 importers cannot see. An importer reads a module in two ways, both functions of its text:
 
 - the gate's text tests (imported.py): the import lines, the module-level assignments,
-  and whether some module-level line names devices. Every importer that read the module
-  at all read these: the *gate part*;
+  and whether some module-level line names devices, and where its code runs
+  (stages/runtime_facts.py: what a conftest.py or an imported module says of one
+  process, Pathways, jax.distributed). Every importer that read the module at all read
+  these: the *gate part*;
 - its summary (projects.py ``_summarise``): whether the text parses and is not nested too
   deeply, the module-level code with the bodies of the functions that code cannot reach
   blanked out and the long methods that build nothing replaced by stand-ins
@@ -39,13 +41,15 @@ def gate_part(text: str, fact: Callable[[Callable[[str], Any]], Any] | None = No
     ``compute(text)``, from the gate's memo where the process has one."""
     from .defs import device_functions
     from .module_scan import any_value, bindings, import_lines
+    from ..stages.runtime_facts import facts_key
 
     if fact is None:
         def fact(compute: Callable[[str], Any]) -> Any:
             return compute(text)
     froms, imports = fact(import_lines)
     return hash_parts(repr(froms), repr(imports), repr(sorted(fact(bindings).items())),
-                      "1" if any_value(text) else "0", " ".join(sorted(fact(device_functions))))
+                      "1" if any_value(text) else "0", " ".join(sorted(fact(device_functions))),
+                      fact(facts_key))
 
 
 def summary_part_of(text: str, full: bool = False) -> str:

@@ -79,9 +79,13 @@ def rule_doc(rule: type[Rule]) -> str:
     if rule.runtimes == ("multi-controller",):
         out.append("Multi-controller only (one Python process per host: `jax.distributed`, TPU pods, "
                    "multi-node GPU). A single-controller runtime (Pathways) moves arrays between any "
-                   "device sets, so the rule is silent in files analysed as single-controller: "
-                   "`runtime = \"single-controller\"`, or `\"auto\"` (the default) in a file that "
-                   "imports `pathwaysutils`. See [runtimes](../runtimes.md).")
+                   "device sets, and one process with several CPU devices holds every shard, so "
+                   "the rule is silent in files analysed as single-controller (`runtime = "
+                   "\"single-controller\"`, a `per-file-runtime` glob; with `\"auto\"`, the default, "
+                   "a file that sets `jax_num_cpu_devices` or `--xla_force_host_platform_device_count`, "
+                   "or whose conftest.py or imported modules do, and does not call "
+                   "`jax.distributed.initialize`, or that imports `pathwaysutils`) and in code that "
+                   "runs only through colocated Python. See [runtimes](../runtimes.md).")
     else:
         out.append("Every runtime: multi-controller and single-controller (Pathways) alike. "
                    "See [runtimes](../runtimes.md).")

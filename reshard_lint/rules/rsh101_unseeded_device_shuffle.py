@@ -238,6 +238,17 @@ def _lists_a_set(node: object) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("list", "tuple")
 
 
+def _alone_in_block(module: ast.Module, call: ast.AST) -> bool:
+    """``call`` is the statement of a block that holds nothing else."""
+    for node in ast.walk(module):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and len(block) == 1 and isinstance(block[0], ast.Expr) \
+                    and block[0].value is call:
+                return True
+    return False
+
+
 def _drop_shuffle(ctx: FileContext, node: ast.AST) -> Fix | None:
     """Undo the shuffle: drop an in-place shuffle statement, or keep a permutation's input."""
     line, col, end_line, end_col = ctx.span(node)
@@ -256,6 +267,11 @@ def _drop_shuffle(ctx: FileContext, node: ast.AST) -> Fix | None:
     in_place = func_text.endswith("shuffle")
     if in_place:
         if line == end_line and lines[line - 1].strip() == call_text.strip():
+            if _alone_in_block(ctx.module.tree, node):
+                # the only statement of its block: `pass` keeps the block (an empty one
+                # does not parse)
+                return Fix("Remove the shuffle (keeps jax.devices() order)",
+                           (Edit(line, col, end_line, end_col, "pass"),), safe=False)
             return Fix("Remove the shuffle (keeps jax.devices() order)",
                        (Edit(line, 0, line + 1, 0, ""),), safe=False)
         return None

@@ -23,8 +23,10 @@ x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
 
 def multicontroller(event: Event) -> bool:
     """Single-host code moves arrays to one device all the time: with ``runtime = "auto"``
-    flag only files that show multi-host signs; ``"multi-controller"`` says every file is."""
-    return event.ctx.runtime_explicit or event.ctx.multicontroller_signs
+    flag only files that use what multi-process code uses (``jax.process_index()``,
+    ``jax.distributed``, ``multihost_utils.process_allgather(...)``: an import is no use);
+    ``"multi-controller"`` says every file is. Asked only of a candidate finding."""
+    return event.ctx.multicontroller_signs or event.ctx.runtime_explicit
 
 
 class GlobalToDevicePut(Rule):
@@ -33,7 +35,7 @@ class GlobalToDevicePut(Rule):
     summary = "device_put of an array spanning several processes to a single Device, or to no target"
     priority = 30
     events = (Transfer,)
-    what = 'Flags `jax.device_put(x, device)` where `device` is a single `Device` (`jax.devices()[0]`, `jax.local_devices()[i]`), and `jax.device_put(x)` without a target (JAX takes the single-device path for it), where `x` is a global array spanning several processes. Fires only in files with multi-controller signs (`jax.distributed`, `jax.process_index()`, `multihost_utils`, `jax.local_devices()` ...), unless the project sets `runtime = "multi-controller"`.'
+    what = 'Flags `jax.device_put(x, device)` where `device` is a single `Device` (`jax.devices()[0]`, `jax.local_devices()[i]`), and `jax.device_put(x)` without a target (JAX takes the single-device path for it), where `x` is a global array spanning several processes. Fires only in files that use what multi-process code uses (`jax.distributed`, `jax.process_index()`, `multihost_utils.process_allgather(...)` ...; an import alone is no such use), unless the project sets `runtime = "multi-controller"`.'
     why = 'A process can only copy what it holds. Multi-controller JAX raises `ValueError: When the second argument to device_put is a Device, the first argument must be a fully addressable array`.'
     fix_text = "No automatic fix. Gather the whole array with `multihost_utils.process_allgather(x, tiled=True)`, or take this process's shard with `x.addressable_data(i)`."
     references = ('RUNTIME-FACTS.md: `device_put(global_array, jax.devices()[0])`',)
@@ -42,12 +44,14 @@ class GlobalToDevicePut(Rule):
     # The event type narrower than Rule.check's: the engine hands a rule only the events
     # its `events` names (mypy takes that for an unsafe override).
     def check(self, event: Transfer) -> Iterable[Diagnostic]:  # type: ignore[override]
-        if event.kind not in PUT_KINDS or not multicontroller(event):
+        if event.kind not in PUT_KINDS:
             return
         ctx = event.ctx
         for pair in pairs(event):
             if pair.src is None or ctx.locality(pair.src) != "global":
                 continue
+            if not multicontroller(event):
+                return
             x = array_label(ctx, event, pair)
             if event.untargeted:
                 # No target takes the single-device path (observed, jax 0.10.2).

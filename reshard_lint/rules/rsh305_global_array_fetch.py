@@ -33,7 +33,7 @@ class GlobalArrayFetch(Rule):
     priority = 30
     events = (Fetch,)
     runtimes = ("multi-controller",)
-    what = "Flags `jax.device_get(x)`, `np.asarray(x)`, `np.array(x)` and `x.tolist()` where `x` is provably split across processes: sharded (a literal `PartitionSpec`) over a mesh axis whose pieces are not all held by every process. Replicated arrays (`P()`), arrays sharded only over axes inside each process, arrays of unknown sharding and fetches inside `if jax.process_count() == 1:` stay silent. Fires only in files with multi-controller signs (`jax.distributed`, `jax.process_index()`, `multihost_utils` ...), unless the project sets `runtime = \"multi-controller\"`: on one host every array is fetchable. (`float(x)`, `int(x)` and `x.item()` need a one-element array, which no axis splits, so they are not flagged.)"
+    what = "Flags `jax.device_get(x)`, `np.asarray(x)`, `np.array(x)` and `x.tolist()` where `x` is provably split across processes: sharded (a literal `PartitionSpec`) over a mesh axis whose pieces are not all held by every process. Replicated arrays (`P()`), arrays sharded only over axes inside each process, arrays of unknown sharding and fetches inside `if jax.process_count() == 1:` stay silent. Fires only in files that use what multi-process code uses (`jax.distributed`, `jax.process_index()`, `multihost_utils.process_allgather(...)` ...; an import alone is no such use), unless the project sets `runtime = \"multi-controller\"`: on one host every array is fetchable. (`float(x)`, `int(x)` and `x.item()` need a one-element array, which no axis splits, so they are not flagged.)"
     why = "A process can read only the shards it holds. Multi-controller JAX raises `RuntimeError: Fetching value for jax.Array that spans non-addressable (non process local) devices is not possible` on every process; one host never sees it, so the bug surfaces on the first multi-host run."
     fix_text = "No automatic fix: `multihost_utils.process_allgather(x, tiled=True)` gathers the whole value, but it is a collective that every process must call (inside a branch that only one process takes, it hangs); reading `x.addressable_shards` gives this process's pieces. Which one fits is the caller's decision."
     references = ('vllm-project/tpu-inference#3570', 'RUNTIME-FACTS.md: `jax.device_get(x)` with x sharded over all processes')
@@ -42,12 +42,12 @@ class GlobalArrayFetch(Rule):
     # its `events` names (mypy takes that for an unsafe override).
     def check(self, event: Fetch) -> Iterable[Diagnostic]:  # type: ignore[override]
         array = event.value
-        if not isinstance(array, ArrayVal) or array.mesh is None or not multicontroller(event):
+        if not isinstance(array, ArrayVal) or array.mesh is None:
             return
         ctx = event.ctx
         if not split_across_processes(ctx, array):
             return
-        if pinned(ctx.module, event.node, ONE_PROCESS_TEST):
+        if pinned(ctx.module, event.node, ONE_PROCESS_TEST) or not multicontroller(event):
             return
         if isinstance(event.value_node, (ast.Name, ast.Attribute)):
             x = ctx.code(event.value_node, 30)

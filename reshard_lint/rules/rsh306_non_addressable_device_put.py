@@ -45,7 +45,7 @@ class NonAddressableDevicePut(Rule):
     priority = 30
     events = (Transfer, Fetch)
     runtimes = ("multi-controller",)
-    what = "Flags `jax.device_put(x, jax.devices(...)[k])`, a device taken from the global device list, when `x` is committed to this process's devices (one local device, a shard's data, a mesh of `jax.local_devices()`), outside an `if` that reads `jax.process_index()` or `jax.process_count()` (which may pin the call to the owning process). Host data put there raises nothing (the other processes get an array they cannot read), so that is flagged where it is read: `jax.device_get`, `np.asarray`, `np.array`, `.tolist()`. Fires only in files with multi-controller signs, unless the project sets `runtime = \"multi-controller\"`. (A global array put on one device is RSH301.)"
+    what = "Flags `jax.device_put(x, jax.devices(...)[k])`, a device taken from the global device list, when `x` is committed to this process's devices (one local device, a shard's data, a mesh of `jax.local_devices()`), outside an `if` that reads `jax.process_index()` or `jax.process_count()` (which may pin the call to the owning process). Host data put there raises nothing (the other processes get an array they cannot read), so that is flagged where it is read: `jax.device_get`, `np.asarray`, `np.array`, `.tolist()`. Fires only in files that use what multi-process code uses (`jax.distributed`, `jax.process_index()`, `multihost_utils.process_allgather(...)` ...; an import alone is no such use), unless the project sets `runtime = \"multi-controller\"`. (A global array put on one device is RSH301.)"
     why = "Every process runs the call, and all but the device's owner would have to send their data to another host. Multi-controller JAX raises `Cross-host transfers are not supported by this backend` on CPU and `Cannot copy array to non-addressable device` on TPU (big_vision#101), on every process but the owner."
     fix_text = "No automatic fix. Take the device from this process's list: `jax.local_devices(backend=...)[k]` (the same device on the owner, a local one elsewhere), or pin the call to the owning process."
     references = ('google-research/big_vision#101', "RUNTIME-FACTS.md: 'Process-local data and other processes' devices'")
@@ -56,8 +56,6 @@ class NonAddressableDevicePut(Rule):
     # The event type narrower than Rule.check's: the engine hands a rule only the events
     # its `events` names (mypy takes that for an unsafe override).
     def check(self, event: Transfer | Fetch) -> Iterable[Diagnostic]:  # type: ignore[override]
-        if not multicontroller(event):
-            return
         if isinstance(event, Fetch):
             yield from self._read(event)
             return
@@ -76,6 +74,8 @@ class NonAddressableDevicePut(Rule):
                 continue
             if not foreign_somewhere(ctx, target) or pinned(ctx.module, event.node):
                 continue
+            if not multicontroller(event):
+                return
             x = array_label(ctx, event, pair)
             msg = (
                 f"{event.spelled} moves '{x}', committed to this process's devices, to {target.desc}, a device "
@@ -99,7 +99,7 @@ class NonAddressableDevicePut(Rule):
             else event.value.node
         if id(put) in self.reported or not foreign_somewhere(ctx, device):
             return
-        if pinned(ctx.module, event.node) or pinned(ctx.module, put):
+        if pinned(ctx.module, event.node) or pinned(ctx.module, put) or not multicontroller(event):
             return
         x = ctx.code(event.value_node, 30) if isinstance(event.value_node, (ast.Name, ast.Attribute)) \
             else "the array"

@@ -14,6 +14,7 @@ import ast
 from dataclasses import dataclass, field
 
 from .call_counts import SyntaxCounts
+from .runtime_facts import FileFacts, file_facts
 
 
 @dataclass
@@ -27,6 +28,9 @@ class Prepared:
     # Python's tree of ``text``, when the process that made this analyses it too: it is
     # not parsed twice (never sent to another process).
     tree: ast.Module | None = field(default=None, repr=False, compare=False)
+    # For a slice: what the whole file says of where it runs (runtime_facts.py), read from
+    # the whole file's tree here, so that the analysis of the slice need not parse it.
+    where: FileFacts | None = None
 
 
 def prepare(source: str, tree: ast.AST | None, min_lines: int | None = None,
@@ -35,7 +39,8 @@ def prepare(source: str, tree: ast.AST | None, min_lines: int | None = None,
     overrides when a file is long enough to slice; ``imported``: the names it imports
     from its project that may hold device values (project/imported.py)."""
     text, line_map, counts = sliced(source, tree, min_lines, imported)
-    return Prepared(text, line_map, counts, bool(imported))
+    where = file_facts(tree, source) if line_map is not None and isinstance(tree, ast.Module) else None
+    return Prepared(text, line_map, counts, bool(imported), where=where)
 
 
 def sliced(source: str, tree: ast.AST | None, min_lines: int | None,

@@ -46,7 +46,7 @@ def _json(*args: str, cwd: Path) -> dict:
 def test_json_has_exactly_the_documented_keys_and_counts_add_up(project: Path) -> None:
     write(project, "train.py", MIXED)
     out = _json(cwd=project)
-    assert list(out) == ["files", "sites", "verdicts", "unresolved_reasons"]
+    assert list(out) == ["files", "sites", "verdicts", "unresolved_reasons", "runtime_decisions"]
     assert out["files"] == 1
     assert list(out["verdicts"]) == list(VERDICTS)
     assert sum(out["verdicts"].values()) == out["sites"] == 7
@@ -56,6 +56,7 @@ def test_json_has_exactly_the_documented_keys_and_counts_add_up(project: Path) -
         "a name imported from another module": 1,
         "a parameter no call site feeds": 1,
     }
+    assert out["runtime_decisions"] == []  # multi-controller code: nothing silenced
 
 
 def test_sites_list_each_site_with_evidence_or_reason(project: Path) -> None:

@@ -235,6 +235,24 @@ def test_runtime_from_settings_and_from_the_project(client: LspClient, tmp_path:
     assert client.shutdown() == 0
 
 
+def test_per_file_runtime_from_the_project_and_from_settings(client: LspClient, tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.reshard-lint.per-file-runtime]\n"tests/*" = "single-controller"\n')
+    (tmp_path / "tests").mkdir()
+    client.initialize(tmp_path)
+    test_uri, src_uri = _doc(tmp_path, BUGGY, "tests/test_train.py"), _doc(tmp_path, BUGGY, "train.py")
+    client.open(test_uri, BUGGY)
+    client.open(src_uri, BUGGY)
+    # tests/* run single-controller: moving between device sets works there; train.py is the default's.
+    assert client.wait_diagnostics(test_uri) == []
+    assert [d["code"] for d in client.wait_diagnostics(src_uri)] == ["RSH201"]
+    # The editor's own table replaces the project's; its globs are relative to the project's root.
+    client.notify("workspace/didChangeConfiguration",
+                  {"settings": {"reshard-lint": {"per-file-runtime": {"train.py": "single-controller"}}}})
+    assert [d["code"] for d in client.wait_diagnostics(test_uri)] == ["RSH201"]
+    assert client.wait_diagnostics(src_uri) == []
+    assert client.shutdown() == 0
+
+
 def test_fix_all_source_action(client: LspClient, tmp_path: Path) -> None:
     client.initialize(tmp_path)
 

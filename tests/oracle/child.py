@@ -726,6 +726,18 @@ def install() -> None:
             setattr(ArrayImpl, name, _binop(name))
 
 
+def install_transfer_recorders() -> None:
+    """The ``device_put`` and ``to_device`` recorders alone, repairing nothing: for a run
+    under real multi-controller JAX (tests/oracle/fixruns.py), where a move that crosses
+    device sets must raise as it does for users. Installed once per process."""
+    if "device_put" in _REAL:
+        return
+    _REAL["device_put"] = jax.device_put
+    _replace_everywhere(jax.device_put, w_device_put)
+    _REAL["to_device"] = ArrayImpl.to_device
+    ArrayImpl.to_device = w_to_device
+
+
 # ---------------------------------------------------------------- running programs
 
 class _Timeout(BaseException):

@@ -42,7 +42,9 @@ def linter() -> tuple[list[str], dict]:
     if not src:
         return [tool("reshard-lint")], env
     env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
-    return [sys.executable, "-m", "reshard_lint"], env
+    # -P: no current directory on sys.path, so that a run from the repository's root
+    # (run_static's cwd) imports the snapshot, not the working tree's reshard_lint
+    return [sys.executable, "-P", "-m", "reshard_lint"], env
 
 
 @dataclass

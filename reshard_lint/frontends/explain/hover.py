@@ -48,7 +48,7 @@ async def hover(ls: Any, params: types.HoverParams) -> Optional[types.Hover]:
         return None
     path = to_fs_path(uri) or uri
     settings, _ = project_settings(path, result.settings)
-    engine_settings = {"runtime": settings.runtime, "platforms": settings.platforms}
+    engine_settings = settings.engine_settings()
     wanted = {(d.code, d.line, d.col) for d, _ in hits}
     loop = asyncio.get_running_loop()
     outcome = await loop.run_in_executor(ls.pool, explain_source, result.source, path, hits[0][0].line,
