@@ -18,6 +18,10 @@ class Call:
         self.positional = [(v, a) for k, v, a in args if k is None and not arg_star(a)]
         self.keywords = {k: (v, a) for k, v, a in args if k is not None}
         self.has_star = any(arg_star(a) for _, _, a in args)
+        # Arguments this call does not spell (a partial's, or values the program passes
+        # unseen): ``arg_node`` gives no node for them, so that no message quotes and no
+        # fix rewrites code that is not this call's.
+        self.unspelled: frozenset[int | str] = frozenset()
 
     @classmethod
     def of_values(cls, node: ast.AST, values: list[Value]) -> "Call":
@@ -27,6 +31,25 @@ class Call:
         call.positional = [(v, ast.Name("_")) for v in values]
         call.keywords = {}
         call.has_star = False
+        call.unspelled = frozenset(range(len(values)))
+        return call
+
+    def after(self, held: "Call", skip: int, kwargs: dict[str, Value]) -> "Call":
+        """This call of ``functools.partial(f, *a, **k)``: the partial's own call ``held``
+        (its first ``skip`` positional arguments are ``f``), its keywords' values
+        ``kwargs``, then this call's arguments (a keyword given here replaces the
+        partial's). The partial's arguments keep their nodes (another statement's, maybe
+        another module's) but are unspelled here."""
+        call = Call.__new__(Call)
+        call.node = self.node
+        bound = held.positional[skip:]
+        call.positional = [*bound, *self.positional]
+        kept = {k: (v, held.keywords[k][1]) for k, v in kwargs.items() if k not in self.keywords}
+        call.keywords = {**kept, **self.keywords}
+        call.has_star = self.has_star or held.has_star
+        call.unspelled = frozenset([*range(len(bound)), *kept,
+                                    *(i + len(bound) for i in self.unspelled if isinstance(i, int)),
+                                    *(k for k in self.unspelled if isinstance(k, str))])
         return call
 
     def values(self) -> list[Value]:
@@ -41,11 +64,16 @@ class Call:
         return UNKNOWN
 
     def arg_node(self, index: int, name: str | None = None) -> Optional[ast.expr]:
+        """The expression this call spells for the argument; None for one it does not
+        pass, or does not spell (``unspelled``)."""
         if name is not None and name in self.keywords:
-            return arg_value(self.keywords[name][1])
+            return None if name in self.unspelled else arg_value(self.keywords[name][1])
         if index >= 0 and index < len(self.positional):
-            return arg_value(self.positional[index][1])
+            return None if index in self.unspelled else arg_value(self.positional[index][1])
         return None
 
     def given(self, index: int, name: str | None = None) -> bool:
-        return self.arg_node(index, name) is not None
+        """The call passes the argument (spelled here or not)."""
+        if name is not None and name in self.keywords:
+            return True
+        return 0 <= index < len(self.positional)

@@ -56,9 +56,10 @@ class Calls(InterpreterBase):
         args = self._args(node, scope)
         if isinstance(func, QualVal):
             return self.call_qual(func.qual, args, node, scope)
-        return self.call_value(func, args, node)
+        return self.call_value(func, args, node, scope)
 
-    def call_value(self, func: Value, args: Call, node: ast.Call, bound: Optional[Value] = None) -> Value:
+    def call_value(self, func: Value, args: Call, node: ast.Call, scope: Scope,
+                   bound: Optional[Value] = None) -> Value:
         """Call a value the module defines: a function, a jitted function, a partial, a class."""
         if isinstance(func, FuncVal):
             return self.call_function(func, args, node, bound=bound)
@@ -76,6 +77,10 @@ class Calls(InterpreterBase):
                               and placement.keeps_placement(func.kwargs))
             if isinstance(func.func, FuncVal):
                 return self.call_function(func.func, args, node, prefix=func.args, extra_kwargs=func.kwargs)
+            if isinstance(func.func, QualVal) and func.made_by is not None:
+                # put = partial(jax.device_put, device=s); put(x): jax.device_put(x, device=s)
+                # called here (what it moves is this call's, its transfer this call's).
+                return self.call_qual(func.func.qual, args.after(func.made_by, 1, func.kwargs), node, scope)
             return UNKNOWN
         if isinstance(func, ClassVal) and bound is None:
             return self.construct(func, args, node)
@@ -106,9 +111,9 @@ class Calls(InterpreterBase):
             self.enter(recv.func, call, node)
             return UNKNOWN
         if isinstance(recv, InstanceVal):
-            return self.call_value(recv.cls.attrs.get(method, UNKNOWN), call, node, bound=recv)
+            return self.call_value(recv.cls.attrs.get(method, UNKNOWN), call, node, scope, bound=recv)
         if isinstance(recv, ClassVal):
-            return self.call_value(recv.attrs.get(method, UNKNOWN), call, node)
+            return self.call_value(recv.attrs.get(method, UNKNOWN), call, node, scope)
         if ordered(recv):
             return self.device_method(recv, method, call, node)
         if isinstance(recv, ArrayVal):
@@ -268,7 +273,7 @@ class Calls(InterpreterBase):
             # m.make_mesh(2), m a project module imported whole: its function, run here.
             found = self.ctx.project.value(qual)
             if isinstance(found, (FuncVal, JitVal, ClassVal)):
-                return self.call_value(found, call, node)
+                return self.call_value(found, call, node, scope)
         name = canonical(qual)
         if contextmesh.qual_call(cast("Analyzer", self), name or qual, call, node):
             return UNKNOWN  # the computation fails under the context mesh

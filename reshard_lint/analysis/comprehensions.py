@@ -19,8 +19,10 @@ from .reasons import CONTAINER
 from .interpreter_base import InterpreterBase
 from .scope import Scope, names_in_target
 from .tree import arg_value, call_args, subscript_items
-from .valueops import ascending, each, int_fn, ordered
-from .values import UNKNOWN, DevVal, HostVal, IntVal, QualVal, SeqVal, Value, is_unknown, undecidable, unknown
+from .valueops import NO_KEY, ascending, const_int, each, int_fn, ordered
+from .values import (
+    UNKNOWN, ConstVal, DevVal, HostVal, IntVal, QualVal, SeqVal, Value, is_unknown, undecidable, unknown, unknown_from,
+)
 
 if TYPE_CHECKING:
     from .interpreter import Analyzer
@@ -35,7 +37,8 @@ class Comprehensions(InterpreterBase):
         # A generator expression runs when it is consumed, maybe after the names it
         # reads are bound again: it sees them as a nested function does.
         inner, it = self._for_clauses(clauses, scope, eager=type(node) is not ast.GeneratorExp)
-        self.eval(node.elt, inner)
+        made = self.token
+        elt = self.eval(node.elt, inner)
         picked = self._picked_devices(node, clauses, it, scope) or \
             device_ids.ids_of_devices(node, it, cast("Analyzer", self))
         if picked is not None:
@@ -49,7 +52,30 @@ class Comprehensions(InterpreterBase):
                               fresh=it.fresh, from_mesh=it.from_mesh)
             it_fn = it.fn
             return it.derive(lambda m: it_fn(m).ravel().as_list(), it.desc)
-        return UNKNOWN
+        built = self._each_element(clauses, it, scope, [elt], [node.elt]) \
+            if type(node) is ast.ListComp and self.token == made else None
+        return SeqVal(tuple(v for v, in built), "list") if built is not None else UNKNOWN
+
+    def _each_element(self, clauses: list[ast.comprehension], it: Value, scope: Scope,
+                      parts: list[Value], exprs: list[ast.expr]) -> Optional[list[tuple[Value, ...]]]:
+        """What a comprehension that runs where it stands builds, element by element,
+        when the one run of its element (``parts``, of the expressions ``exprs``) stands
+        for every one: one ``for`` clause and no condition over a sequence of known
+        length (a list, tuple or dict the analysis holds, ``range`` of literal bounds);
+        an element that reads the target only where the target took one value that
+        stands for every element (``valueops.each``): otherwise what each run gives may
+        differ (``Mesh(devs[4 * i:4 * i + 4], ...)``). A value the analysis does not know
+        is each element's own unknown. None otherwise."""
+        if len(clauses) != 1 or clauses[0].ifs or clauses[0].is_async:
+            return None
+        targets = set(names_in_target(clauses[0].target))
+        read = {n.id for e in exprs for n in ast.walk(e) if type(n) is ast.Name and n.id in targets}
+        if read and not _stands_for_each(clauses[0].target, it, read):
+            return None
+        count = _length(clauses[0].iter, it, scope, self)
+        if count is None:
+            return None
+        return [tuple(unknown_from(p) if is_unknown(p) else p for p in parts) for _ in range(count)]
 
     def _picked_devices(self, node: ast.AST, clauses: list[ast.comprehension], it: Value,
                         scope: Scope) -> Optional[Value]:
@@ -102,11 +128,20 @@ class Comprehensions(InterpreterBase):
     eval_SetComp = _comprehension
 
     def eval_DictComp(self, node: ast.DictComp, scope: Scope) -> Value:
-        """``{k: jax.device_put(v, s) for k, v in params.items()}``: runs where it stands."""
-        inner, _ = self._for_clauses(node.generators, scope, eager=True)
+        """``{k: jax.device_put(v, s) for k, v in params.items()}``: runs where it stands;
+        a dict with a value for each element (``_each_element``), under the keys the
+        iterated elements hold where the key is the loop's target (``k`` of a known
+        dict's items, a tuple of constants), else keys the analysis does not know."""
+        inner, it = self._for_clauses(node.generators, scope, eager=True)
+        made = self.token
         self.eval(node.key, inner)
-        self.eval(node.value, inner)
-        return UNKNOWN
+        value = self.eval(node.value, inner)
+        built = self._each_element(node.generators, it, scope, [value], [node.value]) \
+            if self.token == made else None
+        if built is None:
+            return UNKNOWN
+        keys = _keys(node.key, node.generators[0].target, it)
+        return SeqVal(tuple(v for v, in built), "dict", keys if keys is not None else tuple(NO_KEY for _ in built))
 
     def _for_clauses(self, clauses: list[ast.comprehension], scope: Scope,
                      eager: bool = False) -> tuple[Scope, Value]:
@@ -163,6 +198,56 @@ class Comprehensions(InterpreterBase):
             if one is not None:
                 value = one
             inner.vars[name_node.id] = value
+
+
+def _stands_for_each(target: ast.expr, it: Value, read: set[str]) -> bool:
+    """The names ``read`` of the target of a ``for`` over ``it`` each take one value
+    standing for every element: the name, or those positions of a tuple of names
+    (``bind_loop_target``)."""
+    if not isinstance(it, SeqVal) or not it.items:
+        return False
+    if type(target) is ast.Name:
+        return each(it.items) is not None
+    if type(target) is not ast.Tuple or not all(type(e) is ast.Name for e in target.elts):
+        return False
+    n = len(target.elts)
+    rows = [r.items for r in it.items if isinstance(r, SeqVal) and len(r.items) == n]
+    return len(rows) == len(it.items) and all(
+        each([r[i] for r in rows]) is not None for i, e in enumerate(target.elts)
+        if e.id in read)  # type: ignore[attr-defined]  # (names: checked above)
+
+
+def _length(iter_node: ast.expr, it: Value, scope: Scope, an: InterpreterBase) -> Optional[int]:
+    """How many elements iterating ``it`` gives, where the analysis knows: a sequence it
+    holds, or ``range`` of literal bounds."""
+    if isinstance(it, SeqVal):
+        return len(it.items)
+    if type(iter_node) is ast.Call and type(iter_node.func) is ast.Name and iter_node.func.id == "range" \
+            and _builtin_range(scope.lookup("range")) and 1 <= len(iter_node.args) <= 2 and not iter_node.keywords:
+        bounds = [const_int(an.eval(a, scope)) for a in iter_node.args]
+        if all(b is not None for b in bounds):
+            lo, hi = (0, bounds[0]) if len(bounds) == 1 else (bounds[0], bounds[1])
+            return max(0, hi - lo)  # type: ignore[operator]  # (ints: checked above)
+    return None
+
+
+def _keys(key: ast.expr, target: ast.expr, it: Value) -> Optional[tuple[object, ...]]:
+    """The constant keys of a dict comprehension whose key is its target (``k``), or the
+    first name of a tuple target (``k`` of ``k, v``), over elements the analysis holds."""
+    if type(key) is not ast.Name or not isinstance(it, SeqVal):
+        return None
+    if type(target) is ast.Name and target.id == key.id:
+        column = list(it.items)
+    elif type(target) is ast.Tuple and target.elts and type(target.elts[0]) is ast.Name \
+            and target.elts[0].id == key.id and all(type(e) is ast.Name for e in target.elts):
+        column = [r.items[0] if isinstance(r, SeqVal) and len(r.items) == len(target.elts) else UNKNOWN
+                  for r in it.items]
+    else:
+        return None
+    if not all(isinstance(c, ConstVal) for c in column) or it.kind == "dict":
+        return None
+    keys = tuple(c.value for c in column)  # type: ignore[attr-defined]  # (ConstVals: checked above)
+    return keys if len(set(map(repr, keys))) == len(keys) else None
 
 
 def _builtin_range(v: Value) -> bool:

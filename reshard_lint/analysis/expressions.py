@@ -20,7 +20,7 @@ from .models.numpy import index_grid
 from .models.randomness import permute_rows
 from .values import (
     UNKNOWN, ArrayVal, ClassVal, ConstVal, DeviceIdVal, DevVal, FuncVal, IndexPermutation, InstanceVal, IntVal, MeshVal,
-    QualVal, SeqVal,
+    QualVal, SeqVal, SliceVal,
     HostVal, OwnShardingVal, ShardingVal, Unknown, Value, is_unknown, join, undecidable, unknown, unknown_from,
 )
 from .reasons import ATTRIBUTE, ATTRIBUTE_ELSEWHERE, ATTRIBUTE_LATER, COMMITTED_OPERAND, CONTAINER, UNKNOWN_OBJECT
@@ -229,7 +229,9 @@ class Expressions(InterpreterBase):
                               self.eval(s.upper, scope) if s.upper else None,
                               self.eval(s.step, scope) if s.step else None))
             else:
-                parts.append(self.eval(s.value if isinstance(s, ast.Starred) else s, scope))
+                v = self.eval(s.value if isinstance(s, ast.Starred) else s, scope)
+                # sl = slice(0, 4); devs[sl] slices as devs[0:4] does.
+                parts.append(v.bounds if isinstance(v, SliceVal) and not isinstance(s, ast.Starred) else v)
         shard = commitments.subscript(base, parts, node)
         if shard is not None:
             return shard

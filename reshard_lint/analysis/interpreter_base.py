@@ -44,6 +44,7 @@ class InterpreterBase:
     current_name: str
     made: list[FuncVal | ClassVal]
     settling: bool
+    token: int  # counts the shuffles made (interpreter.new_token)
 
     if TYPE_CHECKING:
         # expressions.py

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Callable, NoReturn, Optional, Union
 from .devices import DevFn, Model, ModelError
 
 if TYPE_CHECKING:
+    from .arguments import Call
     from .classes import Fields
 
 
@@ -72,6 +73,14 @@ class IntVal(Value):
 
     fn: Callable[[Model], int]
     literal: Optional[int] = None  # set when spelled out in the source
+
+
+@dataclass(eq=False)
+class SliceVal(Value):
+    """``slice(lo, hi, step)``: what ``devs[sl]`` slices with, as ``devs[lo:hi:step]``
+    (a bound not given is None)."""
+
+    bounds: tuple[Optional[Value], Optional[Value], Optional[Value]]
 
 
 @dataclass(eq=False)
@@ -302,6 +311,9 @@ class PartialVal(Value):
     args: tuple[Value, ...]
     kwargs: dict[str, Value]
     star: bool = False  # given *args or **kwargs: what it binds is not all known
+    # ``functools.partial``'s own call (its first positional argument the function), for
+    # the nodes of what it binds (arguments.Call.after).
+    made_by: Optional["Call"] = None
 
 
 @dataclass(eq=False)

@@ -19,7 +19,7 @@ MUTATING_METHODS = frozenset({
 })
 
 BUILTINS = frozenset({"list", "tuple", "reversed", "sorted", "len", "set", "frozenset", "int", "range",
-                      "enumerate", "zip", "map", "setattr", "delattr"})
+                      "enumerate", "zip", "map", "setattr", "delattr", "slice"})
 
 
 def canonical(qual: str) -> str | None:

@@ -197,6 +197,7 @@ ALIASES: dict[str, str] = {
     "builtins.map": "map",
     "builtins.setattr": "setattr",
     "builtins.delattr": "delattr",
+    "builtins.slice": "slice",
 }
 
 # --- families read by prefix -------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 
 from ..core.vocabulary import VALUE_WORDS
 from .defs import device_functions, moving_functions
-from .module_scan import IDENT, any_value, bindings, import_lines, per_content
+from .module_scan import IDENT, any_value, bindings, code_names, import_lines, per_content, star_imports
 from .modules import MODELLED, ModuleFile
 
 if TYPE_CHECKING:
@@ -216,6 +216,36 @@ def _exports_uncached(view: FileView, mod: ModuleFile, text: str, name: str, dep
             if sub is not None and _binds_any(view, sub, depth - 1):
                 return True
     return False
+
+
+def star_source(view: FileView, mod: ModuleFile, name: str) -> str | None:
+    """The module whose ``name`` a top-level ``from m import *`` of ``mod`` binds there
+    (``from .meshes import *`` in a package's ``__init__.py``), or None: ``mod`` must not
+    name ``name`` anywhere else in its text (a binding of its own, a later assignment),
+    and exactly one of its star imports may bind it (its module names it, or imports
+    another with a star). Absolute; the caller asks that module for the name."""
+    text = _text(view, mod)
+    if text is None or name.startswith("_"):
+        return None
+    word = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
+    if word.search(text) and (name in _per_content(view, mod, text, code_names) or not _per_content(
+            view, mod, text, code_names)):
+        return None  # named in its code (a comment or string is no binding), or unreadable
+    inner = view.of(mod)
+    found: list[str] = []
+    for dots, module in _per_content(view, mod, text, star_imports):
+        base = inner.absolute(len(dots), module or None) if dots else module
+        if not base:
+            return None  # a star import that cannot be followed may bind it
+        source = view.project.index.find(base)
+        if base.split(".")[0] in MODELLED or source is None:
+            return None
+        source_text = _text(view, source)
+        if source_text is None:
+            return None
+        if word.search(source_text) or _per_content(view, source, source_text, star_imports):
+            found.append(base)
+    return found[0] if len(found) == 1 else None
 
 
 # ``head.attr`` in a value (not ``x.head.attr``: a chain's head is its first name).

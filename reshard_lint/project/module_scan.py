@@ -20,6 +20,8 @@ _FROM = re.compile(r"[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[
 
 
 _IMPORT_AS = re.compile(r"[ \t]*import[ \t]+([\w.]+)[ \t]+as[ \t]+(\w+)")
+# ``from m import *`` in column 0: at module level, run whenever the module is.
+_STAR = re.compile(r"^from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\*[ \t]*(?:#.*)?$", re.MULTILINE)
 
 
 def import_lines(text: str) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
@@ -42,6 +44,24 @@ def import_lines(text: str) -> tuple[list[tuple[str, str, str]], list[tuple[str,
                     imports.append(a.groups())  # type: ignore[arg-type]
         i = text.find("import", i + 6)
     return froms, imports
+
+
+def star_imports(text: str) -> list[tuple[str, str]]:
+    """The modules a module's top-level ``from m import *`` lines name, as (dots, module)."""
+    return [(m.group(1), m.group(2)) for m in _STAR.finditer(text)] if "*" in text else []
+
+
+def code_names(text: str) -> frozenset[str]:
+    """Every name the module's code spells (not its comments or strings); empty when
+    its text does not tokenize."""
+    import io
+    import tokenize
+
+    try:
+        return frozenset(t.string for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                         if t.type == tokenize.NAME)
+    except (tokenize.TokenError, SyntaxError):
+        return frozenset()
 
 
 def per_content(memo: dict[tuple[object, ...], object], path: str | None, text_digest: str | None, text: str,

@@ -238,6 +238,13 @@ class FileView:
             return None
         summary = self._summary(mod, parts[-1])
         found = summary.exports.get(parts[-1]) if summary is not None else None
+        if found is None and summary is not None:
+            from .imported import star_source
+
+            # Bound by ``from .meshes import *`` (a package's __init__.py): that module's.
+            source = star_source(self, mod, parts[-1])
+            if source is not None:
+                return self.value(f"{source}.{parts[-1]}", _seen | {qual})
         if found is not None and reexport(found):
             # Re-exported (``from .mesh import TRAIN`` in __init__.py): followed when asked;
             # a cycle of re-exports is unknown.

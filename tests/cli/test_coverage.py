@@ -282,3 +282,30 @@ def test_a_reorder_that_moves_no_piece_is_resolved_and_one_that_moves_is_a_cross
                           "mesh gives it")
     # reversed along 'a': every device gets the other half
     assert by_line[10][0] == "crossing" and by_line[10][1].startswith("RSH202 jax.device_put moves 'z'")
+
+
+def test_a_partial_of_device_put_is_a_site_where_it_is_called(project: Path) -> None:
+    write(project, "partials.py", """\
+import functools
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+mesh = Mesh(np.array(jax.devices()), ('x',))
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+x = jax.device_put(np.zeros(8), NamedSharding(mesh, P('x')))
+put = functools.partial(jax.device_put, device=NamedSharding(half, P()))
+put(x)
+keep = functools.partial(jax.device_put, device=NamedSharding(mesh, P()))
+tree = jax.tree.map(keep, {'a': x, 'b': x})
+
+
+def feed(a):
+    return put(a)
+""")
+    by_line = {s["line"]: (s["verdict"], s["detail"]) for s in _json("--sites", cwd=project)["site_list"]}
+    assert sorted(by_line) == [9, 11, 13, 17]
+    assert by_line[11][0] == "crossing" and by_line[11][1].startswith("RSH201 put moves 'x' from mesh 'mesh'")
+    assert by_line[13][0] == "same_devices"
+    assert by_line[17] == ("unresolved", "a parameter no call site feeds")

@@ -26,6 +26,7 @@ ENTRIES = {
     "movers": ["ops.sync", "ops.same", "ops.jitted", "ops.tree"],
     "guarded": ["hosts.sync", "hosts.same"],
     "tables": ["tablepkg.sync_dict", "tablepkg.sync_changed", "tablepkg.patched"],
+    "reexports": ["scripts.train"],
 }
 CASES = [(project, module) for project, modules in ENTRIES.items() for module in modules]
 

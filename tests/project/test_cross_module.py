@@ -92,7 +92,7 @@ def test_check_reports_the_markers_with_related_locations_in_the_other_file() ->
         assert got == want, root.name
         meshes = {"crossing": "mypkg/mesh.py", "factories": "lab/meshes.py", "classes": "fleet/models.py",
                   "movers": "ops/meshes.py", "guarded": "hosts/meshes.py",
-                  "tables": "tablepkg/mesh.py"}.get(root.name)
+                  "tables": "tablepkg/mesh.py", "reexports": "meshpkg/meshes.py"}.get(root.name)
         # The transfer inside another module's function that a call runs with its arguments.
         inside = ["ops/placing.py"] if root.name == "movers" else []
         for f in found:  # both meshes built in the other module: a factory's body, or its module level
@@ -331,3 +331,44 @@ def test_imported_meshes_are_looked_up_only_where_an_array_is_placed(text: str, 
     from reshard_lint.project.projects import may_import_devices
 
     assert may_import_devices(text) is reads
+
+
+STAR_USER = """\
+import jax
+import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+from starpkg import ROLLOUT, TRAIN
+
+weights = jax.device_put(np.zeros(8), NamedSharding(TRAIN, P('x')))
+moved = jax.device_put(weights, NamedSharding(ROLLOUT, P()))
+"""
+STAR_MESHES = """\
+import jax
+import numpy as np
+from jax.sharding import Mesh
+
+TRAIN = Mesh(np.array(jax.devices()), ('x',))
+ROLLOUT = Mesh(np.array(jax.devices()[:4]), ('x',))
+"""
+
+
+@pytest.mark.parametrize("init, found", [
+    ("from .meshes import *\n", [(8, 9, "RSH201")]),
+    # The package binds the name itself after the star: its own value, the same mesh.
+    ("from .meshes import *\nROLLOUT = TRAIN\n", []),
+    # Two star imports that may both bind it: which one did is not known here.
+    ("from .meshes import *\nfrom .other import *\n", []),
+])
+def test_a_star_import_in_init_re_exports_the_names_of_its_module(
+        tmp_path: Path, init: str, found: list[tuple[int, int, str]]) -> None:
+    (tmp_path / "pyproject.toml").write_text("")
+    pkg = tmp_path / "starpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(init)
+    (pkg / "meshes.py").write_text(STAR_MESHES)
+    (pkg / "other.py").write_text(STAR_MESHES.replace("[:4]", "[::-1]"))
+    user = tmp_path / "train.py"
+    user.write_text(STAR_USER)
+    result = Engine().lint_source(STAR_USER, str(user))
+    assert [(d.line, d.col + 1, d.code) for d in result.diagnostics] == found

@@ -16,7 +16,7 @@ from ..scope import Scope
 from .. import devices as dv
 from ..valueops import dotted, each, ordered
 from ..values import (
-    UNKNOWN, ArrayVal, ConstVal, DevVal, FuncVal, HostVal, IntVal, OwnShardingVal, SeqVal, ShardingVal, Shuffle,
+    UNKNOWN, ArrayVal, ConstVal, DevVal, FuncVal, HostVal, IntVal, OwnShardingVal, SeqVal, ShardingVal, Shuffle, SliceVal,
     Value, is_unknown, undecidable, unknown,
 )
 
@@ -44,6 +44,16 @@ def _len(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
 def _range(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     """Ints: host data, and so is every element (flow.py, expressions.py)."""
     return HostVal(an.ctx.lazy_code(node, 40), node)
+
+
+@handles("slice")
+def _slice(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
+    """``slice(hi)``, ``slice(lo, hi)``, ``slice(lo, hi, step)``: bounds for a subscript."""
+    given = [v for v, _ in call.positional]
+    if call.keywords or call.has_star or not 1 <= len(given) <= 3:
+        return UNKNOWN
+    lo, hi, step = (None, given[0], None) if len(given) == 1 else (*given, None)[:3]
+    return SliceVal((lo, hi, step))
 
 
 @handles("int")

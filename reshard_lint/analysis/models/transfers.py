@@ -132,7 +132,7 @@ def _partial(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
         return UNKNOWN
     func = call.positional[0][0]
     kwargs = {k: as_target(an, v, tree.arg_value(a)) for k, (v, a) in call.keywords.items()}
-    return PartialVal(func, tuple(v for v, _ in call.positional[1:]), kwargs, star=call.has_star)
+    return PartialVal(func, tuple(v for v, _ in call.positional[1:]), kwargs, star=call.has_star, made_by=call)
 
 
 @handles(api.WITH_SHARDING_CONSTRAINT, api.RESHARD)
@@ -159,11 +159,15 @@ def _tree_map(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     its transfers are there to be counted, and those that need no leaf (a target built on
     the leaf's own sharding) are resolved."""
     f = call.arg(0, "f")
-    if not isinstance(f, FuncVal) or call.has_star or not call.positional[1:]:
+    if not isinstance(f, (FuncVal, PartialVal)) or call.has_star or not call.positional[1:]:
         return UNKNOWN
     trees = [v for v, _ in call.positional[1:]]
     picked = [_leaf(an, t) if not call.given(-1, "is_leaf") else (unknown(CONTAINER), False) for t in trees]
-    result = an.call_with_leaves(f, [leaf for leaf, _ in picked], node)
+    each = [leaf for leaf, _ in picked]
+    # A partial (jax.tree.map(partial(jax.device_put, device=s), tree)) is called as
+    # the program would call it on the leaves: this call its site.
+    result = an.call_with_leaves(f, each, node) if isinstance(f, FuncVal) \
+        else an.call_value(f, Call.of_values(node, each), node, scope)
     tree = trees[0]
     if len(trees) == 1 and picked[0][1] and isinstance(tree, SeqVal):
         return SeqVal(tuple(result for _ in tree.items), tree.kind, tree.keys)
