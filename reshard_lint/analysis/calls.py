@@ -159,6 +159,8 @@ class Calls(InterpreterBase):
                 return shuffled
             return UNKNOWN
         if isinstance(recv, SeqVal) and method in MUTATING_METHODS:
+            if not call.keywords and not call.has_star and mutation.no_change(method, call.values()):
+                return ConstVal(None)
             mutation.changed(recv)
             return UNKNOWN
         if isinstance(recv, SeqVal) and method in ("values",) and recv.kind == "dict":

@@ -24,7 +24,7 @@ from typing import Optional
 
 from ..stages.call_counts import SyntaxCounts, local_counts
 from .arguments import Call
-from .values import UNKNOWN, ClassVal, FuncVal, Value, is_unknown, join, unknown
+from .values import UNKNOWN, ClassVal, FuncVal, SeqVal, Value, is_unknown, join, unknown
 
 NO_CALL_SITE = "a parameter no call site feeds"
 ESCAPES = "a parameter of a function passed where the analysis cannot follow its calls"
@@ -147,8 +147,20 @@ class CallSites:
         return want is None or len(self.sites.get(func.node, {})) >= want
 
     def parameters(self, func: FuncVal, names: list[str]) -> dict[str, Value]:
-        """The value of each parameter: one value all call sites agree on, or unknown."""
-        return self._agreed(self.expected(func), self.sites.get(func.node, {}), names)
+        """The value of each parameter: one value all call sites agree on, or unknown.
+
+        ``*args`` and ``**kwargs`` take what the calls pass (an empty tuple or dict where
+        none passes extra arguments) only for a function defined inside another one: a
+        module-level function or a method may be called from the project's other
+        modules, with extra arguments this module's calls do not show (a call of it run
+        for its result binds them exactly: ``bind_arguments``)."""
+        out = self._agreed(self.expected(func), self.sites.get(func.node, {}), names)
+        fn = func.node
+        if isinstance(fn, ast.Lambda) or not _local(func):
+            for star in (fn.args.vararg, fn.args.kwarg):
+                if star is not None and star.arg in out:
+                    out[star.arg] = unknown(STAR)
+        return out
 
     def context(self, func: FuncVal) -> Optional[tuple[Value, bool]]:
         """The context mesh every call of ``func`` runs it under, when every call was
@@ -174,12 +186,28 @@ class CallSites:
             # (no params is None: above)
             vals = [s.params.get(n, UNKNOWN) for s in seen.values()]  # type: ignore[union-attr]
             v = vals[0]
+            if isinstance(v, SeqVal) and all(_empty(x, v) for x in vals):
+                out[n] = SeqVal((), v.kind, ())
+                continue
             for other in vals[1:]:
                 v = join(v, other)
             if is_unknown(v) and not all(is_unknown(x) for x in vals):
                 v = unknown(DISAGREE)
             out[n] = v
         return out
+
+
+def _local(func: FuncVal) -> bool:
+    """``func`` is defined inside another function's body: no other module can call it."""
+    outer = getattr(func.scope, "node", None)
+    return type(outer) is ast.FunctionDef or type(outer) is ast.AsyncFunctionDef
+
+
+def _empty(v: Value, like: Value) -> bool:
+    """``v`` is an empty tuple or dict as ``like`` is (the ``*args`` or ``**kwargs`` of
+    calls that pass no extra arguments), never changed in place."""
+    return isinstance(v, SeqVal) and isinstance(like, SeqVal) and not v.items and not v.changed \
+        and v.kind == like.kind
 
 
 def bind_arguments(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, call: Call, defaults: dict[str, Value],
@@ -197,24 +225,27 @@ def bind_arguments(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, call
     kwonly = [p.arg for p in params.kwonlyargs]
     positional = ([bound] if bound is not None else []) + list(prefix) + [v for v, _ in call.positional]
     out: dict[str, Value] = {}
-    if len(positional) > len(plain):
-        if params.vararg is None:
-            return None
-        out[params.vararg.arg] = unknown(STAR)
+    if len(positional) > len(plain) and params.vararg is None:
+        return None
     for name, v in zip(plain, positional):
         out[name] = v
     keywords = dict(extra_kwargs or {})
     keywords.update({k: v for k, (v, _) in call.keywords.items()})
+    extra: dict[str, Value] = {}
     for k, v in keywords.items():
         if k in out or (k not in plain and k not in kwonly):
             if params.kwarg is None or k in out:
                 return None
+            extra[k] = v
             continue
         out[k] = v
+    # This call spells every argument (no ``*xs``/``**kw`` spread: above), so ``*args``
+    # is the tuple of the positionals left over, ``**kwargs`` the dict of the keywords no
+    # parameter names, as Python binds them.
     if params.vararg is not None:
-        out.setdefault(params.vararg.arg, unknown(STAR))
+        out[params.vararg.arg] = SeqVal(tuple(positional[len(plain):]), "tuple")
     if params.kwarg is not None:
-        out[params.kwarg.arg] = unknown(STAR)
+        out[params.kwarg.arg] = SeqVal(tuple(extra.values()), "dict", tuple(extra))
     for name in plain + kwonly:
         if name not in out:
             if name not in defaults:

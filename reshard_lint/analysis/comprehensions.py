@@ -221,7 +221,7 @@ def _length(iter_node: ast.expr, it: Value, scope: Scope, an: InterpreterBase) -
     """How many elements iterating ``it`` gives, where the analysis knows: a sequence it
     holds, or ``range`` of literal bounds."""
     if isinstance(it, SeqVal):
-        return len(it.items)
+        return None if it.changed else len(it.items)
     if type(iter_node) is ast.Call and type(iter_node.func) is ast.Name and iter_node.func.id == "range" \
             and _builtin_range(scope.lookup("range")) and 1 <= len(iter_node.args) <= 2 and not iter_node.keywords:
         bounds = [const_int(an.eval(a, scope)) for a in iter_node.args]

@@ -69,7 +69,7 @@ class Functions(InterpreterBase):
         fn = func.node
         if len(self.inline_stack) >= _MAX_INLINE_DEPTH or fn in self.inline_stack:
             return unknown(TOO_DEEP)
-        key = tuple(sorted((k, id(v)) for k, v in params.items()))
+        key = tuple(sorted((k, _identity(v)) for k, v in params.items()))
         memo = self.memo.setdefault(fn, {})
         if key in memo:
             return memo[key][1]
@@ -121,6 +121,14 @@ class Functions(InterpreterBase):
         for other in rets[1:]:
             v = join(v, other)
         return v
+
+
+def _identity(v: Value) -> object:
+    """What tells two arguments apart in the memo: the object, but for the empty
+    ``*args`` or ``**kwargs`` each call makes afresh (one context however many calls)."""
+    if isinstance(v, SeqVal) and not v.items and not v.changed:
+        return ("empty", v.kind)
+    return id(v)
 
 
 def _straight(fn: ast.AST) -> bool:

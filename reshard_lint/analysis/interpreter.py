@@ -73,7 +73,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
             self.callsites = CallSites(ctx.parsed_text if ctx.line_map is not None and ctx.parsed_text is not None
                                        else ctx.module.code if ctx.line_map is not None else ctx.source,
                                        ctx.python_tree)
-        self.memo: dict[ast.AST, dict[tuple[tuple[str, int], ...], tuple[dict[str, Value], Value]]] = {}
+        self.memo: dict[ast.AST, dict[tuple[tuple[str, object], ...], tuple[dict[str, Value], Value]]] = {}
         self.inits: dict[int, FuncVal] = {}  # id(class) -> its __init__
         # Instances of another module's classes whose __init__ runs (quietly): it sets
         # their attributes (classes.py).

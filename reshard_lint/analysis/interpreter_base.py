@@ -34,7 +34,7 @@ class InterpreterBase:
     expecting: Optional[tuple[int, int]]
     pending: list[tuple[FuncVal, Scope, Optional[InstanceVal]]]
     callsites: CallSites
-    memo: dict[ast.AST, dict[tuple[tuple[str, int], ...], tuple[dict[str, Value], Value]]]
+    memo: dict[ast.AST, dict[tuple[tuple[str, object], ...], tuple[dict[str, Value], Value]]]
     inits: dict[int, FuncVal]
     building: list[InstanceVal]
     relay: Optional[tuple[Call, int, int]]

@@ -21,6 +21,15 @@ def changed(v: Value) -> None:
     if isinstance(v, SeqVal) and v.kind in ("list", "dict") and not v.shared:
         # One unknown each: two elements are not known to be one object (values.Unknown).
         v.items = tuple(Unknown(CONTAINER) for _ in v.items)
+        v.changed = True
+
+
+def no_change(method: str, args: list[Value]) -> bool:
+    """``d.update()`` or ``d.update(e)`` of a dict ``e`` known to be empty (the
+    ``**kwargs`` of calls that pass no keyword): a change that changes nothing."""
+    if method != "update" or len(args) > 1:
+        return False
+    return all(isinstance(a, SeqVal) and a.kind == "dict" and not a.items and not a.changed for a in args)
 
 
 def share(values: Iterable[Value]) -> None:

@@ -258,6 +258,8 @@ class SeqVal(Value):
     # Made by another module's summary, which every importer holds: never changed in
     # place (analysis/mutation.py), so one file's analysis cannot change another's.
     shared: bool = False
+    # Changed in place (analysis/mutation.py): its length is no longer what ``items`` holds.
+    changed: bool = False
 
 
 @dataclass(eq=False)

@@ -309,3 +309,45 @@ def feed(a):
     assert by_line[11][0] == "crossing" and by_line[11][1].startswith("RSH201 put moves 'x' from mesh 'mesh'")
     assert by_line[13][0] == "same_devices"
     assert by_line[17] == ("unresolved", "a parameter no call site feeds")
+
+
+def test_a_kwargs_dict_no_call_fills_is_empty_where_the_call_is_run(project: Path) -> None:
+    # The generated projects' idiom (tests/oracle/generator.py): a factory updates its
+    # dict of meshes with **overrides, which the calls leave empty; another module reads it.
+    write(project, "mypkg/__init__.py", "")
+    write(project, "mypkg/meshes.py", """\
+import jax
+import numpy as np
+from jax.sharding import Mesh
+
+
+def build_meshes(**overrides):
+    meshes = {"train": Mesh(np.array(jax.devices()), ('x',)), "rollout": Mesh(np.array(jax.devices()[:4]), ('x',))}
+    meshes.update(overrides)
+    return meshes
+
+
+def train_mesh():
+    return build_meshes()["train"]
+
+
+TRAIN = train_mesh()
+""")
+    write(project, "main.py", """\
+import jax
+import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec as P
+from mypkg.meshes import TRAIN, build_meshes
+
+meshes = build_meshes()
+w = jax.device_put(np.ones(8), NamedSharding(meshes["train"], P('x')))
+same = jax.device_put(w, NamedSharding(TRAIN, P('x')))
+moved = jax.device_put(w, NamedSharding(meshes["rollout"], P('x')))
+other = jax.device_put(w, NamedSharding(build_meshes(train=meshes["rollout"])["train"], P('x')))
+""")
+    sites = _json("--sites", cwd=project)["site_list"]
+    by_line = {s["line"]: (s["verdict"], s["detail"]) for s in sites if s["path"] == "main.py"}
+    assert by_line[8][0] == "same_devices"
+    assert by_line[9][0] == "crossing" and by_line[9][1].startswith("RSH201 ")
+    # a keyword the call passes changes the dict in place: not followed
+    assert by_line[10] == ("unresolved", "an element of a container the analysis does not know")

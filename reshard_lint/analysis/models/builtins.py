@@ -34,7 +34,7 @@ def _len(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     if ordered(v):
         f = v.fn
         return IntVal(lambda m: len(f(m).rows()))
-    if isinstance(v, SeqVal):
+    if isinstance(v, SeqVal) and not v.changed:
         n = len(v.items)
         return IntVal(lambda _m: n, literal=n)
     return HostVal(an.ctx.lazy_code(node, 40), node)  # an int, whatever it counts
