@@ -28,6 +28,8 @@ from .values import (
 
 _DATACLASS_DECORATORS = api.DATACLASS_DECORATORS
 _DATACLASS_BASES = api.DATACLASS_BASES
+# Options of a dataclass decorator that leave its constructor taking the fields in order.
+_PLAIN_OPTIONS = frozenset({"frozen", "eq", "order", "repr", "unsafe_hash", "slots", "match_args", "weakref_slot"})
 
 
 @dataclass
@@ -44,6 +46,16 @@ class Classes(InterpreterBase):
 
     def exec_class(self, stmt: ast.ClassDef, scope: Scope) -> None:
         decorators = [self.eval(dec, scope) for dec in stmt.decorator_list]
+        # ``@dataclasses.dataclass(frozen=True)``: a dataclass too; one whose constructor
+        # is not the fields' (``init=False``, ``kw_only=True``) has fields it cannot bind.
+        unbound_fields = False
+        for i, dec in enumerate(stmt.decorator_list):
+            if type(dec) is ast.Call and not isinstance(decorators[i], QualVal):
+                called = self.eval(dec.func, scope)
+                if isinstance(called, QualVal) and called.qual in _DATACLASS_DECORATORS:
+                    decorators[i] = called
+                    unbound_fields = unbound_fields or bool(dec.args) or any(
+                        k.arg not in _PLAIN_OPTIONS for k in dec.keywords)
         bases = [self.eval(base, scope) for base in stmt.bases]
         cls = ClassVal(stmt)
         self.made.append(cls)
@@ -64,6 +76,8 @@ class Classes(InterpreterBase):
         cls.attrs["__sites__"] = ConstVal(attr_sites)
         if _is_dataclass(decorators, bases) and "__init__" not in cscope.vars:
             cls.fields = _fields(body, cscope, attr_sites)
+            if unbound_fields:
+                cls.fields.reassigned.update(cls.fields.names)
             for name in cls.fields.names:
                 cls.attrs.pop(name, None)  # read from the constructor calls, not the default
         scope.vars[stmt.name] = cls
@@ -220,7 +234,8 @@ class Classes(InterpreterBase):
         if isinstance(fields, Fields):
             bound = _bind_fields(fields, call)
             for name in fields.names:
-                own.attrs[name] = bound[name] if bound is not None else unknown(UNMATCHED)
+                own.attrs[name] = unknown(ATTRIBUTE) if name in fields.reassigned \
+                    else bound[name] if bound is not None else unknown(UNMATCHED)
             return instance
         init = cls.attrs.get("__init__")
         if isinstance(init, FuncVal):

@@ -111,3 +111,16 @@ def device_functions(text: str) -> frozenset[str]:
         if held and not held.isdisjoint(IDENT.findall(body)):
             out.add(name)  # def batch(n): return jax.device_put(..., NamedSharding(TRAIN, ...))
     return frozenset(out)
+
+
+# A module-level class under a dataclass decorator (``@dataclass``, ``@dataclasses.dataclass(frozen=True)``,
+# other decorators around it).
+_DATACLASS = re.compile(r"(?m)^@(?:dataclasses\.)?dataclass\b[^\n]*\n(?:@[^\n]*\n)*class[ \t]+(\w+)")
+
+
+def config_classes(text: str) -> frozenset[str]:
+    """Names of the module-level dataclasses: a configuration an importer constructs
+    (``cfg = Config()``) and reads fields of (``cfg.dp``), which the analysis follows as
+    it follows a dataclass of the same file; its summary keeps their bodies."""
+    return frozenset(_DATACLASS.findall(text)) if "dataclass" in text else frozenset()
+

@@ -16,7 +16,7 @@ import re
 from typing import TYPE_CHECKING, Callable, TypeVar
 
 from ..core.vocabulary import VALUE_WORDS
-from .defs import device_functions, moving_functions
+from .defs import config_classes, device_functions, moving_functions
 from .module_scan import IDENT, any_value, bindings, code_names, import_lines, per_content, star_imports
 from .modules import MODELLED, ModuleFile
 
@@ -114,10 +114,33 @@ def _bindings(view: FileView, mod: ModuleFile, text: str) -> dict[str, list[str]
 
 
 def calls_function(view: FileView, mod: ModuleFile, name: str) -> bool:
-    """Is ``name`` one of ``mod``'s functions that may give a device value (defs.py)? Its
-    importers then need the module's summary with those functions' bodies."""
+    """Is ``name`` one of ``mod``'s functions that may give a device value, or one of its
+    dataclasses (defs.py)? Its importers then need the module's summary with those
+    functions' and classes' bodies."""
     text = _text(view, mod)
-    return text is not None and name in _per_content(view, mod, text, device_functions)
+    return text is not None and (name in _per_content(view, mod, text, device_functions)
+                                 or name in _per_content(view, mod, text, config_classes))
+
+
+# A module-level value an importer can read as it is: numbers (a tuple of them, literal
+# arithmetic), a string of one literal, True or False.
+_CONSTANT = re.compile(r"\s*(?:[-+*/%()\d_., ]+|'[\w .:/-]*'|\"[\w .:/-]*\"|True|False)\s*(?:#[^\n]*)?")
+
+
+def exports_constant(view: FileView, mod: ModuleFile, name: str) -> bool:
+    """Does ``mod`` bind ``name`` once at module level to a literal constant
+    (``NUM_DEVICES = 4``, ``SHAPE = (2, 4)``, ``AXIS = 'data'``), or define it as a
+    dataclass (``Config``, whose field defaults an importer reads)? Not a device value,
+    so not the gate's (``exports_value``): the importing file passes the gate by its own
+    devices; its summary then holds the value."""
+    text = _text(view, mod)
+    if text is None:
+        return False
+    if name in _per_content(view, mod, text, config_classes):
+        return True
+    values = _bindings(view, mod, text).get(name, ())
+    return len(values) == 1 and any(c.isdigit() or c in "'\"TF" for c in values[0]) \
+        and _CONSTANT.fullmatch(values[0]) is not None
 
 
 def _moves(view: FileView, mod: ModuleFile, name: str, depth: int) -> bool:

@@ -46,11 +46,16 @@ class Summary:
 
 
 def exportable(value: "Value") -> bool:
-    """A value another module can use as it is: placed data and what places it."""
-    from ..analysis.values import ArrayVal, DevVal, MeshVal, SeqVal, ShardingVal, SpecVal
+    """A value another module can use as it is: placed data and what places it, and the
+    integers, strings and flags that size and name them (a configuration module's)."""
+    from ..analysis.values import ArrayVal, ConstVal, DevVal, IntVal, MeshVal, SeqVal, ShardingVal, SpecVal
 
-    if isinstance(value, (ArrayVal, DevVal, MeshVal, ShardingVal, SpecVal)):
+    if isinstance(value, (ArrayVal, DevVal, MeshVal, ShardingVal, SpecVal, IntVal)):
         return True
+    if isinstance(value, ConstVal):
+        # A configuration's constant (a string, a flag); not None, a placeholder some
+        # other code may set.
+        return type(value.value) in (str, bool, float)
     return isinstance(value, SeqVal) and bool(value.items) and all(exportable(v) for v in value.items)
 
 

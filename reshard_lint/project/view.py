@@ -273,11 +273,12 @@ class FileView:
             return None
         full = False
         if name is not None:
-            from .imported import calls_function, exports_value
+            from .imported import calls_function, exports_constant, exports_value
 
             # The gate's text test: only a name the module may bind to a device value at
-            # module level, or a function that may make one, gets the module analysed.
-            if not exports_value(self, mod, name):
+            # module level, or a function that may make one, gets the module analysed;
+            # and a literal constant or a dataclass (a configuration module's).
+            if not exports_value(self, mod, name) and not exports_constant(self, mod, name):
                 return None
             full = calls_function(self, mod, name)
         summary = self.project.summary(mod, full)

@@ -27,6 +27,7 @@ ENTRIES = {
     "guarded": ["hosts.sync", "hosts.same"],
     "tables": ["tablepkg.sync_dict", "tablepkg.sync_changed", "tablepkg.patched"],
     "reexports": ["scripts.train"],
+    "configs": ["cfgpkg.train"],
 }
 CASES = [(project, module) for project, modules in ENTRIES.items() for module in modules]
 

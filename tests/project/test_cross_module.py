@@ -372,3 +372,28 @@ def test_a_star_import_in_init_re_exports_the_names_of_its_module(
     user.write_text(STAR_USER)
     result = Engine().lint_source(STAR_USER, str(user))
     assert [(d.line, d.col + 1, d.code) for d in result.diagnostics] == found
+
+
+def test_check_cache_follows_edits_of_a_configuration_module(tmp_path: Path) -> None:
+    # tests/fixtures/projects/configs: train.py sizes meshes by a constant of config.py and
+    # a field default of its dataclass. An edit of either re-analyses train.py (the
+    # constant is a module-level assignment the gate's part hashes, the dataclass's body
+    # is in the summary part train.py read); an edit of a comment there does not change
+    # what it finds.
+    root = tmp_path / "configs"
+    shutil.copytree(PROJECTS / "configs", root)
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    config = root / "cfgpkg" / "config.py"
+    original = config.read_text(encoding="utf-8")
+
+    def findings(text: str) -> list[str]:
+        config.write_text(text, encoding="utf-8")
+        return sorted(f"{f['filename']}:{f['location']['row']}" for f in _check(root, *cache)[1])
+
+    both = ["cfgpkg/train.py:12", "cfgpkg/train.py:15"]
+    assert findings(original) == both
+    assert findings(original) == both  # warm
+    assert findings(original.replace("NUM_DEVICES = 4", "NUM_DEVICES = 8")) == ["cfgpkg/train.py:15"]
+    assert findings(original) == both
+    assert findings(original.replace("replicas: int = 2", "replicas: int = 8")) == ["cfgpkg/train.py:12"]
+    assert findings(original.replace("# A configuration", "# The configuration")) == both
