@@ -135,6 +135,12 @@ class Expressions(InterpreterBase):
 
     def eval_IfExp(self, node: ast.IfExp, scope: Scope) -> Value:
         self.eval(node.test, scope)
+        taken = none_test(node.test, scope)
+        if taken is not None:
+            # ``devices if devices is not None else jax.devices()``, decided by this run's
+            # value of the name, as the ``if`` statement's form is (interpreter.py): only
+            # the branch Python runs is evaluated.
+            return self.eval(node.body if taken else node.orelse, scope)
         return join(self.eval(node.body, scope), self.eval(node.orelse, scope))
 
     def eval_NamedExpr(self, node: ast.NamedExpr, scope: Scope) -> Value:
@@ -361,3 +367,29 @@ def _unset_attribute(cls: ClassVal, attr: str) -> str:
         return ATTRIBUTE
     count = sites.value.get(attr, 0)
     return ATTRIBUTE if count > 1 else ATTRIBUTE_LATER if count == 1 else ATTRIBUTE_ELSEWHERE
+
+
+# Values that are never None: a device list, a mesh, a sharding, an array.
+_NOT_NONE = (DevVal, MeshVal, ShardingVal, ArrayVal)
+
+
+def none_test(test: ast.expr, scope: Scope) -> Optional[bool]:
+    """``if name is None`` / ``if name is not None`` where the name's value decides it: a
+    mesh factory's ``if devices is None: devices = jax.devices()`` run for one call's
+    device list keeps that list (functions.py evaluates a helper per argument context),
+    not a join of it with jax.devices(); and the same test of a conditional expression
+    (``devices if devices is not None else jax.devices()``). None: not decided, both
+    branches run."""
+    if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.left) is not ast.Name:
+        return None
+    op, right = test.ops[0], test.comparators[0]
+    if type(op) not in (ast.Is, ast.IsNot) or type(right) is not ast.Constant or right.value is not None:
+        return None
+    v = scope.lookup(test.left.id)
+    if isinstance(v, ConstVal) and v.value is None:
+        is_none = True
+    elif isinstance(v, _NOT_NONE):
+        is_none = False
+    else:
+        return None
+    return is_none if type(op) is ast.Is else not is_none

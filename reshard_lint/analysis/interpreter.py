@@ -28,7 +28,7 @@ from .callsites import NO_CALL_SITE, CallSites
 from .comprehensions import Comprehensions
 from .context import FileContext
 from .events import Event, Transfer
-from .expressions import Expressions
+from .expressions import Expressions, none_test
 from .flow import Flow
 from .functions import Functions
 from .models import placement, shard_map
@@ -191,7 +191,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
             self.exec_small(stmt, scope)
         elif isinstance(stmt, ast.If):
             self.eval(stmt.test, scope)
-            taken = _none_test(stmt.test, scope)
+            taken = none_test(stmt.test, scope)
             if taken is None:
                 self.exec_branches(scope, [block(stmt.body), block(stmt.orelse)])
             else:
@@ -535,27 +535,3 @@ def iter_events(ctx: FileContext) -> Iterable[Event]:
     out: list[Event] = []
     Analyzer(ctx, out.append).run()
     return out
-
-
-# Values that are never None: a device list, a mesh, a sharding, an array.
-_NOT_NONE = (DevVal, MeshVal, ShardingVal, ArrayVal)
-
-
-def _none_test(test: ast.expr, scope: Scope) -> Optional[bool]:
-    """``if name is None`` / ``if name is not None`` where the name's value decides it: a
-    mesh factory's ``if devices is None: devices = jax.devices()`` run for one call's
-    device list keeps that list (functions.py evaluates a helper per argument context),
-    not a join of it with jax.devices(). None: not decided, both branches run."""
-    if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.left) is not ast.Name:
-        return None
-    op, right = test.ops[0], test.comparators[0]
-    if type(op) not in (ast.Is, ast.IsNot) or type(right) is not ast.Constant or right.value is not None:
-        return None
-    v = scope.lookup(test.left.id)
-    if isinstance(v, ConstVal) and v.value is None:
-        is_none = True
-    elif isinstance(v, _NOT_NONE):
-        is_none = False
-    else:
-        return None
-    return is_none if type(op) is ast.Is else not is_none

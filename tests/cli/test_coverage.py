@@ -351,3 +351,24 @@ other = jax.device_put(w, NamedSharding(build_meshes(train=meshes["rollout"])["t
     assert by_line[9][0] == "crossing" and by_line[9][1].startswith("RSH201 ")
     # a keyword the call passes changes the dict in place: not followed
     assert by_line[10] == ("unresolved", "an element of a container the analysis does not know")
+
+
+def test_a_default_taken_by_a_conditional_expression_is_decided_per_call(project: Path) -> None:
+    write(project, "factory.py", """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+
+def make_mesh(devices=None):
+    devices = devices if devices is not None else jax.devices()
+    return Mesh(np.array(devices), ('x',))
+
+
+w = jax.device_put(np.ones(8), NamedSharding(make_mesh(), P('x')))
+same = jax.device_put(w, NamedSharding(make_mesh(jax.devices()), P('x')))
+half = jax.device_put(w, NamedSharding(make_mesh(jax.devices()[:4]), P('x')))
+""")
+    by_line = {s["line"]: (s["verdict"], s["detail"]) for s in _json("--sites", cwd=project)["site_list"]}
+    assert by_line[12][0] == "same_devices"
+    assert by_line[13][0] == "crossing" and by_line[13][1].startswith("RSH201 ")
