@@ -21,7 +21,7 @@ from .scope import Scope, names_in_target
 from .tree import arg_value, call_args, subscript_items
 from .valueops import NO_KEY, ascending, const_int, each, int_fn, ordered
 from .values import (
-    UNKNOWN, ConstVal, DevVal, HostVal, IntVal, QualVal, SeqVal, Value, is_unknown, undecidable, unknown, unknown_from,
+    UNKNOWN, ConstVal, DevVal, GenVal, HostVal, IntVal, QualVal, SeqVal, Value, is_unknown, undecidable, unknown, unknown_from,
 )
 
 if TYPE_CHECKING:
@@ -175,6 +175,8 @@ class Comprehensions(InterpreterBase):
         element: Optional[Value] = None
         if isinstance(it, SeqVal) and it.items and (one := each(it.items)) is not None:
             element = one
+        elif isinstance(it, GenVal):
+            element = it.element  # for b in batches(): what the generator yields
         elif isinstance(it, HostVal):
             element = placement.host_element(cast("Analyzer", self), it, iter_node)
         else:

@@ -133,6 +133,22 @@ class Expressions(InterpreterBase):
                 return UNKNOWN
         return SeqVal(tuple(items), "dict", tuple(keys))
 
+    def eval_Yield(self, node: ast.Yield, scope: Scope) -> Value:
+        """``yield v`` in a generator run for a call (functions.py): ``v`` is one of the
+        elements its iterator gives; what is sent back in is not known."""
+        v = self.eval(node.value, scope) if node.value is not None else ConstVal(None)
+        self._yielded(v)
+        return UNKNOWN
+
+    def eval_YieldFrom(self, node: ast.YieldFrom, scope: Scope) -> Value:
+        self.eval(node.value, scope)
+        self._yielded(unknown(CONTAINER))
+        return UNKNOWN
+
+    def _yielded(self, v: Value) -> None:
+        if self.yields and self.inline_stack and self.yields[-1][0] is self.inline_stack[-1]:
+            self.yields[-1][1].append(v)
+
     def eval_IfExp(self, node: ast.IfExp, scope: Scope) -> Value:
         self.eval(node.test, scope)
         taken = none_test(node.test, scope)

@@ -25,12 +25,13 @@ _LOOP_PASSES = 3
 class _Trace(NamedTuple):
     """What the quiet runs of a loop's body must leave as they found it: functions waiting
     to run (a def in the body would run once per pass), the return values of the function
-    being run, memoized helper results (each pass has new arguments and would use up the
+    being run and the values a generator being run yields, memoized helper results (each pass has new arguments and would use up the
     helpers' argument contexts: functions.py), and the file's records of meshes (RSH102
     counts the device arrays meshes are built on) and of classes' __init__."""
 
     pending: int
     returns: int
+    yields: int
     memo: dict[ast.AST, int]
     made_by: dict[int, ast.AST]
     mesh_roots: set[int]
@@ -134,13 +135,16 @@ class Flow(InterpreterBase):
 
     def _trace(self) -> "_Trace":
         returns = len(self.returns[-1]) if self.returns else 0
-        return _Trace(len(self.pending), returns, {fn: len(m) for fn, m in self.memo.items()},
+        yields = len(self.yields[-1][1]) if self.yields else 0
+        return _Trace(len(self.pending), returns, yields, {fn: len(m) for fn, m in self.memo.items()},
                       dict(self.ctx.made_by), set(self.ctx.mesh_roots), dict(self.inits))
 
     def _untrace(self, trace: "_Trace") -> None:
         del self.pending[trace.pending:]
         if self.returns:
             del self.returns[-1][trace.returns:]
+        if self.yields:
+            del self.yields[-1][1][trace.yields:]
         for fn in list(self.memo):
             m = self.memo[fn]
             for key in list(m)[trace.memo.get(fn, 0):]:

@@ -16,7 +16,8 @@ from .arguments import Call
 from .callsites import bind_arguments
 from .interpreter_base import InterpreterBase
 from .scope import COMPOUND, FUNCTIONS, Scope, block, count_bindings, with_rebound
-from .values import UNKNOWN, FuncVal, MeshVal, SeqVal, Value, join, unknown
+from .valueops import each
+from .values import UNKNOWN, FuncVal, GenVal, MeshVal, SeqVal, Value, join, unknown
 
 _MAX_INLINE_DEPTH = 3
 _MAX_CONTEXTS = 8  # distinct argument contexts evaluated per function
@@ -24,6 +25,7 @@ _MAX_CONTEXTS = 8  # distinct argument contexts evaluated per function
 TOO_DEEP = "a result of helpers nested deeper than the analysis follows"
 UNMATCHED = "a result of a call whose arguments do not match the function"
 NO_RETURN = "a result of a helper that returns nothing the analysis knows"
+NOT_ONE_ELEMENT = "an element of a generator that yields values the analysis does not join"
 
 
 class Functions(InterpreterBase):
@@ -45,7 +47,8 @@ class Functions(InterpreterBase):
         params = self.observe_call(func, call, node, bound=bound, prefix=prefix, extra_kwargs=extra_kwargs)
         if params is None:
             return unknown(UNMATCHED)
-        if func.home is not None and not self.quiet and self.relay is None and _straight(func.node):
+        if func.home is not None and not self.quiet and self.relay is None and _straight(func.node) \
+                and not generator(func.node):
             # Another module's function called by this file's own code: run with this
             # call's arguments, its transfers are this call's to report (interpreter.emit).
             # Only a body of simple statements: a guard inside (``if jax.process_index()
@@ -105,6 +108,9 @@ class Functions(InterpreterBase):
         self.inline_stack.append(fn)
         self.quiet += quiet
         saved_pending = len(self.pending)
+        is_generator = generator(fn)
+        if is_generator:
+            self.yields.append((fn, []))
         try:
             if type(fn) is ast.Lambda:
                 return self.eval(fn.body, scope)
@@ -115,12 +121,41 @@ class Functions(InterpreterBase):
             self.quiet -= quiet
             self.inline_stack.pop()
             del self.pending[saved_pending:]  # nested defs are analysed on their own
+            yielded = self.yields.pop()[1] if is_generator else []
+        if is_generator:
+            # A generator's call gives an iterator (its return value ends the iteration):
+            # its elements are what the body yields, where one value stands for them all.
+            return GenVal(each(yielded) or unknown(NOT_ONE_ELEMENT) if yielded else unknown(NO_RETURN))
         if not rets:
             return unknown(NO_RETURN)
         v = rets[0]
         for other in rets[1:]:
             v = join(v, other)
         return v
+
+
+_GENERATORS: dict[int, tuple[ast.AST, bool]] = {}
+
+
+def generator(fn: ast.AST) -> bool:
+    """A ``def`` whose own body (not a nested function's or class's) yields."""
+    if not isinstance(fn, FUNCTIONS):
+        return False
+    known = _GENERATORS.get(id(fn))
+    if known is not None and known[0] is fn:
+        return known[1]
+    found = False
+    todo: list[ast.AST] = list(fn.body)
+    while todo and not found:
+        node = todo.pop()
+        if type(node) is ast.Yield or type(node) is ast.YieldFrom:
+            found = True
+        elif not isinstance(node, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    if len(_GENERATORS) > 4096:
+        _GENERATORS.clear()
+    _GENERATORS[id(fn)] = (fn, found)
+    return found
 
 
 def _identity(v: Value) -> object:

@@ -83,6 +83,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
         self.relay: Optional[tuple[Call, int, int]] = None
         self.ran: set[int] = set()  # ids of the functions whose own run is done
         self.returns: list[list[Value]] = []
+        self.yields: list[tuple[ast.AST, list[Value]]] = []
         self.rng_seeded: dict[str, Optional[bool]] = {"random": None, "numpy": None}
         self.token = 0
         self.current_name = ""  # canonical name of the function a handler is running for

@@ -40,6 +40,7 @@ class InterpreterBase:
     relay: Optional[tuple[Call, int, int]]
     ran: set[int]
     returns: list[list[Value]]
+    yields: list[tuple[ast.AST, list[Value]]]  # the generator being run, and what it yielded
     rng_seeded: dict[str, Optional[bool]]
     current_name: str
     made: list[FuncVal | ClassVal]

@@ -263,6 +263,15 @@ class SeqVal(Value):
 
 
 @dataclass(eq=False)
+class GenVal(Value):
+    """What a call of a generator function gives: an iterator whose every element is
+    ``element`` (the values its body yields, where one stands for all of them; unknown
+    otherwise)."""
+
+    element: Value
+
+
+@dataclass(eq=False)
 class IndexPermutation(Value):
     """``np.random.permutation(n)`` or ``rng.permutation(n)``: a shuffled ``range(n)``.
 

@@ -372,3 +372,36 @@ half = jax.device_put(w, NamedSharding(make_mesh(jax.devices()[:4]), P('x')))
     by_line = {s["line"]: (s["verdict"], s["detail"]) for s in _json("--sites", cwd=project)["site_list"]}
     assert by_line[12][0] == "same_devices"
     assert by_line[13][0] == "crossing" and by_line[13][1].startswith("RSH201 ")
+
+
+def test_a_loop_over_a_generator_binds_what_it_yields(project: Path) -> None:
+    write(project, "batches.py", """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+train = Mesh(np.array(jax.devices()), ('x',))
+half = Mesh(np.array(jax.devices()[:4]), ('x',))
+
+
+def batches(n):
+    for i in range(n):
+        yield jax.device_put(np.full(8, i), NamedSharding(train, P('x')))
+
+
+def ended():
+    yield np.ones(8)
+    return jax.device_put(np.ones(8), NamedSharding(train, P('x')))
+
+
+for b in batches(3):
+    same = jax.device_put(b, NamedSharding(train, P()))
+    moved = jax.device_put(b, NamedSharding(half, P('x')))
+for e in ended():
+    host = jax.device_put(e, NamedSharding(half, P('x')))
+""")
+    by_line = {s["line"]: (s["verdict"], s["detail"]) for s in _json("--sites", cwd=project)["site_list"]}
+    assert by_line[20][0] == "same_devices"
+    assert by_line[21][0] == "crossing" and by_line[21][1].startswith("RSH201 ")
+    # what a generator returns ends its iteration: the loop binds what it yields
+    assert by_line[23][0] == "host_data"
