@@ -56,6 +56,11 @@ SEVERAL_PROCESSES = {
     # the program never gets to one process (tests/multicontroller/test_runtimes.py).
     "an attribute assignment": "import jax\njax.config.jax_num_cpu_devices = 8\n",
     "pathwaysutils in words": "# pathwaysutils would make this single-controller\n",
+    # tpu-inference's __init__.py: Pathways only when the job is set up for its proxy
+    "pathwaysutils under a condition": "import os\nif 'proxy' in os.environ.get('JAX_PLATFORMS', ''):\n"
+                                       "    import pathwaysutils\n    pathwaysutils.initialize()\n",
+    "pathwaysutils if installed": "try:\n    import pathwaysutils\nexcept ImportError:\n"
+                                  "    pathwaysutils = None\n",
     "distributed.initialize wins": "import jax\njax.config.update('jax_num_cpu_devices', 4)\n"
                                    "jax.distributed.initialize()\n",
     "from jax.distributed": "import os\nfrom jax.distributed import initialize\n"

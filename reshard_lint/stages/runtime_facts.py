@@ -15,7 +15,9 @@ never parsed for it.
 - **Several processes whatever else it says** (``Facts.launches``): a call of
   ``jax.distributed.initialize``, or jax's multi-process test runner
   (``jax._src.test_multiprocess``), which calls it.
-- **Pathways** (``Facts.pathways``): an import of ``pathwaysutils``.
+- **Pathways** (``Facts.pathways``): an import of ``pathwaysutils`` that is not under a
+  condition (an ``if``, a ``try``, a loop: ``if "proxy" in JAX_PLATFORMS: import
+  pathwaysutils`` runs on Pathways only when the job is set up so).
 - **Multi-process uses** (``uses_multi_process``): ``jax.process_index()``,
   ``jax.distributed``, ``multihost_utils.process_allgather(...)`` ... used, not imported.
 - **Colocated Python** (``colocated_nodes``): the bodies of functions decorated with
@@ -139,7 +141,7 @@ def facts_of(tree: ast.Module, text: str, names: _Names | None = None) -> Facts:
     for node, deferred in _pruned(tree, lines):
         found = ""
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            if _imports_pathways(node):
+            if _imports_pathways(node) and not _guarded(tree, node):
                 pw, pw_import = True, pw_import or not deferred
             continue
         if isinstance(node, ast.Call):
@@ -389,6 +391,24 @@ def _pruned(tree: ast.Module, lines: list[int]) -> Iterator[tuple[ast.AST, bool]
             work.extend((c, deferred) for c in ast.iter_child_nodes(node) if id(c) not in inside)
         else:
             work.extend((c, deferred) for c in ast.iter_child_nodes(node))
+
+
+_GUARDS = (ast.If, ast.Try, ast.TryStar, ast.Match, ast.While, ast.For, ast.AsyncFor)
+
+
+def _guarded(tree: ast.Module, target: ast.AST) -> bool:
+    """Is ``target`` under a condition (an ``if``, a ``try``, a loop)? An import of
+    pathwaysutils there runs on some set-ups only (``if "proxy" in JAX_PLATFORMS:``, ``try:
+    import pathwaysutils``), so it does not say the code runs on Pathways. Walked only for
+    the rare module that imports pathwaysutils."""
+    work: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while work:
+        node, guarded = work.pop()
+        if node is target:
+            return guarded
+        inner = guarded or isinstance(node, _GUARDS)
+        work.extend((c, inner) for c in ast.iter_child_nodes(node))
+    return False
 
 
 def _imports_pathways(node: ast.Import | ast.ImportFrom) -> bool:
