@@ -40,8 +40,9 @@ ONE_PROCESS = {
     "in a function": "import jax\n\n\ndef setUpModule():\n    jax.config.update('jax_num_cpu_devices', 8)\n\n\n",
     "monkeypatch.setenv": "def test_it(monkeypatch):\n"
                           "    monkeypatch.setenv('XLA_FLAGS', '--xla_force_host_platform_device_count=8')\n\n\n",
-    "Pathways": "import pathwaysutils\npathwaysutils.initialize()\n",
-    "from pathwaysutils": "from pathwaysutils import initialize\ninitialize()\n",
+    "Pathways' proxy backend": "import jax\njax.config.update('jax_platforms', 'proxy')\n",
+    "JAX_PLATFORMS=proxy": "import os\nos.environ['JAX_PLATFORMS'] = 'proxy'\n",
+    "JAX_PLATFORMS=proxy,cpu": "import os\nos.environ.setdefault('JAX_PLATFORMS', 'proxy,cpu')\n",
 }
 
 SEVERAL_PROCESSES = {
@@ -56,6 +57,14 @@ SEVERAL_PROCESSES = {
     # the program never gets to one process (tests/multicontroller/test_runtimes.py).
     "an attribute assignment": "import jax\njax.config.jax_num_cpu_devices = 8\n",
     "pathwaysutils in words": "# pathwaysutils would make this single-controller\n",
+    # pathwaysutils.initialize() acts only when the proxy backend is selected
+    # (pathwaysutils/_initialize.py): maxtext's trainer calls it on every run, Pathways or
+    # multi-controller; tpu-inference imports it when JAX_PLATFORMS says proxy.
+    "pathwaysutils initialised": "import pathwaysutils\npathwaysutils.initialize()\n",
+    "from pathwaysutils": "from pathwaysutils import initialize\ninitialize()\n",
+    "pathwaysutils under a condition": "import os\nif 'proxy' in os.environ.get('JAX_PLATFORMS', ''):\n"
+                                       "    import pathwaysutils\n    pathwaysutils.initialize()\n",
+    "another platform": "import os\nos.environ['JAX_PLATFORMS'] = 'cpu'\n",
     "distributed.initialize wins": "import jax\njax.config.update('jax_num_cpu_devices', 4)\n"
                                    "jax.distributed.initialize()\n",
     "from jax.distributed": "import os\nfrom jax.distributed import initialize\n"

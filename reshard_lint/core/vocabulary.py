@@ -406,9 +406,14 @@ MULTI_PROCESS_FAMILIES = ("jax.distributed.", "jax.experimental.multihost_utils.
 DISTRIBUTED_WORDS = ("jax.distributed", "distributed.", "distributed import", "import distributed")
 MULTI_PROCESS_WORDS = (*DISTRIBUTED_WORDS, "process_index", "process_count", "process_indices", "host_id",
                        "host_count", "multihost_utils", "process_local_data", "test_multiprocess")
-# A single controller: Pathways (its client package), and colocated Python, whose functions
-# run on the CPU host next to the devices, dispatched by one controller.
-PATHWAYS_PACKAGE = "pathwaysutils"
+# A single controller: Pathways, and colocated Python, whose functions run on the CPU host
+# next to the devices, dispatched by one controller. A process is a Pathways client when it
+# selects the proxy backend (jax_platforms / JAX_PLATFORMS holding "proxy"); its client
+# package's initialize() does nothing otherwise (pathwaysutils/_initialize.py), so importing
+# or initialising the package says nothing.
+PLATFORMS_OPTION = "jax_platforms"
+PLATFORMS_ENV = "JAX_PLATFORMS"
+PATHWAYS_BACKEND = "proxy"
 COLOCATED_PYTHON = "jax.experimental.colocated_python.colocated_python"
 COLOCATED_PYTHON_CLASS = "jax.experimental.colocated_python.colocated_python_class"
 COLOCATED_SPELLINGS = {
@@ -418,4 +423,4 @@ COLOCATED_SPELLINGS = {
 COLOCATED_WORD = "colocated_python"
 # The words a module's text must hold for its tree to be read for where it runs.
 RUNTIME_WORDS = (NUM_CPU_DEVICES, NUM_CPU_DEVICES_ENV, "request_cpu_devices", FORCE_HOST_DEVICE_COUNT,
-                 PATHWAYS_PACKAGE, *DISTRIBUTED_WORDS, "test_multiprocess")
+                 PLATFORMS_OPTION, PLATFORMS_ENV, *DISTRIBUTED_WORDS, "test_multiprocess")

@@ -468,8 +468,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--extend-ignore", metavar="CODES", help="codes or prefixes to add to ignore")
     g.add_argument("--show-noqa", action="store_true", help="also list findings silenced by # noqa")
     g.add_argument("--runtime", choices=RUNTIMES,
-                   help="where the programs run: auto (default: per file, pathwaysutils means "
-                        "single-controller), multi-controller, single-controller (docs/runtimes.md)")
+                   help="where the programs run: auto (default: per file, one process or Pathways' "
+                        "proxy backend means single-controller), multi-controller, single-controller "
+                        "(docs/runtimes.md)")
     g.add_argument("--platforms", metavar="LIST",
                    help="where the programs may run, comma-separated: tpu,gpu,cpu (default: all "
                         "three); device order differs by platform (docs/platforms.md)")

@@ -84,7 +84,7 @@ def rule_doc(rule: type[Rule]) -> str:
                    "\"single-controller\"`, a `per-file-runtime` glob; with `\"auto\"`, the default, "
                    "a file that sets `jax_num_cpu_devices` or `--xla_force_host_platform_device_count`, "
                    "or whose conftest.py or imported modules do, and does not call "
-                   "`jax.distributed.initialize`, or that imports `pathwaysutils`) and in code that "
+                   "`jax.distributed.initialize`, or that selects Pathways' proxy backend) and in code that "
                    "runs only through colocated Python. See [runtimes](../runtimes.md).")
     else:
         out.append("Every runtime: multi-controller and single-controller (Pathways) alike. "

@@ -15,7 +15,11 @@ never parsed for it.
 - **Several processes whatever else it says** (``Facts.launches``): a call of
   ``jax.distributed.initialize``, or jax's multi-process test runner
   (``jax._src.test_multiprocess``), which calls it.
-- **Pathways** (``Facts.pathways``): an import of ``pathwaysutils``.
+- **Pathways** (``Facts.pathways``): the process selects Pathways' proxy backend:
+  ``jax.config.update("jax_platforms", "proxy")`` or ``JAX_PLATFORMS`` holding ``proxy``
+  written into its environment. Importing or initialising ``pathwaysutils`` says nothing:
+  its ``initialize()`` acts only when that backend is selected, and programs call it
+  whether they run on Pathways or as multi-controller JAX (maxtext's trainer).
 - **Multi-process uses** (``uses_multi_process``): ``jax.process_index()``,
   ``jax.distributed``, ``multihost_utils.process_allgather(...)`` ... used, not imported.
 - **Colocated Python** (``colocated_nodes``): the bodies of functions decorated with
@@ -47,6 +51,8 @@ COLOCATED = "colocated Python"
 # What says one process, as a reason names it.
 NUM_CPU = api.NUM_CPU_DEVICES
 FORCE_FLAG = "--" + api.FORCE_HOST_DEVICE_COUNT
+# What says Pathways: the proxy backend selected.
+PROXY = f"{api.PLATFORMS_OPTION}={api.PATHWAYS_BACKEND!r}"
 
 
 @dataclass(frozen=True)
@@ -54,7 +60,7 @@ class Facts:
     one_process: str = ""  # NUM_CPU or FORCE_FLAG, set somewhere in the module; "": none
     one_process_at_import: str = ""  # the same, by code that runs on import
     launches: bool = False  # jax.distributed.initialize or jax's multi-process runner
-    pathways: bool = False  # imports pathwaysutils
+    pathways: bool = False  # selects Pathways' proxy backend
     pathways_at_import: bool = False
 
     def key(self) -> str:
@@ -139,16 +145,17 @@ def facts_of(tree: ast.Module, text: str, names: _Names | None = None) -> Facts:
     for node, deferred in _pruned(tree, lines):
         found = ""
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            if _imports_pathways(node):
-                pw, pw_import = True, pw_import or not deferred
             continue
         if isinstance(node, ast.Call):
             qual = names.qual(node.func)
             if qual in api.DISTRIBUTED_INITIALIZE:
                 launches = True
             elif qual in api.CONFIG_UPDATES:
-                if node.args and _string(node.args[0]) == api.NUM_CPU_DEVICES:
+                option = _string(node.args[0]) if node.args else None
+                if option == api.NUM_CPU_DEVICES:
                     found = NUM_CPU
+                elif option == api.PLATFORMS_OPTION and len(node.args) >= 2 and _proxy(node.args[1]):
+                    found = PROXY
             elif qual == api.REQUEST_CPU_DEVICES:
                 found = NUM_CPU
             else:
@@ -161,7 +168,9 @@ def facts_of(tree: ast.Module, text: str, names: _Names | None = None) -> Facts:
         elif isinstance(node, (ast.Name, ast.Attribute)) and not launches:
             qual = names.qual(node)
             launches = qual is not None and _in_family(qual, api.MULTIPROCESS_TEST_MODULE)
-        if found:
+        if found == PROXY:
+            pw, pw_import = True, pw_import or not deferred
+        elif found:
             one = one or found
             if not deferred:
                 one_import = one_import or found
@@ -169,7 +178,7 @@ def facts_of(tree: ast.Module, text: str, names: _Names | None = None) -> Facts:
 
 
 # The environment's words a line that writes one of the variables names.
-_ENV_WORDS = (api.XLA_FLAGS_ENV, api.NUM_CPU_DEVICES_ENV)
+_ENV_WORDS = (api.XLA_FLAGS_ENV, api.NUM_CPU_DEVICES_ENV, api.PLATFORMS_ENV)
 
 
 def _facts_qual(qual: str) -> bool:
@@ -201,7 +210,7 @@ def decide(setting: str, sources: Iterable[tuple[str, Facts]]) -> Decision:
         if facts.one_process and one is None:
             one = (facts.one_process, where)
     if pathways is not None:
-        return Decision(SINGLE, f"Pathways: {api.PATHWAYS_PACKAGE} in {pathways}")
+        return Decision(SINGLE, f"Pathways: {PROXY} in {pathways}")
     if one is not None and not launches:
         return Decision(SINGLE, f"single process: {one[0]} in {one[1]}")
     return Decision(MULTI)
@@ -391,12 +400,6 @@ def _pruned(tree: ast.Module, lines: list[int]) -> Iterator[tuple[ast.AST, bool]
             work.extend((c, deferred) for c in ast.iter_child_nodes(node))
 
 
-def _imports_pathways(node: ast.Import | ast.ImportFrom) -> bool:
-    if isinstance(node, ast.Import):
-        return any(a.name.split(".")[0] == api.PATHWAYS_PACKAGE for a in node.names)
-    return not node.level and (node.module or "").split(".")[0] == api.PATHWAYS_PACKAGE
-
-
 def _string(node: ast.AST | None) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
@@ -427,7 +430,15 @@ def _env_value(var: str | None, value: ast.AST, flag_names: frozenset[str]) -> s
         return NUM_CPU
     if var == api.XLA_FLAGS_ENV and _holds_flag(value, flag_names):
         return FORCE_FLAG
+    if var == api.PLATFORMS_ENV and _proxy(value):
+        return PROXY
     return ""
+
+
+def _proxy(value: ast.AST) -> bool:
+    """A platforms value that names Pathways' proxy backend ("proxy", "proxy,cpu")."""
+    text = _string(value)
+    return text is not None and api.PATHWAYS_BACKEND in text.split(",")
 
 
 def _env_call(node: ast.Call, qual: str | None, names: _Names, flag_names: frozenset[str]) -> str:

@@ -147,9 +147,9 @@ def test_context_mesh_applies_on_every_runtime_fetches_only_multi_controller(tmp
     assert [line.split(" ")[:2] for line in r.stdout.splitlines()] == [["m.py:10:11:", "RSH203"]]
 
 
-def test_auto_runtime_reads_pathwaysutils_per_file(tmp_path: Path) -> None:
+def test_auto_runtime_reads_pathways_backend_per_file(tmp_path: Path) -> None:
     write(tmp_path, "plain.py", CROSS)
-    write(tmp_path, "pw.py", "import pathwaysutils\npathwaysutils.initialize()\n" + CROSS)
+    write(tmp_path, "pw.py", "import os\nos.environ['JAX_PLATFORMS'] = 'proxy'\n" + CROSS)
     r = run("check", "--format", "concise", cwd=tmp_path)
     assert [line.split(" ")[0] for line in r.stdout.splitlines()] == ["plain.py:8:5:"]
     r = run("check", "--format", "concise", "--runtime", "multi-controller", cwd=tmp_path)

@@ -88,7 +88,7 @@ def test_coverage_counts_what_each_decision_silenced() -> None:
     out = json.loads(proc.stdout)
     assert out["runtime_decisions"] == [
         {"reason": "colocated Python", "files": 1, "findings": 2, "codes": {"RSH201": 2}},
-        {"reason": "Pathways: pathwaysutils in app/pw/__init__.py (imported)", "files": 1, "findings": 1,
+        {"reason": "Pathways: jax_platforms='proxy' in app/pw/__init__.py (imported)", "files": 1, "findings": 1,
          "codes": {"RSH201": 1}},
         {"reason": "single process: --xla_force_host_platform_device_count in app/cpu_setup.py (imported)",
          "files": 1, "findings": 1, "codes": {"RSH201": 1}},
