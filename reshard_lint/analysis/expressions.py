@@ -150,8 +150,10 @@ class Expressions(InterpreterBase):
             self.yields[-1][1].append(v)
 
     def eval_IfExp(self, node: ast.IfExp, scope: Scope) -> Value:
-        self.eval(node.test, scope)
         taken = none_test(node.test, scope)
+        tested = self.eval(node.test, scope)
+        if taken is None:
+            taken = truth(tested)
         if taken is not None:
             # ``devices if devices is not None else jax.devices()``, decided by this run's
             # value of the name, as the ``if`` statement's form is (interpreter.py): only
@@ -409,3 +411,14 @@ def none_test(test: ast.expr, scope: Scope) -> Optional[bool]:
     else:
         return None
     return is_none if type(op) is ast.Is else not is_none
+
+
+def truth(v: Value) -> Optional[bool]:
+    """Whether a test whose value is a constant the run knows (a configuration's flag,
+    ``if CONFIG.reverse_rollout:``) is true, as Python decides it; None: not known."""
+    if isinstance(v, ConstVal) and type(v.value) in (bool, str, type(None)):
+        return bool(v.value)
+    if isinstance(v, IntVal) and v.literal is not None:
+        return bool(v.literal)
+    return None
+

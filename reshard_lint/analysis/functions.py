@@ -17,7 +17,7 @@ from .callsites import bind_arguments
 from .interpreter_base import InterpreterBase
 from .scope import COMPOUND, FUNCTIONS, Scope, block, count_bindings, with_rebound
 from .valueops import each
-from .values import UNKNOWN, FuncVal, GenVal, MeshVal, SeqVal, Value, join, unknown
+from .values import UNKNOWN, FuncVal, GenVal, MeshVal, SeqVal, Unknown, Value, join, unknown
 
 _MAX_INLINE_DEPTH = 3
 _MAX_CONTEXTS = 8  # distinct argument contexts evaluated per function
@@ -160,9 +160,14 @@ def generator(fn: ast.AST) -> bool:
 
 def _identity(v: Value) -> object:
     """What tells two arguments apart in the memo: the object, but for the empty
-    ``*args`` or ``**kwargs`` each call makes afresh (one context however many calls)."""
+    ``*args`` or ``**kwargs`` each call makes afresh (one context however many calls),
+    and an unknown, which tells every call apart."""
     if isinstance(v, SeqVal) and not v.items and not v.changed:
         return ("empty", v.kind)
+    if isinstance(v, Unknown):
+        # Two unknowns are never one value, even where they are one object (the nameless
+        # UNKNOWN): a call with one is never the memo's answer to another call.
+        return object()
     return id(v)
 
 

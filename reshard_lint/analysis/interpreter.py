@@ -28,7 +28,7 @@ from .callsites import NO_CALL_SITE, CallSites
 from .comprehensions import Comprehensions
 from .context import FileContext
 from .events import Event, Transfer
-from .expressions import Expressions, none_test
+from .expressions import Expressions, none_test, truth
 from .flow import Flow
 from .functions import Functions
 from .models import placement, shard_map
@@ -191,8 +191,9 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
         if not isinstance(stmt, COMPOUND):
             self.exec_small(stmt, scope)
         elif isinstance(stmt, ast.If):
-            self.eval(stmt.test, scope)
             taken = none_test(stmt.test, scope)
+            if taken is None:
+                taken = truth(self.eval(stmt.test, scope))
             if taken is None:
                 self.exec_branches(scope, [block(stmt.body), block(stmt.orelse)])
             else:

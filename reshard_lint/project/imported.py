@@ -127,6 +127,9 @@ def calls_function(view: FileView, mod: ModuleFile, name: str) -> bool:
 _CONSTANT = re.compile(r"\s*(?:[-+*/%()\d_., ]+|'[\w .:/-]*'|\"[\w .:/-]*\"|True|False)\s*(?:#[^\n]*)?")
 
 
+_CONSTRUCTION = re.compile(r"\s*(\w+)\(\)\s*(?:#[^\n]*)?")
+
+
 def exports_constant(view: FileView, mod: ModuleFile, name: str) -> bool:
     """Does ``mod`` bind ``name`` once at module level to a literal constant
     (``NUM_DEVICES = 4``, ``SHAPE = (2, 4)``, ``AXIS = 'data'``), or define it as a
@@ -139,6 +142,8 @@ def exports_constant(view: FileView, mod: ModuleFile, name: str) -> bool:
     if name in _per_content(view, mod, text, config_classes):
         return True
     values = _bindings(view, mod, text).get(name, ())
+    if len(values) == 1 and (made := _CONSTRUCTION.fullmatch(values[0])) is not None:
+        return made.group(1) in _per_content(view, mod, text, config_classes)  # CONFIG = MeshConfig()
     return len(values) == 1 and any(c.isdigit() or c in "'\"TF" for c in values[0]) \
         and _CONSTANT.fullmatch(values[0]) is not None
 

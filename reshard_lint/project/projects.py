@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Callable, Mapping
 from ..core.vocabulary import ORIGIN_WORDS
 from .module_text import module_level
 from .roots import Layout, layout_for
-from .summaries import callable_export, exportable
+from .summaries import callable_export, exportable, frozen_config
 from .view import FileView, Project
 
 if TYPE_CHECKING:
@@ -143,6 +143,8 @@ class Projects:
                 # every module a package's __init__.py imports.
                 if exportable(value) or type(value) is QualVal:
                     exports[name] = value
+                elif (config := frozen_config(value, analyzer.field_value)) is not None:
+                    exports[name] = config
                 elif name in run.called and (func := callable_export(value, path)) is not None:
                     exports[name] = func
                     functions = True

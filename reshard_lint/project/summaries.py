@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
     from ..analysis.context import FileContext
-    from ..analysis.values import Value
+    from ..analysis.values import ClassVal, Value
 
 
 def digest(text: str) -> str:
@@ -57,6 +57,35 @@ def exportable(value: "Value") -> bool:
         # other code may set.
         return type(value.value) in (str, bool, float)
     return isinstance(value, SeqVal) and bool(value.items) and all(exportable(v) for v in value.items)
+
+
+def frozen_config(value: "Value", field_value: "Callable[[ClassVal, str], Value]") -> "Value | None":
+    """An instance of a frozen dataclass of the module (``CONFIG = MeshConfig()``) as its
+    importers read it: its fields' values, as the module's constructions give them
+    (``field_value``), where they are values an importer can use as they are (``exportable``;
+    the others unknown); no methods. None for any other value. Frozen: no importer can
+    change a field in place."""
+    import ast
+
+    from ..analysis.reasons import ATTRIBUTE_ELSEWHERE
+    from ..analysis.values import ClassVal, InstanceVal, unknown
+
+    # (An instance of another module's class has its own class without fields: classes.py.)
+    if not isinstance(value, InstanceVal) or value.cls.fields is None:
+        return None
+    cls = value.cls
+    frozen = any(type(d) is ast.Call and any(k.arg == "frozen" and type(k.value) is ast.Constant
+                                             and k.value.value is True for k in d.keywords)
+                 for d in cls.node.decorator_list)
+    if not frozen:
+        return None
+    attrs: dict[str, Value] = {}
+    for name in cls.fields.names:  # type: ignore[union-attr]  # (not None: above)
+        v = field_value(cls, name)
+        attrs[name] = v if exportable(v) else unknown(ATTRIBUTE_ELSEWHERE)
+    own = ClassVal(cls.node, attrs)
+    own.instance = InstanceVal(own)
+    return own.instance
 
 
 def callable_export(value: "Value", path: str) -> "Value | None":

@@ -227,8 +227,9 @@ picked = jax.tree.map(lambda i: jax.device_put(arrays[i], s), {'a': 0, 'b': 1})
 
 def test_a_mesh_factory_called_twice_builds_each_mesh_from_its_own_devices(project: Path) -> None:
     # tests/oracle/programs/factory_called_twice.py: both meshes are built on one line, but
-    # not from the same devices; where the factory's list is not known (joined over a
-    # branch), two of its meshes are unknown, never "the same devices".
+    # not from the same devices; where a constant argument decides the factory's branch,
+    # each call's mesh is its own (the second reversed: a crossing, never "the same
+    # devices").
     write(project, "factory.py", """\
 import jax
 import numpy as np
@@ -254,7 +255,7 @@ d = jax.device_put(c, NamedSharding(flipped_mesh(jax.devices(), True), P('x')))
 """)
     by_line = {s["line"]: (s["verdict"], s["detail"]) for s in _json("--sites", cwd=project)["site_list"]}
     assert by_line[19][0] == "same_devices"
-    assert by_line[21] == ("unresolved", "two meshes whose comparison is not certain on every topology")
+    assert by_line[21][0] == "crossing" and by_line[21][1].startswith("RSH202 ")
 
 
 REORDERS = """\
@@ -405,3 +406,32 @@ for e in ended():
     assert by_line[21][0] == "crossing" and by_line[21][1].startswith("RSH201 ")
     # what a generator returns ends its iteration: the loop binds what it yields
     assert by_line[23][0] == "host_data"
+
+
+def test_two_calls_with_values_the_analysis_does_not_know_are_not_one_call(project: Path) -> None:
+    # Both lists are unknown (ids read from the environment): the factory's result for
+    # one is not its result for the other, so the meshes are never "the same devices".
+    write(project, "memo.py", """\
+import os
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+
+def pick(ids):
+    everything = jax.devices()
+    return [everything[i] for i in ids]
+
+
+def mesh_on(devices):
+    return Mesh(np.array(devices), ('x',))
+
+
+first = mesh_on(pick(range(int(os.environ.get('N', 8)))))
+second = mesh_on(pick(range(int(os.environ.get('M', 4)))))
+x = jax.device_put(np.zeros(8), NamedSharding(first, P('x')))
+jax.device_put(x, NamedSharding(second, P('x')))
+""")
+    by_line = {s["line"]: (s["verdict"], s["detail"]) for s in _json("--sites", cwd=project)["site_list"]}
+    assert by_line[20][0] == "unresolved"
