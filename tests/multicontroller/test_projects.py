@@ -27,7 +27,7 @@ ENTRIES = {
     "guarded": ["hosts.sync", "hosts.same"],
     "tables": ["tablepkg.sync_dict", "tablepkg.sync_changed", "tablepkg.patched"],
     "reexports": ["scripts.train"],
-    "configs": ["cfgpkg.train"],
+    "configs": ["cfgpkg.train", "cfgpkg.layout"],
 }
 CASES = [(project, module) for project, modules in ENTRIES.items() for module in modules]
 

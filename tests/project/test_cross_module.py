@@ -392,7 +392,7 @@ def test_check_cache_follows_edits_of_a_configuration_module(tmp_path: Path) -> 
         config.write_text(text, encoding="utf-8")
         return sorted(f"{f['filename']}:{f['location']['row']}" for f in _check(root, *cache)[1])
 
-    layout = ["cfgpkg/train.py:23", "cfgpkg/train.py:25", "cfgpkg/train.py:25"]  # RSH201; RSH202, RSH102
+    layout = ["cfgpkg/layout.py:11", "cfgpkg/train.py:23"]
     every = sorted(["cfgpkg/train.py:13", "cfgpkg/train.py:16", *layout])
     assert findings(original) == every
     assert findings(original) == every  # warm
@@ -401,7 +401,7 @@ def test_check_cache_follows_edits_of_a_configuration_module(tmp_path: Path) -> 
     assert findings(original.replace("replicas: int = 2", "replicas: int = 8")) == sorted(["cfgpkg/train.py:13", *layout])
     # a field of the frozen instance the module holds, and the flag that decides a branch
     assert findings(original.replace("stop: int = 4", "stop: int = 8")) == sorted(
-        ["cfgpkg/train.py:13", "cfgpkg/train.py:16", *layout[1:]])
-    assert findings(original.replace("reverse: bool = True", "reverse: bool = False")) == sorted(
+        ["cfgpkg/train.py:13", "cfgpkg/train.py:16", "cfgpkg/layout.py:11"])
+    assert findings(original.replace("split: bool = True", "split: bool = False")) == sorted(
         ["cfgpkg/train.py:13", "cfgpkg/train.py:16", "cfgpkg/train.py:23"])
     assert findings(original.replace("# A configuration", "# The configuration")) == every
