@@ -36,15 +36,15 @@ class OrderCost:
 
 def _own(src: DevArr, src_names: tuple[str, ...], held_spec: Entries, dst: DevArr,
          dst_names: tuple[str, ...], entries: Entries) -> Optional[dict[int, Piece]]:
-    """The pieces the target's spec gives on the array's own mesh: by axis name when the
-    spec names only axes of that mesh, of the same sizes. Else, when the two shardings
+    """The pieces the target's spec gives on the array's own mesh
+    (``NamedSharding(x.sharding.mesh, spec)``), when the spec names only axes of that mesh,
+    whatever their sizes there. Else, when the two shardings
     lay the array out alike position by position (``P('x')`` on 8 devices and
     ``P(('a', 'b'))`` on a 2 x 4 grid: the k-th device of each holds block k), the move
     only reorders that layout, and on the array's own mesh every device keeps its piece.
     Otherwise there is no such mesh to compare with (None): the spec's change is the move."""
     used = {a for e in entries for a in e}
-    src_size, dst_size = dict(zip(src_names, src.shape)), dict(zip(dst_names, dst.shape))
-    if used <= set(src_names) and all(src_size.get(a) == dst_size.get(a) for a in used):
+    if used <= set(src_names):
         return pieces(src, src_names, entries)
     n = len(src.flat)
     if n != len(dst.flat):

@@ -29,7 +29,7 @@ def _by_position(s: NamedSharding, n: int, ndim: int) -> list[tuple[tuple[int, i
 
 
 def _own(src: NamedSharding, dst: NamedSharding, ndim: int) -> NamedSharding | None:
-    """The target's spec on x's own mesh (by axis name, of the same sizes); else x's own
+    """The target's spec on x's own mesh (by axis name, whatever the sizes); else x's own
     sharding when the two lay the array out alike position by position (the move only
     reorders it); else None: the spec's change is the move, not the order."""
     used: set[str] = set()
@@ -38,7 +38,7 @@ def _own(src: NamedSharding, dst: NamedSharding, ndim: int) -> NamedSharding | N
             continue
         used.update((entry,) if isinstance(entry, str) else tuple(entry))
     sm, tm = src.mesh, dst.mesh
-    if used <= set(sm.axis_names) and all(sm.shape[a] == tm.shape[a] for a in used):
+    if used <= set(sm.axis_names):
         return NamedSharding(sm, dst.spec)
     n = sm.devices.size
     if n == tm.devices.size and _by_position(src, n, ndim) == _by_position(dst, n, ndim):

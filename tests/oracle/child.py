@@ -114,7 +114,7 @@ def _by_position(s, n, ndim):
 
 def own_indices(a, t) -> dict | None:
     """The pieces the target's spec gives on the array's own mesh (by axis name when the
-    spec names only axes of that mesh, of the same sizes; else the array's own pieces when
+    spec names only axes of that mesh, whatever their sizes; else the array's own pieces when
     the two shardings lay it out alike position by position): what RSH202's claim is
     measured against. None when neither applies."""
     try:
@@ -126,7 +126,7 @@ def own_indices(a, t) -> dict | None:
             used.update((e,) if isinstance(e, str) else tuple(e or ()))
         sm, tm = s.mesh, t.mesh
         n = sm.devices.size
-        if used <= set(sm.axis_names) and all(sm.shape[x] == tm.shape[x] for x in used):
+        if used <= set(sm.axis_names):
             own = NamedSharding(sm, t.spec)
         elif n == tm.devices.size and _by_position(s, n, a.ndim) == _by_position(t, n, a.ndim):
             own = s  # the same layout position by position: the move only reorders it
