@@ -144,8 +144,6 @@ def facts_of(tree: ast.Module, text: str, names: _Names | None = None) -> Facts:
     one, one_import, launches, pw, pw_import = "", "", False, False, False
     for node, deferred in _pruned(tree, lines):
         found = ""
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            continue
         if isinstance(node, ast.Call):
             qual = names.qual(node.func)
             if qual in api.DISTRIBUTED_INITIALIZE:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import ast
 import math
-from typing import Iterator, Optional, Sequence
+from typing import Iterator, Optional, Sequence, TypeGuard
 
 from ...analysis import tree
 from ...analysis.context import FileContext
@@ -103,7 +103,7 @@ def spec_text(ctx: FileContext, target: Value) -> Optional[tuple[str, tuple[Impo
     if not isinstance(target, ShardingVal) or target.spec is None:
         return None
     node = target.spec.node
-    if not isinstance(node, ast.Call) or node.keywords or not all(_axis_literal(a) for a in node.args):
+    if not _literal_spec(node):
         return None
     args = ", ".join(ast.unparse(a) for a in node.args)
     name = spelled(ctx, api.PARTITION_SPEC) or ctx.spell(api.PARTITION_SPEC_SHORT)
@@ -119,9 +119,13 @@ def spec_hint(ctx: FileContext, target: Value) -> Optional[str]:
     (``spec_code``)."""
     if not isinstance(target, ShardingVal) or target.spec is None:
         return None
-    node = target.spec.node
-    literal = isinstance(node, ast.Call) and not node.keywords and all(_axis_literal(a) for a in node.args)
+    literal = _literal_spec(target.spec.node)
     return spec_label(target.spec) if literal or spec_code(ctx, target) is not None else None
+
+
+def _literal_spec(node: ast.AST) -> TypeGuard[ast.Call]:
+    """``P('x', None, ('a', 'b'))``: a call of literal axes only, no keywords."""
+    return isinstance(node, ast.Call) and not node.keywords and all(_axis_literal(a) for a in node.args)
 
 
 def _axis_literal(node: ast.AST) -> bool:
