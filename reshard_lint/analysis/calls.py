@@ -259,7 +259,11 @@ class Calls(InterpreterBase):
         if not isinstance(func, FuncVal):
             return None
         params = self.observe_call(func, call, node, bound=bound)
-        if params is not None and type(func.node) is ast.Lambda:
+        if params is not None and func.home is not None:
+            # Another module's function: its call sites are there; traced with this
+            # call's arguments, its transfers are this call's (functions.relayed).
+            self.relayed(func, params, call)
+        elif params is not None and type(func.node) is ast.Lambda:
             # The context mesh meets the call as a whole (contextmesh.jit_call), not
             # each traced operation of the body: one failure, reported once.
             site, self.context_site = self.context_site, UNKNOWN

@@ -47,18 +47,8 @@ class Functions(InterpreterBase):
         params = self.observe_call(func, call, node, bound=bound, prefix=prefix, extra_kwargs=extra_kwargs)
         if params is None:
             return unknown(UNMATCHED)
-        if func.home is not None and not self.quiet and self.relay is None and _straight(func.node) \
-                and not generator(func.node):
-            # Another module's function called by this file's own code: run with this
-            # call's arguments, its transfers are this call's to report (interpreter.emit).
-            # Only a body of simple statements: a guard inside (``if jax.process_index()
-            # == 0``) would be read around the call here instead.
-            self.relay = (call, self.quiet + 1, len(self.inline_stack) + 1)
-            try:
-                result = self.run_callable(func, params, quiet=True)
-            finally:
-                self.relay = None
-        else:
+        result = self.relayed(func, params, call)
+        if result is None:
             result = self.inline(func, params)
         if func.home is not None and not self.inline_stack:
             # Messages name this call beside the other module's line (render.describe_mesh).
@@ -66,6 +56,21 @@ class Functions(InterpreterBase):
                 if isinstance(made, MeshVal):
                     self.ctx.made_by.setdefault(id(made), node)
         return result
+
+    def relayed(self, func: FuncVal, params: dict[str, Value], call: Call) -> Optional[Value]:
+        """Another module's function called by this file's own code (or traced by a jitted
+        call of it): run with this call's arguments, its transfers are this call's to
+        report (interpreter.emit); its result. Only a body of simple statements: a guard
+        inside (``if jax.process_index() == 0``) would be read around the call here
+        instead. None: not run so."""
+        if func.home is None or self.quiet or self.relay is not None or generator(func.node) \
+                or not (_straight(func.node) or type(func.node) is ast.Lambda):
+            return None
+        self.relay = (call, self.quiet + 1, len(self.inline_stack) + 1)
+        try:
+            return self.run_callable(func, params, quiet=True)
+        finally:
+            self.relay = None
 
     def inline(self, func: FuncVal, params: dict[str, Value]) -> Value:
         """The function's return value for these arguments, evaluated quietly, memoized."""
