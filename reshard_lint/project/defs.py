@@ -1,5 +1,6 @@
 """A module's functions and classes another module may call for a device value, from the
-text alone.
+text alone (``device_functions``, the gate's), and every function it may call
+(``callable_names``, the analysis's).
 
 ``from mypkg.meshes import make_mesh`` then ``make_mesh(2)``: the analysis runs the
 function's body with the caller's arguments, as it runs a helper of the same file;

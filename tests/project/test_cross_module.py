@@ -93,8 +93,10 @@ def test_check_reports_the_markers_with_related_locations_in_the_other_file() ->
         meshes = {"crossing": "mypkg/mesh.py", "factories": "lab/meshes.py", "classes": "fleet/models.py",
                   "movers": "ops/meshes.py", "guarded": "hosts/meshes.py",
                   "tables": "tablepkg/mesh.py", "reexports": "meshpkg/meshes.py"}.get(root.name)
-        if root.name == "configs":
-            continue  # the meshes are built in the importing file, sized by config.py's values
+        if root.name in ("configs", "jitted"):
+            # configs: the meshes are built in the importing file, sized by config.py's
+            # values; jitted: in either module (test_jitted_functions_of_another_module_*).
+            continue
         # The transfer inside another module's function that a call runs with its arguments.
         inside = ["ops/placing.py"] if root.name == "movers" else []
         for f in found:  # both meshes built in the other module: a factory's body, or its module level
@@ -116,6 +118,26 @@ def test_a_transfer_run_for_a_call_is_reported_there_and_counted_once() -> None:
     sites = sorted((s["path"], s["line"]) for s in json.loads(proc.stdout)["site_list"])
     assert sites == [("ops/jitted.py", 8), ("ops/placing.py", 7), ("ops/placing.py", 14), ("ops/placing.py", 18),
                      ("ops/same.py", 9), ("ops/sync.py", 8), ("ops/tree.py", 8)]
+
+
+def test_jitted_functions_of_another_module_place_their_results_and_trace_the_calls_arguments() -> None:
+    # tests/fixtures/projects/jitted: the result of steps.step is on its out_shardings'
+    # mesh, built in steps.py; the constraint inside steps.to_rollout meets the argument
+    # the call passes, reported at the call and pointing at the constraint.
+    root = PROJECTS / "jitted"
+    _, found = _check(root, "--no-cache")
+    related = {(str(f["filename"]), f["code"]): [(r.get("filename"), r["location"]["row"])  # type: ignore[index]
+                                                 for r in f["related"]]  # type: ignore[attr-defined]
+               for f in found}
+    assert related[("jitpkg/train_step.py", "RSH201")] == [("jitpkg/steps.py", 7), ("jitpkg/steps.py", 8)]
+    assert related[("jitpkg/constrain.py", "RSH203")][-1] == ("jitpkg/steps.py", 40)
+    # coverage: the constraint is a site of steps.py; the calls of jitted functions with
+    # out_shardings are sites of their own, resolved where the call passes an array.
+    proc = subprocess.run([tool("reshard-lint"), "coverage", "--sites", "--format", "json", "."],
+                          capture_output=True, text=True, cwd=root, timeout=300)
+    sites = {(s["path"], s["line"]): s["verdict"] for s in json.loads(proc.stdout)["site_list"]}
+    assert sites[("jitpkg/train_step.py", 9)] == sites[("jitpkg/reordered.py", 10)] == "crossing"
+    assert sites[("jitpkg/same.py", 9)] == "same_devices"
 
 
 CACHE_EDITS = [
