@@ -117,6 +117,13 @@ def _classify(ctx: FileContext, event: Transfer) -> Verdict:
         if a.mesh is None:
             return Verdict("unresolved", NOT_COMPARABLE)
         relation = ctx.compare(a.mesh, dst)
+        if relation == "different":
+            # Another device set on every topology, and no rule claims a failure: JAX's
+            # experimental cross-host path may move an identical layout between process
+            # sets (RSH201 stays silent there), or no rule reads this kind of call.
+            return Verdict("crossing", f"'{x}' is on mesh {describe_mesh(ctx, a.mesh)} and the target on "
+                                       f"{describe_mesh(ctx, dst)}: different device sets on every "
+                                       "topology, which no rule reports here")
         if relation == "reordered" and event.kind in PUT_KINDS \
                 and order_moves_nothing(ctx, a, t):
             kind = "same_pieces"

@@ -435,3 +435,26 @@ jax.device_put(x, NamedSharding(second, P('x')))
 """)
     by_line = {s["line"]: (s["verdict"], s["detail"]) for s in _json("--sites", cwd=project)["site_list"]}
     assert by_line[20][0] == "unresolved"
+
+
+def test_disjoint_halves_in_one_layout_are_a_crossing_no_rule_reports(project: Path) -> None:
+    # Another device set on every topology. JAX moves an identical layout between process
+    # sets on its experimental cross-host path where the backend supports it (TPU), so
+    # RSH201 claims no failure; the placement still changes, and coverage says so.
+    write(project, "halves.py", """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+devs = jax.devices()
+first = Mesh(np.array(devs[:4]), ("x",))
+second = Mesh(np.array(devs[4:]), ("x",))
+x = jax.device_put(np.zeros(8), NamedSharding(first, P()))
+y = jax.device_put(x, NamedSharding(second, P()))
+""")
+    assert run("check", "--isolated", "halves.py", cwd=project).returncode == 0
+    out = _json("--sites", cwd=project)
+    by_line = {s["line"]: (s["verdict"], s["detail"]) for s in out["site_list"]}
+    assert by_line[9] == ("crossing", "'x' is on mesh 'first' (line 6, jax.devices()[:4]) and the target on "
+                                      "'second' (line 7, jax.devices()[4:]): different device sets on every "
+                                      "topology, which no rule reports here")
