@@ -135,6 +135,7 @@ class DevVal(Value):
     # order for ``builder_shape``), 'written' (a reordering in the code).
     order_by: str = "enumeration"
     builder_shape: tuple[int, ...] = ()
+    builder_input: str = ""  # the device list a builder was given, as written ('' : jax.devices())
 
     def derive(self, fn: DevFn, desc: str, *, reorder: str | None = None,
                step: tuple[ast.AST, Optional[ast.AST]] | None = None, **kw: object) -> "DevVal":
@@ -143,7 +144,8 @@ class DevVal(Value):
         fields = dict(fn=fn, desc=desc, node=self.node, reorders=reorders, shuffle=self.shuffle,
                       fresh=self.fresh, from_mesh=self.from_mesh, single=False,
                       sizes=self.sizes, is_set=False, steps=steps, platforms=self.platforms,
-                      order_by="written" if reorder else self.order_by, builder_shape=self.builder_shape)
+                      order_by="written" if reorder else self.order_by, builder_shape=self.builder_shape,
+                      builder_input=self.builder_input)
         fields.update(kw)
         return DevVal(**fields)  # type: ignore[arg-type]  # (fields: DevVal's own, of their types)
 
