@@ -175,7 +175,7 @@ class Calls(InterpreterBase):
             return recv
         if is_unknown(recv):
             # (a method call: node.func is an Attribute)
-            return unknown(UNKNOWN_OBJECT, f"{dotted(node.func) or method}()")
+            return unknown(UNKNOWN_OBJECT, f"{dotted(node.func) or '(...).' + method}()")
         return UNKNOWN
 
     def device_method(self, recv: DevVal, method: str, call: Call, node: ast.Call) -> Value:

@@ -116,3 +116,20 @@ def test_the_top_culprits_are_five_per_reason(project: Path) -> None:
     # Seven culprits of two sites each: the first five by name.
     assert out["unresolved_culprits"] == {"a result of a function from another module or package": {
         f"ext.f{i} (ext, not modelled)": 2 for i in range(5)}}
+
+
+def test_a_method_of_an_unnamed_object_is_written_with_its_object_elided(project: Path) -> None:
+    write(project, "m.py", """\
+import jax
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+
+def put(path, mesh):
+    return jax.device_put(open(path).read().astype(int), NamedSharding(mesh, P()))
+
+
+put("a.npy", 2)
+""")
+    sites = json.loads(run("coverage", "--format", "json", "--sites", "m.py", cwd=project).stdout)["site_list"]
+    assert [(s["line"], s["detail"], s["culprit"]) for s in sites] == [
+        (6, "an attribute or method of an object the analysis does not know", "(...).astype()")]
