@@ -46,7 +46,8 @@ def _json(*args: str, cwd: Path) -> dict:
 def test_json_has_exactly_the_documented_keys_and_counts_add_up(project: Path) -> None:
     write(project, "train.py", MIXED)
     out = _json(cwd=project)
-    assert list(out) == ["files", "sites", "verdicts", "unresolved_reasons", "runtime_decisions"]
+    assert list(out) == ["files", "sites", "verdicts", "unresolved_reasons", "unresolved_culprits",
+                         "runtime_decisions"]
     assert out["files"] == 1
     assert list(out["verdicts"]) == list(VERDICTS)
     assert sum(out["verdicts"].values()) == out["sites"] == 7
@@ -55,6 +56,11 @@ def test_json_has_exactly_the_documented_keys_and_counts_add_up(project: Path) -
     assert out["unresolved_reasons"] == {
         "a name imported from another module": 1,
         "a parameter no call site feeds": 1,
+    }
+    # What stopped the analysis at those sites: mypkg is no module of this project.
+    assert out["unresolved_culprits"] == {
+        "a name imported from another module": {"mypkg.meshes.OTHER_MESH (mypkg, not modelled)": 1},
+        "a parameter no call site feeds": {"parameter 'a' of feed": 1},
     }
     assert out["runtime_decisions"] == []  # multi-controller code: nothing silenced
 
@@ -74,6 +80,9 @@ def test_sites_list_each_site_with_evidence_or_reason(project: Path) -> None:
     assert by_line[20] == ("unresolved", "a parameter no call site feeds")
     assert by_line[23] == ("unresolved", "a name imported from another module")
     assert all(s["path"] == "train.py" for s in out["site_list"])
+    culprits = {s["line"]: s["culprit"] for s in out["site_list"]}
+    assert culprits == {9: "", 10: "", 11: "", 12: "", 16: "", 20: "parameter 'a' of feed",
+                        23: "mypkg.meshes.OTHER_MESH (mypkg, not modelled)"}
 
 
 def test_text_report_and_exit_status_zero_even_with_crossings(project: Path) -> None:
