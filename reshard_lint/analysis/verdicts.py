@@ -110,7 +110,8 @@ def _classify(ctx: FileContext, event: Transfer) -> Verdict:
         if a.mesh is None and on is not None and to is not None:
             # An array committed to one device, put on one device: the same one, or unresolved.
             if ctx.compare(on, to) != "same":
-                return Verdict("unresolved", NOT_COMPARABLE)
+                return Verdict("unresolved", NOT_COMPARABLE,
+                               f"device {on.desc} ({ctx.at(on.node)}) vs {to.desc} ({ctx.at(to.node)})")
             evidence = f"'{x}' is on device {on.desc} ({ctx.at(on.node)}) and the target on " \
                        f"{to.desc} ({ctx.at(to.node)}): the same device"
             continue
@@ -137,7 +138,8 @@ def _classify(ctx: FileContext, event: Transfer) -> Verdict:
                        "device holds or gets the piece the same spec on the array's own mesh gives it"
             continue
         if relation != "same":
-            return Verdict("unresolved", NOT_COMPARABLE)
+            return Verdict("unresolved", NOT_COMPARABLE,
+                           f"{describe_mesh(ctx, a.mesh)} vs {describe_mesh(ctx, dst)}")
         evidence = evidence or f"'{x}' is on mesh {describe_mesh(ctx, a.mesh)} and the target on " \
                                f"{describe_mesh(ctx, dst)}: the same devices in the same order"
     return Verdict(kind, evidence)

@@ -133,3 +133,25 @@ put("a.npy", 2)
     sites = json.loads(run("coverage", "--format", "json", "--sites", "m.py", cwd=project).stdout)["site_list"]
     assert [(s["line"], s["detail"], s["culprit"]) for s in sites] == [
         (6, "an attribute or method of an object the analysis does not know", "(...).astype()")]
+
+
+def test_two_meshes_not_comparable_are_both_named(project: Path) -> None:
+    # jax.devices() may be any platform's; jax.devices("cpu") is CPU's: one list or two.
+    write(project, "platforms.py", """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+m1 = Mesh(np.array(jax.devices()), ("x",))
+m2 = Mesh(np.array(jax.devices("cpu")), ("x",))
+x = jax.device_put(np.zeros(8), NamedSharding(m1, P("x")))
+y = jax.device_put(x, NamedSharding(m2, P("x")))
+a = jax.device_put(np.zeros(8), jax.devices()[0])
+b = jax.device_put(a, jax.devices("cpu")[0])
+""")
+    r = run("coverage", "--isolated", "--sites", "--format", "json", cwd=project)
+    assert r.returncode == 0, r.stderr
+    sites = {s["line"]: (s["detail"], s["culprit"]) for s in json.loads(r.stdout)["site_list"]}
+    reason = "two meshes whose comparison is not certain on every topology"
+    assert sites[8] == (reason, "'m1' (line 5, jax.devices()) vs 'm2' (line 6, jax.devices(\"cpu\"))")
+    assert sites[10] == (reason, "device jax.devices()[0] (line 9) vs jax.devices(\"cpu\")[0] (line 10)")
