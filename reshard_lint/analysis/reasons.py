@@ -23,6 +23,7 @@ ATTRIBUTE_LATER = "an attribute read before the method that assigns it ran"
 ATTRIBUTE_ELSEWHERE = "an attribute the class's own methods do not assign"
 CONFIG = "a value read from configuration or the command line"
 COMMITTED_OPERAND = "a computation on an array whose placement the analysis does not know"
+COMPUTED_LAYOUT = "a computed array whose layout the analysis does not know, put on its devices in another order"
 MESH_CONTEXT = "an array made under a mesh context"
 NOT_REACHED = "a call the analysis did not run (a callback it does not follow, an expected-error block)"
 NOT_COMPARABLE = "two meshes whose comparison is not certain on every topology"
@@ -30,7 +31,7 @@ OTHER = "a value the analysis does not model"
 EXPECTED_ERROR = "a transfer between two meshes in a block that expects an error"
 
 __all__ = [
-    "ATTRIBUTE", "ATTRIBUTE_ELSEWHERE", "ATTRIBUTE_LATER", "CONFIG", "COMMITTED_OPERAND", "CONTAINER", "DISAGREE", "ESCAPES", "EXPECTED_ERROR", "IMPORTED",
+    "ATTRIBUTE", "ATTRIBUTE_ELSEWHERE", "ATTRIBUTE_LATER", "CONFIG", "COMMITTED_OPERAND", "COMPUTED_LAYOUT", "CONTAINER", "DISAGREE", "ESCAPES", "EXPECTED_ERROR", "IMPORTED",
     "MESH_CONTEXT",
     "NOT_COMPARABLE", "NOT_REACHED", "NO_CALL_SITE", "OTHER", "PACKAGE_CALL", "PATHS", "RECURSIVE", "STAR",
     "UNFOLLOWED_CALL", "UNKNOWN_OBJECT", "UNMODELLED_JAX", "UNSEEN_CALLS", "named", "outside_reason",

@@ -19,7 +19,7 @@ from .render import describe_mesh
 from .events import PUT_KINDS, Transfer
 from .models.host import is_host
 from .reorder_cost import order_moves_nothing
-from .reasons import EXPECTED_ERROR, IMPORTED, NOT_COMPARABLE, OTHER, UNMODELLED_JAX, named
+from .reasons import COMPUTED_LAYOUT, EXPECTED_ERROR, IMPORTED, NOT_COMPARABLE, OTHER, UNMODELLED_JAX, named
 from .values import (
     ArrayVal, DevVal, HostVal, MeshVal, OwnShardingVal, QualVal, SeqVal, ShardingVal, Unknown, Value,
 )
@@ -137,6 +137,9 @@ def _classify(ctx: FileContext, event: Transfer) -> Verdict:
                        f"{describe_mesh(ctx, dst)}: the same devices in another order, in which every " \
                        "device holds or gets the piece the same spec on the array's own mesh gives it"
             continue
+        if relation == "reordered" and event.kind in PUT_KINDS and a.derived:
+            # Which pieces the order moves depends on the layout the computation gave it.
+            return Verdict("unresolved", COMPUTED_LAYOUT, f"'{x}' on {describe_mesh(ctx, a.mesh)}")
         if relation != "same":
             return Verdict("unresolved", NOT_COMPARABLE,
                            f"{describe_mesh(ctx, a.mesh)} vs {describe_mesh(ctx, dst)}")

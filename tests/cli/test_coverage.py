@@ -467,3 +467,26 @@ y = jax.device_put(x, NamedSharding(second, P()))
     assert by_line[9] == ("crossing", "'x' is on mesh 'first' (line 6, jax.devices()[:4]) and the target on "
                                       "'second' (line 7, jax.devices()[4:]): different device sets on every "
                                       "topology, which no rule reports here")
+
+
+def test_a_computed_array_to_a_replicated_target_on_another_order_moves_nothing(project: Path) -> None:
+    # jnp.where's result keeps a's mesh, in a layout the analysis does not track; a P()
+    # target gives every device the whole array, as P() on the array's own mesh does.
+    write(project, "replicated.py", """\
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+train = Mesh(np.array(jax.devices()), ("x",))
+rollout = Mesh(np.array(jax.devices()[::-1]), ("x",))
+a = jax.device_put(np.ones((8, 2)), NamedSharding(train, P("x")))
+v = jnp.where(np.ones((8, 2)) > 0, a, 0.0)
+b = jax.device_put(v, NamedSharding(rollout, P()))
+c = jax.device_put(v, NamedSharding(rollout, P("x")))
+""")
+    out = _json("--sites", cwd=project)
+    by_line = {s["line"]: (s["verdict"], s["detail"]) for s in out["site_list"]}
+    assert by_line[10][0] == "same_pieces", by_line[10]
+    assert by_line[11] == ("unresolved", "a computed array whose layout the analysis does not know, put on its "
+                                         "devices in another order"), by_line[11]
