@@ -31,6 +31,9 @@ class Site:
     kind: str
     verdict: str
     detail: str  # evidence (resolved) or reason (unresolved)
+    # Unresolved: what stopped the analysis, where it is known (analysis/reasons.py):
+    # ``flax.nnx.state (flax, not modelled)``, ``parameter 'mesh' of train_step``.
+    culprit: str = ""
 
 
 @dataclass
@@ -105,18 +108,21 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
     return out
 
 
-def _merge(verdicts: list[Any]) -> tuple[str, str]:
-    """One verdict for a call the analysis ran in several contexts: they must agree."""
+def _merge(verdicts: list[Any]) -> tuple[str, str, str]:
+    """One verdict for a call the analysis ran in several contexts: they must agree.
+    (verdict, detail, culprit): an unresolved one's from the first context that is
+    unresolved, in the order the analysis ran them."""
     from ..analysis.reasons import OTHER
 
     first = verdicts[0]
     if any(v.verdict == "crossing" for v in verdicts):
         hit = next(v for v in verdicts if v.verdict == "crossing")
-        return hit.verdict, hit.detail
+        return hit.verdict, hit.detail, ""
     if all(v.verdict == first.verdict for v in verdicts):
-        return first.verdict, first.detail
+        return first.verdict, first.detail, first.culprit
     unresolved = next((v for v in verdicts if v.verdict == "unresolved"), None)
-    return "unresolved", unresolved.detail if unresolved is not None else OTHER
+    return ("unresolved", unresolved.detail, unresolved.culprit) if unresolved is not None \
+        else ("unresolved", OTHER, "")
 
 
 def _spelled_sites(tree: ast.Module, text: str, spellings: Mapping[str, str]) -> list[tuple[int, int, str]]:
@@ -162,6 +168,9 @@ class Decision:
     codes: dict[str, int] = field(default_factory=dict)
 
 
+TOP_CULPRITS = 5  # culprits listed per reason in the summary
+
+
 @dataclass
 class Report:
     files: int = 0
@@ -193,12 +202,24 @@ class Report:
         c = Counter(s.detail for s in self.sites if s.verdict == "unresolved")
         return dict(sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
 
+    def culprits(self, top: int = TOP_CULPRITS) -> dict[str, dict[str, int]]:
+        """Per reason (in the order of ``reasons``), its ``top`` most frequent culprits with
+        their counts of unresolved sites, most first (ties by name); a reason none of whose
+        sites names a culprit is left out."""
+        per: dict[str, Counter[str]] = {}
+        for s in self.sites:
+            if s.verdict == "unresolved" and s.culprit:
+                per.setdefault(s.detail, Counter())[s.culprit] += 1
+        return {r: dict(sorted(per[r].items(), key=lambda kv: (-kv[1], kv[0]))[:top])
+                for r in self.reasons() if r in per}
+
     def summary(self, with_sites: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
             "files": self.files,
             "sites": len(self.sites),
             "verdicts": self.counts(),
             "unresolved_reasons": self.reasons(),
+            "unresolved_culprits": self.culprits(),
             "runtime_decisions": self.runtime_decisions(),
         }
         if with_sites:
@@ -273,7 +294,8 @@ def render_text(report: Report, out: TextIO, with_sites: bool = False, top: int 
 
     if with_sites:
         for s in report.sites:
-            out.write(f"{s.path}:{s.line}:{s.col}: {s.kind}: {s.verdict}: {s.detail}\n")
+            culprit = f": {s.culprit}" if s.culprit else ""
+            out.write(f"{s.path}:{s.line}:{s.col}: {s.kind}: {s.verdict}: {s.detail}{culprit}\n")
         out.write("\n")
     out.write(f"{total} transfer sites in {report.files} files\n")
     for v, n in counts.items():
@@ -282,9 +304,12 @@ def render_text(report: Report, out: TextIO, with_sites: bool = False, top: int 
     out.write(f"  {'resolved':<13} {resolved:>7}  {pct(resolved)}\n")
     reasons = report.reasons()
     if reasons:
+        culprits = report.culprits()
         out.write("\nunresolved, by reason:\n")
         for r, n in list(reasons.items())[:top]:
             out.write(f"  {n:>7}  {r}\n")
+            for c, k in culprits.get(r, {}).items():
+                out.write(f"  {'':>7}  {k:>7}  {c}\n")
     per_file = Counter(s.path for s in report.sites if s.verdict == "unresolved")
     if per_file:
         out.write("\nfiles with the most unresolved sites:\n")

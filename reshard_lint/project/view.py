@@ -251,6 +251,22 @@ class FileView:
             return self.value(getattr(found, "qual", ""), _seen | {qual})
         return found
 
+    def module_of(self, qual: str) -> str | None:
+        """The project module that defines ``qual`` (its longest prefix the project holds),
+        or None when ``qual`` is no name of the project's (for a culprit's words:
+        analysis/reasons.py)."""
+        parts = qual.split(".")
+        if parts[0] in MODELLED:
+            return None
+        index = self.project.index
+        if index.find(parts[0]) is None:
+            return None
+        for end in range(len(parts) - 1, 0, -1):
+            name = ".".join(parts[:end])
+            if index.find(name) is not None:
+                return name
+        return parts[0]
+
     def forget(self, qual: str, instead: Value) -> None:
         """This file assigns ``qual`` (``meshes.TRAIN = ...``): from here on it reads
         ``instead`` there, not what the module binds."""

@@ -49,7 +49,7 @@ _state.register_wrappers(_set_wrappers)
 
 @contextmanager
 def strict(processes: int | None = None, reorder: Reorder = "warn",
-           platform: str | None = None) -> Iterator[StrictConfig]:
+           platform: str | None = None, process: int = 0) -> Iterator[StrictConfig]:
     """Strict mode for the ``with`` block (process-wide: JAX's entry points are global).
 
     Nests: an inner block's settings win until it exits, then the outer ones apply again.
@@ -58,9 +58,12 @@ def strict(processes: int | None = None, reorder: Reorder = "warn",
     and above 1, else 1; ``1`` turns RSH301-304 off). ``reorder``: what RSH202 does,
     ``'warn'``, ``'raise'`` or ``'ignore'``. ``platform``: simulate that platform's device
     ids, hosts and mesh-builder orders on this process's CPU devices (a name from
-    ``reshard_lint.runtime.platforms.CATALOGUE``, such as ``"tpu-v5e-16"``).
+    ``reshard_lint.runtime.platforms.CATALOGUE``, such as ``"tpu-v5e-16"``). ``process``:
+    which simulated process the run plays (0, the default; ``-1`` the last): a bug only
+    another process hits (a put onto ``jax.devices()[0]``, process 0's device) shows when
+    the run plays that process.
     """
-    config = StrictConfig(processes=processes, reorder=reorder, platform=platform)
+    config = StrictConfig(processes=processes, reorder=reorder, platform=platform, process=process)
     token = _state.push(config)
     try:
         yield config
@@ -79,12 +82,13 @@ def suspended() -> Iterator[None]:
 
 
 def enable(processes: int | None = None, reorder: Reorder = "warn",
-           platform: str | None = None) -> StrictConfig:
+           platform: str | None = None, process: int = 0) -> StrictConfig:
     """Strict mode for the whole process until ``disable()``; a second call replaces the settings.
 
-    ``strict()`` blocks still take precedence while they are open.
+    ``strict()`` blocks still take precedence while they are open. The settings are
+    ``strict()``'s.
     """
-    config = StrictConfig(processes=processes, reorder=reorder, platform=platform)
+    config = StrictConfig(processes=processes, reorder=reorder, platform=platform, process=process)
     _state.set_process_config(config)
     return config
 

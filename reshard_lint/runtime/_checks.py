@@ -22,7 +22,7 @@ from jax.sharding import PartitionSpec, Sharding
 
 from ._format import fmt_ids, fmt_procs
 from ._order import order_moves
-from ._state import StrictConfig
+from ._state import Split, StrictConfig
 from .errors import ReshardError, ReshardWarning, StrictConfigError
 
 try:  # internal, but the cheapest exact test for "we are eagerly executing"
@@ -64,6 +64,7 @@ class Topology:
     simulated: bool
     process_of: dict[Any, int]
     plays: dict[Any, Any] | None = None  # CPU device -> platforms.SimDevice
+    me: int = 0  # the process this run is (or plays: StrictConfig.process)
 
     def processes_of(self, devices: Sequence[Any]) -> frozenset[int] | None:
         try:
@@ -76,25 +77,28 @@ class Topology:
         return "simulated process" if self.simulated else "process"
 
 
-_topologies: dict[tuple[int | str | None, str], Topology] = {}
+_topologies: dict[tuple[Split, str], Topology] = {}
 _topology_lock = threading.Lock()
 
 
-def topology(requested: int | str | None, platform: str) -> Topology:
+def topology(split: Split, platform: str) -> Topology:
     """The process split, computed on first use (after the backend exists) and cached.
 
-    ``requested``: a simulated platform's name, a number of processes, or None (automatic).
+    ``split``: a simulated platform's name, a number of processes, or None (automatic),
+    paired with the simulated process the run plays when it is not 0 (StrictConfig.split).
     """
-    key = (requested, platform)
+    key = (split, platform)
     found = _topologies.get(key)
     if found is not None:
         return found
+    requested, process = split if isinstance(split, tuple) else (split, 0)
     with _topology_lock:
         devices = jax.devices(platform)
         # xla_bridge's answers: jax.process_count() may be the simulated pod's (_pod.py).
         if _xb.process_count() > 1:
             # Real multi-controller: the real split is the truth, whatever was asked for.
-            topo = Topology(_xb.process_count(), False, {d: d.process_index for d in devices})
+            topo = Topology(_xb.process_count(), False, {d: d.process_index for d in devices},
+                            me=_xb.process_index())
         elif isinstance(requested, str):
             from .platforms import platform as simulated
 
@@ -105,7 +109,8 @@ def topology(requested: int | str | None, platform: str) -> Topology:
                     f"process {len(devices)} {platform} devices; run with JAX_NUM_CPU_DEVICES="
                     f"{sim.size} (or jax.config.update('jax_num_cpu_devices', {sim.size}))")
             plays = dict(zip(devices, sim.devices))
-            topo = Topology(sim.hosts, True, {d: s.process_index for d, s in plays.items()}, plays)
+            topo = Topology(sim.hosts, True, {d: s.process_index for d, s in plays.items()}, plays,
+                            _played(process, sim.hosts))
         else:
             n = len(devices)
             count = requested if requested is not None else (2 if n > 1 and n % 2 == 0 else 1)
@@ -115,9 +120,18 @@ def topology(requested: int | str | None, platform: str) -> Topology:
                     f"{n} {platform} devices into equal hosts; pick a divisor of {n}, "
                     f"or processes=1 to turn the RSH3xx checks off")
             per = n // count
-            topo = Topology(count, True, {d: i // per for i, d in enumerate(devices)})
+            topo = Topology(count, True, {d: i // per for i, d in enumerate(devices)},
+                            me=_played(process, count))
         _topologies[key] = topo
         return topo
+
+
+def _played(process: int, processes: int) -> int:
+    if not -processes <= process < processes:
+        raise StrictConfigError(f"reshard-lint strict mode: process={process} is not one of the "
+                                f"{processes} simulated processes (0 ... {processes - 1}, or -1 "
+                                f"for the last)")
+    return process % processes
 
 
 # --------------------------------------------------------------------------- formatting
@@ -152,7 +166,7 @@ class Finding:
         return f"{self.code} {call} {self.detail.format(what=what)}"
 
 
-def _classify_uncached(src: Sharding, dst: Any, ndim: int, requested: int | str | None,
+def _classify_uncached(src: Sharding, dst: Any, ndim: int, requested: Split,
                        asked: bool = False) -> Finding | None:
     src_devices = ordered_devices(src)
     src_ids = ids(src_devices)
@@ -198,9 +212,9 @@ def _classify_uncached(src: Sharding, dst: Any, ndim: int, requested: int | str 
     dst_ids = ids(dst_devices)
     dst_procs = topo.processes_of(dst_devices) if topo.processes > 1 else None
 
-    # This process (the simulated pod plays process 0) is the one whose local devices the
+    # This process (the one the simulated pod plays) is the one whose local devices the
     # program asked for; under real multi-controller JAX every device set is what it is.
-    local = frozenset({0}) if topo.simulated else None
+    local = frozenset({topo.me}) if topo.simulated else None
     if src_procs is not None and dst_procs is not None and (
             not topo.simulated or asked):
         if len(src_procs) > 1 and len(dst_procs) == 1 and (local is None or dst_procs == local):
@@ -393,7 +407,7 @@ def check_device_put(config: StrictConfig, x: Any, device: Any, call: str, stack
 
 # --------------------------------------------------------------------------- RSH304
 
-def _local_mesh_finding(devices: Sequence[Any], call: str, subject: str, requested: int | str | None) -> None:
+def _local_mesh_finding(devices: Sequence[Any], call: str, subject: str, requested: Split) -> None:
     __tracebackhide__ = True  # pytest shows the user's call, not these frames
     topo = topology(requested, devices[0].platform)
     if topo.processes < 2:

@@ -23,7 +23,7 @@ from typing import Any
 from . import _state
 from ._checks import Topology, trace_state_clean, ids
 from ._format import fmt_ids, fmt_procs
-from ._pod import pod, this_process
+from ._pod import pod
 from .errors import ReshardError
 
 _FETCH_ERROR = ('"RuntimeError: Fetching value for jax.Array that spans non-addressable (non '
@@ -54,7 +54,7 @@ def _unreadable(sharding: Any, shape: tuple[int, ...], topo: Topology) -> frozen
     """The processes that hold pieces of the array when this process does not hold all of
     them (JAX's _process_has_full_value_in_mcjax, on the simulated split); else None."""
     indices = sharding.devices_indices_map(shape)
-    me = this_process()
+    me = topo.me
     everything = {_index_key(v) for v in indices.values()}
     mine = {_index_key(v) for d, v in indices.items() if topo.process_of.get(d) == me}
     if mine == everything:
@@ -119,7 +119,7 @@ def check_fetch(array: Any, frame: FrameType | None) -> None:
     if spelled is None:
         return
     devices = ids(sorted(sharding.device_set, key=lambda d: d.id))
-    me = this_process()
+    me = topo.me
     if me not in holders:
         # Nothing of it is here: it was put on another process's device (RSH306's case).
         message = (

@@ -19,7 +19,7 @@ from jax.sharding import Sharding
 from ._checks import Finding, checkable, memoized, trace_state_clean, ArrayImpl, ids, \
     ordered_devices, topology
 from ._format import fmt_ids, fmt_procs
-from ._state import StrictConfig
+from ._state import Split, StrictConfig
 from .errors import ReshardError
 
 try:  # the C++ flatten without jax.tree_util's Python frame around it
@@ -67,7 +67,7 @@ def _hlo_equal(src: Sharding, dst: Sharding, ndim: int) -> bool | None:
 
 
 def _classify_jit_uncached(src: Sharding, dst: Sharding, ndim: int,
-                           requested: int | str | None) -> Finding | None:
+                           requested: Split) -> Finding | None:
     src_devices = ordered_devices(src)
     dst_devices = ordered_devices(dst)
     src_ids, dst_ids = ids(src_devices), ids(dst_devices)
@@ -193,7 +193,7 @@ def _new_plan(sig: JitSignature, shape: Any, dyn: tuple[Any, ...],
 
 
 def _jit_verdict(sig: JitSignature, dyn: tuple[Any, ...], positions: list[int],
-                 requested: int | str | None) -> tuple[Finding, str] | None:
+                 requested: Split) -> tuple[Finding, str] | None:
     path_leaves, _ = jax.tree_util.tree_flatten_with_path(dyn)
     targets = _in_shardings_per_leaf(sig, dyn, len(path_leaves))
     best: tuple[Finding, str] | None = None

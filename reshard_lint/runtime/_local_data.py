@@ -22,7 +22,6 @@ from jax.sharding import Sharding
 
 from ._checks import Topology
 from ._format import fmt_ids
-from ._pod import this_process
 from .errors import ReshardError
 
 
@@ -43,16 +42,16 @@ def _global_shape(sharding: Sharding, local_shape: tuple[int, ...], topo: Topolo
     """JAX's local_to_global_shape on the simulated split: each dimension grows by how many
     of the distinct slices this process's devices do not hold."""
     probe = tuple(max(1, n) * len(sharding.device_set) for n in local_shape)  # divisible by any split
-    every, mine = _starts(sharding, probe, topo, None), _starts(sharding, probe, topo, this_process())
+    every, mine = _starts(sharding, probe, topo, None), _starts(sharding, probe, topo, topo.me)
     return tuple(n * len(a) // max(1, len(m)) for n, a, m in zip(local_shape, every, mine))
 
 
 def _invalid(sharding: Sharding, dim: int, have: int, process_slice: int, global_shape: tuple[int, ...],
-             call: str) -> ReshardError:
+             call: str, me: int) -> ReshardError:
     devices = tuple(int(d.id) for d in sorted(sharding.device_set, key=lambda d: d.id))
     return ReshardError(
         f"RSH304 {call} gets process-local data with {have} elements in dimension {dim}, but "
-        f"simulated process {this_process()} addresses {process_slice} elements of the global "
+        f"simulated process {me} addresses {process_slice} elements of the global "
         f"shape {global_shape} on devices {fmt_ids(devices)}: multi-controller JAX raises "
         f"\"ValueError: Invalid host data, each dimension should match either global or "
         f"process shape\"; pass this process's rows (jax.local_device_count() devices' worth), "
@@ -69,7 +68,7 @@ def global_from_local(sharding: Sharding, local_data: Any, global_shape: Sequenc
     shape = tuple(global_shape) if global_shape is not None else _global_shape(sharding, local_shape, topo)
     if len(shape) != len(local_shape):
         return None  # JAX says what is wrong with it
-    me = this_process()
+    me = topo.me
     full = [have == want for have, want in zip(local_shape, shape)]
     try:
         mine = _starts(sharding, shape, topo, me)
@@ -78,7 +77,7 @@ def global_from_local(sharding: Sharding, local_data: Any, global_shape: Sequenc
         return None  # an indivisible shape: JAX raises its own error
     for i, (have, want) in enumerate(zip(local_shape, shape)):
         if not full[i] and len(mine[i]) * shard_shape[i] != have:
-            raise _invalid(sharding, i, have, len(mine[i]) * shard_shape[i], shape, call)
+            raise _invalid(sharding, i, have, len(mine[i]) * shard_shape[i], shape, call, me)
     # Each process maps its devices' slices onto its own local data in start order.
     starts_of = {p: _starts(sharding, shape, topo, p) for p in set(topo.process_of.values())}
 
@@ -103,7 +102,7 @@ def fill_single_device_arrays(shape: Sequence[int], sharding: Sharding, arrays: 
     """This process's per-device arrays, completed with stand-ins for the other processes'
     devices (the k-th array of this process copied to the k-th device of each other one);
     None when ``arrays`` is not exactly this process's share."""
-    me = this_process()
+    me = topo.me
     assignment = list(sharding._device_assignment)
     mine = [d for d in assignment if topo.process_of.get(d) == me]
     if len(arrays) != len(mine) or len(arrays) == len(assignment):
@@ -138,7 +137,7 @@ def from_callback(shape: Sequence[int], sharding: Sharding, data_callback: Any,
     and code that reads process-local data relies on that); the other processes' devices get
     stand-ins, copies of this process's pieces of the same shape. None when this process
     holds none of the array (nothing to copy from: JAX runs the call as it is)."""
-    me = this_process()
+    me = topo.me
     shape = tuple(shape)
     indices = sharding.devices_indices_map(shape)
     assignment = list(sharding._device_assignment)

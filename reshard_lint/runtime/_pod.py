@@ -73,16 +73,19 @@ def _pod(config: Any, backend: Any) -> Topology | None:
     return topo if topo.simulated and topo.processes > 1 else None
 
 
-def this_process() -> int:
-    return 0
-
-
 # --------------------------------------------------------------------------- jax.* functions
 
 def wrap_process_index(original: Callable[..., int]) -> Callable[..., int]:
     @functools.wraps(original)
     def process_index(backend: Any = None) -> int:
-        return this_process() if _user_pod(backend) is not None else original(backend)
+        # _user_pod inline: programs call this in loops, and it costs more than JAX's answer.
+        if _state.current is not None:
+            frame = sys._getframe(1)
+            if id(frame.f_globals) not in library_globals and not from_library(frame):
+                topo = pod(backend)
+                if topo is not None:
+                    return topo.me
+        return original(backend)
 
     return process_index
 
@@ -111,13 +114,17 @@ def wrap_local_devices(original: Callable[..., list[Any]]) -> Callable[..., list
     @functools.wraps(original)
     def local_devices(process_index: int | None = None, backend: Any = None,
                       host_id: int | None = None) -> list[Any]:
-        topo = _user_pod(backend)
+        config = _state.current
+        if config is None:
+            return original(process_index, backend, host_id)
+        frame = sys._getframe(1)
+        topo = None if id(frame.f_globals) in library_globals or from_library(frame) else pod(backend)
         if topo is None:
             return original(process_index, backend, host_id)
         _checks.local_asked = True  # see there: meshes on these devices are process-local
         process = process_index if process_index is not None else host_id
-        found = _local(topo, backend, this_process() if process is None else process)
-        if _state.current is not None and _state.current.platform is not None:
+        found = _local(topo, backend, topo.me if process is None else process)
+        if config.platform is not None:
             from ._platform_patch import user_list  # ids are the platform's: id lookups checked
 
             return user_list(found)
@@ -133,7 +140,7 @@ def wrap_local_device_count(original: Callable[..., int]) -> Callable[..., int]:
         if topo is None:
             return original(backend)
         _checks.local_asked = True
-        return len(_local(topo, backend, this_process()))
+        return len(_local(topo, backend, topo.me))
 
     return local_device_count
 
@@ -163,7 +170,7 @@ def _local_shards(array: Any, shards: list[Any]) -> list[Any] | None:
     topo = pod(shards[0].device.platform) if shards else None
     if topo is None:
         return None
-    return [s for s in shards if topo.process_of.get(s.device) == this_process()]
+    return [s for s in shards if topo.process_of.get(s.device) == topo.me]
 
 
 def wrap_addressable_shards(prop: property) -> property:
@@ -194,7 +201,7 @@ def wrap_is_fully_addressable(prop: property) -> property:
         devices = self.sharding.device_set
         topo = pod(next(iter(devices)).platform)
         if topo is not None:
-            return all(topo.process_of.get(d) == this_process() for d in devices)
+            return all(topo.process_of.get(d) == topo.me for d in devices)
         return fget(self)
 
     return property(is_fully_addressable, doc=prop.__doc__)

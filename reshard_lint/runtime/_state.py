@@ -12,9 +12,12 @@ from __future__ import annotations
 import sys
 import threading
 from dataclasses import dataclass, field
-from typing import Callable, Literal
+from typing import Callable, Literal, Tuple, Union
 
 Reorder = Literal["warn", "raise", "ignore"]
+# A platform's name or a number of processes (None: automatic), with the process played
+# when it is not process 0.
+Split = Union[int, str, None, Tuple[Union[int, str, None], int]]
 REORDER_CHOICES: tuple[str, ...] = ("warn", "raise", "ignore")
 
 
@@ -31,16 +34,22 @@ class StrictConfig:
     processes: int | None = None
     reorder: Reorder = "warn"
     platform: str | None = None  # a name from runtime/platforms.py: its ids, hosts and mesh orders
+    # Which simulated process the run plays: 0 by default; -1 the last (negative counts from
+    # the end, as a list index). Code that only another process runs (a put onto
+    # jax.devices()[0] from a process that does not own it) fails when the run plays it.
+    process: int = 0
 
-    # What decides the process split, and so the verdict caches' key: the platform's name,
-    # or the number of simulated processes (None: automatic). A plain attribute, set once:
-    # every read of an array's value looks it up.
-    split: int | str | None = field(init=False, repr=False, compare=False, default=None)
+    # What decides the process split and which process is this one, and so the verdict
+    # caches' key: the platform's name or the number of simulated processes (None:
+    # automatic), paired with the process played when it is not 0. A plain attribute, set
+    # once: every read of an array's value looks it up.
+    split: Split = field(init=False, repr=False, compare=False, default=None)
 
     def __post_init__(self) -> None:
         from .errors import StrictConfigError
 
-        object.__setattr__(self, "split", self.platform if self.platform is not None else self.processes)
+        base = self.platform if self.platform is not None else self.processes
+        object.__setattr__(self, "split", base if self.process == 0 else (base, self.process))
 
         if self.platform is not None:
             from .platforms import platform
@@ -50,6 +59,9 @@ class StrictConfig:
                 raise StrictConfigError(
                     f"platform {self.platform!r} has {hosts} host{'s' * (hosts > 1)}, not "
                     f"processes={self.processes}; leave processes out")
+            if not -hosts <= self.process < hosts:
+                raise StrictConfigError(f"platform {self.platform!r} has {hosts} hosts: process="
+                                        f"{self.process} is not one of them (0 ... {hosts - 1}, or -1)")
 
         if self.processes is not None and (not isinstance(self.processes, int)
                                            or isinstance(self.processes, bool)
@@ -57,6 +69,12 @@ class StrictConfig:
             raise StrictConfigError(f"processes must be None or an int >= 1, not {self.processes!r}")
         if self.reorder not in REORDER_CHOICES:
             raise StrictConfigError(f"reorder must be one of {REORDER_CHOICES}, not {self.reorder!r}")
+        if not isinstance(self.process, int) or isinstance(self.process, bool):
+            raise StrictConfigError(f"process must be an int (0 is the first process, -1 the last), "
+                                    f"not {self.process!r}")
+        if self.processes is not None and not -self.processes <= self.process < self.processes:
+            raise StrictConfigError(f"process={self.process} is not one of the {self.processes} "
+                                    f"simulated processes (0 ... {self.processes - 1}, or -1 for the last)")
 
 
 

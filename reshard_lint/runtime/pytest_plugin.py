@@ -14,8 +14,8 @@ import pytest
 from .errors import ReshardError
 
 _SECTION = "reshard-lint strict mode"
-# Set when the flag or ini option switched strict mode on: (processes, reorder, platform).
-_ENABLED = pytest.StashKey[tuple[int | None, str, str | None]]()
+# Set when the flag or ini option switched strict mode on: (processes, reorder, platform, process).
+_ENABLED = pytest.StashKey[tuple[int | None, str, str | None, int]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -36,6 +36,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     metavar="NAME", help="simulate a platform's device ids, hosts and mesh orders "
                                          "(tpu-v5e-16, gpu-2x4, cpu-2x4 ...: "
                                          "reshard_lint.runtime.platforms.CATALOGUE)")
+    group.addoption("--reshard-strict-process", default=None, dest="reshard_strict_process",
+                    metavar="K", help="which simulated process the run plays (default 0; -1 or "
+                                      "'last': the last), to check what only that process does")
     parser.addini("reshard_strict", type="bool", default=False,
                   help="run every test under reshard-lint strict mode")
     parser.addini("reshard_strict_processes", default="auto",
@@ -44,6 +47,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   help="what RSH202 does in strict mode: warn, raise or ignore")
     parser.addini("reshard_strict_platform", default="",
                   help="platform strict mode simulates (tpu-v5e-16, gpu-2x4 ...; empty: none)")
+    parser.addini("reshard_strict_process", default="0",
+                  help="which simulated process strict mode plays (0 default, -1 or last: the last)")
 
 
 def _processes(raw: Any) -> int | None:
@@ -56,7 +61,20 @@ def _processes(raw: Any) -> int | None:
         raise pytest.UsageError(f"reshard-lint: processes must be 'auto' or an integer, not {raw!r}")
 
 
-def _settings(config: pytest.Config) -> tuple[bool, int | None, str, str | None]:
+def _process(raw: Any) -> int:
+    text = str(raw).strip().lower()
+    if text in ("", "first"):
+        return 0
+    if text == "last":
+        return -1
+    try:
+        return int(text)
+    except ValueError:
+        raise pytest.UsageError(f"reshard-lint: process must be an integer, 'first' or 'last', "
+                                f"not {raw!r}") from None
+
+
+def _settings(config: pytest.Config) -> tuple[bool, int | None, str, str | None, int]:
     enabled = config.getoption("reshard_strict")
     if enabled is None:
         enabled = bool(config.getini("reshard_strict"))
@@ -68,15 +86,18 @@ def _settings(config: pytest.Config) -> tuple[bool, int | None, str, str | None]
         raise pytest.UsageError(f"reshard-lint: reshard_strict_reorder must be warn, raise or ignore, "
                                 f"not {reorder!r}")
     platform = config.getoption("reshard_strict_platform") or str(config.getini("reshard_strict_platform")).strip()
-    return bool(enabled), _processes(processes), reorder, platform or None
+    process = config.getoption("reshard_strict_process")
+    if process is None:
+        process = config.getini("reshard_strict_process")
+    return bool(enabled), _processes(processes), reorder, platform or None, _process(process)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "reshard_strict(processes=None, reorder='warn', platform=None, enabled=True): run this "
+        "reshard_strict(processes=None, reorder='warn', platform=None, process=0, enabled=True): run this "
         "test under reshard-lint strict mode with these settings (enabled=False: no checks)")
-    enabled, processes, reorder, platform = _settings(config)
+    enabled, processes, reorder, platform, process = _settings(config)
     if enabled:
         # Switched on here, before collection, so test modules that bind
         # `from jax import device_put` at import time get the checked function too.
@@ -84,10 +105,11 @@ def pytest_configure(config: pytest.Config) -> None:
         from .errors import StrictConfigError
 
         try:
-            enable(processes=processes, reorder=reorder, platform=platform)  # type: ignore[arg-type]
+            enable(processes=processes, reorder=reorder, platform=platform,  # type: ignore[arg-type]
+                   process=process)
         except StrictConfigError as e:
             raise pytest.UsageError(f"reshard-lint: {e}") from None
-        config.stash[_ENABLED] = (processes, reorder, platform)
+        config.stash[_ENABLED] = (processes, reorder, platform, process)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -100,10 +122,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_report_header(config: pytest.Config) -> str | None:
     if _ENABLED not in config.stash:
         return None
-    processes, reorder, platform = config.stash[_ENABLED]
+    processes, reorder, platform, process = config.stash[_ENABLED]
     shown = "auto" if processes is None else processes
     where = f", platform={platform}" if platform else ""
-    return f"reshard-lint strict mode: on (processes={shown}, reorder={reorder}{where})"
+    played = f", process={process}" if process else ""
+    return f"reshard-lint strict mode: on (processes={shown}, reorder={reorder}{where}{played})"
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -1,9 +1,9 @@
 """Runs programs under strict mode in this one process; called by test_strict_rule_examples.py.
 
 Usage: python examples_driver.py CASES.json OUT.jsonl START (8 CPU devices:
-JAX_NUM_CPU_DEVICES=8). CASES.json is a list of {"key", "code", "platform"}. Each program
-runs once, from case START on, in a fresh namespace, under ``rt.enable(processes=2,
-reorder='raise', platform=...)`` (or, for a case with ``"plain": true``, with plain JAX). One JSON line per program is appended to OUT.jsonl as
+JAX_NUM_CPU_DEVICES=8). CASES.json is a list of {"key", "code", "platform", "process"}. Each
+program runs once, from case START on, in a fresh namespace, under ``rt.enable(processes=2,
+reorder='raise', platform=..., process=...)`` (or, for a case with ``"plain": true``, with plain JAX). One JSON line per program is appended to OUT.jsonl as
 soon as it is known, so a crash (a SIGSEGV from an unchecked jit) loses only that program:
 the parent restarts the driver after it.
 """
@@ -29,14 +29,15 @@ def _line_in(tb: Any, filename: str) -> int | None:
     return line
 
 
-def run_one(rt: Any, key: str, code: str, platform: str | None, plain: bool = False) -> dict[str, Any]:
+def run_one(rt: Any, key: str, code: str, platform: str | None, plain: bool = False,
+            process: int = 0) -> dict[str, Any]:
     import jax
 
     filename = f"<program {key}>"
     namespace: dict[str, Any] = {"__name__": "__main__"}
     result: dict[str, Any] = {"key": key, "status": "ok", "code": None, "line": None, "error": None}
     if not plain:
-        rt.enable(processes=2, reorder="raise", **({"platform": platform} if platform else {}))
+        rt.enable(processes=None if platform else 2, reorder="raise", platform=platform, process=process)
     try:
         with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
             warnings.simplefilter("ignore")
@@ -64,7 +65,8 @@ def main() -> None:
     with open(out_path, "a") as out:
         for n in range(start, len(cases)):
             case = cases[n]
-            result = run_one(rt, case["key"], case["code"], case.get("platform"), case.get("plain", False))
+            result = run_one(rt, case["key"], case["code"], case.get("platform"), case.get("plain", False),
+                             case.get("process", 0))
             out.write(json.dumps({"index": n, **result}) + "\n")
             out.flush()
             jax.clear_caches()

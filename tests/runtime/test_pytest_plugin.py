@@ -193,3 +193,33 @@ def test_platform_option_simulates_the_pod(pytest_run: Callable[..., tuple[int, 
 
     code, out = pytest_run("--reshard-strict", "--reshard-strict-platform=tpu-v9", tests=POD_TESTS)
     assert code == 4 and "unknown platform 'tpu-v9'" in out, out
+
+
+PROCESS_TESTS = textwrap.dedent('''
+    import jax
+    import numpy as np
+
+
+    def test_takes_process_0s_device():
+        a = jax.device_put(np.arange(4.0), jax.local_devices()[0])
+        jax.device_put(a, jax.devices()[0])
+''')
+
+
+def test_process_option_plays_another_process(pytest_run: Callable[..., tuple[int, str]]) -> None:
+    code, out = pytest_run("--reshard-strict", tests=PROCESS_TESTS)
+    assert code == 0 and outcomes(out) == {"test_takes_process_0s_device": "PASSED"}, out
+
+    code, out = pytest_run("--reshard-strict", "--reshard-strict-process=last", tests=PROCESS_TESTS)
+    assert code == 1 and outcomes(out) == {"test_takes_process_0s_device": "FAILED"}, out
+    assert "reshard-lint strict mode: on (processes=auto, reorder=warn, process=-1)" in out
+    assert "rule:    RSH306 (in device_put)" in out, out
+
+    code, out = pytest_run("--reshard-strict", "--reshard-strict-process=first", tests=PROCESS_TESTS)
+    assert code == 0, out
+    code, out = pytest_run("--reshard-strict", "--reshard-strict-processes=2", "--reshard-strict-process=2",
+                           tests=PROCESS_TESTS)
+    assert code == 4 and "process=2 is not one of the 2 simulated processes" in out, out
+    # With processes=auto the count is known once JAX's backend runs: the first check says so.
+    code, out = pytest_run("--reshard-strict", "--reshard-strict-process=2", tests=PROCESS_TESTS)
+    assert code == 1 and "StrictConfigError: reshard-lint strict mode: process=2 is not one of" in out, out

@@ -112,6 +112,44 @@ with strict(processes=2):
 """)
 
 
+def test_playing_another_process(python8: Run) -> None:
+    """process=-1 plays the last process: what process 0 gets right by accident fails there."""
+    check(python8, """
+with strict(processes=2, process=-1) as config:
+    assert config.process == -1
+    assert (jax.process_index(), jax.process_count(), jax.local_devices()) == (1, 2, devs[4:])
+    assert [s.device for s in x.addressable_shards] == devs[4:]
+    assert x.addressable_data(0).tolist() == [8.0, 9.0]
+    a = jax.device_put(np.arange(8.0), jax.local_devices()[0])
+    e = error_of(lambda: jax.device_put(a, jax.devices()[0]))  # process 0's device
+    assert e is not None and e.code == "RSH306" and "owned by simulated process 0" in str(e), e
+    assert code_of(lambda: jax.device_put(a, jax.local_devices()[1])) is None
+    assert code_of(lambda: jax.device_get(jax.device_put(np.ones(2), devs[0]))) == "RSH306"
+    local = np.arange(8.0) + 100 * jax.process_index()
+    g = jax.make_array_from_process_local_data(NamedSharding(mesh, P("x")), local)
+    assert g.shape == (16,) and g.addressable_data(0).tolist() == [100.0, 101.0]
+    # A callback that indexes this process's data with global indices: fine on process 0,
+    # on process 1 it gets indices 8 ... 15 of an 8-element array.
+    e = None
+    try:
+        jax.make_array_from_callback((16,), NamedSharding(mesh, P("x")), lambda i: local[i])
+    except Exception as exc:
+        e = exc
+    assert e is not None, "process 1's callback read past its local data"
+with strict(processes=4, process=2):
+    assert (jax.process_index(), jax.local_devices()) == (2, devs[4:6])
+for bad in (dict(processes=2, process=2), dict(processes=2, process=-3), dict(process="last"),
+            dict(platform="cpu-2x4", process=5)):
+    try:
+        with strict(**bad):
+            pass
+    except StrictConfigError:
+        pass
+    else:
+        raise AssertionError(bad)
+""")
+
+
 def test_jax_incompatible_devices_is_rsh203_at_the_constraints_line(python8: Run) -> None:
     check(python8, """
 half = Mesh(np.array(devs[:4]), ("x",))

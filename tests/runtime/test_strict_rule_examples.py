@@ -36,6 +36,9 @@ DRIVER = HERE / "examples_driver.py"
 # Examples whose failure needs another platform's device layout: the rule names the platform.
 PLATFORM_OF_RULE = {"RSH104": "cpu-2x4"}  # ids 2048...: indexing by id raises IndexError there
 PLATFORM_OF_TAG = {"tpu": "tpu-v4-16"}  # Example.platform: TPU orders (2 hosts of 4 chips)
+# Examples whose failure happens on another process than process 0: the run plays the last.
+PROCESS_OF_RULE = {"RSH306": -1,  # a put onto jax.devices()[0] fails where process 0 does not run
+                   "RSH104": -1}  # process 0's ids are positions (0 ... 3), process 1's are not
 
 # (key, reason): programs with markers that strict mode lets run, and why.
 NOT_AT_RUN_TIME: dict[str, str] = {
@@ -44,15 +47,15 @@ NOT_AT_RUN_TIME: dict[str, str] = {
     **{f"RSH103-fires-{i}": "NamedSharding of a device list fails in JAX's constructor, at the "
                             "marked line, before strict mode sees a sharding (AttributeError, on "
                             "one host too)" for i in range(4)},
-    "RSH104-fires-1": "jax.local_devices()[d.id]: process 0's ids are positions; other processes' are not",
     "RSH104-fires-2": "jax.devices()[k] for k parsed from 'cpu:5' is a valid position on the pod too "
                       "(another device): only the program's own assert notices",
     "RSH202-fires-9": "sorted by id is enumeration order on the modelled 8-chip TPU slices (ids follow "
                       "hosts there); it reorders on tpu-v5e-16 (16 devices)",
+    **{f"RSH306-fires-{i}": "numpy reads a single-device CPU array through the buffer protocol, "
+                            "below any Python strict mode can wrap (a TPU or GPU array is read "
+                            "through __array__, which is checked)" for i in (3, 4)},
     "RSH201-clean-31": "marker for TPU order (make_mesh((8,)) vs jax.devices()); the example is not "
                        "tagged with a platform, so it runs on CPU order",
-    **{f"RSH306-fires-{i}": "process 0 owns jax.devices()[0]: the put fails on the other processes, "
-                            "which strict mode (playing process 0) does not run" for i in range(5)},
     # RSH102 markers on a mesh built from a reordered list, in examples whose later lines use
     # the mesh consistently: building a mesh from any order is legal at run time.
     **{key: "RSH102: a mesh built from a reordered device list is legal at run time; the "
@@ -93,7 +96,7 @@ def _cases() -> list[dict[str, Any]]:
             platform = PLATFORM_OF_TAG.get(example.platform) or PLATFORM_OF_RULE.get(rule.code)
             cases.append({"key": f"{rule.code}-{'fires' if example.fires else 'clean'}-{i}",
                           "code": example.code, "platform": platform, "rule": rule.code,
-                          "fires": example.fires})
+                          "fires": example.fires, "process": PROCESS_OF_RULE.get(rule.code, 0)})
     for path in sorted(FIXTURES.glob("*.py")):
         cases.append({"key": f"fixture-{path.stem}", "code": path.read_text(), "platform": None,
                       "rule": None, "fires": None})
