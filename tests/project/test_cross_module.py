@@ -230,9 +230,12 @@ def test_check_cache_reanalyses_importers_only_when_the_interface_changes(tmp_pa
         return [f"{name}:{row}:RSH201" for name in
                 ("mypkg/sync.py", "mypkg/sync_alias.py", "mypkg/sync_star.py", "scripts/train.py")]
 
-    # mypkg/__init__.py only re-exports: its own result never depends on mesh.py.
+    # mypkg/__init__.py only re-exports: the gate reads from mesh.py what the names it
+    # re-exports are (any file that imports is asked), so a change of what mesh.py binds
+    # reaches it too (everyone); a line that moves does not.
     importers_too, mesh_alone = ("6 files read, 1 served from the cache, 5 analysed.",
                                  "6 files read, 5 served from the cache, 1 analysed.")
+    everyone = "6 files read, 0 served from the cache, 6 analysed."
     assert run() == (crossing(16), "6 files read, 0 served from the cache, 6 analysed.")
     assert run() == (crossing(16), "6 files read, 6 served from the cache, 0 analysed.")
     # Inside a function module-level code never calls, no line moved: mesh.py alone.
@@ -243,7 +246,7 @@ def test_check_cache_reanalyses_importers_only_when_the_interface_changes(tmp_pa
     assert run(text.replace("    return x + 1\n", "    y = x + 1\n    return y\n")) == (crossing(17), importers_too)
     # ROLLOUT now built by a function module-level code calls: importers again ...
     text = text.replace("np.array(jax.devices()[:2])", "np.array(rollout_devices(2))")
-    assert run(text) == (crossing(16), importers_too)
+    assert run(text) == (crossing(16), everyone)
     # ... and an edit inside that function reaches them.
     assert run(text.replace("jax.devices()[:n]", "jax.devices()")) == ([], importers_too)
 
@@ -341,20 +344,44 @@ def test_check_cache_does_not_keep_a_rejection_made_against_an_old_module(tmp_pa
     assert status == 1 and [(f["filename"], f["code"]) for f in found] == [("app/sync.py", "RSH201")]
 
 
-@pytest.mark.parametrize("text,reads", [
-    ("import jax\ny = jnp.zeros(8, device=SHARDING)\n", True),
-    ("import jax\ny = jnp.zeros(8, device\n    = SHARDING)\n", True),
-    ("import jax\nok = x.device == d\n", False),
-    ("import jax\nmy_device = d\n", False),
-    ("import jax\nwith jax.default_device(d):\n    pass\n", False),
-    ("y = jnp.zeros(8, device=SHARDING)\n", False),  # imports nothing
-])
-def test_imported_meshes_are_looked_up_only_where_an_array_is_placed(text: str, reads: bool) -> None:
-    # The text test every flake8 file pays before the project's modules are read: a
-    # device= keyword places an array, a comparison or a name ending in "device" does not.
-    from reshard_lint.project.projects import may_import_devices
+MOVER = """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-    assert may_import_devices(text) is reads
+TRAIN = Mesh(np.array(jax.devices()), ("x",))
+ROLLOUT = Mesh(np.array(jax.devices()[::-1]), ("x",))
+
+
+def place(value, mesh):
+    return jax.device_put(value, NamedSharding(mesh, P("x")))
+"""
+
+# No device word, no jax import: the meshes and the move come through imports.
+CALLER = """\
+import numpy as np
+from pkg.meshes import place, TRAIN, ROLLOUT
+
+x = place(np.zeros(8), TRAIN)
+y = place(x, ROLLOUT)
+"""
+
+
+def test_a_script_that_only_calls_imported_movers_is_analysed(tmp_path: Path) -> None:
+    # What is analysed is decided from the program (its imports and calls), not from the
+    # words in its text: main.py names no device, mesh or transfer.
+    root = tmp_path / "movers"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "meshes.py").write_text(MOVER)
+    (root / "main.py").write_text(CALLER)
+    status, found = _check(root)
+    assert status == 1 and [(f["filename"], f["location"]["row"], f["location"]["column"], f["code"])  # type: ignore[index]
+                            for f in found] \
+        == [("main.py", 5, 5, "RSH202"), ("pkg/meshes.py", 6, 11, "RSH102")], found
+    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select=RSH", "main.py"], cwd=root,
+                            capture_output=True, text=True)
+    assert flake8.stdout.splitlines() == [f"main.py:5:5: RSH202 {found[0]['message']}"], flake8.stdout + flake8.stderr
 
 
 STAR_USER = """\
