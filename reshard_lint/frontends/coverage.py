@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Sequence, TextIO
 
 from ..core.vocabulary import JAX, JAX_PREFIX, TRANSFER_HINTS, TRANSFER_NAMES
 from ..stages.runtime_facts import COLOCATED
+from .coverage_modules import ModuleFacts, apply as cross_modules, facts_of, text_facts
 
 # The final names of the transfer calls, as spelled through any jax import (core/vocabulary.py).
 _TEXT_HINTS = tuple(TRANSFER_NAMES) + TRANSFER_HINTS
@@ -47,17 +49,29 @@ class FileCoverage:
     runtime_reason: str = ""
     colocated: bool = False
     silenced: list[tuple[str, str]] = field(default_factory=list)
+    modules: ModuleFacts | None = None  # for the pass across the run's files (coverage_modules.py)
 
 
 def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileCoverage:
     out = FileCoverage(path)
+    # A file with no transfer call of its own may call another module's function that
+    # makes one (coverage_modules.py): any file that imports is analysed.
     if not any(h in text for h in _TEXT_HINTS):
-        return out
+        if "import" not in text:
+            return out
+        from ..engine.engine import engine_for
+
+        projects = engine_for(settings).projects
+        if not any(name.endswith(">") for name in projects.device_imports(text, path)[0]):
+            view = projects.view(path)  # nothing here runs a transfer: its imports alone
+            out.modules = text_facts(text, path, view) if view is not None else None
+            return out
     from ..analysis.reasons import NOT_REACHED
     from ..analysis.verdicts import Verdict, classify
     from ..engine.engine import check_source, engine_for
 
     found: dict[int, tuple[Any, str, list[Verdict]]] = {}
+    relayed: list[tuple[Any, str, str]] = []
     spellings: dict[str, str] = {}
     ctx_box: list[Any] = []
 
@@ -83,6 +97,10 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
             else:
                 v = classify(ctx, ev, None)
             found.setdefault(id(ev.node), (ev.node, ev.kind, []))[2].append(v)
+        for ev in ctx.relayed_transfers:
+            diag = anchored.get(id(ev.node))
+            v = Verdict("crossing", f"{diag.code} {diag.message}") if diag is not None else classify(ctx, ev, None)
+            relayed.append((ev, v.verdict, v.detail))
 
     try:
         # The whole file, without the gate (sites are counted where no rule can fire).
@@ -105,6 +123,7 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
         if (line, col) not in reached:
             out.sites.append(Site(path, line, col + 1, name, "unresolved", NOT_REACHED))
     out.sites.sort(key=lambda s: (s.line, s.col))
+    out.modules = facts_of(ctx, path, [(s.line, s.col) for s in out.sites], relayed)
     return out
 
 
@@ -251,6 +270,8 @@ def collect(paths: Sequence[str], settings: Mapping[str, object], jobs: int) -> 
     for i, text, p in items:
         if i not in results:
             take(*_work((i, text, p)))
+    cross_modules([(m, results[i].sites) for i in sorted(results) if (m := results[i].modules) is not None],
+                  {os.path.realpath(results[i].path): results[i].path for i in results})
     for i in sorted(results):
         fc = results[i]
         report.sites.extend(fc.sites)
