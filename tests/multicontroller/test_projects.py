@@ -23,7 +23,7 @@ ENTRIES = {
     "clean": ["app.same", "app.shadowed", "app.uses_rebound", "app.cycle_a"],
     "factories": ["lab.train", "lab.pair", "lab.same", "lab.callers", "lab.trainer", "lab.serve"],
     "classes": ["fleet.train", "fleet.same", "fleet.instances"],
-    "movers": ["ops.sync", "ops.same", "ops.jitted", "ops.tree"],
+    "movers": ["ops.sync", "ops.same", "ops.jitted", "ops.tree", "ops.script"],
     "guarded": ["hosts.sync", "hosts.same"],
     "tables": ["tablepkg.sync_dict", "tablepkg.sync_changed", "tablepkg.patched"],
     "reexports": ["scripts.train"],

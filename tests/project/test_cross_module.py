@@ -117,7 +117,7 @@ def test_a_transfer_run_for_a_call_is_reported_there_and_counted_once() -> None:
                           capture_output=True, text=True, cwd=root, timeout=300)
     sites = sorted((s["path"], s["line"]) for s in json.loads(proc.stdout)["site_list"])
     assert sites == [("ops/jitted.py", 8), ("ops/placing.py", 7), ("ops/placing.py", 14), ("ops/placing.py", 18),
-                     ("ops/same.py", 9), ("ops/sync.py", 8), ("ops/tree.py", 8)]
+                     ("ops/placing.py", 22), ("ops/same.py", 9), ("ops/sync.py", 8), ("ops/tree.py", 8)]
 
 
 def test_jitted_functions_of_another_module_place_their_results_and_trace_the_calls_arguments() -> None:
