@@ -59,6 +59,7 @@ class Program:
     timeout: int = 30
     platforms: tuple[str, ...] = ("cpu",)
     argv: tuple[str, ...] = ()  # command-line arguments (an absltest file's test filter)
+    skip: tuple = ()  # strict-mode runs: [file, line] pairs run with strict mode suspended
 
     @property
     def path(self) -> str:
@@ -68,6 +69,8 @@ class Program:
         d = {"id": self.id, "root": self.root, "timeout": self.timeout}
         if self.argv:
             d["argv"] = list(self.argv)
+        if self.skip:
+            d["skip"] = [list(x) for x in self.skip]
         if self.module:
             d["module"] = self.module
         else:

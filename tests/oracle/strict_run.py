@@ -346,8 +346,9 @@ def text_summary(s: dict) -> str:
     return "\n".join(lines)
 
 
-def strict_oracle(progs: Sequence[Program], workers: int = 2) -> dict[str, Any]:
-    """Ground truth and strict runs of ``progs`` in every mode of theirs; rows and summary."""
+def strict_oracle(progs: Sequence[Program], workers: int = 2, every: bool = False) -> dict[str, Any]:
+    """Ground truth and strict runs of ``progs`` in every mode of theirs; rows and summary;
+    with ``every``, strict mode at every bug site of the CPU runs too (``every_bug``)."""
     t0 = time.time()
     progs = [Program(p.id, p.root, p.file, p.module, p.timeout, modes_of(p), p.argv) for p in progs]
     modes = tuple(STRICT_CONFIG)
@@ -356,8 +357,89 @@ def strict_oracle(progs: Sequence[Program], workers: int = 2) -> dict[str, Any]:
     strict = run_concrete(progs, workers=workers, platforms=modes, module="tests.oracle.strict_child")
     t2 = time.time()
     rows = compare(progs, truth, strict)
-    return {"rows": [asdict(r) for r in rows], "summary": summary(rows),
-            "seconds": {"truth": round(t1 - t0, 1), "strict": round(t2 - t1, 1)}}
+    out = {"rows": [asdict(r) for r in rows], "summary": summary(rows),
+           "seconds": {"truth": round(t1 - t0, 1), "strict": round(t2 - t1, 1)}}
+    if every:
+        out["every_bug"] = every_bug(progs, truth, workers=workers)
+        out["seconds"]["every_bug"] = round(time.time() - t2, 1)
+    return out
+
+
+# ---------------------------------------------------------------- every bug, not only the first
+
+def every_bug(progs: Sequence[Program], truth: dict, workers: int = 2, rounds: int = 60) -> dict[str, Any]:
+    """Strict mode at every bug site of the CPU runs, not only the first: a program stopped
+    at a line runs again with that line's transfers and reads under ``rt.suspended()`` (plain
+    JAX, as in the recording run) until it ends; ``truth`` is the recording runs
+    ({mode: {id: result}}). Per site: stopped, passed (the run went on past it), or not
+    reached again; and the lines strict mode stopped at where the recording run shows none."""
+    stops: dict[str, list] = {p.id: [] for p in progs}
+    final: dict[str, dict] = {}
+    pending = [Program(p.id, p.root, p.file, p.module, p.timeout, ("cpu",), p.argv) for p in progs]
+    used = 0
+    while pending and used < rounds:
+        used += 1
+        res = run_concrete(pending, workers=workers, platforms=("cpu",), module="tests.oracle.strict_child")["cpu"]
+        nxt = []
+        for p in pending:
+            r = res.get(p.id, {"status": "crash"})
+            at = (r.get("reshard") or {}).get("at")
+            if at and tuple(at) not in {tuple(x) for x in p.skip}:
+                stops[p.id].append({"code": r["reshard"]["code"], "at": at})
+                nxt.append(Program(p.id, p.root, p.file, p.module, p.timeout, ("cpu",), p.argv, p.skip + (tuple(at),)))
+            else:
+                final[p.id] = {k: r.get(k) for k in ("status", "error", "error_at", "reshard")}
+        pending = nxt
+    for p in pending:
+        final[p.id] = {"status": "rounds exhausted"}
+    sites: Counter = Counter()
+    passed: Counter = Counter()
+    missed: list[str] = []
+    false: list[str] = []
+    for p in progs:
+        t = truth.get("cpu", {}).get(p.id)
+        if t is None:
+            continue
+        found = bugs(t, "cpu")
+        real = [b for b in found if b.code != AMBIGUOUS]
+        seen: set = set()
+        for b in real:
+            key = tuple(tuple(x) for x in b.lines)
+            if key in seen:
+                continue
+            seen.add(key)
+            sites["bug sites"] += 1
+            hit = [st for st in stops[p.id] if _at(b, st["at"])]
+            if hit:
+                sites["stopped"] += 1
+                sites["stopped with the expected rule" if hit[0]["code"] == b.code else "stopped with another rule"] += 1
+            elif final[p.id].get("status") == "ok":
+                sites["passed"] += 1
+                passed[f"{b.code} {b.api}"] += 1
+                missed.append(f"{p.id} {b.path}:{b.line} {b.code} {b.api} {b.detail[:120]}")
+            else:
+                sites["not reached again"] += 1
+        for st in stops[p.id]:
+            if not any(_at(b, st["at"]) for b in found):
+                sites["stops at no bug"] += 1
+                false.append(f"{p.id} {st['at'][0]}:{st['at'][1]} {st['code']}")
+        sites["programs ended " + str(final[p.id].get("status"))] += 1
+    return {"sites": dict(sites), "passed_by_kind": dict(passed.most_common()), "passed": missed,
+            "stops_at_no_bug": false, "rounds": used, "stops": stops}
+
+
+def text_every_bug(e: dict) -> str:
+    s = e["sites"]
+    lines = [f"every bug site (CPU, {e['rounds']} rounds): {s.get('bug sites', 0)} sites, stopped at "
+             f"{s.get('stopped', 0)} ({s.get('stopped with the expected rule', 0)} with the expected rule), "
+             f"passed {s.get('passed', 0)}, not reached again {s.get('not reached again', 0)}; stops at a line "
+             f"with no bug {s.get('stops at no bug', 0)}; "
+             + ", ".join(f"{k} {v}" for k, v in sorted(s.items()) if k.startswith("programs ended"))]
+    if e["passed_by_kind"]:
+        lines.append("sites passed, by rule and API: " + ", ".join(f"{k} {v}" for k, v in e["passed_by_kind"].items()))
+        lines += [f"  {x}" for x in e["passed"][:15]]
+    lines += [f"  stop at no bug: {x}" for x in e["stops_at_no_bug"][:15]]
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -373,15 +455,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=None, help="first seed (default: the dev range, from 1000)")
     ap.add_argument("--heldout", action="store_true", help="the held-out seed range (from 1,000,000)")
     ap.add_argument("--json", help="write the rows and the summary here")
+    ap.add_argument("--every", action="store_true", help="also every bug site, not only the first")
     ap.add_argument("-j", "--jobs", type=int, default=2)
     a = ap.parse_args(argv)
     first = a.seed if a.seed is not None else (gen.HELDOUT_START if a.heldout else gen.DEV_START + 1000)
     with tempfile.TemporaryDirectory(prefix="strict-oracle-") as tmp:
         corpus = gen.corpus(Path(tmp) / "generated", range(first, first + a.generated))
-        result = strict_oracle(corpus.programs, workers=a.jobs)
+        result = strict_oracle(corpus.programs, workers=a.jobs, every=a.every)
     result["seeds"] = [first, first + a.generated]
     print(f"seeds {first}..{first + a.generated - 1}, seconds {result['seconds']}")
     print(text_summary(result["summary"]))
+    if "every_bug" in result:
+        print(text_every_bug(result["every_bug"]))
     if a.json:
         Path(a.json).write_text(json.dumps(result, indent=1, default=str))
     return 0

@@ -3,7 +3,9 @@ under ``rt.enable(processes=2, reorder="raise")`` must stop at the first line wh
 oracle's concrete run shows a multi-host failure or reshuffle, and a program without one
 must run to its end.
 
-The default run takes a few development seeds and two small programs; ``-m oracle_long``
+Past the first bug, ``every_bug`` runs a stopped program again with the lines it stopped at
+under ``rt.suspended()``, until it ends: every bug site is judged. The default run takes a
+few development seeds and two small programs; ``-m oracle_long``
 takes 300 development seeds from 1000 and the 500 held-out seeds from 1,000,000
 (``STRICT_LONG_DEV``, ``STRICT_LONG_HELDOUT`` change the counts; ``ORACLE_REPORT_DIR``
 keeps the JSON; ``ORACLE_RESHARD_LINT_SRC`` runs strict mode from a snapshot).
@@ -85,14 +87,17 @@ def test_small_programs(tmp_path: Path) -> None:
 
 def test_generated_sample(tmp_path: Path) -> None:
     corpus = gen.corpus(tmp_path / "generated", SAMPLE)
-    result = sr.strict_oracle(corpus.programs, workers=2)
-    print("\n" + sr.text_summary(result["summary"]))
+    result = sr.strict_oracle(corpus.programs, workers=2, every=True)
+    print("\n" + sr.text_summary(result["summary"]) + "\n" + sr.text_every_bug(result["every_bug"]))
     _check_well_formed(result)
     assert {r["program"] for r in result["rows"]} == {p.id for p in corpus.programs}
     # no raise, and no other error, on a run without a bug (any mode)
     wrong = [r for r in result["rows"] if not r["bugs"] and r["outcome"] not in ("clean", "broken", "ambiguous")]
     assert not wrong, json.dumps(wrong, indent=1)[:3000]
     assert result["summary"]["false_raises_on_clean"] == 0
+    # past the first bug too: strict mode stops at no line where the recording run shows none
+    every = result["every_bug"]
+    assert every["sites"]["bug sites"] >= len(SAMPLE) and not every["stops_at_no_bug"], every["stops_at_no_bug"]
 
 
 def _long(which: str, tmp_path: Path) -> None:
@@ -102,17 +107,18 @@ def _long(which: str, tmp_path: Path) -> None:
     seeds = range(start, start + n)
     t0 = time.time()
     corpus = gen.corpus(tmp_path / "generated", seeds)
-    result = sr.strict_oracle(corpus.programs, workers=2)
+    result = sr.strict_oracle(corpus.programs, workers=2, every=True)
     result["seeds"] = [seeds.start, seeds.stop]
     result["wall_seconds"] = round(time.time() - t0, 1)
     out = Path(os.environ.get("ORACLE_REPORT_DIR", str(tmp_path))) / f"strict-oracle-{which}.json"
     out.write_text(json.dumps(result, indent=1, default=str))
     s = result["summary"]
     print(f"\nstrict mode, {which} seeds {seeds.start}..{seeds.stop - 1} ({result['wall_seconds']} s), "
-          f"report {out}\n" + sr.text_summary(s))
+          f"report {out}\n" + sr.text_summary(s) + "\n" + sr.text_every_bug(result["every_bug"]))
     _check_well_formed(result)
     assert s["false_raises_on_clean"] == 0, s["false_raises"][:20]
     assert s["catch_rate"] is not None and s["catch_rate"] >= 0.9, s["misses_by_kind"]  # issue 43's target
+    assert not result["every_bug"]["stops_at_no_bug"], result["every_bug"]["stops_at_no_bug"][:20]
 
 
 @pytest.mark.oracle_long
