@@ -63,6 +63,16 @@ def test_a_device_grid_keeps_its_np_array_and_a_builder_its_call() -> None:
         "by physical position for shape (8,)):" in made.message
 
 
+def test_a_builder_given_a_reordered_list_says_cpu_keeps_that_order() -> None:
+    # CPU's create_device_mesh reshapes the list it is given; GPU sorts by id, TPU by position.
+    made = _one(HEAD + 'm = jax.make_mesh((8,), ("x",))\nz = jax.device_put(np.arange(8.0), NamedSharding(m, P("x")))\n'
+                       'y = jax.device_put(z, NamedSharding(jax.make_mesh((8,), ("x",), '
+                       'devices=jax.devices()[::-1]), P("x")))\n', "RSH202")
+    assert "the same devices in another order on CPU ('m' orders devices by enumeration, " \
+        "jax.make_mesh((8,), ('x',), devices=jax.devices()[::-1]) by the order of the list it is " \
+        "given (jax.devices()[::-1])):" in made.message, made.message
+
+
 def test_a_named_mesh_keeps_its_name_and_devices() -> None:
     code = HEAD + "half = Mesh(np.array(jax.devices()[:4]), ('x',))\ny = jax.device_put(x, NamedSharding(half, P('x')))\n"
     assert f"{SOURCE} to 'half' (line 7, jax.devices()[:4])," in _one(code, "RSH201").message

@@ -10,17 +10,17 @@ from . import contextmesh, devices as dv, mutation
 from .arguments import Call
 from .events import Transfer, TransferKind
 from .models import HANDLERS, commitments, device_ids, fetches, host, placement, shard_map, transforms
-from .reasons import CONTAINER, IMPORTED, UNFOLLOWED_CALL, UNKNOWN_OBJECT, UNMODELLED_JAX, outside_reason
+from .reasons import CONTAINER, IMPORTED, UNFOLLOWED_CALL, UNKNOWN_OBJECT, UNMODELLED_JAX, named, outside_reason
 from .interpreter_base import InterpreterBase
 from .scope import Scope
 from .tree import Arg, arg_keyword, arg_value, call_args
-from .valueops import NO_KEY, const_int, label, literal_sizes, ordered, shape_fns, squeeze
+from .valueops import NO_KEY, const_int, dotted, label, literal_sizes, ordered, shape_fns, squeeze
 from .values import (
     UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, IndexPermutation, InstanceVal, IntVal, JitVal,
     PartialVal,
     HostVal, MeshVal, OwnShardingVal, QualVal, RngVal, SeqVal, ShardingVal, Shuffle, TransformVal, Unknown,
     Value,
-    is_unknown, undecidable, unknown,
+    again, is_unknown, undecidable, unknown,
 )
 from ..stages.call_counts import TRACES
 from ..core.qualnames import MUTATING_METHODS, canonical
@@ -84,7 +84,9 @@ class Calls(InterpreterBase):
             return UNKNOWN
         if isinstance(func, ClassVal) and bound is None:
             return self.construct(func, args, node)
-        return unknown(func.reason if isinstance(func, Unknown) and func.reason else UNFOLLOWED_CALL)
+        if isinstance(func, Unknown) and func.reason:
+            return again(func)
+        return unknown(UNFOLLOWED_CALL, dotted(node.func) or "")
 
     def _args(self, node: ast.Call, scope: Scope) -> Call:
         out: list[tuple[Optional[str], Value, Arg]] = []
@@ -171,7 +173,10 @@ class Calls(InterpreterBase):
                                 for k, v in zip(recv.keys, recv.items)), "tuple")
         if isinstance(recv, MeshVal) and method in ("__enter__",):
             return recv
-        return unknown(UNKNOWN_OBJECT) if is_unknown(recv) else UNKNOWN
+        if is_unknown(recv):
+            # (a method call: node.func is an Attribute)
+            return unknown(UNKNOWN_OBJECT, f"{dotted(node.func) or '(...).' + method}()")
+        return UNKNOWN
 
     def device_method(self, recv: DevVal, method: str, call: Call, node: ast.Call) -> Value:
         f = recv.fn
@@ -259,7 +264,11 @@ class Calls(InterpreterBase):
         if not isinstance(func, FuncVal):
             return None
         params = self.observe_call(func, call, node, bound=bound)
-        if params is not None and type(func.node) is ast.Lambda:
+        if params is not None and func.home is not None:
+            # Another module's function: its call sites are there; traced with this
+            # call's arguments, its transfers are this call's (functions.relayed).
+            self.relayed(func, params, call)
+        elif params is not None and type(func.node) is ast.Lambda:
             # The context mesh meets the call as a whole (contextmesh.jit_call), not
             # each traced operation of the body: one failure, reported once.
             site, self.context_site = self.context_site, UNKNOWN
@@ -286,13 +295,13 @@ class Calls(InterpreterBase):
             if qual.startswith((api.LAX_PREFIX, api.NN_PREFIX)) and not call.has_star \
                     and (result := host.lax_result(cast("Analyzer", self), qual, call, node)) is not None:
                 return result
-            return unknown(outside_reason(qual))
+            return unknown(outside_reason(qual), named(qual, self.ctx.project))
         handler = HANDLERS.get(name)
         if handler is not None:
             self.current_name = name
             result = handler(cast("Analyzer", self), call, node, scope)
             if result is UNKNOWN:
-                result = _why(call, result)
+                result = _why(call, result, self.ctx.project)
             if not (is_unknown(result) and name.startswith(api.NP_PREFIX)):
                 return result
         if name.startswith(api.JNP_KEY_PREFIX):
@@ -302,7 +311,7 @@ class Calls(InterpreterBase):
             return HostVal(self.ctx.lazy_code(node, 40), node)
         if name.startswith(api.JAX_RANDOM_PREFIX):
             return host.random_result(cast("Analyzer", self), name, call, node)
-        return unknown(UNMODELLED_JAX)
+        return unknown(UNMODELLED_JAX, named(name, self.ctx.project))
 
     def call_jnp(self, name: str, call: Call, node: ast.Call) -> Value:
         if not call.given(-1, "device"):
@@ -378,14 +387,15 @@ class Calls(InterpreterBase):
         return bool(self.rng_seeded.get(which))
 
 
-def _why(call: Call, result: Value) -> Value:
-    """A model's unknown result carries the reason of the first unknown argument."""
+def _why(call: Call, result: Value, project: object) -> Value:
+    """A model's unknown result carries the reason (and culprit) of the first unknown argument."""
     for v, _ in call.positional:
         if isinstance(v, Unknown) and v.reason:
-            return unknown(v.reason)
+            return again(v)
     for v, _ in call.keywords.values():
         if isinstance(v, Unknown) and v.reason:
-            return unknown(v.reason)
+            return again(v)
     if call.positional and isinstance(call.positional[0][0], QualVal):
-        return unknown(IMPORTED if call.positional[0][0].qual.split(".")[0] != "jax" else UNMODELLED_JAX)
+        qual = call.positional[0][0].qual
+        return unknown(IMPORTED if qual.split(".")[0] != "jax" else UNMODELLED_JAX, named(qual, project))
     return result

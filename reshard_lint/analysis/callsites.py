@@ -24,7 +24,7 @@ from typing import Optional
 
 from ..stages.call_counts import SyntaxCounts, local_counts
 from .arguments import Call
-from .values import UNKNOWN, ClassVal, FuncVal, SeqVal, Value, is_unknown, join, unknown
+from .values import UNKNOWN, ClassVal, FuncVal, SeqVal, Value, func_name, is_unknown, join, unknown
 
 NO_CALL_SITE = "a parameter no call site feeds"
 ESCAPES = "a parameter of a function passed where the analysis cannot follow its calls"
@@ -32,6 +32,12 @@ UNSEEN_CALLS = "a parameter of a function called where the analysis did not foll
 DISAGREE = "a parameter whose call sites pass different values"
 RECURSIVE = "a parameter of a recursive function"
 STAR = "a parameter fed by *args or **kwargs"
+
+
+def parameter(name: str, of: str, what: str = "parameter") -> str:
+    """The culprit of an unknown parameter (analysis/reasons.py): ``parameter 'mesh' of
+    train_step``, ``field 'mesh' of Config``."""
+    return f"{what} '{name}' of {of}"
 
 
 @dataclass
@@ -86,7 +92,8 @@ class CallSites:
         return want is None or len(self.sites.get(cls.node, {})) >= want
 
     def fields(self, cls: ClassVal, names: list[str]) -> dict[str, Value]:
-        return self._agreed(self._class_calls(cls), self.sites.get(cls.node, {}), names)
+        return self._agreed(self._class_calls(cls), self.sites.get(cls.node, {}), names,
+                            cls.node.name, "field")
 
     def _class_calls(self, cls: ClassVal) -> Optional[int]:
         name = cls.node.name
@@ -154,12 +161,12 @@ class CallSites:
         module-level function or a method may be called from the project's other
         modules, with extra arguments this module's calls do not show (a call of it run
         for its result binds them exactly: ``bind_arguments``)."""
-        out = self._agreed(self.expected(func), self.sites.get(func.node, {}), names)
+        out = self._agreed(self.expected(func), self.sites.get(func.node, {}), names, func_name(func))
         fn = func.node
         if isinstance(fn, ast.Lambda) or not _local(func):
             for star in (fn.args.vararg, fn.args.kwarg):
                 if star is not None and star.arg in out:
-                    out[star.arg] = unknown(STAR)
+                    out[star.arg] = unknown(STAR, parameter(star.arg, func_name(func)))
         return out
 
     def context(self, func: FuncVal) -> Optional[tuple[Value, bool]]:
@@ -174,13 +181,15 @@ class CallSites:
             return None
         return next(iter(seen.values())).context
 
-    def _agreed(self, want: Optional[int], seen: dict[int, Site], names: list[str]) -> dict[str, Value]:
+    def _agreed(self, want: Optional[int], seen: dict[int, Site], names: list[str], of: str,
+                what: str = "parameter") -> dict[str, Value]:
+        """``of``: the function's (or dataclass's) name, for the culprits of unknowns."""
         if want is None:
-            return {n: unknown(ESCAPES) for n in names}
+            return {n: unknown(ESCAPES, parameter(n, of, what)) for n in names}
         if not seen and want == 0:
-            return {n: unknown(NO_CALL_SITE) for n in names}
+            return {n: unknown(NO_CALL_SITE, parameter(n, of, what)) for n in names}
         if len(seen) != want or any(s.params is None for s in seen.values()):
-            return {n: unknown(UNSEEN_CALLS) for n in names}
+            return {n: unknown(UNSEEN_CALLS, parameter(n, of, what)) for n in names}
         out: dict[str, Value] = {}
         for n in names:
             # (no params is None: above)
@@ -192,7 +201,7 @@ class CallSites:
             for other in vals[1:]:
                 v = join(v, other)
             if is_unknown(v) and not all(is_unknown(x) for x in vals):
-                v = unknown(DISAGREE)
+                v = unknown(DISAGREE, parameter(n, of, what))
             out[n] = v
         return out
 

@@ -104,7 +104,7 @@ class Classes(InterpreterBase):
                 # methods run after the module body, not where they are called, so no one
                 # value is what each of them sees.
                 sites.value[attr] = count + 1  # type: ignore[union-attr]  # (count: sites holds a dict)
-                obj.cls.attrs[attr] = unknown(ATTRIBUTE)
+                obj.cls.attrs[attr] = unknown(ATTRIBUTE, f"{obj.cls.node.name}.{attr}")
             elif count == 1:
                 if isinstance(value, (MeshVal, ShardingVal, ArrayVal)) and value.name is None:
                     value.name = f"self.{attr}"
@@ -112,17 +112,17 @@ class Classes(InterpreterBase):
             elif not count and not via_self and attr in obj.cls.attrs:
                 # A class variable shadowed on the instance, a field of another module's
                 # dataclass instance: not what it was.
-                obj.cls.attrs[attr] = unknown(ATTRIBUTE)
+                obj.cls.attrs[attr] = unknown(ATTRIBUTE, f"{obj.cls.node.name}.{attr}")
         elif isinstance(obj, QualVal) and self.ctx.project is not None \
                 and self.ctx.project.value(f"{obj.qual}.{attr}") is not None:
             # meshes.TRAIN = meshes.ROLLOUT: this file no longer reads the module's own. (Not
             # a JAX name: a saved original, _orig = jax.lax.with_sharding_constraint, is that
             # same name, and still JAX's.)
-            self.ctx.project.forget(f"{obj.qual}.{attr}", unknown(ATTRIBUTE))
+            self.ctx.project.forget(f"{obj.qual}.{attr}", unknown(ATTRIBUTE, f"{obj.qual}.{attr}"))
         elif isinstance(obj, ClassVal) and obj.home is None and attr in obj.attrs:
             # Cfg.mesh = other: the class body's value is not what every reader sees.
             # (Another module's class is every importer's: left as its summary has it.)
-            obj.attrs[attr] = unknown(ATTRIBUTE)
+            obj.attrs[attr] = unknown(ATTRIBUTE, f"{obj.node.name}.{attr}")
 
     def assign_named_attribute(self, obj: Value, name: Value, value: Value) -> bool:
         """``setattr(obj, 'mesh', value)``, or pytest's ``monkeypatch.setattr``: an
@@ -144,7 +144,7 @@ class Classes(InterpreterBase):
         elif isinstance(obj, ClassVal) and obj.home is None:
             for attr in list(obj.attrs):
                 if not attr.startswith("__"):
-                    obj.attrs[attr] = unknown(ATTRIBUTE)
+                    obj.attrs[attr] = unknown(ATTRIBUTE, f"{obj.node.name}.{attr}")
 
     def _attribute_sites(self, cls: ast.ClassDef) -> dict[str, int]:
         """How many statements assign each ``self.attr`` in the class's methods.
@@ -234,8 +234,8 @@ class Classes(InterpreterBase):
         if isinstance(fields, Fields):
             bound = _bind_fields(fields, call)
             for name in fields.names:
-                own.attrs[name] = unknown(ATTRIBUTE) if name in fields.reassigned \
-                    else bound[name] if bound is not None else unknown(UNMATCHED)
+                own.attrs[name] = unknown(ATTRIBUTE, f"{cls.node.name}.{name}") if name in fields.reassigned \
+                    else bound[name] if bound is not None else unknown(UNMATCHED, cls.node.name)
             return instance
         init = cls.attrs.get("__init__")
         if isinstance(init, FuncVal):
@@ -257,8 +257,9 @@ class Classes(InterpreterBase):
         """A dataclass field: what every constructor call passes, once all were seen."""
         assert cls.fields is not None
         if name in cls.fields.reassigned:
-            return unknown(ATTRIBUTE)
-        return self.callsites.fields(cls, cls.fields.names).get(name, unknown(UNSEEN_CALLS))
+            return unknown(ATTRIBUTE, f"{cls.node.name}.{name}")
+        return self.callsites.fields(cls, cls.fields.names).get(
+            name, unknown(UNSEEN_CALLS, f"field '{name}' of {cls.node.name}"))
 
 
 def _is_dataclass(decorators: Sequence[Value], bases: Sequence[Value]) -> bool:

@@ -21,7 +21,7 @@ from .scope import Scope, names_in_target
 from .tree import arg_value, call_args, subscript_items
 from .valueops import NO_KEY, ascending, const_int, each, int_fn, ordered
 from .values import (
-    UNKNOWN, ConstVal, DevVal, GenVal, HostVal, IntVal, QualVal, SeqVal, Value, is_unknown, undecidable, unknown, unknown_from,
+    UNKNOWN, ConstVal, DevVal, GenVal, HostVal, IntVal, QualVal, SeqVal, Unknown, Value, is_unknown, undecidable, unknown, unknown_from,
 )
 
 if TYPE_CHECKING:
@@ -191,11 +191,12 @@ class Comprehensions(InterpreterBase):
         otherwise a value the analysis does not know."""
         names = [el.value if type(el) is ast.Starred else el for el in target.elts]
         rows = it.items if isinstance(it, SeqVal) else ()
+        culprit = it.culprit if isinstance(it, Unknown) else ""  # the container's own
         for i, name_node in enumerate(names):
             if type(name_node) is not ast.Name:
                 continue
             column = [r.items[i] for r in rows if isinstance(r, SeqVal) and len(r.items) == len(names)]
-            value: Value = unknown(CONTAINER)
+            value: Value = unknown(CONTAINER, culprit)
             one = each(column) if column and len(column) == len(rows) else None
             if one is not None:
                 value = one

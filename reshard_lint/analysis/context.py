@@ -47,6 +47,9 @@ class FileContext:
         # What the multi-controller rules said that the runtime silenced (engine.analyse):
         # (anchor node id, its rule's priority, the diagnostic, why), for `coverage`.
         self.runtime_silenced: list[tuple[int, int, Any, str]] = []
+        # Transfers of other modules' functions run for calls here (Transfer.through: the
+        # call inside that function), kept for coverage when it observes the file.
+        self.relayed_transfers: list[Any] = []
         # JAX's experimental cross-host transfer path (TFRT TPU, or this flag) moves some
         # arrays between device sets: the different-set error is then not certain.
         self.cross_host_transfers = "jax_cross_host_transfer_socket_address" in source

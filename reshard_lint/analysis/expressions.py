@@ -13,7 +13,7 @@ from .interpreter_base import InterpreterBase
 from .scope import Scope
 from .tree import subscript_items
 from .valueops import (
-    NO_KEY, const_int, each, element, int_arith, label, mesh_label, ordered,
+    NO_KEY, const_int, culprit_in, dotted, each, element, int_arith, label, mesh_label, ordered,
 )
 from .models import commitments, device_ids, placement
 from .models.numpy import index_grid
@@ -229,7 +229,8 @@ class Expressions(InterpreterBase):
             if attr == "__sites__":
                 return UNKNOWN
             found = base.cls.attrs.get(attr)
-            return found if found is not None else unknown(_unset_attribute(base.cls, attr))
+            return found if found is not None else unknown(_unset_attribute(base.cls, attr),
+                                                           f"{base.cls.node.name}.{attr}")
         if isinstance(base, ClassVal):
             return base.attrs.get(attr, UNKNOWN) if attr != "__sites__" else UNKNOWN
         if isinstance(base, HostVal):
@@ -241,7 +242,7 @@ class Expressions(InterpreterBase):
             # The sharding of this very value (one binding): same devices, whatever they are.
             return OwnShardingVal(base)
         if is_unknown(base):
-            return unknown(UNKNOWN_OBJECT)
+            return unknown(UNKNOWN_OBJECT, dotted(node) or f"(...).{attr}")
         return UNKNOWN
 
     def eval_Subscript(self, node: ast.Subscript, scope: Scope) -> Value:
@@ -285,7 +286,9 @@ class Expressions(InterpreterBase):
             return one  # params[k] for k in params: whichever key, one of the values
         if ordered(base):
             return self._index_devices(base, parts, node)
-        return unknown(CONTAINER) if is_unknown(base) else UNKNOWN
+        if isinstance(base, Unknown):
+            return unknown(CONTAINER, base.culprit or dotted(node.value) or "")
+        return UNKNOWN
 
     def _index_devices(self, base: DevVal, parts: list[object], node: ast.Subscript) -> Value:
         text = ", ".join(self.ctx.code(item, 30) for item in subscript_items(node))
@@ -370,7 +373,7 @@ class Expressions(InterpreterBase):
             # the result uncommitted.
             return HostVal(self.ctx.lazy_code(node, 40), node, any(h.uncommitted for h in host))
         if host:
-            return unknown(COMMITTED_OPERAND)
+            return unknown(COMMITTED_OPERAND, culprit_in([left, right]))
         if all(isinstance(v, (Unknown, IntVal, ConstVal)) for v in (left, right)):
             return unknown_from(left, right)  # ``x * 2`` of a parameter nobody passes: for that reason
         return UNKNOWN

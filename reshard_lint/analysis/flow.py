@@ -72,11 +72,11 @@ class Flow(InterpreterBase):
         count_bindings(block(stmt.orelse), assigned)
         entry = {n: scope.vars[n] for n in assigned if n in scope.vars}
         for name in assigned:
-            scope.vars[name] = unknown(PATHS)
+            scope.vars[name] = unknown(PATHS, f"'{name}'")
         if not isinstance(stmt, ast.While):
             it = self.eval(stmt.iter, scope)
             for n in names_in_target(stmt.target):
-                scope.vars[n] = unknown(PATHS)
+                scope.vars[n] = unknown(PATHS, f"'{n}'")
             # A device of a list the analysis knows, which one not known; otherwise the
             # rule a comprehension's loop variable follows (expressions.py).
             default = DevVal(fn=undecidable, desc=f"an element of {it.desc}", node=stmt.iter, single=True,
@@ -94,10 +94,10 @@ class Flow(InterpreterBase):
         after = {} if jumps(block(stmt.body), (ast.Break,)) else \
             {n: v for n, v in head.items() if settled(v, join(v, scope.vars.get(n, UNKNOWN)))}
         for name in assigned:
-            scope.vars[name] = after.get(name) or unknown(PATHS)
+            scope.vars[name] = after.get(name) or unknown(PATHS, f"'{name}'")
         if not isinstance(stmt, ast.While):
             for n in names_in_target(stmt.target):
-                scope.vars[n] = unknown(PATHS)
+                scope.vars[n] = unknown(PATHS, f"'{n}'")
         self.context_mesh = join(ctx_before, self.context_mesh)
 
     def _loop_head(self, stmt: ast.For | ast.AsyncFor | ast.While, scope: Scope, entry: dict[str, Value]) -> dict[str, Value]:
@@ -120,7 +120,7 @@ class Flow(InterpreterBase):
                 scope.vars = {**saved, **carried}
                 self.context_mesh = ctx
                 self.exec_block(block(stmt.body), scope)
-                joined = {n: join(v, scope.vars.get(n, UNKNOWN)) for n, v in carried.items()}
+                joined = {n: join(v, scope.vars.get(n, UNKNOWN), n) for n, v in carried.items()}
                 if all(settled(carried[n], v) for n, v in joined.items()):
                     return carried
                 carried = {n: v for n, v in joined.items() if not isinstance(v, Unknown)}
@@ -167,11 +167,11 @@ class Flow(InterpreterBase):
         for handler in stmt.handlers:
             scope.vars = dict(before)
             for name in assigned:
-                scope.vars[name] = unknown(PATHS)
+                scope.vars[name] = unknown(PATHS, f"'{name}'")
             if handler.type is not None:
                 self.eval(handler.type, scope)
             if handler.name is not None:
-                scope.vars[handler.name] = unknown(PATHS)
+                scope.vars[handler.name] = unknown(PATHS, f"'{handler.name}'")
             self.exec_block(block(handler.body), scope)
             results.append(scope.vars)
             through.append(not exits(block(handler.body)))
@@ -206,7 +206,7 @@ def _merge(paths: list[dict[str, Value]]) -> dict[str, Value]:
         vals = [r.get(k, UNKNOWN) for r in paths]
         v = vals[0]
         for other in vals[1:]:
-            v = join(v, other)
+            v = join(v, other, k)
         merged[k] = v
     return merged
 

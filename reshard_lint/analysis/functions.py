@@ -17,7 +17,7 @@ from .callsites import bind_arguments
 from .interpreter_base import InterpreterBase
 from .scope import COMPOUND, FUNCTIONS, Scope, block, count_bindings, with_rebound
 from .valueops import each
-from .values import UNKNOWN, FuncVal, GenVal, MeshVal, SeqVal, Unknown, Value, join, unknown
+from .values import UNKNOWN, FuncVal, GenVal, MeshVal, SeqVal, Unknown, Value, func_name, join, unknown
 
 _MAX_INLINE_DEPTH = 3
 _MAX_CONTEXTS = 8  # distinct argument contexts evaluated per function
@@ -46,19 +46,9 @@ class Functions(InterpreterBase):
                       prefix: Sequence[Value] = (), extra_kwargs: Optional[dict[str, Value]] = None) -> Value:
         params = self.observe_call(func, call, node, bound=bound, prefix=prefix, extra_kwargs=extra_kwargs)
         if params is None:
-            return unknown(UNMATCHED)
-        if func.home is not None and not self.quiet and self.relay is None and _straight(func.node) \
-                and not generator(func.node):
-            # Another module's function called by this file's own code: run with this
-            # call's arguments, its transfers are this call's to report (interpreter.emit).
-            # Only a body of simple statements: a guard inside (``if jax.process_index()
-            # == 0``) would be read around the call here instead.
-            self.relay = (call, self.quiet + 1, len(self.inline_stack) + 1)
-            try:
-                result = self.run_callable(func, params, quiet=True)
-            finally:
-                self.relay = None
-        else:
+            return unknown(UNMATCHED, func_name(func))
+        result = self.relayed(func, params, call)
+        if result is None:
             result = self.inline(func, params)
         if func.home is not None and not self.inline_stack:
             # Messages name this call beside the other module's line (render.describe_mesh).
@@ -67,17 +57,32 @@ class Functions(InterpreterBase):
                     self.ctx.made_by.setdefault(id(made), node)
         return result
 
+    def relayed(self, func: FuncVal, params: dict[str, Value], call: Call) -> Optional[Value]:
+        """Another module's function called by this file's own code (or traced by a jitted
+        call of it): run with this call's arguments, its transfers are this call's to
+        report (interpreter.emit); its result. Only a body of simple statements: a guard
+        inside (``if jax.process_index() == 0``) would be read around the call here
+        instead. None: not run so."""
+        if func.home is None or self.quiet or self.relay is not None or generator(func.node) \
+                or not (_straight(func.node) or type(func.node) is ast.Lambda):
+            return None
+        self.relay = (call, self.quiet + 1, len(self.inline_stack) + 1)
+        try:
+            return self.run_callable(func, params, quiet=True)
+        finally:
+            self.relay = None
+
     def inline(self, func: FuncVal, params: dict[str, Value]) -> Value:
         """The function's return value for these arguments, evaluated quietly, memoized."""
         fn = func.node
         if len(self.inline_stack) >= _MAX_INLINE_DEPTH or fn in self.inline_stack:
-            return unknown(TOO_DEEP)
+            return unknown(TOO_DEEP, func_name(func))
         key = tuple(sorted((k, _identity(v)) for k, v in params.items()))
         memo = self.memo.setdefault(fn, {})
         if key in memo:
             return memo[key][1]
         if len(memo) >= _MAX_CONTEXTS:
-            return unknown(TOO_DEEP)
+            return unknown(TOO_DEEP, func_name(func))
         result = self.run_callable(func, params, quiet=True)
         memo[key] = (params, result)  # params kept alive: the key holds their ids
         return result
@@ -86,14 +91,14 @@ class Functions(InterpreterBase):
         """A tree.map callback on one leaf of each tree, with its events (not quiet)."""
         params = self.observe_call(func, Call.of_values(node, leaves), node)
         if params is None:
-            return unknown(UNMATCHED)
+            return unknown(UNMATCHED, func_name(func))
         # Another module's function: what happens in it is that module's to report.
         return self.run_callable(func, params, quiet=func.home is not None)
 
     def run_callable(self, func: FuncVal, params: dict[str, Value], quiet: bool) -> Value:
         fn = func.node
         if fn in self.inline_stack:
-            return unknown(TOO_DEEP)
+            return unknown(TOO_DEEP, func_name(func))
         parent: Scope = func.scope  # type: ignore[assignment]  # (FuncVal.scope: a Scope, typed object)
         if isinstance(fn, ast.Lambda):
             body_stmts: Sequence[ast.stmt] = []
@@ -125,9 +130,10 @@ class Functions(InterpreterBase):
         if is_generator:
             # A generator's call gives an iterator (its return value ends the iteration):
             # its elements are what the body yields, where one value stands for them all.
-            return GenVal(each(yielded) or unknown(NOT_ONE_ELEMENT) if yielded else unknown(NO_RETURN))
+            return GenVal(each(yielded) or unknown(NOT_ONE_ELEMENT, func_name(func)) if yielded
+                          else unknown(NO_RETURN, func_name(func)))
         if not rets:
-            return unknown(NO_RETURN)
+            return unknown(NO_RETURN, func_name(func))
         v = rets[0]
         for other in rets[1:]:
             v = join(v, other)

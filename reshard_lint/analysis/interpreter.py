@@ -24,7 +24,7 @@ from .arguments import Call
 from .tree import arg_value
 from .calls import Calls
 from .classes import Classes
-from .callsites import NO_CALL_SITE, CallSites
+from .callsites import NO_CALL_SITE, CallSites, parameter
 from .comprehensions import Comprehensions
 from .context import FileContext
 from .events import Event, Transfer
@@ -38,7 +38,7 @@ from .valueops import element, expects_error, ordered
 from .values import (
     UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, JitVal, MeshContextVal, MeshDecoratorVal,
     MeshVal, HostVal,
-    PartialVal, QualVal, SeqVal, ShardingVal, TransformVal, Value, unknown, unknown_from,
+    PartialVal, QualVal, SeqVal, ShardingVal, TransformVal, Value, func_name, unknown, unknown_from,
 )
 from ..core.qualnames import canonical
 
@@ -329,7 +329,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
         elif self_val is not None:
             # A static or class method: its call sites bind the parameters differently.
             for p in params:
-                scope.vars[p] = unknown(NO_CALL_SITE)
+                scope.vars[p] = unknown(NO_CALL_SITE, parameter(p, func_name(func)))
         if func.context is not None:
             # Run by its decorator under jax.set_mesh(mesh), given mesh=mesh.
             self.context_mesh = func.context.mesh

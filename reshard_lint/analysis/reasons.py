@@ -6,6 +6,8 @@ unresolved transfer sites by them, so a user sees what the analysis could not se
 
 from __future__ import annotations
 
+from typing import Any, Optional
+
 from ..core import vocabulary as api
 from .callsites import DISAGREE, ESCAPES, NO_CALL_SITE, RECURSIVE, STAR, UNSEEN_CALLS
 from .values import PATHS
@@ -21,6 +23,7 @@ ATTRIBUTE_LATER = "an attribute read before the method that assigns it ran"
 ATTRIBUTE_ELSEWHERE = "an attribute the class's own methods do not assign"
 CONFIG = "a value read from configuration or the command line"
 COMMITTED_OPERAND = "a computation on an array whose placement the analysis does not know"
+COMPUTED_LAYOUT = "a computed array whose layout the analysis does not know, put on its devices in another order"
 MESH_CONTEXT = "an array made under a mesh context"
 NOT_REACHED = "a call the analysis did not run (a callback it does not follow, an expected-error block)"
 NOT_COMPARABLE = "two meshes whose comparison is not certain on every topology"
@@ -28,10 +31,10 @@ OTHER = "a value the analysis does not model"
 EXPECTED_ERROR = "a transfer between two meshes in a block that expects an error"
 
 __all__ = [
-    "ATTRIBUTE", "ATTRIBUTE_ELSEWHERE", "ATTRIBUTE_LATER", "CONFIG", "COMMITTED_OPERAND", "CONTAINER", "DISAGREE", "ESCAPES", "EXPECTED_ERROR", "IMPORTED",
+    "ATTRIBUTE", "ATTRIBUTE_ELSEWHERE", "ATTRIBUTE_LATER", "CONFIG", "COMMITTED_OPERAND", "COMPUTED_LAYOUT", "CONTAINER", "DISAGREE", "ESCAPES", "EXPECTED_ERROR", "IMPORTED",
     "MESH_CONTEXT",
     "NOT_COMPARABLE", "NOT_REACHED", "NO_CALL_SITE", "OTHER", "PACKAGE_CALL", "PATHS", "RECURSIVE", "STAR",
-    "UNFOLLOWED_CALL", "UNKNOWN_OBJECT", "UNMODELLED_JAX", "UNSEEN_CALLS", "outside_reason",
+    "UNFOLLOWED_CALL", "UNKNOWN_OBJECT", "UNMODELLED_JAX", "UNSEEN_CALLS", "named", "outside_reason",
 ]
 
 _CONFIG_ROOTS = ("os.environ", "os.getenv", "sys.argv", "argparse", "absl.flags", "flags.", "config", "cfg")
@@ -44,3 +47,16 @@ def outside_reason(qual: str) -> str:
     if any(qual.startswith(r) for r in _CONFIG_ROOTS):
         return CONFIG
     return PACKAGE_CALL
+
+
+def named(qual: str, project: Any) -> str:
+    """``qual`` (a qualified name the analysis stopped at) with where it comes from, for
+    the culprit of an unknown: ``flax.nnx.state (flax, not modelled)``, or
+    ``mypkg.meshes.build (project module mypkg.meshes)`` for a name of the project's own
+    modules (``project``: the file's project view, None when it has none)."""
+    module: Optional[str] = project.module_of(qual) if project is not None else None
+    if module is not None:
+        return f"{qual} (project module {module})"
+    top = qual.split(".", 1)[0]
+    return f"{qual} ({top}, not modelled)" if project is not None or top == api.JAX else f"{qual} ({top})"
+

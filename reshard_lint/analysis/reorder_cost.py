@@ -76,7 +76,14 @@ def _costs(ctx: FileContext, array: ArrayVal, target: Value) -> Optional[list[Or
     every topology); None when some topology cannot decide."""
     src = array.mesh
     dst = target.mesh if isinstance(target, ShardingVal) else None
-    if src is None or dst is None or not isinstance(target, ShardingVal) or array.derived:
+    if src is None or dst is None or not isinstance(target, ShardingVal):
+        return None
+    need_spec = spec_entries(target.spec) if target.spec is not None else None
+    if need_spec is not None and not any(need_spec):
+        # A replicated target: every device gets the whole array, as P() on the array's own
+        # mesh gives it, whatever the array's layout (a computed one included).
+        return [OrderCost(platform, 0, 0) for platform in ctx.reordered_on(src, dst)]
+    if array.derived:
         return None
     if array.sharding.spec is None or target.spec is None:
         return None

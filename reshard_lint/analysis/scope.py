@@ -32,10 +32,10 @@ class Scope:
     def lookup(self, name: str) -> Value:
         if name in self.vars:
             if name in self.volatile:
-                return unknown(PATHS)
+                return unknown(PATHS, f"'{name}'")
             return self.vars[name]
         if self.kind != "module" and name in self.bindings:
-            return unknown(PATHS)  # local but not (yet, or not surely) bound
+            return unknown(PATHS, f"'{name}'")  # local but not (yet, or not surely) bound
         if self.kind == "comprehension" and self.parent is not None and self.parent.kind != "class":
             # A list or set comprehension runs where it stands: a name of the enclosing
             # scope has the value it has there at this point, however often it is bound,
@@ -47,7 +47,7 @@ class Scope:
             if scope.kind != "class" and name in scope.bindings:
                 if scope.bindings[name] == 1 and name in scope.vars:
                     return scope.vars[name]
-                return unknown(PATHS)
+                return unknown(PATHS, f"'{name}'")
             scope = scope.parent
         if name in BUILTINS:
             return QualVal("builtins." + name)

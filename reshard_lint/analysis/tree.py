@@ -224,13 +224,22 @@ def parse(text: str) -> Module:
 def owner_of(node: ast.AST) -> Optional[Module]:
     """The live module that holds ``node`` (a walk of each module, once; none when only
     one module is alive)."""
+    global _last
     if len(_LIVE) == 1:
         for module in _LIVE:
             return module
+    # The module asked last first: consecutive questions are mostly of one function's body.
+    last = _last() if _last is not None else None
+    if last is not None and last.holds(node):
+        return last
     for module in list(_LIVE):
-        if module.holds(node):
+        if module is not last and module.holds(node):
+            _last = weakref.ref(module)
             return module
     return None
+
+
+_last: "Optional[weakref.ref[Module]]" = None
 
 
 def on_header_line(stmt: ast.stmt) -> bool:

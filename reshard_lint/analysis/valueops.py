@@ -8,7 +8,7 @@ from typing import Callable, Optional, Sequence, TypeGuard
 
 from . import devices as dv
 from .values import (
-    UNKNOWN, ArrayVal, DevVal, HostVal, IntVal, MeshVal, SeqVal, ShardingVal, Value, join, undecidable,
+    UNKNOWN, ArrayVal, DevVal, HostVal, IntVal, MeshVal, SeqVal, ShardingVal, Unknown, Value, join, undecidable,
 )
 NO_KEY = object()  # a dict key that is not a constant
 
@@ -86,6 +86,19 @@ def leaves(v: Value) -> list[Value]:
             out.extend(leaves(item))
         return out
     return [v]
+
+
+def culprit_in(values: Sequence[Value], node: Optional[ast.AST] = None) -> str:
+    """What stopped the analysis on the first of ``values`` (their leaves) it does not know
+    (analysis/reasons.py), else the callee or operand written at ``node`` (``jnp.dot``):
+    the culprit of a computation on them."""
+    for v in values:
+        for leaf in leaves(v):
+            if isinstance(leaf, Unknown) and leaf.culprit:
+                return leaf.culprit
+    if isinstance(node, ast.Call):
+        return dotted(node.func) or ""
+    return ""
 
 
 def ordered(v: Value) -> TypeGuard[DevVal]:

@@ -24,23 +24,29 @@ class Unknown(Value):
     """A value the analysis cannot pin down, with why (for ``reshard-lint coverage``).
 
     Each unknown binding gets its own object, so ``x.sharding`` of an unknown ``x`` can
-    still be recognised as the sharding of that very ``x``.
+    still be recognised as the sharding of that very ``x``: two unknowns are never the
+    same value, whatever they carry. ``culprit`` names what stopped the analysis where
+    it is known (``flax.nnx.state (flax, not modelled)``, ``cfg.mesh``, ``parameter 'mesh'
+    of step``): information for the report only, read by nothing that decides.
     """
 
-    __slots__ = ("reason",)
+    __slots__ = ("reason", "culprit")
 
-    def __init__(self, reason: str = "") -> None:
+    def __init__(self, reason: str = "", culprit: str = "") -> None:
         self.reason = reason
+        self.culprit = culprit
 
     def __repr__(self) -> str:
-        return f"UNKNOWN({self.reason})" if self.reason else "UNKNOWN"
+        if not self.reason:
+            return "UNKNOWN"
+        return f"UNKNOWN({self.reason}: {self.culprit})" if self.culprit else f"UNKNOWN({self.reason})"
 
 
 UNKNOWN: Value = Unknown()
 
 
-def unknown(reason: str) -> Unknown:
-    return Unknown(reason)
+def unknown(reason: str, culprit: str = "") -> Unknown:
+    return Unknown(reason, culprit)
 
 
 def is_unknown(v: object) -> bool:
@@ -49,10 +55,15 @@ def is_unknown(v: object) -> bool:
 
 def unknown_from(*sources: Value) -> Value:
     """What is computed or taken from values the analysis does not know: unknown for the
-    first one's reason, a binding of its own (``x.sharding`` of it is its own); the
-    nameless ``UNKNOWN`` when none gives a reason."""
-    why = next((v.reason for v in sources if isinstance(v, Unknown) and v.reason), "")
-    return unknown(why) if why else UNKNOWN
+    first one's reason (and culprit), a binding of its own (``x.sharding`` of it is its
+    own); the nameless ``UNKNOWN`` when none gives a reason."""
+    first = next((v for v in sources if isinstance(v, Unknown) and v.reason), None)
+    return Unknown(first.reason, first.culprit) if first is not None else UNKNOWN
+
+
+def again(v: Unknown) -> Unknown:
+    """A new binding for what ``v`` stands for: its reason and culprit, not its identity."""
+    return Unknown(v.reason, v.culprit)
 
 
 @dataclass(eq=False)
@@ -135,6 +146,7 @@ class DevVal(Value):
     # order for ``builder_shape``), 'written' (a reordering in the code).
     order_by: str = "enumeration"
     builder_shape: tuple[int, ...] = ()
+    builder_input: str = ""  # the device list a builder was given, as written ('' : jax.devices())
 
     def derive(self, fn: DevFn, desc: str, *, reorder: str | None = None,
                step: tuple[ast.AST, Optional[ast.AST]] | None = None, **kw: object) -> "DevVal":
@@ -143,7 +155,8 @@ class DevVal(Value):
         fields = dict(fn=fn, desc=desc, node=self.node, reorders=reorders, shuffle=self.shuffle,
                       fresh=self.fresh, from_mesh=self.from_mesh, single=False,
                       sizes=self.sizes, is_set=False, steps=steps, platforms=self.platforms,
-                      order_by="written" if reorder else self.order_by, builder_shape=self.builder_shape)
+                      order_by="written" if reorder else self.order_by, builder_shape=self.builder_shape,
+                      builder_input=self.builder_input)
         fields.update(kw)
         return DevVal(**fields)  # type: ignore[arg-type]  # (fields: DevVal's own, of their types)
 
@@ -371,11 +384,21 @@ class MeshDecoratorVal(Value):
     context: MeshContextVal
 
 
+def func_name(func: FuncVal) -> str:
+    """How a culprit names a function of the project: ``train_step``, ``Trainer.step``,
+    ``lambda``."""
+    node = func.node
+    name = func.name or "lambda" if isinstance(node, ast.Lambda) else node.name
+    return f"{func.owner.node.name}.{name}" if func.owner is not None else name
+
+
 PATHS = "a name bound differently on different paths (branches, loops, handlers)"
 
 
-def join(a: Value, b: Value) -> Value:
-    """The value after two paths meet: the same value, or unknown."""
+def join(a: Value, b: Value, name: str = "") -> Value:
+    """The value after two paths meet: the same value, or unknown (the first one that
+    says why, else unknown because the paths differ, with ``name``, the name bound, as
+    its culprit)."""
     if a is b:
         return a
     if isinstance(a, ConstVal) and isinstance(b, ConstVal) and a.value == b.value:
@@ -390,7 +413,7 @@ def join(a: Value, b: Value) -> Value:
     for v in (a, b):
         if isinstance(v, Unknown) and v.reason:
             return v
-    return Unknown(PATHS)
+    return Unknown(PATHS, f"'{name}'" if name else "")
 
 
 def same_place(a: ShardingVal, b: ShardingVal) -> bool:

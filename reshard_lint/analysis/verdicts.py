@@ -19,7 +19,7 @@ from .render import describe_mesh
 from .events import PUT_KINDS, Transfer
 from .models.host import is_host
 from .reorder_cost import order_moves_nothing
-from .reasons import EXPECTED_ERROR, IMPORTED, NOT_COMPARABLE, OTHER, UNMODELLED_JAX
+from .reasons import COMPUTED_LAYOUT, EXPECTED_ERROR, IMPORTED, NOT_COMPARABLE, OTHER, UNMODELLED_JAX, named
 from .values import (
     ArrayVal, DevVal, HostVal, MeshVal, OwnShardingVal, QualVal, SeqVal, ShardingVal, Unknown, Value,
 )
@@ -31,18 +31,23 @@ VERDICTS = ("crossing", "same_devices", "same_pieces", "host_data", "unresolved"
 class Verdict:
     verdict: str  # one of VERDICTS
     detail: str  # evidence for a resolved site, the reason for an unresolved one
+    # For an unresolved one, what stopped the analysis where it is known (values.Unknown):
+    # ``flax.nnx.state (flax, not modelled)``, ``parameter 'mesh' of train_step``.
+    culprit: str = ""
 
 
-def reason_of(v: Value) -> str:
+def _unresolved(ctx: FileContext, v: Value) -> Verdict:
+    """Unresolved, for the reason ``v`` is unknown, and what stopped the analysis there."""
     if isinstance(v, Unknown):
-        return v.reason or OTHER
+        return Verdict("unresolved", v.reason or OTHER, v.culprit if v.reason else "")
     if isinstance(v, QualVal):
-        return UNMODELLED_JAX if v.qual.split(".")[0] == "jax" else IMPORTED
+        return Verdict("unresolved", UNMODELLED_JAX if v.qual.split(".")[0] == "jax" else IMPORTED,
+                       named(v.qual, ctx.project))
     if isinstance(v, SeqVal):
         for item in v.items:
             if not isinstance(item, (ArrayVal, HostVal)):
-                return reason_of(item)
-    return OTHER
+                return _unresolved(ctx, item)
+    return Verdict("unresolved", OTHER)
 
 
 def _leaves(v: Value) -> list[Value]:
@@ -94,7 +99,7 @@ def _classify(ctx: FileContext, event: Transfer) -> Verdict:
         return Verdict("same_devices", f"the target is built from '{x}'s own sharding")
     arrays = _leaves(value)
     if not all(isinstance(a, ArrayVal) for a in arrays):
-        return Verdict("unresolved", reason_of(value))
+        return _unresolved(ctx, value)
     targets = _leaves(target) if isinstance(target, SeqVal) else [target] * len(arrays)
     if len(targets) != len(arrays):
         return Verdict("unresolved", OTHER)
@@ -105,7 +110,8 @@ def _classify(ctx: FileContext, event: Transfer) -> Verdict:
         if a.mesh is None and on is not None and to is not None:
             # An array committed to one device, put on one device: the same one, or unresolved.
             if ctx.compare(on, to) != "same":
-                return Verdict("unresolved", NOT_COMPARABLE)
+                return Verdict("unresolved", NOT_COMPARABLE,
+                               f"device {on.desc} ({ctx.at(on.node)}) vs {to.desc} ({ctx.at(to.node)})")
             evidence = f"'{x}' is on device {on.desc} ({ctx.at(on.node)}) and the target on " \
                        f"{to.desc} ({ctx.at(to.node)}): the same device"
             continue
@@ -113,10 +119,17 @@ def _classify(ctx: FileContext, event: Transfer) -> Verdict:
         if dst is None:
             if isinstance(t, (ShardingVal, DevVal)):
                 return Verdict("unresolved", NOT_COMPARABLE)
-            return Verdict("unresolved", reason_of(t))
+            return _unresolved(ctx, t)
         if a.mesh is None:
             return Verdict("unresolved", NOT_COMPARABLE)
         relation = ctx.compare(a.mesh, dst)
+        if relation == "different":
+            # Another device set on every topology, and no rule claims a failure: JAX's
+            # experimental cross-host path may move an identical layout between process
+            # sets (RSH201 stays silent there), or no rule reads this kind of call.
+            return Verdict("crossing", f"'{x}' is on mesh {describe_mesh(ctx, a.mesh)} and the target on "
+                                       f"{describe_mesh(ctx, dst)}: different device sets on every "
+                                       "topology, which no rule reports here")
         if relation == "reordered" and event.kind in PUT_KINDS \
                 and order_moves_nothing(ctx, a, t):
             kind = "same_pieces"
@@ -124,8 +137,12 @@ def _classify(ctx: FileContext, event: Transfer) -> Verdict:
                        f"{describe_mesh(ctx, dst)}: the same devices in another order, in which every " \
                        "device holds or gets the piece the same spec on the array's own mesh gives it"
             continue
+        if relation == "reordered" and event.kind in PUT_KINDS and a.derived:
+            # Which pieces the order moves depends on the layout the computation gave it.
+            return Verdict("unresolved", COMPUTED_LAYOUT, f"'{x}' on {describe_mesh(ctx, a.mesh)}")
         if relation != "same":
-            return Verdict("unresolved", NOT_COMPARABLE)
+            return Verdict("unresolved", NOT_COMPARABLE,
+                           f"{describe_mesh(ctx, a.mesh)} vs {describe_mesh(ctx, dst)}")
         evidence = evidence or f"'{x}' is on mesh {describe_mesh(ctx, a.mesh)} and the target on " \
                                f"{describe_mesh(ctx, dst)}: the same devices in the same order"
     return Verdict(kind, evidence)

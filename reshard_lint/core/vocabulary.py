@@ -374,8 +374,6 @@ SOURCE_WORDS = (*DEVICE_SOURCE, f"{MESH_WORD}(")
 MOVE_WORDS = (f"{DEVICE_PUT_WORD}(", "with_sharding_constraint(", "reshard(")
 # ... and what a method that gives an importer a device value says.
 BUILD_WORDS = (*SOURCE_WORDS, *MOVE_WORDS, "Sharding(", "make_array")
-# Where a file places an array (gate.decide: an origin), so that imported meshes matter.
-ORIGIN_WORDS = (DEVICE_PUT_WORD, "make_array_from", "host_local_array_to_global_array", "out_shardings")
 
 # --- where the code runs (stages/runtime_facts.py, docs/runtimes.md) -----------------------
 # One process with several CPU devices: a jax option set through jax.config.update (or

@@ -352,10 +352,11 @@ class Engine:
         def sink(event: object) -> None:
             _check(cancelled)
             through = getattr(event, "through", None)
-            if observer is not None and type(event).__name__ == "Transfer" and through is None:
+            if observer is not None and type(event).__name__ == "Transfer":
                 # A transfer of another module's function run for a call here is a site
-                # of that module (coverage counts it there), not a second one here.
-                transfers.append(event)
+                # of that module (coverage counts it there, with this call's verdict among
+                # its contexts), not a second one here.
+                (transfers if through is None else ctx.relayed_transfers).append(event)
             for rule in self.by_event.get(type(event), ()):
                 for diag in rule.check(event):  # type: ignore[arg-type]
                     if through is not None:

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Sequence, TextIO
 
 from ..core.vocabulary import JAX, JAX_PREFIX, TRANSFER_HINTS, TRANSFER_NAMES
 from ..stages.runtime_facts import COLOCATED
+from .coverage_modules import ModuleFacts, apply as cross_modules, facts_of, text_facts
 
 # The final names of the transfer calls, as spelled through any jax import (core/vocabulary.py).
 _TEXT_HINTS = tuple(TRANSFER_NAMES) + TRANSFER_HINTS
@@ -31,6 +33,9 @@ class Site:
     kind: str
     verdict: str
     detail: str  # evidence (resolved) or reason (unresolved)
+    # Unresolved: what stopped the analysis, where it is known (analysis/reasons.py):
+    # ``flax.nnx.state (flax, not modelled)``, ``parameter 'mesh' of train_step``.
+    culprit: str = ""
 
 
 @dataclass
@@ -44,17 +49,29 @@ class FileCoverage:
     runtime_reason: str = ""
     colocated: bool = False
     silenced: list[tuple[str, str]] = field(default_factory=list)
+    modules: ModuleFacts | None = None  # for the pass across the run's files (coverage_modules.py)
 
 
 def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileCoverage:
     out = FileCoverage(path)
+    # A file with no transfer call of its own may call another module's function that
+    # makes one (coverage_modules.py): any file that imports is analysed.
     if not any(h in text for h in _TEXT_HINTS):
-        return out
+        if "import" not in text:
+            return out
+        from ..engine.engine import engine_for
+
+        projects = engine_for(settings).projects
+        if not any(name.endswith(">") for name in projects.device_imports(text, path)[0]):
+            view = projects.view(path)  # nothing here runs a transfer: its imports alone
+            out.modules = text_facts(text, path, view) if view is not None else None
+            return out
     from ..analysis.reasons import NOT_REACHED
     from ..analysis.verdicts import Verdict, classify
     from ..engine.engine import check_source, engine_for
 
     found: dict[int, tuple[Any, str, list[Verdict]]] = {}
+    relayed: list[tuple[Any, str, str]] = []
     spellings: dict[str, str] = {}
     ctx_box: list[Any] = []
 
@@ -80,6 +97,10 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
             else:
                 v = classify(ctx, ev, None)
             found.setdefault(id(ev.node), (ev.node, ev.kind, []))[2].append(v)
+        for ev in ctx.relayed_transfers:
+            diag = anchored.get(id(ev.node))
+            v = Verdict("crossing", f"{diag.code} {diag.message}") if diag is not None else classify(ctx, ev, None)
+            relayed.append((ev, v.verdict, v.detail))
 
     try:
         # The whole file, without the gate (sites are counted where no rule can fire).
@@ -102,21 +123,25 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
         if (line, col) not in reached:
             out.sites.append(Site(path, line, col + 1, name, "unresolved", NOT_REACHED))
     out.sites.sort(key=lambda s: (s.line, s.col))
+    out.modules = facts_of(ctx, path, [(s.line, s.col) for s in out.sites], relayed)
     return out
 
 
-def _merge(verdicts: list[Any]) -> tuple[str, str]:
-    """One verdict for a call the analysis ran in several contexts: they must agree."""
+def _merge(verdicts: list[Any]) -> tuple[str, str, str]:
+    """One verdict for a call the analysis ran in several contexts: they must agree.
+    (verdict, detail, culprit): an unresolved one's from the first context that is
+    unresolved, in the order the analysis ran them."""
     from ..analysis.reasons import OTHER
 
     first = verdicts[0]
     if any(v.verdict == "crossing" for v in verdicts):
         hit = next(v for v in verdicts if v.verdict == "crossing")
-        return hit.verdict, hit.detail
+        return hit.verdict, hit.detail, ""
     if all(v.verdict == first.verdict for v in verdicts):
-        return first.verdict, first.detail
+        return first.verdict, first.detail, first.culprit
     unresolved = next((v for v in verdicts if v.verdict == "unresolved"), None)
-    return "unresolved", unresolved.detail if unresolved is not None else OTHER
+    return ("unresolved", unresolved.detail, unresolved.culprit) if unresolved is not None \
+        else ("unresolved", OTHER, "")
 
 
 def _spelled_sites(tree: ast.Module, text: str, spellings: Mapping[str, str]) -> list[tuple[int, int, str]]:
@@ -162,6 +187,9 @@ class Decision:
     codes: dict[str, int] = field(default_factory=dict)
 
 
+TOP_CULPRITS = 5  # culprits listed per reason in the summary
+
+
 @dataclass
 class Report:
     files: int = 0
@@ -193,12 +221,24 @@ class Report:
         c = Counter(s.detail for s in self.sites if s.verdict == "unresolved")
         return dict(sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
 
+    def culprits(self, top: int = TOP_CULPRITS) -> dict[str, dict[str, int]]:
+        """Per reason (in the order of ``reasons``), its ``top`` most frequent culprits with
+        their counts of unresolved sites, most first (ties by name); a reason none of whose
+        sites names a culprit is left out."""
+        per: dict[str, Counter[str]] = {}
+        for s in self.sites:
+            if s.verdict == "unresolved" and s.culprit:
+                per.setdefault(s.detail, Counter())[s.culprit] += 1
+        return {r: dict(sorted(per[r].items(), key=lambda kv: (-kv[1], kv[0]))[:top])
+                for r in self.reasons() if r in per}
+
     def summary(self, with_sites: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
             "files": self.files,
             "sites": len(self.sites),
             "verdicts": self.counts(),
             "unresolved_reasons": self.reasons(),
+            "unresolved_culprits": self.culprits(),
             "runtime_decisions": self.runtime_decisions(),
         }
         if with_sites:
@@ -230,6 +270,8 @@ def collect(paths: Sequence[str], settings: Mapping[str, object], jobs: int) -> 
     for i, text, p in items:
         if i not in results:
             take(*_work((i, text, p)))
+    cross_modules([(m, results[i].sites) for i in sorted(results) if (m := results[i].modules) is not None],
+                  {os.path.realpath(results[i].path): results[i].path for i in results})
     for i in sorted(results):
         fc = results[i]
         report.sites.extend(fc.sites)
@@ -273,7 +315,8 @@ def render_text(report: Report, out: TextIO, with_sites: bool = False, top: int 
 
     if with_sites:
         for s in report.sites:
-            out.write(f"{s.path}:{s.line}:{s.col}: {s.kind}: {s.verdict}: {s.detail}\n")
+            culprit = f": {s.culprit}" if s.culprit else ""
+            out.write(f"{s.path}:{s.line}:{s.col}: {s.kind}: {s.verdict}: {s.detail}{culprit}\n")
         out.write("\n")
     out.write(f"{total} transfer sites in {report.files} files\n")
     for v, n in counts.items():
@@ -282,9 +325,12 @@ def render_text(report: Report, out: TextIO, with_sites: bool = False, top: int 
     out.write(f"  {'resolved':<13} {resolved:>7}  {pct(resolved)}\n")
     reasons = report.reasons()
     if reasons:
+        culprits = report.culprits()
         out.write("\nunresolved, by reason:\n")
         for r, n in list(reasons.items())[:top]:
             out.write(f"  {n:>7}  {r}\n")
+            for c, k in culprits.get(r, {}).items():
+                out.write(f"  {'':>7}  {k:>7}  {c}\n")
     per_file = Counter(s.path for s in report.sites if s.verdict == "unresolved")
     if per_file:
         out.write("\nfiles with the most unresolved sites:\n")

@@ -1,5 +1,6 @@
 """A module's functions and classes another module may call for a device value, from the
-text alone.
+text alone (``device_functions``, the gate's), and every function it may call
+(``callable_names``, the analysis's).
 
 ``from mypkg.meshes import make_mesh`` then ``make_mesh(2)``: the analysis runs the
 function's body with the caller's arguments, as it runs a helper of the same file;
@@ -90,7 +91,8 @@ def device_functions(text: str) -> frozenset[str]:
     for m in _DEF.finditer(text):
         eol = text.find("\n", m.end())
         nxt = _NEXT_TOP.search(text, eol + 1) if eol >= 0 else None
-        body = text[m.end(): nxt.start() if nxt is not None else len(text)]
+        # Its decorators with it: ``@partial(jax.jit, out_shardings=NamedSharding(TRAIN, P()))``.
+        body = _decorators(text, m.start()) + text[m.end(): nxt.start() if nxt is not None else len(text)]
         if "#" in body or '"""' in body or "'''" in body:
             body = _PROSE.sub("", body)  # "jax.devices()" in a docstring builds nothing
         name = m.group(1) or m.group(2)
@@ -106,11 +108,64 @@ def device_functions(text: str) -> frozenset[str]:
                 out.add(name)
                 continue
         if held is None:
-            held = {name for name, values in bindings(text).items()
-                    if any(w in v for v in values for w in SOURCE_WORDS)}
+            held = _held(text)
         if held and not held.isdisjoint(IDENT.findall(body)):
             out.add(name)  # def batch(n): return jax.device_put(..., NamedSharding(TRAIN, ...))
     return frozenset(out)
+
+
+def _held(text: str) -> set[str]:
+    """The module-level names bound to a value built from devices: a device source or a
+    mesh constructor, or one of these names (``STEP = jax.jit(f, out_shardings=
+    NamedSharding(TRAIN, P()))``), through at most three bindings."""
+    values = bindings(text)
+    held = {name for name, rhs in values.items() if any(w in v for v in rhs for w in SOURCE_WORDS)}
+    for _ in range(3):
+        more = {name for name, rhs in values.items() if name not in held
+                and any(not held.isdisjoint(IDENT.findall(v)) for v in rhs)}
+        if not more:
+            break
+        held |= more
+    return held
+
+
+def _decorators(text: str, start: int) -> str:
+    """The decorator lines right above the definition starting at ``start`` (a
+    decorator's call may go on over lines), or ""."""
+    first = start
+    i = start
+    while i > 0:
+        begin = text.rfind("\n", 0, i - 1) + 1
+        line = text[begin: i - 1]
+        if not line.strip() or not (line[0] in "@)" or line[0].isspace()):
+            break
+        if line[0] == "@":
+            first = begin
+        i = begin
+    return text[first: start]
+
+
+# A module-level name bound to a call (``step = jax.jit(_step, out_shardings=...)``).
+_CALL_BINDING = re.compile(r"\s*[A-Za-z_][\w.]*\s*\(")
+
+
+def callable_names(text: str) -> frozenset[str]:
+    """Names of the module-level functions (every ``def``), and of the names bound once
+    at module level to a call (``step = jax.jit(_step, out_shardings=...)``,
+    ``call_bindings``): what an importer may call, whose call the analysis runs as it runs
+    a function of the same file when the summary holds a function there
+    (summaries.callable_export). Not the gate's: a function that builds no device value
+    gives its caller nothing to pass the gate by (``device_functions``)."""
+    out = {m.group(1) for m in _DEF.finditer(text) if m.group(1)} if "def" in text else set()
+    return frozenset(out) | call_bindings(text)
+
+
+def call_bindings(text: str) -> frozenset[str]:
+    """Names bound once at module level to a call: a jitted function, or a mesh."""
+    if "(" not in text:
+        return frozenset()
+    return frozenset(name for name, values in bindings(text).items()
+                     if len(values) == 1 and _CALL_BINDING.match(values[0]) is not None)
 
 
 # A module-level class under a dataclass decorator (``@dataclass``, ``@dataclasses.dataclass(frozen=True)``,

@@ -16,7 +16,7 @@ import re
 from typing import TYPE_CHECKING, Callable, TypeVar
 
 from ..core.vocabulary import VALUE_WORDS
-from .defs import config_classes, device_functions, moving_functions
+from .defs import call_bindings, callable_names, config_classes, device_functions, moving_functions
 from .module_scan import IDENT, any_value, bindings, code_names, import_lines, per_content, star_imports
 from .modules import MODELLED, ModuleFile
 
@@ -114,12 +114,21 @@ def _bindings(view: FileView, mod: ModuleFile, text: str) -> dict[str, list[str]
 
 
 def calls_function(view: FileView, mod: ModuleFile, name: str) -> bool:
-    """Is ``name`` one of ``mod``'s functions that may give a device value, or one of its
-    dataclasses (defs.py)? Its importers then need the module's summary with those
+    """Is ``name`` one of ``mod``'s functions (or a name it binds to a call, a jitted
+    function: ``defs.callable_names``), or one of its classes that may give a device value
+    or its dataclasses (defs.py)? Its importers then need the module's summary with those
     functions' and classes' bodies."""
     text = _text(view, mod)
-    return text is not None and (name in _per_content(view, mod, text, device_functions)
+    return text is not None and (name in _per_content(view, mod, text, callable_names)
+                                 or name in _per_content(view, mod, text, device_functions)
                                  or name in _per_content(view, mod, text, config_classes))
+
+
+def binds_call(view: FileView, mod: ModuleFile, name: str) -> bool:
+    """Does ``mod`` bind ``name`` once at module level to a call (defs.call_bindings): a
+    jitted function an importer calls, or a mesh it reads?"""
+    text = _text(view, mod)
+    return text is not None and name in _per_content(view, mod, text, call_bindings)
 
 
 # A module-level value an importer can read as it is: numbers (a tuple of them, literal

@@ -39,7 +39,7 @@ UNKNOWN = "?"  # a summary that failed for a reason the text does not show: any 
 def gate_part(text: str, fact: Callable[[Callable[[str], Any]], Any] | None = None) -> str:
     """The hash of what the gate's text tests read of a module; ``fact(compute)`` gives
     ``compute(text)``, from the gate's memo where the process has one."""
-    from .defs import device_functions
+    from .defs import callable_names, device_functions
     from .module_scan import any_value, bindings, import_lines
     from ..stages.runtime_facts import facts_key
 
@@ -49,6 +49,7 @@ def gate_part(text: str, fact: Callable[[Callable[[str], Any]], Any] | None = No
     froms, imports = fact(import_lines)
     return hash_parts(repr(froms), repr(imports), repr(sorted(fact(bindings).items())),
                       "1" if any_value(text) else "0", " ".join(sorted(fact(device_functions))),
+                      " ".join(sorted(fact(callable_names))),
                       fact(facts_key))
 
 

@@ -35,7 +35,7 @@ def module_level(text: str, full: bool) -> ModuleLevel:
     functions importers call (defs.py), its summary part marked ``F``."""
     from ..stages import newer_syntax
     from ..stages.nesting import too_deep
-    from .defs import config_classes, device_functions
+    from .defs import callable_names, config_classes, device_functions
     from .hashes import summary_part
 
     mark = "F" if full else ""
@@ -45,7 +45,7 @@ def module_level(text: str, full: bool) -> ModuleLevel:
         return ModuleLevel(mark + summary_part("\0unparsable", set()), None, text, set(), frozenset(), set())
     if too_deep(text, tree) is not None:
         return ModuleLevel(mark + summary_part("\0too deep", set()), None, text, set(), frozenset(), set())
-    called = device_functions(text) | config_classes(text) if full else frozenset()
+    called = callable_names(text) | device_functions(text) | config_classes(text) if full else frozenset()
     lines = text.split("\n")
     body = _module_level_text(text, lines, tree, called)
     rebound = _declared_global(text, tree)

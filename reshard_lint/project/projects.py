@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Callable, Mapping
 
-from ..core.vocabulary import ORIGIN_WORDS
 from .module_text import module_level
 from .roots import Layout, layout_for
 from .summaries import callable_export, exportable, frozen_config
@@ -21,36 +20,13 @@ if TYPE_CHECKING:
     from ..analysis.values import Value
 
 
-_ORIGIN_WORDS = ORIGIN_WORDS  # core/vocabulary.py
-
-
 def may_import_devices(source: str) -> bool:
-    """Imported meshes matter to the gate only where an array is placed (gate.decide: an
-    origin or a device_put); without one the file's own text decides. Substring tests
-    first: every file of a flake8 run pays this."""
-    if "import" not in source:
-        return False
-    if any(w in source for w in _ORIGIN_WORDS):
-        return True
-    return "device" in source and _device_keyword(source)
-
-
-def _device_keyword(source: str) -> bool:
-    """Does ``device =`` (not ``==``) stand in the text as a name of its own, as the regex
-    ``\\bdevice\\s*=(?!=)`` finds it? By str.find: the regex tries its word boundary at
-    every position (may_import_devices over the jax repository's files: 0.08 s, with the
-    regex 0.22 s)."""
-    n = len(source)
-    i = source.find("device")
-    while i >= 0:
-        end = i + 6
-        if i == 0 or not (source[i - 1].isalnum() or source[i - 1] == "_"):
-            while end < n and source[end].isspace():
-                end += 1
-            if end < n and source[end] == "=" and not source.startswith("=", end + 1):
-                return True
-        i = source.find("device", i + 6)
-    return False
+    """Whether the gate asks the project what ``source`` imports: whenever it imports
+    anything. Any import may bring a function that moves arrays or builds meshes, whatever
+    this file's own words: a training script whose meshes and moves all come through
+    imports (``place(x, ROLLOUT)``) is analysed when it calls one; imported.py decides
+    which names matter, from the imported modules' summaries."""
+    return "import" in source
 
 
 class Projects:

@@ -82,7 +82,7 @@ def frozen_config(value: "Value", field_value: "Callable[[ClassVal, str], Value]
     attrs: dict[str, Value] = {}
     for name in cls.fields.names:  # type: ignore[union-attr]  # (not None: above)
         v = field_value(cls, name)
-        attrs[name] = v if exportable(v) else unknown(ATTRIBUTE_ELSEWHERE)
+        attrs[name] = v if exportable(v) else unknown(ATTRIBUTE_ELSEWHERE, f"{cls.node.name}.{name}")
     own = ClassVal(cls.node, attrs)
     own.instance = InstanceVal(own)
     return own.instance

@@ -251,6 +251,22 @@ class FileView:
             return self.value(getattr(found, "qual", ""), _seen | {qual})
         return found
 
+    def module_of(self, qual: str) -> str | None:
+        """The project module that defines ``qual`` (its longest prefix the project holds),
+        or None when ``qual`` is no name of the project's (for a culprit's words:
+        analysis/reasons.py)."""
+        parts = qual.split(".")
+        if parts[0] in MODELLED:
+            return None
+        index = self.project.index
+        if index.find(parts[0]) is None:
+            return None
+        for end in range(len(parts) - 1, 0, -1):
+            name = ".".join(parts[:end])
+            if index.find(name) is not None:
+                return name
+        return parts[0]
+
     def forget(self, qual: str, instead: Value) -> None:
         """This file assigns ``qual`` (``meshes.TRAIN = ...``): from here on it reads
         ``instead`` there, not what the module binds."""
@@ -271,17 +287,25 @@ class FileView:
     def _summary(self, mod: ModuleFile, name: str | None) -> Summary | None:
         if mod.path is None:
             return None
-        full = False
+        full = late = False
         if name is not None:
-            from .imported import calls_function, exports_constant, exports_value
+            from .imported import binds_call, calls_function, exports_constant, exports_value
 
             # The gate's text test: only a name the module may bind to a device value at
-            # module level, or a function that may make one, gets the module analysed;
-            # and a literal constant or a dataclass (a configuration module's).
-            if not exports_value(self, mod, name) and not exports_constant(self, mod, name):
-                return None
+            # module level gets the module analysed; and a literal constant or a
+            # dataclass (a configuration module's), and a function an importer calls,
+            # which runs there as a function of its own file does.
             full = calls_function(self, mod, name)
+            value = exports_value(self, mod, name)
+            if not full and not value and not exports_constant(self, mod, name):
+                return None
+            # A name bound to a call (``TRAIN = Mesh(...)``, ``step = jax.jit(...)``): a
+            # value the module-level summary holds, or else a function the full one does.
+            late = full and value and binds_call(self, mod, name)
+            full = full and not late
         summary = self.project.summary(mod, full)
+        if late and summary is not None and name not in summary.exports:
+            summary = self.project.summary(mod, True)
         if summary is None:
             return None
         self.deps.update(summary.deps)

@@ -46,7 +46,8 @@ def _json(*args: str, cwd: Path) -> dict:
 def test_json_has_exactly_the_documented_keys_and_counts_add_up(project: Path) -> None:
     write(project, "train.py", MIXED)
     out = _json(cwd=project)
-    assert list(out) == ["files", "sites", "verdicts", "unresolved_reasons", "runtime_decisions"]
+    assert list(out) == ["files", "sites", "verdicts", "unresolved_reasons", "unresolved_culprits",
+                         "runtime_decisions"]
     assert out["files"] == 1
     assert list(out["verdicts"]) == list(VERDICTS)
     assert sum(out["verdicts"].values()) == out["sites"] == 7
@@ -55,6 +56,11 @@ def test_json_has_exactly_the_documented_keys_and_counts_add_up(project: Path) -
     assert out["unresolved_reasons"] == {
         "a name imported from another module": 1,
         "a parameter no call site feeds": 1,
+    }
+    # What stopped the analysis at those sites: mypkg is no module of this project.
+    assert out["unresolved_culprits"] == {
+        "a name imported from another module": {"mypkg.meshes.OTHER_MESH (mypkg, not modelled)": 1},
+        "a parameter no call site feeds": {"parameter 'a' of feed": 1},
     }
     assert out["runtime_decisions"] == []  # multi-controller code: nothing silenced
 
@@ -74,6 +80,9 @@ def test_sites_list_each_site_with_evidence_or_reason(project: Path) -> None:
     assert by_line[20] == ("unresolved", "a parameter no call site feeds")
     assert by_line[23] == ("unresolved", "a name imported from another module")
     assert all(s["path"] == "train.py" for s in out["site_list"])
+    culprits = {s["line"]: s["culprit"] for s in out["site_list"]}
+    assert culprits == {9: "", 10: "", 11: "", 12: "", 16: "", 20: "parameter 'a' of feed",
+                        23: "mypkg.meshes.OTHER_MESH (mypkg, not modelled)"}
 
 
 def test_text_report_and_exit_status_zero_even_with_crossings(project: Path) -> None:
@@ -435,3 +444,49 @@ jax.device_put(x, NamedSharding(second, P('x')))
 """)
     by_line = {s["line"]: (s["verdict"], s["detail"]) for s in _json("--sites", cwd=project)["site_list"]}
     assert by_line[20][0] == "unresolved"
+
+
+def test_disjoint_halves_in_one_layout_are_a_crossing_no_rule_reports(project: Path) -> None:
+    # Another device set on every topology. JAX moves an identical layout between process
+    # sets on its experimental cross-host path where the backend supports it (TPU), so
+    # RSH201 claims no failure; the placement still changes, and coverage says so.
+    write(project, "halves.py", """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+devs = jax.devices()
+first = Mesh(np.array(devs[:4]), ("x",))
+second = Mesh(np.array(devs[4:]), ("x",))
+x = jax.device_put(np.zeros(8), NamedSharding(first, P()))
+y = jax.device_put(x, NamedSharding(second, P()))
+""")
+    assert run("check", "--isolated", "halves.py", cwd=project).returncode == 0
+    out = _json("--sites", cwd=project)
+    by_line = {s["line"]: (s["verdict"], s["detail"]) for s in out["site_list"]}
+    assert by_line[9] == ("crossing", "'x' is on mesh 'first' (line 6, jax.devices()[:4]) and the target on "
+                                      "'second' (line 7, jax.devices()[4:]): different device sets on every "
+                                      "topology, which no rule reports here")
+
+
+def test_a_computed_array_to_a_replicated_target_on_another_order_moves_nothing(project: Path) -> None:
+    # jnp.where's result keeps a's mesh, in a layout the analysis does not track; a P()
+    # target gives every device the whole array, as P() on the array's own mesh does.
+    write(project, "replicated.py", """\
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+train = Mesh(np.array(jax.devices()), ("x",))
+rollout = Mesh(np.array(jax.devices()[::-1]), ("x",))
+a = jax.device_put(np.ones((8, 2)), NamedSharding(train, P("x")))
+v = jnp.where(np.ones((8, 2)) > 0, a, 0.0)
+b = jax.device_put(v, NamedSharding(rollout, P()))
+c = jax.device_put(v, NamedSharding(rollout, P("x")))
+""")
+    out = _json("--sites", cwd=project)
+    by_line = {s["line"]: (s["verdict"], s["detail"]) for s in out["site_list"]}
+    assert by_line[10][0] == "same_pieces", by_line[10]
+    assert by_line[11] == ("unresolved", "a computed array whose layout the analysis does not know, put on its "
+                                         "devices in another order"), by_line[11]

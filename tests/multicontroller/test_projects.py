@@ -28,6 +28,8 @@ ENTRIES = {
     "tables": ["tablepkg.sync_dict", "tablepkg.sync_changed", "tablepkg.patched"],
     "reexports": ["scripts.train"],
     "configs": ["cfgpkg.train", "cfgpkg.layout"],
+    "jitted": ["jitpkg.train_step", "jitpkg.train_scale", "jitpkg.reordered", "jitpkg.train_double",
+               "jitpkg.constrain", "jitpkg.passed", "jitpkg.shardings", "jitpkg.sizes", "jitpkg.local", "jitpkg.same"],
 }
 CASES = [(project, module) for project, modules in ENTRIES.items() for module in modules]
 

@@ -274,6 +274,7 @@ def compare(coverage: dict, diags: list[dict], concrete: dict[str, dict[str, dic
     raised_resolved: list[str] = []
     figures: Counter = Counter()
     misses: Counter = Counter()
+    missed: list[str] = []  # each missed site with its reason and culprit, to read the programs
     matched_keys = set()
     for site in coverage.get("site_list", []):
         path, line, col, kind, verdict = site["path"], site["line"], site["col"], site["kind"], site["verdict"]
@@ -332,6 +333,7 @@ def compare(coverage: dict, diags: list[dict], concrete: dict[str, dict[str, dic
             if obs.crossing:
                 figures["misses"] += 1
                 misses[site["detail"]] += 1
+                missed.append(f"{path}:{line}:{col} {kind}: {site['detail']}: {site.get('culprit', '')}")
         if f:
             findings.append(f)
         if obs.crossing:
@@ -380,6 +382,7 @@ def compare(coverage: dict, diags: list[dict], concrete: dict[str, dict[str, dic
         "findings": [asdict(f) for f in findings],
         "figures": dict(figures),
         "misses_by_reason": dict(misses.most_common()),
+        "missed_sites": missed,
         "unverified_platform": unverified,
         "wrong_verdict_causes": dict(causes),
         "nonsite_claims_unconfirmed": unconfirmed,

@@ -93,8 +93,10 @@ def test_check_reports_the_markers_with_related_locations_in_the_other_file() ->
         meshes = {"crossing": "mypkg/mesh.py", "factories": "lab/meshes.py", "classes": "fleet/models.py",
                   "movers": "ops/meshes.py", "guarded": "hosts/meshes.py",
                   "tables": "tablepkg/mesh.py", "reexports": "meshpkg/meshes.py"}.get(root.name)
-        if root.name == "configs":
-            continue  # the meshes are built in the importing file, sized by config.py's values
+        if root.name in ("configs", "jitted"):
+            # configs: the meshes are built in the importing file, sized by config.py's
+            # values; jitted: in either module (test_jitted_functions_of_another_module_*).
+            continue
         # The transfer inside another module's function that a call runs with its arguments.
         inside = ["ops/placing.py"] if root.name == "movers" else []
         for f in found:  # both meshes built in the other module: a factory's body, or its module level
@@ -116,6 +118,26 @@ def test_a_transfer_run_for_a_call_is_reported_there_and_counted_once() -> None:
     sites = sorted((s["path"], s["line"]) for s in json.loads(proc.stdout)["site_list"])
     assert sites == [("ops/jitted.py", 8), ("ops/placing.py", 7), ("ops/placing.py", 14), ("ops/placing.py", 18),
                      ("ops/same.py", 9), ("ops/sync.py", 8), ("ops/tree.py", 8)]
+
+
+def test_jitted_functions_of_another_module_place_their_results_and_trace_the_calls_arguments() -> None:
+    # tests/fixtures/projects/jitted: the result of steps.step is on its out_shardings'
+    # mesh, built in steps.py; the constraint inside steps.to_rollout meets the argument
+    # the call passes, reported at the call and pointing at the constraint.
+    root = PROJECTS / "jitted"
+    _, found = _check(root, "--no-cache")
+    related = {(str(f["filename"]), f["code"]): [(r.get("filename"), r["location"]["row"])  # type: ignore[index]
+                                                 for r in f["related"]]  # type: ignore[attr-defined]
+               for f in found}
+    assert related[("jitpkg/train_step.py", "RSH201")] == [("jitpkg/steps.py", 7), ("jitpkg/steps.py", 8)]
+    assert related[("jitpkg/constrain.py", "RSH203")][-1] == ("jitpkg/steps.py", 40)
+    # coverage: the constraint is a site of steps.py; the calls of jitted functions with
+    # out_shardings are sites of their own, resolved where the call passes an array.
+    proc = subprocess.run([tool("reshard-lint"), "coverage", "--sites", "--format", "json", "."],
+                          capture_output=True, text=True, cwd=root, timeout=300)
+    sites = {(s["path"], s["line"]): s["verdict"] for s in json.loads(proc.stdout)["site_list"]}
+    assert sites[("jitpkg/train_step.py", 9)] == sites[("jitpkg/reordered.py", 10)] == "crossing"
+    assert sites[("jitpkg/same.py", 9)] == "same_devices"
 
 
 CACHE_EDITS = [
@@ -208,9 +230,12 @@ def test_check_cache_reanalyses_importers_only_when_the_interface_changes(tmp_pa
         return [f"{name}:{row}:RSH201" for name in
                 ("mypkg/sync.py", "mypkg/sync_alias.py", "mypkg/sync_star.py", "scripts/train.py")]
 
-    # mypkg/__init__.py only re-exports: its own result never depends on mesh.py.
+    # mypkg/__init__.py only re-exports: the gate reads from mesh.py what the names it
+    # re-exports are (any file that imports is asked), so a change of what mesh.py binds
+    # reaches it too (everyone); a line that moves does not.
     importers_too, mesh_alone = ("6 files read, 1 served from the cache, 5 analysed.",
                                  "6 files read, 5 served from the cache, 1 analysed.")
+    everyone = "6 files read, 0 served from the cache, 6 analysed."
     assert run() == (crossing(16), "6 files read, 0 served from the cache, 6 analysed.")
     assert run() == (crossing(16), "6 files read, 6 served from the cache, 0 analysed.")
     # Inside a function module-level code never calls, no line moved: mesh.py alone.
@@ -221,7 +246,7 @@ def test_check_cache_reanalyses_importers_only_when_the_interface_changes(tmp_pa
     assert run(text.replace("    return x + 1\n", "    y = x + 1\n    return y\n")) == (crossing(17), importers_too)
     # ROLLOUT now built by a function module-level code calls: importers again ...
     text = text.replace("np.array(jax.devices()[:2])", "np.array(rollout_devices(2))")
-    assert run(text) == (crossing(16), importers_too)
+    assert run(text) == (crossing(16), everyone)
     # ... and an edit inside that function reaches them.
     assert run(text.replace("jax.devices()[:n]", "jax.devices()")) == ([], importers_too)
 
@@ -319,20 +344,44 @@ def test_check_cache_does_not_keep_a_rejection_made_against_an_old_module(tmp_pa
     assert status == 1 and [(f["filename"], f["code"]) for f in found] == [("app/sync.py", "RSH201")]
 
 
-@pytest.mark.parametrize("text,reads", [
-    ("import jax\ny = jnp.zeros(8, device=SHARDING)\n", True),
-    ("import jax\ny = jnp.zeros(8, device\n    = SHARDING)\n", True),
-    ("import jax\nok = x.device == d\n", False),
-    ("import jax\nmy_device = d\n", False),
-    ("import jax\nwith jax.default_device(d):\n    pass\n", False),
-    ("y = jnp.zeros(8, device=SHARDING)\n", False),  # imports nothing
-])
-def test_imported_meshes_are_looked_up_only_where_an_array_is_placed(text: str, reads: bool) -> None:
-    # The text test every flake8 file pays before the project's modules are read: a
-    # device= keyword places an array, a comparison or a name ending in "device" does not.
-    from reshard_lint.project.projects import may_import_devices
+MOVER = """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-    assert may_import_devices(text) is reads
+TRAIN = Mesh(np.array(jax.devices()), ("x",))
+ROLLOUT = Mesh(np.array(jax.devices()[::-1]), ("x",))
+
+
+def place(value, mesh):
+    return jax.device_put(value, NamedSharding(mesh, P("x")))
+"""
+
+# No device word, no jax import: the meshes and the move come through imports.
+CALLER = """\
+import numpy as np
+from pkg.meshes import place, TRAIN, ROLLOUT
+
+x = place(np.zeros(8), TRAIN)
+y = place(x, ROLLOUT)
+"""
+
+
+def test_a_script_that_only_calls_imported_movers_is_analysed(tmp_path: Path) -> None:
+    # What is analysed is decided from the program (its imports and calls), not from the
+    # words in its text: main.py names no device, mesh or transfer.
+    root = tmp_path / "movers"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "meshes.py").write_text(MOVER)
+    (root / "main.py").write_text(CALLER)
+    status, found = _check(root)
+    assert status == 1 and [(f["filename"], f["location"]["row"], f["location"]["column"], f["code"])  # type: ignore[index]
+                            for f in found] \
+        == [("main.py", 5, 5, "RSH202"), ("pkg/meshes.py", 6, 11, "RSH102")], found
+    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select=RSH", "main.py"], cwd=root,
+                            capture_output=True, text=True)
+    assert flake8.stdout.splitlines() == [f"main.py:5:5: RSH202 {found[0]['message']}"], flake8.stdout + flake8.stderr
 
 
 STAR_USER = """\

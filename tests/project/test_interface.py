@@ -82,10 +82,13 @@ def test_the_gate_part_alone_ignores_what_only_a_summary_reads() -> None:
 
 def test_the_full_summary_part_covers_the_functions_importers_call() -> None:
     # An importer that called rollout_devices() read its body: the full summary's part
-    # ("F...") changes with it, and not with a helper nothing there reaches.
+    # ("F...") changes with it, and with any other function's an importer may call, as a
+    # function of its own file; the module-level part ("") only with what module-level
+    # code reaches.
     full = "F"
     called = MODULE.replace("return jax.devices()[:n]", "return jax.devices()[::-1][:n]")
     helper = MODULE.replace("y = x + 1", "y = x * 2 + 1")
     assert interface_of(called, full) != interface_of(MODULE, full)
-    assert interface_of(helper, full) == interface_of(MODULE, full)
+    assert interface_of(helper, full) != interface_of(MODULE, full)
+    assert interface_of(helper, "") == interface_of(MODULE, "")
     assert interface_of(MODULE, full) != interface_of(MODULE, "")

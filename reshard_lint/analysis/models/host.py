@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from ...core import vocabulary as api
 from ..arguments import Call
 from . import placement
-from ..valueops import leaves
-from ..reasons import COMMITTED_OPERAND, MESH_CONTEXT, UNMODELLED_JAX
+from ..valueops import culprit_in, dotted, leaves
+from ..reasons import COMMITTED_OPERAND, MESH_CONTEXT, UNMODELLED_JAX, named
 from ..values import (
     ArrayVal, ConstVal, HostVal, IntVal, MeshContextVal, SeqVal, ShardingVal, Value, is_unknown, unknown,
 )
@@ -54,13 +54,13 @@ def _uncommitted(an: "Analyzer", node: ast.Call, what: str) -> Value:
             # ``with mesh:`` it stays uncommitted, and under a context the analysis cannot
             # see it is unknown. Its layout is left unknown (``derived``).
             return ArrayVal(ShardingVal(node, mesh=site.mesh, from_context=True), node, derived="array")
-        return unknown(MESH_CONTEXT)
+        return unknown(MESH_CONTEXT, dotted(node.func) or "")
     return HostVal(an.ctx.lazy_code(node, 40, f" ({what})"), node, uncommitted=True)
 
 
 def jnp_result(an: "Analyzer", name: str, call: Call, node: ast.Call) -> Value:
     if any(k in call.keywords for k in _PLACEMENT) or call.has_star:
-        return unknown(UNMODELLED_JAX)
+        return unknown(UNMODELLED_JAX, _placed_by(name, call))
     short = name[len(api.JNP_KEY_PREFIX):]
     if short in _CREATION:
         return _uncommitted(an, node, "uncommitted")
@@ -68,13 +68,13 @@ def jnp_result(an: "Analyzer", name: str, call: Call, node: ast.Call) -> Value:
     if short not in placement.NOT_ARRAYS and \
             (placed := placement.computed(args, node, short in placement.TUPLES)) is not None:
         return placed
-    return _of_operands(an, args, node) or unknown(UNMODELLED_JAX)
+    return _of_operands(an, args, node) or unknown(UNMODELLED_JAX, named(name, None))
 
 
 def random_result(an: "Analyzer", name: str, call: Call, node: ast.Call) -> Value:
     short = name[len(api.JAX_RANDOM_PREFIX):]
     if any(k in call.keywords for k in _PLACEMENT) or call.has_star:
-        return unknown(UNMODELLED_JAX)
+        return unknown(UNMODELLED_JAX, _placed_by(name, call))
     if short in _SEEDS:
         return _uncommitted(an, node, "an uncommitted key")
     key = call.arg(0, "key")
@@ -83,8 +83,8 @@ def random_result(an: "Analyzer", name: str, call: Call, node: ast.Call) -> Valu
     if short in _KEY_ONLY and (placed := placement.computed([key], node)) is not None:
         return placed
     if is_unknown(key):
-        return unknown(COMMITTED_OPERAND)
-    return unknown(UNMODELLED_JAX)
+        return unknown(COMMITTED_OPERAND, culprit_in([key], node))
+    return unknown(UNMODELLED_JAX, named(name, None))
 
 
 def lax_result(an: "Analyzer", qual: str, call: Call, node: ast.Call) -> Value | None:
@@ -107,5 +107,12 @@ def _of_operands(an: "Analyzer", operands: list[Value], node: ast.Call) -> Value
     if operands and all(is_host(v) for v in operands):
         return _uncommitted(an, node, "uncommitted")
     if any(is_unknown(leaf) for v in operands for leaf in leaves(v)):
-        return unknown(COMMITTED_OPERAND)
+        return unknown(COMMITTED_OPERAND, culprit_in(operands, node))
     return None
+
+
+def _placed_by(name: str, call: Call) -> str:
+    """The culprit of a jnp or jax.random call whose placement keyword (or ``*args``) the
+    models do not follow: ``jax.numpy.zeros with out_sharding=``."""
+    given = next((k for k in call.keywords if k in _PLACEMENT), None)
+    return f"{name} with {given}=" if given is not None else f"{name} with *args or **kwargs"

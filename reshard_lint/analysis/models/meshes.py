@@ -86,7 +86,8 @@ def _physical(an: Analyzer, call: Call, node: ast.Call, shape_v: Value, devs: Va
     platforms = devs.platforms if isinstance(devs, DevVal) else frozenset({"default"})
     literal = literal_shape(shape_v)
     return DevVal(fn=build, desc=desc, node=node, fresh=fresh, sizes=sizes, platforms=platforms,
-                  order_by="builder", builder_shape=literal or ())
+                  order_by="builder", builder_shape=literal or (),
+                  builder_input=devs.desc if given and isinstance(devs, DevVal) else "")
 
 
 def axis_types(an: Analyzer, call: Call, index: int, default: str, scope: Scope) -> Optional[str]:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Iterable, Optional, Sequence
 
 from ...core import vocabulary as api
 from ..reasons import COMMITTED_OPERAND, MESH_CONTEXT
-from ..valueops import leaves
+from ..valueops import culprit_in, leaves
 from ..values import ArrayVal, ConstVal, HostVal, IntVal, SeqVal, ShardingVal, Value, same_place, unknown
 
 if TYPE_CHECKING:
@@ -140,5 +140,5 @@ def host_element(an: "Analyzer", base: HostVal, node: ast.AST, index: Sequence[o
         values = [v for part in index for v in (part if isinstance(part, tuple) else (part,))
                   if isinstance(v, Value)]
         if not all(isinstance(v, (HostVal, ConstVal, IntVal)) for v in values):
-            return computed(values, node) or unknown(COMMITTED_OPERAND)
+            return computed(values, node) or unknown(COMMITTED_OPERAND, culprit_in(values))
     return HostVal(base._desc, node, base.uncommitted)

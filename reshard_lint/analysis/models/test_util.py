@@ -37,7 +37,7 @@ def _test_util_create_mesh(an: Analyzer, call: Call, node: ast.Call, scope: Scop
     models drop topologies the shape does not fit). ``iota_order=True`` builds a ``Mesh``
     on the devices sorted by id instead: not modelled."""
     if _iota_order(call, 2):
-        return unknown(UNMODELLED_JAX)
+        return unknown(UNMODELLED_JAX, f"{api.TEST_UTIL_CREATE_MESH} with iota_order=")
     return make_mesh_value(an, call, node, call.arg(0, "mesh_shape"), UNKNOWN, False,
                            axes=names_of(call.arg(1, "axis_names")),
                            types=axis_types(an, call, 3, api.AXIS_TYPE_AUTO, scope))
@@ -50,7 +50,7 @@ def _test_util_with_explicit_mesh(an: Analyzer, call: Call, node: ast.Call, scop
     that mesh as ``mesh=`` (jax/_src/test_util.py 0.10.2). With ``iota_order=True``: not
     modelled."""
     if _iota_order(call, 3):
-        return unknown(UNMODELLED_JAX)
+        return unknown(UNMODELLED_JAX, f"{api.TEST_UTIL_WITH_EXPLICIT_MESH} with iota_order=")
     # The test receives it as ``mesh``: messages call it so.
     mesh = make_mesh_value(an, call, node, call.arg(0, "sizes"), UNKNOWN, False, name="mesh",
                            axes=names_of(call.arg(1, "names")),

@@ -178,7 +178,7 @@ def _leaf(an: Analyzer, tree: Value) -> tuple[Value, bool]:
     """A leaf that stands for every leaf of ``tree``, and whether the result of a
     callback on it stands for the others' (arrays on one mesh)."""
     if isinstance(tree, Unknown):
-        return unknown(tree.reason or CONTAINER), False
+        return unknown(tree.reason or CONTAINER, tree.culprit), False
     ls = leaves(tree)
     first = ls[0] if ls else None
     if first is None:

@@ -107,8 +107,9 @@ def order_phrase(d: DevVal, platform: str) -> str:
     """What orders the devices of ``d`` on ``platform`` (jax/_src/mesh_utils.py, docs/platforms.md)."""
     if d.order_by == "builder":
         shape = f"shape {d.builder_shape}" if d.builder_shape else "its shape"
-        return {"tpu": f"physical position for {shape}", "gpu": "device id"}.get(
-            platform, "enumeration")
+        # CPU's builder reshapes the list it is given as it is (jax/_src/mesh_utils.py).
+        given = f"the order of the list it is given ({d.builder_input})" if d.builder_input else "enumeration"
+        return {"tpu": f"physical position for {shape}", "gpu": "device id"}.get(platform, given)
     if d.order_by == "id":
         return "device id"
     if d.order_by == "written":

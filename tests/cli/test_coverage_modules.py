@@ -1,0 +1,72 @@
+"""reshard-lint coverage over a project: a function that other modules call is judged with
+their calls too (frontends/coverage_modules.py), as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .conftest import run, write
+
+MESHES = """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+TRAIN = Mesh(np.array(jax.devices()), ("x",))
+ROLLOUT = Mesh(np.array(jax.devices()[::-1]), ("x",))
+
+
+def place(value, mesh):
+    return jax.device_put(value, NamedSharding(mesh, P("x")))
+
+
+warm = place(np.zeros(8), TRAIN)
+"""
+SITE = ("pkg/meshes.py", 10)  # the device_put inside place
+
+
+def _site(root: Path) -> tuple[str, str, str]:
+    r = run("coverage", "--isolated", "--sites", "--format", "json", cwd=root)
+    assert r.returncode == 0, r.stderr
+    found = [(s["verdict"], s["detail"], s["culprit"]) for s in json.loads(r.stdout)["site_list"]
+             if (s["path"], s["line"]) == SITE]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_alone_the_module_judges_its_own_calls(project: Path) -> None:
+    write(project, "pkg/__init__.py", "")
+    write(project, "pkg/meshes.py", MESHES)
+    assert _site(project)[0] == "host_data"  # its one call passes numpy data
+
+
+def test_a_call_from_another_module_that_crosses_makes_the_site_a_crossing(project: Path) -> None:
+    write(project, "pkg/__init__.py", "")
+    write(project, "pkg/meshes.py", MESHES)
+    # No device word here: the move comes through the imported function.
+    write(project, "main.py", "import numpy as np\nfrom pkg.meshes import place, TRAIN, ROLLOUT\n\n"
+                              "x = place(np.zeros(8), TRAIN)\ny = place(x, ROLLOUT)\n")
+    verdict, detail, _ = _site(project)
+    assert verdict == "crossing"
+    assert detail.startswith("called from main.py: RSH202 place(x, ROLLOUT), through its jax.device_put at "
+                             "pkg/meshes.py:10, moves 'x' from mesh 'TRAIN'"), detail
+
+
+def test_a_harmless_verdict_does_not_stand_for_calls_it_did_not_join(project: Path) -> None:
+    # main.py's calls are harmless too, but the module's analysis did not join them (nor
+    # could it see a call main.py makes through a callback): unresolved, naming the importer.
+    write(project, "pkg/__init__.py", "from .meshes import place, TRAIN\n")
+    write(project, "pkg/meshes.py", MESHES)
+    write(project, "main.py", "import jax\nimport numpy as np\nfrom pkg import place, TRAIN\n\n"
+                              "x = jax.tree.map(lambda a: place(a, TRAIN), [np.zeros(8)])\n")
+    assert _site(project) == ("unresolved", "a parameter of a function other modules call too",
+                              "place, imported by pkg/__init__.py")
+
+
+def test_a_module_imported_whole_counts_too(project: Path) -> None:
+    write(project, "pkg/__init__.py", "")
+    write(project, "pkg/meshes.py", MESHES)
+    write(project, "tools/export.py", "import pkg.meshes\n\nCALLBACK = pkg.meshes.place\n")
+    assert _site(project) == ("unresolved", "a parameter of a function other modules call too",
+                              "place, imported by tools/export.py")
