@@ -119,6 +119,8 @@ def own_indices(a, t) -> dict | None:
     measured against. None when neither applies."""
     try:
         s = a.sharding
+        if isinstance(t, PartitionSpec) and context_mesh() is not None:
+            t = NamedSharding(context_mesh(), t)  # a spec under jax.set_mesh
         if not (isinstance(s, NamedSharding) and isinstance(t, NamedSharding)):
             return None
         used = set()
@@ -780,6 +782,7 @@ def run_program(prog: dict) -> dict:
         sys.path.insert(0, extra)
     os.chdir(root)
     status, error, where = "ok", "", None
+    reshard = None
     start = time.time()
     signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(int(prog.get("timeout", 30)))
@@ -805,6 +808,8 @@ def run_program(prog: dict) -> dict:
     except BaseException as e:  # noqa: BLE001
         status, error = "error", _err(e)
         where = _error_site(e.__traceback__)
+        if type(e).__name__ == "ReshardError":  # strict mode's (tests/oracle/strict_child.py)
+            reshard = {"code": e.code, "at": [e.filename, e.lineno]}
     finally:
         signal.alarm(0)
         sys.stdout, sys.stderr = so, se
@@ -817,8 +822,11 @@ def run_program(prog: dict) -> dict:
         except Exception:
             pass
         _purge(root)
-    return {"id": prog["id"], "status": status, "error": error, "error_at": where,
-            "seconds": round(time.time() - start, 3), "sites": list(SITES)}
+    res = {"id": prog["id"], "status": status, "error": error, "error_at": where,
+           "seconds": round(time.time() - start, 3), "sites": list(SITES)}
+    if reshard is not None:
+        res["reshard"] = reshard
+    return res
 
 
 def main(argv: list[str]) -> int:

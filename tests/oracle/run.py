@@ -59,6 +59,7 @@ class Program:
     timeout: int = 30
     platforms: tuple[str, ...] = ("cpu",)
     argv: tuple[str, ...] = ()  # command-line arguments (an absltest file's test filter)
+    skip: tuple = ()  # strict-mode runs: [file, line] pairs run with strict mode suspended
 
     @property
     def path(self) -> str:
@@ -68,6 +69,8 @@ class Program:
         d = {"id": self.id, "root": self.root, "timeout": self.timeout}
         if self.argv:
             d["argv"] = list(self.argv)
+        if self.skip:
+            d["skip"] = [list(x) for x in self.skip]
         if self.module:
             d["module"] = self.module
         else:
@@ -120,8 +123,10 @@ def with_platforms(progs: list[Program], project_root: Path | None = None) -> li
 
 # ---------------------------------------------------------------- the concrete side
 
-def _run_child(items: list[tuple[str, Program]], timeout: float) -> dict[tuple[str, str], dict]:
-    """Run (platform, program) items in one child process, in order; a program that
+def _run_child(items: list[tuple[str, Program]], timeout: float,
+               module: str = "tests.oracle.child") -> dict[tuple[str, str], dict]:
+    """Run (platform, program) items in one child process (``python -m module JOB OUT``:
+    the recording child, or tests/oracle/strict_child.py), in order; a program that
     kills the child is recorded as a crash and the rest continue in a new child."""
     results: dict[tuple[str, str], dict] = {}
     todo = list(items)
@@ -132,9 +137,15 @@ def _run_child(items: list[tuple[str, Program]], timeout: float) -> dict[tuple[s
             env = dict(os.environ)
             env.pop("XLA_FLAGS", None)
             env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+            flags = []
+            if module != "tests.oracle.child" and os.environ.get("ORACLE_RESHARD_LINT_SRC"):
+                # strict mode from the snapshot: first on the path, and no current directory
+                # (the repository's root) in front of it (-P)
+                env["PYTHONPATH"] = os.environ["ORACLE_RESHARD_LINT_SRC"] + os.pathsep + env["PYTHONPATH"]
+                flags = ["-P"]
             budget = timeout + sum(p.timeout for _, p in todo)
             try:
-                proc = subprocess.run([sys.executable, "-m", "tests.oracle.child", str(job), str(out)],
+                proc = subprocess.run([sys.executable, *flags, "-m", module, str(job), str(out)],
                                       cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=budget)
                 rc, tail = proc.returncode, proc.stderr[-2000:]
             except subprocess.TimeoutExpired as e:
@@ -160,7 +171,8 @@ def _run_child(items: list[tuple[str, Program]], timeout: float) -> dict[tuple[s
 
 
 def run_concrete(progs: Sequence[Program], workers: int = 2, timeout: float = 120.0,
-                 platforms: Iterable[str] = PLATFORMS) -> dict[str, dict[str, dict]]:
+                 platforms: Iterable[str] = PLATFORMS,
+                 module: str = "tests.oracle.child") -> dict[str, dict[str, dict]]:
     """{platform: {program id: result}}: every program on each of its platforms, split
     over ``workers`` children (each child switches platform mode per program)."""
     platforms = tuple(platforms)
@@ -169,7 +181,7 @@ def run_concrete(progs: Sequence[Program], workers: int = 2, timeout: float = 12
     chunks = [items[i::n] for i in range(n)]
     out: dict[str, dict[str, dict]] = {p: {} for p in platforms}
     with ThreadPoolExecutor(max_workers=n) as ex:
-        for res in ex.map(lambda c: _run_child(c, timeout), chunks):
+        for res in ex.map(lambda c: _run_child(c, timeout, module), chunks):
             for (plat, pid), rec in res.items():
                 out[plat][pid] = rec
     return out
