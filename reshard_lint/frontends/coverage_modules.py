@@ -2,15 +2,16 @@
 
 Each file's analysis gives the sites inside its functions the values its own call sites
 pass (analysis/callsites.py). A function that another module imports is called there too,
-with arguments this file's analysis never saw, so a verdict that says a site is harmless
-(``same_devices``, ``same_pieces``, ``host_data``) holds only for the calls it saw. Here,
-once every file of the run is analysed:
+with arguments this file's analysis never saw, and so is every function of its module that
+it reaches. Once every file of the run is analysed:
 
 * a call from another file that the analysis ran through (interpreter.emit's relay: the
   call's own arguments) and that crosses makes the site a crossing, with that call named;
-* otherwise a harmless verdict at a site of a function with parameters (or of a class)
-  that another file of the run imports, directly or through re-exports, becomes
-  unresolved: the other module's calls are not all joined into it.
+* a harmless verdict (``same_devices``, ``same_pieces``, ``host_data``) at a site of a
+  function with parameters (or of a class) that another file of the run imports (directly,
+  through re-exports, as a module), or that such a function reaches in its module, stands
+  only when every importer's every use of the name is a call the analysis ran through and
+  every such call finds the site harmless alike; otherwise the site is unresolved.
 
 Only the files of the run are read: ``coverage`` of one module alone does not see its
 importers.
@@ -39,9 +40,15 @@ class ModuleFacts:
     # (line, 1-based column) of each site -> (top-level function or class, takes arguments)
     scopes: dict[tuple[int, int], tuple[str, bool]] = field(default_factory=dict)
     imports: list[Import] = field(default_factory=list)
-    # (file key, line, 1-based column) of a site in another module, and the verdict of a
-    # call here that ran it: (verdict, detail)
-    relayed: list[tuple[str, int, int, str, str]] = field(default_factory=list)
+    # (file key, line, 1-based column) of a site in another module, the verdict of a call
+    # here that ran it (verdict, detail), and the local name the call is spelled with
+    relayed: list[tuple[str, int, int, str, str, str]] = field(default_factory=list)
+    # top-level function or class -> the top-level names its body reads (this module's)
+    reads: dict[str, frozenset[str]] = field(default_factory=dict)
+    # name bound by an import -> how often the code reads it, and how many distinct calls
+    # spelled with it the analysis ran through (relayed)
+    uses: dict[str, int] = field(default_factory=dict)
+    relayed_calls: dict[str, int] = field(default_factory=dict)
 
 
 def facts_of(ctx: Any, path: str, site_lines: Iterable[tuple[int, int]],
@@ -57,15 +64,30 @@ def facts_of(ctx: Any, path: str, site_lines: Iterable[tuple[int, int]],
             if first <= line <= last:
                 out.scopes[(line, col)] = (name, takes)
                 break
+    names = {name for _, _, name, _ in tops}
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.reads[stmt.name] = frozenset(n.id for n in ast.walk(stmt)
+                                             if isinstance(n, ast.Name) and n.id in names and n.id != stmt.name)
     view = ctx.project
     if view is not None:
         out.imports = list(_imports(tree, view))
+    locals_ = {local for _, _, local in out.imports}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in locals_:
+            out.uses[n.id] = out.uses.get(n.id, 0) + 1
+    calls: dict[str, set[int]] = {}
     for event, verdict, detail in relayed:
         where = ctx.locate(event.through)
         if where is None or where[0] is None:
             continue
         other, line, col = where
-        out.relayed.append((os.path.realpath(other), line, col + 1, verdict, detail))
+        func = getattr(event.node, "func", None)
+        local = func.id if isinstance(func, ast.Name) else ""
+        if local:
+            calls.setdefault(local, set()).add(id(event.node))
+        out.relayed.append((os.path.realpath(other), line, col + 1, verdict, detail, local))
+    out.relayed_calls = {k: len(v) for k, v in calls.items()}
     return out
 
 
@@ -133,46 +155,90 @@ def _imports(tree: ast.Module, view: Any) -> Iterable[Import]:
                     yield mod.key, "*", alias.asname or alias.name
 
 
-def _imported_elsewhere(files: list[ModuleFacts]) -> dict[tuple[str, str], str]:
-    """(module key, name) -> the key of a file that imports it, other than the module's
-    own: directly, or through a module that re-exports it (to a fixpoint)."""
-    found: dict[tuple[str, str], str] = {}
+def _importers(files: list[ModuleFacts]) -> dict[tuple[str, str], set[tuple[str, str]]]:
+    """(module key, name or "*") -> each (file key, local name) of another file that
+    imports it: directly, or through a module that re-exports it (to a fixpoint, by a
+    worklist: each (name, importer) pair is added once)."""
+    found: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    # (re-exporting file key, its local name) -> the (module key, name) it binds
+    bound: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    work: list[tuple[tuple[str, str], tuple[str, str]]] = []
     for f in files:
-        for key, name, _ in f.imports:
+        for key, name, local in f.imports:
+            bound.setdefault((f.key, local), []).append((key, name))
             if key != f.key:
-                found.setdefault((key, name), f.key)
+                work.append(((key, name), (f.key, local)))
+    everything: dict[str, list[tuple[str, str]]] = {}  # module key -> all it imports
+    for (module, _), origins in bound.items():
+        everything.setdefault(module, []).extend(origins)
+    while work:
+        target, importer = work.pop()
+        have = found.setdefault(target, set())
+        if importer in have:
+            continue
+        have.add(importer)
+        # Whoever imports the name from ``target``'s module imports what it re-exports.
+        module, name = target
+        for origin in bound.get((module, name), []) if name != "*" else everything.get(module, []):
+            if origin[0] != importer[0]:
+                work.append((origin, importer))
+    return found
+
+
+def _reach(f: ModuleFacts) -> dict[str, set[str]]:
+    """Top-level name -> the top-level functions and classes of its module that reach it
+    (itself included), through the names their bodies read."""
+    out: dict[str, set[str]] = {name: {name} for name in f.reads}
     changed = True
     while changed:
         changed = False
-        for f in files:
-            for key, name, local in f.imports:
-                via = found.get((f.key, local)) or found.get((f.key, "*"))
-                if via is not None and via != key and (key, name) not in found:
-                    found[(key, name)] = via
-                    changed = True
-    return found
+        for caller, reads in f.reads.items():
+            for callee in reads:
+                for entry in list(out.get(caller, {caller})):
+                    if callee in out and entry not in out[callee]:
+                        out[callee].add(entry)
+                        changed = True
+    return out
+
+
+def _complete(importer: ModuleFacts | None, local: str) -> bool:
+    """Every read of ``local`` in ``importer`` is a call the analysis ran through."""
+    return importer is not None and local != "*" and \
+        importer.uses.get(local, 0) == importer.relayed_calls.get(local, 0)
 
 
 def apply(files: list[tuple[ModuleFacts, list[Any]]], display: dict[str, str]) -> None:
     """Change the sites (coverage.Site, in place) of each (facts, sites) of the run."""
     facts = [f for f, _ in files]
-    elsewhere = _imported_elsewhere(facts)
-    crossing: dict[tuple[str, int, int], tuple[str, str]] = {}
+    by_key = {f.key: f for f in facts}
+    importers = _importers(facts)
+    ran: dict[tuple[str, int, int], list[tuple[str, str, str]]] = {}
     for f in facts:
-        for key, line, col, verdict, detail in f.relayed:
-            if verdict == "crossing":
-                crossing.setdefault((key, line, col), (detail, f.key))
+        for key, line, col, verdict, detail, _ in f.relayed:
+            ran.setdefault((key, line, col), []).append((verdict, detail, f.key))
     for f, sites in files:
+        reach = _reach(f)
         for site in sites:
-            hit = crossing.get((f.key, site.line, site.col))
+            runs = ran.get((f.key, site.line, site.col), [])
+            hit = next((r for r in runs if r[0] == "crossing"), None)
             if hit is not None and site.verdict != "crossing":
                 site.verdict, site.detail, site.culprit = "crossing", \
-                    f"called from {display.get(hit[1], hit[1])}: {hit[0]}", ""
+                    f"called from {display.get(hit[2], hit[2])}: {hit[1]}", ""
                 continue
             scope = f.scopes.get((site.line, site.col))
-            if site.verdict not in SAFE or scope is None or not scope[1]:
+            if site.verdict not in SAFE or scope is None:
                 continue
-            via = elsewhere.get((f.key, scope[0])) or elsewhere.get((f.key, "*"))
-            if via is not None:
-                site.verdict, site.detail = "unresolved", CALLED_ELSEWHERE
-                site.culprit = f"{scope[0]}, imported by {display.get(via, via)}"
+            entries = [e for e in sorted(reach.get(scope[0], {scope[0]}))
+                       if (f.key, e) in importers or (f.key, "*") in importers]
+            if not entries or (entries == [scope[0]] and not scope[1]):
+                continue  # no other module reaches it, or a function of no arguments
+            whole = entries == [scope[0]] and (f.key, "*") not in importers and \
+                all(_complete(by_key.get(g), local) for g, local in importers[(f.key, scope[0])])
+            if whole and all(r[0] == site.verdict for r in runs):
+                continue  # every call from elsewhere ran through it, harmless alike
+            # Name the importer whose uses were not all followed, where there is one.
+            who = sorted(importers.get((f.key, entries[0])) or importers[(f.key, "*")])
+            g = next((k for k, local in who if not _complete(by_key.get(k), local)), who[0][0])
+            site.verdict, site.detail = "unresolved", CALLED_ELSEWHERE
+            via = "" if entries[0] == scope[0] else f" (through {entries[0]})"
+            site.culprit = f"{scope[0]}{via}, imported by {display.get(g, g)}"
