@@ -49,6 +49,7 @@ class ModuleFacts:
     # spelled with it the analysis ran through (relayed)
     uses: dict[str, int] = field(default_factory=dict)
     relayed_calls: dict[str, int] = field(default_factory=dict)
+    classes: frozenset[str] = frozenset()  # top-level classes: their methods are called on instances
 
 
 def facts_of(ctx: Any, path: str, site_lines: Iterable[tuple[int, int]],
@@ -65,6 +66,7 @@ def facts_of(ctx: Any, path: str, site_lines: Iterable[tuple[int, int]],
                 out.scopes[(line, col)] = (name, takes)
                 break
     names = {name for _, _, name, _ in tops}
+    out.classes = frozenset(stmt.name for stmt in tree.body if isinstance(stmt, ast.ClassDef))
     for stmt in tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             out.reads[stmt.name] = frozenset(n.id for n in ast.walk(stmt)
@@ -232,7 +234,8 @@ def apply(files: list[tuple[ModuleFacts, list[Any]]], display: dict[str, str]) -
                        if (f.key, e) in importers or (f.key, "*") in importers]
             if not entries or (entries == [scope[0]] and not scope[1]):
                 continue  # no other module reaches it, or a function of no arguments
-            whole = entries == [scope[0]] and (f.key, "*") not in importers and \
+            # A method runs for calls on instances, which no use of the class's name counts.
+            whole = entries == [scope[0]] and scope[0] not in f.classes and (f.key, "*") not in importers and \
                 all(_complete(by_key.get(g), local) for g, local in importers[(f.key, scope[0])])
             if whole and all(r[0] == site.verdict for r in runs):
                 continue  # every call from elsewhere ran through it, harmless alike

@@ -92,3 +92,20 @@ def test_a_module_imported_whole_counts_too(project: Path) -> None:
     write(project, "tools/export.py", "import pkg.meshes\n\nCALLBACK = pkg.meshes.place\n")
     assert _site(project) == ("unresolved", "a parameter of a function other modules call too",
                               "place, imported by tools/export.py")
+
+
+def test_a_method_of_an_imported_class_is_judged_with_the_importers_instances(project: Path) -> None:
+    # The importer's one use of Placer is a constructor call; its method call on the
+    # instance passes other values, which no use of the name counts.
+    write(project, "pkg/__init__.py", "")
+    write(project, "pkg/meshes.py", MESHES.replace(
+        'def place(value, mesh):\n    return jax.device_put(value, NamedSharding(mesh, P("x")))\n',
+        'class Placer:\n    def put(self, value, mesh):\n        return jax.device_put(value, NamedSharding(mesh, P("x")))\n'
+    ).replace("warm = place(np.zeros(8), TRAIN)", "warm = Placer().put(np.zeros(8), TRAIN)"))
+    write(project, "main.py", "import numpy as np\nfrom pkg.meshes import Placer, TRAIN\n\n"
+                              "x = Placer().put(np.zeros(8), TRAIN)\n")
+    r = run("coverage", "--isolated", "--sites", "--format", "json", cwd=project)
+    found = [(s["verdict"], s["detail"], s["culprit"]) for s in json.loads(r.stdout)["site_list"]
+             if s["path"] == "pkg/meshes.py"]
+    assert found == [("unresolved", "a parameter of a function other modules call too",
+                      "Placer, imported by main.py")], found
