@@ -72,6 +72,7 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
 
     found: dict[int, tuple[Any, str, list[Verdict]]] = {}
     relayed: list[tuple[Any, str, str]] = []
+    values: dict[int, Any] = {}  # call node id -> the value it moves, as written
     spellings: dict[str, str] = {}
     ctx_box: list[Any] = []
 
@@ -97,6 +98,7 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
             else:
                 v = classify(ctx, ev, None)
             found.setdefault(id(ev.node), (ev.node, ev.kind, []))[2].append(v)
+            values[id(ev.node)] = ev.value_node
         for ev in ctx.relayed_transfers:
             diag = anchored.get(id(ev.node))
             v = Verdict("crossing", f"{diag.code} {diag.message}") if diag is not None else classify(ctx, ev, None)
@@ -115,15 +117,17 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
         return out
     ctx = ctx_box[0]
     reached: set[tuple[int, int]] = set()
+    moved: dict[tuple[int, int], Any] = {}
     for node, kind, verdicts in found.values():
         line, col, _, _ = ctx.span(node)
         reached.add((line, col))
+        moved[(line, col + 1)] = values.get(id(node))
         out.sites.append(Site(path, line, col + 1, kind, *_merge(verdicts)))
     for line, col, name in _spelled_sites(ctx.module.tree, text, spellings):
         if (line, col) not in reached:
             out.sites.append(Site(path, line, col + 1, name, "unresolved", NOT_REACHED))
     out.sites.sort(key=lambda s: (s.line, s.col))
-    out.modules = facts_of(ctx, path, [(s.line, s.col) for s in out.sites], relayed)
+    out.modules = facts_of(ctx, path, {(s.line, s.col): moved.get((s.line, s.col)) for s in out.sites}, relayed)
     return out
 
 

@@ -20,10 +20,11 @@ importers.
 from __future__ import annotations
 
 import ast
+import builtins
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 SAFE = ("same_devices", "same_pieces", "host_data")
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w. \t,]+)", re.MULTILINE)
@@ -50,14 +51,22 @@ class ModuleFacts:
     uses: dict[str, int] = field(default_factory=dict)
     relayed_calls: dict[str, int] = field(default_factory=dict)
     classes: frozenset[str] = frozenset()  # top-level classes: their methods are called on instances
+    # sites whose moved value is built from module-level names alone (np.zeros(8)): host
+    # data whoever calls the function
+    fixed: frozenset[tuple[int, int]] = frozenset()
 
 
-def facts_of(ctx: Any, path: str, site_lines: Iterable[tuple[int, int]],
+def facts_of(ctx: Any, path: str, sites: Mapping[tuple[int, int], ast.AST | None],
              relayed: Iterable[tuple[Any, str, str]]) -> ModuleFacts:
-    """``site_lines``: this file's sites; ``relayed``: (event, verdict, detail) of each
-    transfer of another module's function run for a call in this file."""
+    """``sites``: this file's sites, (line, 1-based column) -> the value it moves as written;
+    ``relayed``: (event, verdict, detail) of each transfer of another module's function
+    run for a call in this file."""
     out = ModuleFacts(os.path.realpath(path))
     tree = ctx.module.tree
+    module_names = _module_names(tree)
+    out.fixed = frozenset(at for at, value in sites.items() if value is not None and all(
+        n.id in module_names for n in ast.walk(value) if isinstance(n, ast.Name)))
+    site_lines = list(sites)
     tops = [(stmt.lineno, stmt.end_lineno or stmt.lineno, stmt.name, _takes_arguments(stmt))
             for stmt in tree.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     for line, col in site_lines:
@@ -124,6 +133,20 @@ def text_facts(text: str, path: str, view: Any) -> ModuleFacts:
             if mod is not None and mod.path is not None:
                 out.imports.append((mod.key, "*", alias.strip() or module.strip()))
     return out
+
+
+def _module_names(tree: ast.Module) -> frozenset[str]:
+    """Names bound at module level (imports, assignments, defs) and Python's builtins."""
+    names = set(dir(builtins))
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in stmt.names}
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(stmt.name)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return frozenset(names)
 
 
 def _takes_arguments(stmt: ast.stmt) -> bool:
@@ -228,7 +251,8 @@ def apply(files: list[tuple[ModuleFacts, list[Any]]], display: dict[str, str]) -
                     f"called from {display.get(hit[2], hit[2])}: {hit[1]}", ""
                 continue
             scope = f.scopes.get((site.line, site.col))
-            if site.verdict not in SAFE or scope is None:
+            if site.verdict not in SAFE or scope is None or \
+                    site.verdict == "host_data" and (site.line, site.col) in f.fixed:
                 continue
             entries = [e for e in sorted(reach.get(scope[0], {scope[0]}))
                        if (f.key, e) in importers or (f.key, "*") in importers]

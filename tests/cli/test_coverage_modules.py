@@ -109,3 +109,10 @@ def test_a_method_of_an_imported_class_is_judged_with_the_importers_instances(pr
              if s["path"] == "pkg/meshes.py"]
     assert found == [("unresolved", "a parameter of a function other modules call too",
                       "Placer, imported by main.py")], found
+
+
+def test_host_data_built_in_the_function_is_host_data_whoever_calls_it(project: Path) -> None:
+    write(project, "pkg/__init__.py", "")
+    write(project, "pkg/meshes.py", MESHES.replace("jax.device_put(value, ", "jax.device_put(np.zeros(8), "))
+    write(project, "main.py", "from pkg.meshes import place, TRAIN\n\nHANDLERS = {'place': place}\n")
+    assert _site(project)[0] == "host_data"
