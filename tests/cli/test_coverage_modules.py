@@ -26,6 +26,15 @@ warm = place(np.zeros(8), TRAIN)
 SITE = ("pkg/meshes.py", 10)  # the device_put inside place
 
 
+def _layout(root: Path, main: str, init: str = "", meshes: str = MESHES, main_path: str = "main.py") -> None:
+    write(root, "pkg/__init__.py", init)
+    write(root, "pkg/meshes.py", meshes)
+    write(root, main_path, main)
+
+
+ELSEWHERE = "a parameter of a function other modules call too"
+
+
 def _site(root: Path) -> tuple[str, str, str]:
     r = run("coverage", "--isolated", "--sites", "--format", "json", cwd=root)
     assert r.returncode == 0, r.stderr
@@ -56,21 +65,18 @@ def test_a_call_from_another_module_that_crosses_makes_the_site_a_crossing(proje
 def test_a_harmless_verdict_stands_when_every_call_from_elsewhere_ran_through_it(project: Path) -> None:
     # main.py reads place once, in a call the analysis runs (through jax.tree.map's
     # callback, with numpy data), re-exported by the package: host data there too.
-    write(project, "pkg/__init__.py", "from .meshes import place, TRAIN\n")
-    write(project, "pkg/meshes.py", MESHES)
-    write(project, "main.py", "import jax\nimport numpy as np\nfrom pkg import place, TRAIN\n\n"
-                              "x = jax.tree.map(lambda a: place(a, TRAIN), [np.zeros(8)])\n")
+    _layout(project, "import jax\nimport numpy as np\nfrom pkg import place, TRAIN\n\n"
+                     "x = jax.tree.map(lambda a: place(a, TRAIN), [np.zeros(8)])\n",
+            init="from .meshes import place, TRAIN\n")
     assert _site(project)[0] == "host_data"
 
 
 def test_a_harmless_verdict_does_not_stand_for_calls_it_did_not_join(project: Path) -> None:
     # main.py hands place on (a use that is no call): its calls are not all seen.
-    write(project, "pkg/__init__.py", "from .meshes import place, TRAIN\n")
-    write(project, "pkg/meshes.py", MESHES)
-    write(project, "main.py", "import numpy as np\nfrom pkg import place, TRAIN\n\n"
-                              "HANDLERS = {'place': place}\nx = place(np.zeros(8), TRAIN)\n")
-    assert _site(project) == ("unresolved", "a parameter of a function other modules call too",
-                              "place, imported by main.py")
+    _layout(project, "import numpy as np\nfrom pkg import place, TRAIN\n\n"
+                     "HANDLERS = {'place': place}\nx = place(np.zeros(8), TRAIN)\n",
+            init="from .meshes import place, TRAIN\n")
+    assert _site(project) == ("unresolved", ELSEWHERE, "place, imported by main.py")
 
 
 def test_a_function_reached_from_an_imported_one_is_judged_with_its_calls(project: Path) -> None:
@@ -78,12 +84,9 @@ def test_a_function_reached_from_an_imported_one_is_judged_with_its_calls(projec
     inner = MESHES.replace('def place(value, mesh):\n    return jax.device_put(value, NamedSharding(mesh, P("x")))\n',
                            'def _put(value, mesh):\n    return jax.device_put(value, NamedSharding(mesh, P("x")))\n'
                            '\n\ndef place(value, mesh):\n    return _put(value, mesh)\n')
-    write(project, "pkg/__init__.py", "")
-    write(project, "pkg/meshes.py", inner)
-    write(project, "main.py", "import numpy as np\nfrom pkg.meshes import place, TRAIN\n\n"
-                              "x = place(np.zeros(8), TRAIN)\n")
-    assert _site(project) == ("unresolved", "a parameter of a function other modules call too",
-                              "_put (through place), imported by main.py")
+    _layout(project, "import numpy as np\nfrom pkg.meshes import place, TRAIN\n\nx = place(np.zeros(8), TRAIN)\n",
+            meshes=inner)
+    assert _site(project) == ("unresolved", ELSEWHERE, "_put (through place), imported by main.py")
 
 
 def test_a_module_imported_whole_counts_too(project: Path) -> None:
