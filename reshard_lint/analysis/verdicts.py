@@ -36,6 +36,13 @@ class Verdict:
     culprit: str = ""
 
 
+# Evidence that holds whatever values reach the call: a target built from the array's own
+# sharding, no target at all (coverage across files keeps these, coverage_modules.py).
+OWN_TARGET = "the target is built from "
+NO_TARGET = "no target: "
+CALLER_FREE = (OWN_TARGET, NO_TARGET)
+
+
 def _unresolved(ctx: FileContext, v: Value) -> Verdict:
     """Unresolved, for the reason ``v`` is unknown, and what stopped the analysis there."""
     if isinstance(v, Unknown):
@@ -94,9 +101,9 @@ def _classify(ctx: FileContext, event: Transfer) -> Verdict:
     if event.untargeted:
         # No other devices: in one process a committed array stays where it is; in
         # multi-controller JAX a global one raises instead (the Device path, RSH301's error).
-        return Verdict("same_devices", f"no target: device_put moves '{x}' to no other devices")
+        return Verdict("same_devices", f"{NO_TARGET}device_put moves '{x}' to no other devices")
     if isinstance(target, OwnShardingVal) and target.of is value:
-        return Verdict("same_devices", f"the target is built from '{x}'s own sharding")
+        return Verdict("same_devices", f"{OWN_TARGET}'{x}'s own sharding")
     arrays = _leaves(value)
     if not all(isinstance(a, ArrayVal) for a in arrays):
         return _unresolved(ctx, value)

@@ -72,7 +72,7 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
 
     found: dict[int, tuple[Any, str, list[Verdict]]] = {}
     relayed: list[tuple[Any, str, str]] = []
-    values: dict[int, Any] = {}  # call node id -> the value it moves, as written
+    values: dict[int, Any] = {}  # call node id -> (the value it moves, its target), as written
     spellings: dict[str, str] = {}
     ctx_box: list[Any] = []
 
@@ -98,7 +98,7 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
             else:
                 v = classify(ctx, ev, None)
             found.setdefault(id(ev.node), (ev.node, ev.kind, []))[2].append(v)
-            values[id(ev.node)] = ev.value_node
+            values[id(ev.node)] = (ev.value_node, getattr(ev, "target_node", None))
         for ev in ctx.relayed_transfers:
             diag = anchored.get(id(ev.node))
             v = Verdict("crossing", f"{diag.code} {diag.message}") if diag is not None else classify(ctx, ev, None)
@@ -121,13 +121,14 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
     for node, kind, verdicts in found.values():
         line, col, _, _ = ctx.span(node)
         reached.add((line, col))
-        moved[(line, col + 1)] = values.get(id(node))
+        moved[(line, col + 1)] = values.get(id(node), (None, None))
         out.sites.append(Site(path, line, col + 1, kind, *_merge(verdicts)))
     for line, col, name in _spelled_sites(ctx.module.tree, text, spellings):
         if (line, col) not in reached:
             out.sites.append(Site(path, line, col + 1, name, "unresolved", NOT_REACHED))
     out.sites.sort(key=lambda s: (s.line, s.col))
-    out.modules = facts_of(ctx, path, {(s.line, s.col): moved.get((s.line, s.col)) for s in out.sites}, relayed)
+    out.modules = facts_of(ctx, path, {(s.line, s.col): moved.get((s.line, s.col), (None, None))
+                                       for s in out.sites}, relayed)
     return out
 
 

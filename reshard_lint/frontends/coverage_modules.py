@@ -26,6 +26,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from ..analysis.verdicts import CALLER_FREE
+
 SAFE = ("same_devices", "same_pieces", "host_data")
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w. \t,]+)", re.MULTILINE)
 CALLED_ELSEWHERE = "a parameter of a function other modules call too"
@@ -54,18 +56,23 @@ class ModuleFacts:
     # sites whose moved value is built from module-level names alone (np.zeros(8)): host
     # data whoever calls the function
     fixed: frozenset[tuple[int, int]] = frozenset()
+    own: frozenset[tuple[int, int]] = frozenset()  # sites whose target is the value's own sharding
 
 
-def facts_of(ctx: Any, path: str, sites: Mapping[tuple[int, int], ast.AST | None],
+def facts_of(ctx: Any, path: str, sites: Mapping[tuple[int, int], tuple[ast.AST | None, ast.AST | None]],
              relayed: Iterable[tuple[Any, str, str]]) -> ModuleFacts:
-    """``sites``: this file's sites, (line, 1-based column) -> the value it moves as written;
-    ``relayed``: (event, verdict, detail) of each transfer of another module's function
-    run for a call in this file."""
+    """``sites``: this file's sites, (line, 1-based column) -> the value it moves and its
+    target, as written; ``relayed``: (event, verdict, detail) of each transfer of another
+    module's function run for a call in this file."""
     out = ModuleFacts(os.path.realpath(path))
     tree = ctx.module.tree
     module_names = _module_names(tree)
-    out.fixed = frozenset(at for at, value in sites.items() if value is not None and all(
+    out.fixed = frozenset(at for at, (value, _) in sites.items() if value is not None and all(
         n.id in module_names for n in ast.walk(value) if isinstance(n, ast.Name)))
+    # ``device_put(x, x.sharding)``: the array's own devices whoever passes x.
+    out.own = frozenset(at for at, (value, target) in sites.items()
+                        if value is not None and isinstance(target, ast.Attribute) and target.attr == "sharding"
+                        and ast.dump(target.value) == ast.dump(value))
     site_lines = list(sites)
     tops = [(stmt.lineno, stmt.end_lineno or stmt.lineno, stmt.name, _takes_arguments(stmt))
             for stmt in tree.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
@@ -251,9 +258,10 @@ def apply(files: list[tuple[ModuleFacts, list[Any]]], display: dict[str, str]) -
                     f"called from {display.get(hit[2], hit[2])}: {hit[1]}", ""
                 continue
             scope = f.scopes.get((site.line, site.col))
-            if site.verdict not in SAFE or scope is None or \
+            if site.verdict not in SAFE or scope is None or site.detail.startswith(CALLER_FREE) or \
+                    site.verdict == "same_devices" and (site.line, site.col) in f.own or \
                     site.verdict == "host_data" and (site.line, site.col) in f.fixed:
-                continue
+                continue  # whoever calls: the array's own sharding, no target, literal data
             entries = [e for e in sorted(reach.get(scope[0], {scope[0]}))
                        if (f.key, e) in importers or (f.key, "*") in importers]
             if not entries or (entries == [scope[0]] and not scope[1]):

@@ -119,3 +119,11 @@ def test_host_data_built_in_the_function_is_host_data_whoever_calls_it(project: 
     write(project, "pkg/meshes.py", MESHES.replace("jax.device_put(value, ", "jax.device_put(np.zeros(8), "))
     write(project, "main.py", "from pkg.meshes import place, TRAIN\n\nHANDLERS = {'place': place}\n")
     assert _site(project)[0] == "host_data"
+
+
+def test_a_target_built_from_the_arrays_own_sharding_is_the_same_devices_whoever_calls(project: Path) -> None:
+    meshes = MESHES.replace("jax.device_put(value, NamedSharding(mesh, P(\"x\")))", "jax.device_put(value, value.sharding)")
+    meshes = meshes.replace("warm = place(np.zeros(8), TRAIN)",
+                            "warm = place(jax.device_put(np.zeros(8), NamedSharding(TRAIN, P('x'))), TRAIN)")
+    _layout(project, "from pkg.meshes import place\n\nHANDLERS = {'place': place}\n", meshes=meshes)
+    assert _site(project)[0] == "same_devices"
