@@ -23,6 +23,8 @@ _MAX_INLINE_DEPTH = 3
 _MAX_CONTEXTS = 8  # distinct argument contexts evaluated per function
 
 TOO_DEEP = "a result of helpers nested deeper than the analysis follows"
+TOO_MANY_CONTEXTS = "a result of a function called with more different arguments than the analysis follows"
+RECURSIVE_CALL = "a result of a function that calls itself"
 UNMATCHED = "a result of a call whose arguments do not match the function"
 NO_RETURN = "a result of a helper that returns nothing the analysis knows"
 NOT_ONE_ELEMENT = "an element of a generator that yields values the analysis does not join"
@@ -75,14 +77,16 @@ class Functions(InterpreterBase):
     def inline(self, func: FuncVal, params: dict[str, Value]) -> Value:
         """The function's return value for these arguments, evaluated quietly, memoized."""
         fn = func.node
-        if len(self.inline_stack) >= _MAX_INLINE_DEPTH or fn in self.inline_stack:
+        if fn in self.inline_stack:
+            return unknown(RECURSIVE_CALL, func_name(func))
+        if len(self.inline_stack) >= _MAX_INLINE_DEPTH:
             return unknown(TOO_DEEP, func_name(func))
         key = tuple(sorted((k, _identity(v)) for k, v in params.items()))
         memo = self.memo.setdefault(fn, {})
         if key in memo:
             return memo[key][1]
         if len(memo) >= _MAX_CONTEXTS:
-            return unknown(TOO_DEEP, func_name(func))
+            return unknown(TOO_MANY_CONTEXTS, func_name(func))
         result = self.run_callable(func, params, quiet=True)
         memo[key] = (params, result)  # params kept alive: the key holds their ids
         return result
@@ -98,7 +102,7 @@ class Functions(InterpreterBase):
     def run_callable(self, func: FuncVal, params: dict[str, Value], quiet: bool) -> Value:
         fn = func.node
         if fn in self.inline_stack:
-            return unknown(TOO_DEEP, func_name(func))
+            return unknown(RECURSIVE_CALL, func_name(func))
         parent: Scope = func.scope  # type: ignore[assignment]  # (FuncVal.scope: a Scope, typed object)
         if isinstance(fn, ast.Lambda):
             body_stmts: Sequence[ast.stmt] = []

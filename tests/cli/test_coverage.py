@@ -490,3 +490,33 @@ c = jax.device_put(v, NamedSharding(rollout, P("x")))
     assert by_line[10][0] == "same_pieces", by_line[10]
     assert by_line[11] == ("unresolved", "a computed array whose layout the analysis does not know, put on its "
                                          "devices in another order"), by_line[11]
+
+
+def test_the_bounds_of_following_calls_say_which_bound(project: Path) -> None:
+    # One function evaluated with nine different arguments (the analysis follows eight per
+    # function), and one that calls itself.
+    calls = "\n".join(f"m{i} = mesh_for({i})" for i in range(9))
+    write(project, "bounds.py", f"""\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+
+def mesh_for(k):
+    return Mesh(np.array(jax.devices()[k:k + 1]), ("x",))
+
+
+def nest(n):
+    return nest(n - 1) if n else Mesh(np.array(jax.devices()), ("x",))
+
+
+{calls}
+x = jax.device_put(np.zeros(8), NamedSharding(Mesh(np.array(jax.devices()), ("x",)), P()))
+a = jax.device_put(x, NamedSharding(m8, P()))
+b = jax.device_put(x, NamedSharding(nest(2), P()))
+""")
+    out = _json("--sites", cwd=project)
+    by_line = {s["line"]: (s["verdict"], s["detail"], s["culprit"]) for s in out["site_list"]}
+    assert by_line[24] == ("unresolved", "a result of a function called with more different arguments than "
+                                         "the analysis follows", "mesh_for"), by_line[24]
+    assert by_line[25] == ("unresolved", "a result of a function that calls itself", "nest"), by_line[25]
