@@ -73,20 +73,16 @@ def facts_of(ctx: Any, path: str, sites: Mapping[tuple[int, int], tuple[ast.AST 
     out.own = frozenset(at for at, (value, target) in sites.items()
                         if value is not None and isinstance(target, ast.Attribute) and target.attr == "sharding"
                         and ast.dump(target.value) == ast.dump(value))
-    site_lines = list(sites)
-    tops = [(stmt.lineno, stmt.end_lineno or stmt.lineno, stmt.name, _takes_arguments(stmt))
-            for stmt in tree.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
-    for line, col in site_lines:
-        for first, last, name, takes in tops:
-            if first <= line <= last:
-                out.scopes[(line, col)] = (name, takes)
-                break
-    names = {name for _, _, name, _ in tops}
-    out.classes = frozenset(stmt.name for stmt in tree.body if isinstance(stmt, ast.ClassDef))
-    for stmt in tree.body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.reads[stmt.name] = frozenset(n.id for n in ast.walk(stmt)
-                                             if isinstance(n, ast.Name) and n.id in names and n.id != stmt.name)
+    defs = [stmt for stmt in tree.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    for line, col in sites:
+        scope = next((d for d in defs if d.lineno <= line <= (d.end_lineno or d.lineno)), None)
+        if scope is not None:
+            out.scopes[(line, col)] = (scope.name, _takes_arguments(scope))
+    names = {stmt.name for stmt in defs}
+    out.classes = frozenset(stmt.name for stmt in defs if isinstance(stmt, ast.ClassDef))
+    for stmt in defs:
+        out.reads[stmt.name] = frozenset(n.id for n in ast.walk(stmt)
+                                         if isinstance(n, ast.Name) and n.id in names and n.id != stmt.name)
     view = ctx.project
     if view is not None:
         out.imports = list(_imports(tree, view))
@@ -115,31 +111,39 @@ def text_facts(text: str, path: str, view: Any) -> ModuleFacts:
     from ..project.module_scan import import_lines
 
     out = ModuleFacts(os.path.realpath(path))
-    index = view.project.index
-    froms, imports = import_lines(text)
+    froms, _ = import_lines(text)  # (its ``import a as b`` list: every ``import`` line is read below)
     for dots, module, names in froms:
         base = view.absolute(len(dots), module or None) if dots else module
-        mod = index.find(base) if base else None
-        if mod is None or mod.path is None:
-            continue
         for part in names.strip("()").split(","):
             name, _, alias = part.strip().partition(" as ")
-            name, alias = name.strip(), alias.strip()
-            if not name:
-                continue
-            sub = index.find(f"{base}.{name}") if name != "*" else None
-            if sub is not None and sub.path is not None:
-                out.imports.append((sub.key, "*", alias or name))
-            else:
-                out.imports.append((mod.key, name, alias or name))
-    del imports  # (``import a as b`` only: every ``import`` line is read below)
+            if name.strip():
+                out.imports.extend(_from_import(view, base, name.strip(), alias.strip() or name.strip()))
     for line in _IMPORT.findall(text):
         for part in line.split(","):
             module, _, alias = part.strip().partition(" as ")
-            mod = index.find(module.strip())
-            if mod is not None and mod.path is not None:
-                out.imports.append((mod.key, "*", alias.strip() or module.strip()))
+            out.imports.extend(_import(view, module.strip(), alias.strip() or module.strip()))
     return out
+
+
+def _from_import(view: Any, base: str | None, name: str, local: str) -> Iterable[Import]:
+    """``from base import name as local`` of a project module: the name, or, when it is a
+    submodule, any attribute of it."""
+    index = view.project.index
+    mod = index.find(base) if base else None
+    if mod is None or mod.path is None:
+        return
+    sub = index.find(f"{base}.{name}") if name != "*" else None
+    if sub is not None and sub.path is not None:
+        yield sub.key, "*", local
+    else:
+        yield mod.key, name, local
+
+
+def _import(view: Any, module: str, local: str) -> Iterable[Import]:
+    """``import module as local`` of a project module: any attribute of it."""
+    mod = view.project.index.find(module)
+    if mod is not None and mod.path is not None:
+        yield mod.key, "*", local
 
 
 def _module_names(tree: ast.Module) -> frozenset[str]:
@@ -164,27 +168,14 @@ def _takes_arguments(stmt: ast.stmt) -> bool:
 
 
 def _imports(tree: ast.Module, view: Any) -> Iterable[Import]:
-    index = view.project.index
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             base = view.absolute(node.level, node.module) if node.level else node.module
-            mod = index.find(base) if base else None
-            if mod is None or mod.path is None:
-                continue
             for alias in node.names:
-                if alias.name == "*":
-                    yield mod.key, "*", "*"
-                    continue
-                sub = index.find(f"{base}.{alias.name}")
-                if sub is not None and sub.path is not None:
-                    yield sub.key, "*", alias.asname or alias.name  # a module: any attribute
-                else:
-                    yield mod.key, alias.name, alias.asname or alias.name
+                yield from _from_import(view, base, alias.name, alias.asname or alias.name)
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                mod = index.find(alias.name)
-                if mod is not None and mod.path is not None:
-                    yield mod.key, "*", alias.asname or alias.name
+                yield from _import(view, alias.name, alias.asname or alias.name)
 
 
 def _importers(files: list[ModuleFacts]) -> dict[tuple[str, str], set[tuple[str, str]]]:
