@@ -223,11 +223,13 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
         observed = raising and not self.quiet and self.expected_sink is not None
         if raising:
             self.quiet += 1
+            self.inexact += 1
         try:
             self._exec_with(stmt, scope, observed)
         finally:
             if raising:
                 self.quiet -= 1
+                self.inexact -= 1
             self.context_mesh = ctx_before
             self.mesh_context = in_context
             self.context_site = site_before
@@ -481,6 +483,8 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
             self.assign_attribute(self.eval(base, scope), target.attr, value, via_self)
         elif isinstance(target, ast.Subscript):
             base_val = self.eval(target.value, scope)
+            if self.store_item(target, base_val, value, scope):
+                return
             mutation.changed(base_val)
             if isinstance(base_val, DevVal):
                 # devs[:] = ..., devs[0], devs[1] = devs[1], devs[0]: not followed.

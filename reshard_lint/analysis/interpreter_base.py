@@ -45,6 +45,8 @@ class InterpreterBase:
     current_name: str
     made: list[FuncVal | ClassVal]
     settling: bool
+    unroll_weight: int  # flow.py: loops run per element (unroll.py)
+    unroll_runs: int
     token: int  # counts the shuffles made (interpreter.new_token)
 
     if TYPE_CHECKING:
