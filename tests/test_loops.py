@@ -86,3 +86,9 @@ with_try()
     base = len((FIXTURES / "loops.py").read_text(encoding="utf-8").splitlines())
     added = {s.line - base: s.verdict for s in cov.sites if s.line > base}
     assert added == {7: "unresolved", 12: "unresolved", 19: "unresolved"}
+
+
+def test_a_name_each_run_binds_again_is_unknown_to_a_function_that_runs_later() -> None:
+    # put_current runs after the module with one value of cur10, while its call in the
+    # loop's first run saw rollout and the second train: unknown, not the last one.
+    assert _verdicts()[108] == ("unresolved", PATHS)

@@ -102,6 +102,8 @@ class Flow(InterpreterBase):
         seen = unroll.sources(self, stmt.iter, it, scope)
         outer, self.unroll_weight = self.unroll_weight, weight
         roots: set[int] | None = None
+        assigned = count_bindings(block(stmt.body))
+        bound: dict[str, Value] = {}
         try:
             for i, element in enumerate(elements):
                 if i and unroll.changed(seen):
@@ -113,6 +115,7 @@ class Flow(InterpreterBase):
                     # RSH102 counts the device arrays meshes are built on: the same
                     # construction run again is no second one.
                     roots = set(self.ctx.mesh_roots)
+                _rebound(scope, assigned, bound)
             else:
                 if not unroll.changed(seen):
                     self.exec_block(block(stmt.orelse), scope)
@@ -272,6 +275,20 @@ class Flow(InterpreterBase):
             results = [r for r, t in zip(results, through) if t]
         scope.vars = _merge(results)
         self.exec_block(block(stmt.finalbody), scope)
+
+
+def _rebound(scope: Scope, assigned: dict[str, int], bound: dict[str, Value]) -> None:
+    """After a run of a loop body run per element: a name the body binds at one site that
+    this run left with another value than the run before counts as bound twice. A function
+    that runs later (after the module, once its calls are seen) reads one value of it,
+    while a call of it in each run saw that run's (scope.py)."""
+    for name in assigned:
+        v = scope.vars.get(name, UNKNOWN)
+        if name in bound and bound[name] is not v and not (
+                isinstance(v, ConstVal) and isinstance(bound[name], ConstVal)
+                and bound[name].value == v.value):  # type: ignore[attr-defined]  # (a ConstVal)
+            scope.bindings[name] = max(2, scope.bindings.get(name, 0))
+        bound[name] = v
 
 
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
