@@ -145,14 +145,14 @@ def test_ranges_of_a_configuration_module_decide_the_meshes_built_on_them() -> N
     # tests/fixtures/projects/ranges: meshes over range(0, 8), range(0, 2) and another
     # range(0, 8) of config.py, read through .start/.stop and list(range(*bounds)) by
     # helpers four calls deep, the role functions under a registering decorator,
-    # re-exported by the package's `from .meshes import *` with __all__.
+    # re-exported by the package's `from .meshes import *` with __all__ and by name.
     root = PROJECTS / "ranges"
     proc = subprocess.run([tool("reshard-lint"), "coverage", "--sites", "--format", "json", "."],
                           capture_output=True, text=True, cwd=root, timeout=300)
     sites = {(s["path"], s["line"]): s["verdict"] for s in json.loads(proc.stdout)["site_list"]}
     roles = {line: verdict for (path, line), verdict in sites.items() if path == "rangepkg/roles.py"}
     assert roles == {9: "host_data", 10: "crossing", 11: "crossing", 13: "same_devices", 14: "same_devices",
-                     15: "same_devices", 17: "crossing"}
+                     15: "same_devices", 17: "crossing", 18: "crossing"}
 
 
 CACHE_EDITS = [
