@@ -17,8 +17,8 @@ from typing import Optional, Sequence
 
 from .interpreter_base import InterpreterBase
 from .scope import Scope, block
-from .valueops import NO_KEY, const_int
-from .values import ConstVal, HostVal, IntVal, QualVal, SeqVal, Value, is_unknown
+from .valueops import NO_KEY
+from .values import ConstVal, IntVal, QualVal, RangeVal, SeqVal, Value, is_unknown
 
 MAX_ELEMENTS = 8
 MAX_WEIGHT = 64  # the product of the element counts of nested loops run per element
@@ -47,7 +47,7 @@ def elements(an: InterpreterBase, iter_node: ast.expr, it: Value, scope: Scope) 
     """What iterating ``it`` (the value of ``iter_node``) gives, element by element,
     where the analysis knows every one and how many there are; None otherwise.
     A dict gives its keys (constants, each once, in the order first written);
-    ``enumerate`` the indices as ints; ``range`` of literal bounds its ints."""
+    ``enumerate`` the indices as ints; a range of literal bounds its ints."""
     if isinstance(it, SeqVal):
         if it.changed or it.kind not in ("tuple", "list", "dict") or not _sized(an, iter_node, scope):
             return None
@@ -62,18 +62,10 @@ def elements(an: InterpreterBase, iter_node: ast.expr, it: Value, scope: Scope) 
                 return None
             items = [SeqVal((_int(n), p[1])) for n, p in enumerate(pairs) if p is not None]
         return items
-    if isinstance(it, HostVal) and (call := _call_of(iter_node, "range", scope)) is not None \
-            and 1 <= len(call.args) <= 3:
-        an.quiet += 1  # evaluated again (its events were had): quietly
-        try:
-            bounds = [const_int(an.eval(a, scope)) for a in call.args]
-        finally:
-            an.quiet -= 1
-        ints = [b for b in bounds if b is not None]
-        if len(ints) != len(bounds) or (len(ints) == 3 and ints[2] == 0):
-            return None
-        r = range(*ints)
-        if len(r) > MAX_ELEMENTS:
+    if isinstance(it, RangeVal):
+        # A range whose bounds are ints spelled out in the source (models/ranges.py).
+        r = it.literal()
+        if r is None or len(r) > MAX_ELEMENTS:
             return None
         return [_int(i) for i in r]
     if type(iter_node) is ast.Call and type(iter_node.func) is ast.Attribute and iter_node.func.attr == "keys" \
