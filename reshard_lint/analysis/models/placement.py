@@ -12,7 +12,12 @@ JAX). So a result is placed wherever any one committed argument is, whatever the
 
 What is not known is the result's layout (its PartitionSpec): a ``derived`` array has
 none, so no rule that reads the layout (RSH305, the cross-host path of RSH201) fires on
-it. Iterating over an array is not here: ``a, b = x`` fetches the rows to uncommitted
+it. Methods that return the array itself or keep its sharding (``astype``, ``copy``,
+``block_until_ready``; ``jax.device_put(x)`` with no target, transfers.py) keep its
+layout too. Where the array is not known, neither is what is computed from it: for the
+array's own reason and culprit (``of_unknown``, ``unknown_operand``, ``unplaced``), so
+that coverage names what stopped the analysis (the mesh's unmodelled function) rather
+than the computation. Iterating over an array is not here: ``a, b = x`` fetches the rows to uncommitted
 single-device arrays (observed), so unpacking a placed array stays unknown.
 """
 
