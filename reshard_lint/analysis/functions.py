@@ -19,7 +19,7 @@ from .scope import COMPOUND, FUNCTIONS, Scope, block, count_bindings, with_rebou
 from .valueops import each
 from .values import UNKNOWN, FuncVal, GenVal, MeshVal, SeqVal, Unknown, Value, func_name, join, unknown
 
-_MAX_INLINE_DEPTH = 3
+_MAX_INLINE_DEPTH = 6
 _MAX_CONTEXTS = 8  # distinct argument contexts evaluated per function
 
 TOO_DEEP = "a result of helpers nested deeper than the analysis follows"

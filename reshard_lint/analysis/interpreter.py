@@ -311,6 +311,13 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
             return shard_map.shard_mapped(func, dec.kwargs.get("mesh"), dec.kwargs.get("out_specs", UNKNOWN), node)
         if isinstance(dec, JitVal):  # jax.jit(out_shardings=...) used as a decorator factory
             return JitVal(dec.node, dec.in_shardings, dec.out_shardings, func=func, plain=dec.plain)
+        if isinstance(dec, FuncVal) and isinstance(func, (FuncVal, JitVal)):
+            # A decorator of the program's own (``@register("train")``, whose inner
+            # function files the function in a table and returns it): Python binds the
+            # name to what the decorator returns for the function, run as any call is.
+            # Kept where that is a function; anything else is not followed.
+            made = self.call_function(dec, Call.of_values(node, [func]), node)
+            return made if isinstance(made, (FuncVal, JitVal)) else UNKNOWN
         return UNKNOWN
 
     def run_function(self, func: FuncVal, parent: Scope, self_val: Optional[InstanceVal]) -> None:
