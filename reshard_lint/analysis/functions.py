@@ -18,8 +18,12 @@ from .callsites import bind_arguments
 from .interpreter_base import InterpreterBase
 from .scope import FUNCTIONS, Scope, block, count_bindings, with_rebound
 from .valueops import each
+from ..core import vocabulary as api
+from ..core.qualnames import canonical
+from .models import placement, shard_map
 from .values import (
-    UNKNOWN, ConstVal, FuncVal, GenVal, MeshContextVal, MeshVal, SeqVal, Unknown, Value, func_name, join, unknown,
+    UNKNOWN, ConstVal, FuncVal, GenVal, JitVal, MeshContextVal, MeshVal, PartialVal, QualVal, SeqVal, Unknown, Value,
+    func_name, join, unknown,
 )
 
 _MAX_INLINE_DEPTH = 3
@@ -104,7 +108,34 @@ class Functions(InterpreterBase):
             return False
         return not nested or self.ctx.module.owner(event.node) is not self.ctx.module
 
-    def decorated(self, decorator: FuncVal, func: Value, node: ast.AST) -> Value:
+    def apply_decorator(self, dec: Value, func: Value, node: ast.AST) -> Value:
+        """What ``@dec`` over a def binds its name to: the function marked (a property's
+        getter, a context manager), a jitted or shard_mapped one, or what a decorator of
+        the program returns for it; unknown otherwise."""
+        if isinstance(dec, QualVal) and isinstance(func, FuncVal):
+            if canonical(dec.qual) == api.PROPERTY and func.owner is not None:
+                func.prop = True  # read as an attribute of an instance: classes.read_property
+                return func
+            if dec.qual == api.CONTEXT_MANAGER:
+                func.manager = True  # called, it runs to its yield: functions.managed
+                return func
+        if isinstance(dec, QualVal) and canonical(dec.qual) == api.JIT:
+            return JitVal(node, func=func, plain=True)
+        if isinstance(dec, PartialVal) and isinstance(dec.func, QualVal) \
+                and canonical(dec.func.qual) == api.JIT:
+            return JitVal(node, dec.kwargs.get("in_shardings", UNKNOWN),
+                          dec.kwargs.get("out_shardings", UNKNOWN), func=func,
+                          plain=not dec.star and not dec.args and placement.keeps_placement(dec.kwargs))
+        if isinstance(dec, PartialVal) and isinstance(dec.func, QualVal) \
+                and canonical(dec.func.qual) == api.SHARD_MAP and not dec.star and not dec.args:
+            return shard_map.shard_mapped(func, dec.kwargs.get("mesh"), dec.kwargs.get("out_specs", UNKNOWN), node)
+        if isinstance(dec, JitVal):  # jax.jit(out_shardings=...) used as a decorator factory
+            return JitVal(dec.node, dec.in_shardings, dec.out_shardings, func=func, plain=dec.plain)
+        if isinstance(dec, FuncVal):
+            return self._decorated(dec, func, node)
+        return UNKNOWN
+
+    def _decorated(self, decorator: FuncVal, func: Value, node: ast.AST) -> Value:
         """``@register("train")`` over a def, the decorator a function of the program:
         what it returns for the function (itself, for a decorator that records it
         somewhere and gives it back), evaluated as a helper's return value. No call

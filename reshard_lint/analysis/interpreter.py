@@ -18,7 +18,6 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence, cast
 
-from ..core import vocabulary as api
 from . import mutation
 from .arguments import Call
 from .tree import arg_value
@@ -31,7 +30,7 @@ from .events import Event, Transfer
 from .expressions import Expressions, none_test, truth
 from .flow import Flow
 from .functions import Functions
-from .models import placement, shard_map
+from .models import placement
 from .reasons import CONTAINER
 from .scope import COMPOUND, FUNCTIONS, Scope, block, count_bindings, names_in_target, with_rebound
 from .valueops import element, expects_error, ordered
@@ -40,7 +39,6 @@ from .values import (
     MeshVal, HostVal,
     PartialVal, QualVal, SeqVal, ShardingVal, TransformVal, Value, func_name, unknown, unknown_from,
 )
-from ..core.qualnames import canonical
 
 if TYPE_CHECKING:
     from .devices import Model
@@ -306,30 +304,6 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
             if kw_default is not None:
                 out[p.arg] = self.eval(kw_default, scope)
         return out
-
-    def apply_decorator(self, dec: Value, func: Value, node: ast.AST) -> Value:
-        if isinstance(dec, QualVal) and isinstance(func, FuncVal):
-            if canonical(dec.qual) == api.PROPERTY and func.owner is not None:
-                func.prop = True  # read as an attribute of an instance: classes.read_property
-                return func
-            if dec.qual == api.CONTEXT_MANAGER:
-                func.manager = True  # called, it runs to its yield: functions.managed
-                return func
-        if isinstance(dec, QualVal) and canonical(dec.qual) == api.JIT:
-            return JitVal(node, func=func, plain=True)
-        if isinstance(dec, PartialVal) and isinstance(dec.func, QualVal) \
-                and canonical(dec.func.qual) == api.JIT:
-            return JitVal(node, dec.kwargs.get("in_shardings", UNKNOWN),
-                          dec.kwargs.get("out_shardings", UNKNOWN), func=func,
-                          plain=not dec.star and not dec.args and placement.keeps_placement(dec.kwargs))
-        if isinstance(dec, PartialVal) and isinstance(dec.func, QualVal) \
-                and canonical(dec.func.qual) == api.SHARD_MAP and not dec.star and not dec.args:
-            return shard_map.shard_mapped(func, dec.kwargs.get("mesh"), dec.kwargs.get("out_specs", UNKNOWN), node)
-        if isinstance(dec, JitVal):  # jax.jit(out_shardings=...) used as a decorator factory
-            return JitVal(dec.node, dec.in_shardings, dec.out_shardings, func=func, plain=dec.plain)
-        if isinstance(dec, FuncVal):
-            return self.decorated(dec, func, node)
-        return UNKNOWN
 
     def run_function(self, func: FuncVal, parent: Scope, self_val: Optional[InstanceVal]) -> None:
         fn = func.node
