@@ -21,7 +21,7 @@ from .scope import Scope, names_in_target
 from .tree import arg_value, call_args, subscript_items
 from .valueops import NO_KEY, ascending, const_int, each, int_fn, ordered
 from .values import (
-    UNKNOWN, ConstVal, DevVal, GenVal, HostVal, IntVal, QualVal, SeqVal, Unknown, Value, is_unknown, undecidable, unknown, unknown_from,
+    UNKNOWN, ConstVal, DevVal, GenVal, HostVal, IntVal, QualVal, RangeVal, SeqVal, Unknown, Value, is_unknown, undecidable, unknown, unknown_from,
 )
 
 if TYPE_CHECKING:
@@ -94,6 +94,18 @@ class Comprehensions(InterpreterBase):
         if not (ordered(base)):
             return None
         fns: Optional[list[Callable[[dv.Model], int]]] = None
+        if isinstance(it, RangeVal):
+            # ``for i in r`` of a range the analysis knows (``CONFIG.devices``,
+            # ``range(*bounds)``): the rows at its ints, on each topology.
+            def take_ints(m: dv.Model, f: Callable[[dv.Model], dv.DevArr] = base.fn, r: RangeVal = it) -> dv.DevArr:
+                rows = [f(m).index0(i).flat for i in r.ints(m)]
+                if any(len(row) != 1 for row in rows):
+                    raise dv.ModelError("picking rows of a grid")
+                return dv.DevArr.of([row[0] for row in rows])
+            out = base.derive(take_ints, self.ctx.code(node, 60))
+            if it.step.literal is None or it.step.literal < 0:
+                out.reorders = base.reorders + ("picked by index",)
+            return out
         if isinstance(it, SeqVal):
             fns = [int_fn(v) for v in it.items]  # type: ignore[misc]  # (a None is refused below)
         elif type(comp.iter) is ast.Call and type(comp.iter.func) is ast.Name \

@@ -26,27 +26,46 @@ class Undecided(ModelError):
 
 @dataclass(frozen=True)
 class DevArr:
-    """A concrete numpy-like array (or list) of device ids."""
+    """A concrete numpy-like array (or list) of device ids.
+
+    ``order`` is empty when ``flat`` is the order; otherwise only the set of devices is
+    known, and ``flat`` holds them in a stand-in order: a mesh builder's order of a part of
+    a TPU job (devices.builder_order). The token names the order: two arrays with one token
+    and one set hold it in one order (the same builder, shape and steps since), else which
+    order is not known. Steps that keep the set (a reshape, a transpose, a flip, a full
+    slice) extend the token; steps that pick some devices by position (an index, a part)
+    cannot tell which, and raise ``Undecided``.
+    """
 
     flat: tuple[int, ...]
     shape: tuple[int, ...]
     is_list: bool = False  # a Python list: '+' concatenates
+    order: str = ""
 
     @staticmethod
     def of(ids: Sequence[int], is_list: bool = True) -> "DevArr":
         return DevArr(tuple(ids), (len(ids),), is_list)
+
+    def _then(self, step: str) -> str:
+        """The order token after ``step``, a change of order that keeps the set."""
+        return f"{self.order}|{step}" if self.order else ""
+
+    def _positions(self, what: str) -> None:
+        """Picking devices by position needs the order."""
+        if self.order:
+            raise Undecided(f"{what} of devices in an order the analysis does not know")
 
     @property
     def ndim(self) -> int:
         return len(self.shape)
 
     def as_array(self) -> "DevArr":
-        return DevArr(self.flat, self.shape, False)
+        return DevArr(self.flat, self.shape, False, self.order)
 
     def as_list(self) -> "DevArr":
         if self.ndim != 1:
             raise ModelError("list() of a multi-dimensional device array")
-        return DevArr(self.flat, self.shape, True)
+        return DevArr(self.flat, self.shape, True, self.order)
 
     def reshape(self, shape: Sequence[int]) -> "DevArr":
         dims = list(shape)
@@ -59,7 +78,7 @@ class DevArr:
             dims[dims.index(-1)] = len(self.flat) // known
         if math.prod(dims) != len(self.flat) or any(d < 0 for d in dims):
             raise ModelError("reshape does not fit")
-        return DevArr(self.flat, tuple(dims), False)
+        return DevArr(self.flat, tuple(dims), False, self.order)
 
     def _nested_index(self, idx: Sequence[int]) -> int:
         pos = 0
@@ -87,7 +106,7 @@ class DevArr:
             for k, a in enumerate(perm):
                 old[a] = new_idx[k]
             flat.append(self._nested_index(old))
-        return DevArr(tuple(flat), new_shape, False)
+        return DevArr(tuple(flat), new_shape, False, self._then(f"T{perm}"))
 
     def swapaxes(self, a: int, b: int) -> "DevArr":
         nd = self.ndim
@@ -108,7 +127,7 @@ class DevArr:
 
     def flip(self, axis: int | None = None) -> "DevArr":
         if axis is None:
-            return DevArr(self.flat[::-1], self.shape, self.is_list)
+            return DevArr(self.flat[::-1], self.shape, self.is_list, self._then("flip"))
         nd = self.ndim
         if not nd:
             raise ModelError("flip of a scalar")
@@ -118,7 +137,7 @@ class DevArr:
             src = list(idx)
             src[axis] = self.shape[axis] - 1 - src[axis]
             flat.append(self._nested_index(src))
-        return DevArr(tuple(flat), self.shape, self.is_list)
+        return DevArr(tuple(flat), self.shape, self.is_list, self._then(f"flip{axis}"))
 
     def roll(self, shift: int, axis: int | None = None) -> "DevArr":
         if axis is None or self.ndim == 1:
@@ -126,7 +145,7 @@ class DevArr:
                 return self
             s = shift % len(self.flat)
             flat = self.flat[-s:] + self.flat[:-s] if s else self.flat
-            return DevArr(flat, self.shape, self.is_list)
+            return DevArr(flat, self.shape, self.is_list, self._then(f"roll{s}"))
         nd = self.ndim
         axis %= nd
         rolled: list[int] = []
@@ -134,7 +153,7 @@ class DevArr:
             src = list(idx)
             src[axis] = (src[axis] - shift) % self.shape[axis]
             rolled.append(self._nested_index(src))
-        return DevArr(tuple(rolled), self.shape, self.is_list)
+        return DevArr(tuple(rolled), self.shape, self.is_list, self._then(f"roll{shift},{axis}"))
 
     def rows(self) -> list["DevArr"]:
         if not self.ndim:
@@ -146,11 +165,16 @@ class DevArr:
     def slice0(self, start: int | None, stop: int | None, step: int | None) -> "DevArr":
         if step == 0:
             raise ModelError("slice step 0")
-        picked = self.rows()[slice(start, stop, step)]
+        rows = self.rows()
+        picked = rows[slice(start, stop, step)]
+        if self.order and len(picked) != len(rows):
+            self._positions("a part")
         flat = tuple(i for r in picked for i in r.flat)
-        return DevArr(flat, (len(picked),) + self.shape[1:], self.is_list)
+        return DevArr(flat, (len(picked),) + self.shape[1:], self.is_list,
+                      self._then(f"[{start}:{stop}:{step}]"))
 
     def index0(self, i: int) -> "DevArr":
+        self._positions("an element")
         rows = self.rows()
         if not -len(rows) <= i < len(rows):
             raise ModelError("index out of range")
@@ -164,6 +188,7 @@ class DevArr:
         """
         if len(key) > self.ndim:
             raise ModelError("too many indices for the device array")
+        self._positions("a part")
         picks: list[list[int]] = []
         shape: list[int] = []
         for k, d in zip(key, self.shape):
@@ -192,9 +217,11 @@ class DevArr:
         return DevArr(flat, tuple(shape), self.is_list and len(shape) == 1)
 
     def ravel(self) -> "DevArr":
-        return DevArr(self.flat, (len(self.flat),), False)
+        return DevArr(self.flat, (len(self.flat),), False, self.order)
 
     def concat(self, other: "DevArr") -> "DevArr":
+        self._positions("a concatenation")
+        other._positions("a concatenation")
         if self.ndim != 1 or other.ndim != 1:
             raise ModelError("concatenation of multi-dimensional device arrays")
         return DevArr(self.flat + other.flat, (len(self.flat) + len(other.flat),), self.is_list)
@@ -215,7 +242,7 @@ class DevArr:
                 break
         picked = [rows[i] for i in order]
         flat = tuple(i for r in picked for i in r.flat)
-        return DevArr(flat, self.shape, self.is_list)
+        return DevArr(flat, self.shape, self.is_list, self._then(f"permuted{token}"))
 
     def sorted_by_id(self, reverse: bool = False) -> "DevArr":
         return DevArr(tuple(sorted(self.flat, reverse=reverse)), (len(self.flat),), True)

@@ -32,6 +32,10 @@ _PLATFORM_BASE = {"cpu": 100_000, "gpu": 200_000, "cuda": 200_000, "rocm": 200_0
 
 PLATFORMS = ("tpu", "gpu", "cpu")
 
+# A topology's verdict where the two lists hold one set and the order of one of them is
+# not known (DevArr.order): no verdict, but no other set either.
+SAME_SET = "same set"
+
 
 @dataclass(frozen=True)
 class Model:
@@ -135,6 +139,12 @@ def builder_order(ids: Sequence[int], shape: Sequence[int], model: Model) -> Dev
             # Splitting a torus axis over three mesh axes can give the order of a 2-D
             # shape (v5e 4x4: (2, 2, 4) is (4, 4)): no claim either way.
             raise Undecided("a 3-D mesh shape on TPU")
+        if len(set(ids)) < model.n:
+            # Part of the job's devices: JAX lays them out by their coordinates too (or
+            # refuses), in an order that depends on the set and the shape only, but is
+            # sometimes the order by id (tests/platforms): the set is known, the order is
+            # not, but for the same set and shape.
+            return DevArr(tuple(sorted(ids)), tuple(shape), False, f"tpu-builder{key}")
         order = sorted(ids)
         rnd = random.Random(f"tpu-topology{key}")
         for _ in range(8):
@@ -212,6 +222,13 @@ class Evaluator:
                 continue
             if x is _UNDECIDED or y is _UNDECIDED:
                 out[model.platform].add("unknown")
+            elif x.order or y.order:
+                # A known set in an order the analysis does not know (DevArr.order): other
+                # devices, or one order named alike, or no verdict.
+                if len(x.flat) != len(y.flat) or set(x.flat) != set(y.flat):
+                    out[model.platform].add("different")
+                else:
+                    out[model.platform].add("same" if x.order == y.order and x.flat == y.flat else SAME_SET)
             elif x.flat == y.flat:
                 out[model.platform].add("same")
             elif set(x.flat) == set(y.flat) and len(x.flat) == len(y.flat):
@@ -228,6 +245,7 @@ class Evaluator:
 
     @staticmethod
     def _combine(found: dict[str, set[str]]) -> Verdict:
+        found = {p: {"unknown" if v == SAME_SET else v for v in vs} for p, vs in found.items()}
         every = set().union(*found.values())
         if len(every) == 1:
             return every.pop()  # type: ignore[return-value]  # (the sets hold verdicts)
@@ -246,10 +264,15 @@ class Evaluator:
         if spelled:
             found = self.by_platform(a, b, sizes, spelled)
             others = self.by_platform(a, b, sizes, {m.n for m in self.models(sizes)} - spelled)
-            # Elsewhere a known other set (a subset), never an undecided one.
+            # Elsewhere a known other set (a subset), never an undecided one; or the
+            # same set in an order the model does not know (a builder's order of part of
+            # a TPU job), which the spelled count's verdict does not rest on either.
             if self._combine(found) != "unknown" and "unknown" not in set().union(*others.values()) \
                     and "same" not in set().union(*others.values()):
                 return found
+            # On another count than the program's own, a builder's order of part of the
+            # job, which the model does not know, claims nothing either way.
+            return {p: found[p] | (others[p] - {SAME_SET}) for p in found}
         return self.by_platform(a, b, sizes)
 
     def compare(self, a: DevFn, b: DevFn, sizes: Iterable[int] = ()) -> Verdict:

@@ -15,12 +15,12 @@ from .tree import subscript_items
 from .valueops import (
     NO_KEY, const_int, culprit_in, dotted, each, element, int_arith, label, mesh_label, ordered,
 )
-from .models import commitments, device_ids, placement
+from .models import commitments, device_ids, placement, ranges
 from .models.numpy import index_grid
 from .models.randomness import permute_rows
 from .values import (
     UNKNOWN, ArrayVal, ClassVal, ConstVal, DeviceIdVal, DevVal, FuncVal, IndexPermutation, InstanceVal, IntVal, MeshVal,
-    QualVal, SeqVal, SliceVal,
+    QualVal, RangeVal, SeqVal, SliceVal,
     HostVal, OwnShardingVal, ShardingVal, Unknown, Value, is_unknown, join, undecidable, unknown, unknown_from,
 )
 from .reasons import ATTRIBUTE, ATTRIBUTE_ELSEWHERE, ATTRIBUTE_LATER, COMMITTED_OPERAND, CONTAINER, UNKNOWN_OBJECT
@@ -195,6 +195,9 @@ class Expressions(InterpreterBase):
                 d = base.devices
                 return DevVal(fn=d.fn, desc=f"{mesh_label(base)}.devices", node=node,
                               reorders=(), fresh=False, from_mesh=base, sizes=d.sizes)
+            if attr == api.AXIS_NAMES_WORD and base.axes is not None:
+                # Mesh.axis_names: the tuple of names it was built with.
+                return SeqVal(tuple(ConstVal(a) for a in base.axes), "tuple")
             return UNKNOWN
         if isinstance(base, ShardingVal):
             if attr == "mesh" and base.mesh is not None:
@@ -238,6 +241,8 @@ class Expressions(InterpreterBase):
                                                            f"{base.cls.node.name}.{attr}")
         if isinstance(base, ClassVal):
             return base.attrs.get(attr, UNKNOWN) if attr != "__sites__" else UNKNOWN
+        if isinstance(base, RangeVal) and (bound := ranges.attribute(base, attr)) is not None:
+            return bound
         if isinstance(base, HostVal):
             return base.again() if attr in ("T", "mT", "real", "imag") \
                 else UNKNOWN
@@ -265,6 +270,9 @@ class Expressions(InterpreterBase):
         shard = commitments.subscript(base, parts, node)
         if shard is not None:
             return shard
+        if isinstance(base, RangeVal) and (got := ranges.subscript(
+                base, parts, node, lambda: self.ctx.code(node, 40))) is not None:
+            return got
         if isinstance(base, ArrayVal):
             if contextmesh.operands(cast("Analyzer", self), node, [(base, node.value)]):
                 return UNKNOWN  # the computation fails under the context mesh

@@ -26,7 +26,7 @@ from .values import (
     func_name, join, unknown,
 )
 
-_MAX_INLINE_DEPTH = 3
+_MAX_INLINE_DEPTH = 6
 _MAX_CONTEXTS = 8  # distinct argument contexts evaluated per function
 
 TOO_DEEP = "a result of helpers nested deeper than the analysis follows"
@@ -131,17 +131,14 @@ class Functions(InterpreterBase):
             return shard_map.shard_mapped(func, dec.kwargs.get("mesh"), dec.kwargs.get("out_specs", UNKNOWN), node)
         if isinstance(dec, JitVal):  # jax.jit(out_shardings=...) used as a decorator factory
             return JitVal(dec.node, dec.in_shardings, dec.out_shardings, func=func, plain=dec.plain)
-        if isinstance(dec, FuncVal):
-            return self._decorated(dec, func, node)
+        if isinstance(dec, FuncVal) and isinstance(func, (FuncVal, JitVal)):
+            # A decorator of the program's own (``@register("train")``, whose inner
+            # function files the function in a table and returns it): Python binds the
+            # name to what the decorator returns for the function, run as any call is.
+            # Kept where that is a function; anything else is not followed.
+            made = self.call_function(dec, Call.of_values(node, [func]), node)
+            return made if isinstance(made, (FuncVal, JitVal)) else UNKNOWN
         return UNKNOWN
-
-    def _decorated(self, decorator: FuncVal, func: Value, node: ast.AST) -> Value:
-        """``@register("train")`` over a def, the decorator a function of the program:
-        what it returns for the function (itself, for a decorator that records it
-        somewhere and gives it back), evaluated as a helper's return value. No call
-        site is recorded: Python calls it where no call is spelled."""
-        params = bind_arguments(decorator.node, Call.of_values(node, [func]), decorator.defaults)
-        return self.inline(decorator, params) if params is not None else unknown(UNMATCHED, func_name(decorator))
 
     def managed(self, func: FuncVal, params: dict[str, Value]) -> Value:
         """A call of a ``@contextlib.contextmanager`` generator: what ``with`` enters. Its

@@ -167,7 +167,7 @@ def int_arith(op: ast.operator, a: IntVal, b: IntVal, augmented: bool = False) -
 
 def squeeze(a: dv.DevArr) -> dv.DevArr:
     shape = tuple(d for d in a.shape if d != 1) or (1,)
-    return dv.DevArr(a.flat, shape, False)
+    return dv.DevArr(a.flat, shape, False, a.order)
 
 
 def row_or_device(single: DevVal, base: DevVal, devices: dv.Evaluator) -> DevVal:

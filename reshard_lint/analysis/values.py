@@ -253,6 +253,32 @@ class HostVal(Value):
         return HostVal(self._desc, self.node, self.uncommitted)
 
 
+class RangeVal(HostVal):
+    """``range(start, stop, step)`` with integer bounds the analysis knows, maybe per
+    topology (``range(jax.device_count())``): host data like any range, whose ``start``,
+    ``stop``, ``step``, length, elements and slices are known as Python computes them
+    (models/ranges.py)."""
+
+    __slots__ = ("start", "stop", "step")
+
+    def __init__(self, desc: Text, node: Optional[ast.AST], start: IntVal, stop: IntVal, step: IntVal) -> None:
+        super().__init__(desc, node)
+        self.start = start
+        self.stop = stop
+        self.step = step
+
+    def ints(self, model: Model) -> range:
+        """The range on one topology (``step`` 0 raises ValueError: the program cannot run)."""
+        return range(self.start.fn(model), self.stop.fn(model), self.step.fn(model))
+
+    def literal(self) -> Optional[range]:
+        """The range where every bound is spelled out in the source (or computed from such)."""
+        bounds = (self.start.literal, self.stop.literal, self.step.literal)
+        if any(b is None for b in bounds) or bounds[2] == 0:
+            return None
+        return range(*bounds)  # type: ignore[arg-type]  # (ints: checked above)
+
+
 @dataclass(eq=False)
 class OwnShardingVal(Value):
     """``x.sharding`` (or its mesh) of a value the analysis does not know: same devices as ``of``."""

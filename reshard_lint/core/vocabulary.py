@@ -252,6 +252,7 @@ FRESH_CALLS = frozenset({"devices", "local_devices"})  # DEVICES_WORD, and it wi
 DEVICE_CALLS = FRESH_CALLS | {CREATE_DEVICE_MESH, CREATE_HYBRID_DEVICE_MESH}
 DEVICES_WORD = "devices"  # jax.devices(), mesh.devices, array.devices()
 DEVICE_SET_WORD = "device_set"  # sharding.device_set
+AXIS_NAMES_WORD = "axis_names"  # mesh.axis_names: the tuple of its axis names
 DEVICE_ATTRS = frozenset({DEVICES_WORD, DEVICE_SET_WORD})
 # ``devices`` names prose too ("the devices"): the text tests look for it as code only.
 PROSE_WORDS = frozenset({"devices"})

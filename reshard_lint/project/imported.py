@@ -124,6 +124,33 @@ def calls_function(view: FileView, mod: ModuleFile, name: str) -> bool:
                                  or name in _per_content(view, mod, text, config_classes))
 
 
+def reexports_callable(view: FileView, mod: ModuleFile, name: str, depth: int = _DEPTH) -> bool:
+    """Does ``mod`` bind ``name`` by importing it (``from .meshes import train_mesh``, or
+    ``from .meshes import *``: a package's ``__init__.py``) from a project module where
+    it is a function or class an importer calls (``calls_function``), there or re-exported
+    again? Its importers then ask that module for it, through ``mod``'s summary."""
+    text = _text(view, mod)
+    if text is None or depth < 0:
+        return False
+    inner = view.of(mod)
+    for dots, module, names in _module_imports(view, mod, text)[0]:
+        star = names.strip() == "*"
+        taken_names = [name] if star else [taken for taken, alias in _NAME.findall(names.strip("()"))
+                                            if (alias or taken) == name and taken != "import"]
+        if not taken_names:
+            continue
+        base = inner.absolute(len(dots), module or None) if dots else module
+        source = view.project.index.find(base) if base and base.split(".")[0] not in MODELLED else None
+        if source is None or source == mod:
+            continue
+        for taken in taken_names:
+            if view.project.index.find(f"{base}.{taken}") is not None:
+                continue  # a module, not a name it binds
+            if calls_function(view, source, taken) or reexports_callable(view, source, taken, depth - 1):
+                return True
+    return False
+
+
 def binds_call(view: FileView, mod: ModuleFile, name: str) -> bool:
     """Does ``mod`` bind ``name`` once at module level to a call (defs.call_bindings): a
     jitted function an importer calls, or a mesh it reads?"""

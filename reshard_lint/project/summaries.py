@@ -47,10 +47,10 @@ class Summary:
 
 def exportable(value: "Value") -> bool:
     """A value another module can use as it is: placed data and what places it, and the
-    integers, strings and flags that size and name them (a configuration module's)."""
-    from ..analysis.values import ArrayVal, ConstVal, DevVal, IntVal, MeshVal, SeqVal, ShardingVal, SpecVal
+    integers, ranges, strings and flags that size and name them (a configuration module's)."""
+    from ..analysis.values import ArrayVal, ConstVal, DevVal, IntVal, MeshVal, RangeVal, SeqVal, ShardingVal, SpecVal
 
-    if isinstance(value, (ArrayVal, DevVal, MeshVal, ShardingVal, SpecVal, IntVal)):
+    if isinstance(value, (ArrayVal, DevVal, MeshVal, ShardingVal, SpecVal, IntVal, RangeVal)):
         return True
     if isinstance(value, ConstVal):
         # A configuration's constant (a string, a flag); not None, a placeholder some

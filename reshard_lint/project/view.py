@@ -297,15 +297,17 @@ class FileView:
             return None
         full = late = False
         if name is not None:
-            from .imported import binds_call, calls_function, exports_constant, exports_value
+            from .imported import binds_call, calls_function, exports_constant, exports_value, reexports_callable
 
             # The gate's text test: only a name the module may bind to a device value at
             # module level gets the module analysed; and a literal constant or a
             # dataclass (a configuration module's), and a function an importer calls,
-            # which runs there as a function of its own file does.
+            # which runs there as a function of its own file does, or such a function
+            # the module re-exports (a package's ``from .meshes import *``).
             full = calls_function(self, mod, name)
             value = exports_value(self, mod, name)
-            if not full and not value and not exports_constant(self, mod, name):
+            if not full and not value and not exports_constant(self, mod, name) \
+                    and not reexports_callable(self, mod, name):
                 return None
             # A name bound to a call (``TRAIN = Mesh(...)``, ``step = jax.jit(...)``): a
             # value the module-level summary holds, or else a function the full one does.

@@ -183,3 +183,54 @@ def test_jax_test_util_create_mesh_is_make_mesh(topo, monkeypatch) -> None:
     assert checked
     with pytest.raises(Exception, match="requires"):  # unittest.SkipTest
         jtu.create_mesh((2 * topo.n,), ("x",))
+
+
+def _part_builder(lo: int, hi: int, shape: tuple[int, ...] | None = None, backwards: bool = False) -> dv.DevFn:
+    """create_device_mesh(shape, devices=jax.devices()[lo:hi]) (reversed first when asked)."""
+    def build(m: dv.Model) -> dv.DevArr:
+        part = dv.natural(m).slice0(lo, hi, None)
+        part = part.flip() if backwards else part
+        return dv.builder_order(part.flat, shape or (len(part.flat),), m)
+    return build
+
+
+def _part(lo: int, hi: int) -> dv.DevFn:
+    return lambda m: dv.natural(m).slice0(lo, hi, None)
+
+
+@pytest.mark.parametrize("topo", TPUS, ids=lambda t: t.name)
+def test_tpu_builders_of_part_of_the_job_keep_its_set_in_an_order_of_their_own(topo) -> None:
+    """On part of a TPU job the builders return the devices given, never others, in an
+    order that depends on the set and the shape only; that order is sometimes the order
+    given and sometimes not, and two shapes sometimes agree: the model knows the set."""
+    rnd = random.Random(1)
+    parts = [topo.devices[lo:hi] for lo in range(topo.n) for hi in range(lo + 1, topo.n)]
+    parts += [tuple(rnd.sample(topo.devices, rnd.randint(1, topo.n - 1))) for _ in range(20)]
+    for part in parts:
+        for build in (create_device_mesh, make_mesh):
+            got = build((len(part),), part)
+            if got is None:
+                continue
+            assert sorted(got) == sorted(d.id for d in part), (build.__name__, part)
+            assert build((len(part),), part[::-1]) == got
+
+
+def test_the_order_of_part_of_a_tpu_job_is_not_the_models_to_claim() -> None:
+    given = [t for t in TPUS if t.n >= 8 and t.hosts > 1]
+    assert all(create_device_mesh((2,), t.devices[:2]) == t.enumeration[:2] for t in given)
+    assert any(create_device_mesh((4,), t.devices[:4]) not in (None, t.enumeration[:4]) for t in given)
+    v5e = next(t for t in TPUS if t.name == "TPU v5e 4x4x1, 4 hosts")
+    assert make_mesh((8,), v5e.devices) == make_mesh((2, 4), v5e.devices)
+    tpu = dv.Evaluator(("tpu",))
+    for n in COUNTS:
+        # The same part: unknown against the order given, the same for the same shape.
+        assert tpu.compare(_part_builder(0, 4), _part(0, 4), (n,)) == "unknown"
+        assert tpu.compare(_part_builder(0, 4), _part_builder(0, 4, backwards=True), (n,)) == "same"
+        assert tpu.compare(_part_builder(0, 4, (4,)), _part_builder(0, 4, (2, 2)), (n,)) == "unknown"
+        # Other devices whatever the order: different.
+        assert tpu.compare(_part_builder(0, 4), _part_builder(2, 6), (n,)) == "different"
+        assert tpu.compare(_part_builder(0, 2), _part(0, n), (n,)) == "different"
+    # A part taken from one: which devices is not known.
+    first_two = lambda m: _part_builder(0, 4)(m).slice0(0, 2, None)  # noqa: E731
+    assert tpu.compare(first_two, _part(0, 2), (8,)) == "unknown"
+    assert tpu.compare(lambda m: _part_builder(0, 4)(m).flip(), _part_builder(0, 4), (8,)) == "unknown"

@@ -94,9 +94,10 @@ def test_check_reports_the_markers_with_related_locations_in_the_other_file() ->
                   "movers": "ops/meshes.py", "guarded": "hosts/meshes.py",
                   "tables": "tablepkg/mesh.py", "reexports": "meshpkg/meshes.py",
                   "containers": "team/meshes.py"}.get(root.name)
-        if root.name in ("configs", "jitted"):
+        if root.name in ("configs", "jitted", "ranges"):
             # configs: the meshes are built in the importing file, sized by config.py's
-            # values; jitted: in either module (test_jitted_functions_of_another_module_*).
+            # values; jitted: in either module (test_jitted_functions_of_another_module_*);
+            # ranges: one built in the importing file too (test_ranges_of_a_configuration_*).
             continue
         # The transfer inside another module's function that a call runs with its arguments.
         helpers = {"movers": "ops/placing.py", "containers": "team/sync.py"}.get(root.name)
@@ -140,6 +141,20 @@ def test_jitted_functions_of_another_module_place_their_results_and_trace_the_ca
     sites = {(s["path"], s["line"]): s["verdict"] for s in json.loads(proc.stdout)["site_list"]}
     assert sites[("jitpkg/train_step.py", 9)] == sites[("jitpkg/reordered.py", 10)] == "crossing"
     assert sites[("jitpkg/same.py", 9)] == "same_devices"
+
+
+def test_ranges_of_a_configuration_module_decide_the_meshes_built_on_them() -> None:
+    # tests/fixtures/projects/ranges: meshes over range(0, 8), range(0, 2) and another
+    # range(0, 8) of config.py, read through .start/.stop and list(range(*bounds)) by
+    # helpers four calls deep, the role functions under a registering decorator,
+    # re-exported by the package's `from .meshes import *` with __all__ and by name.
+    root = PROJECTS / "ranges"
+    proc = subprocess.run([tool("reshard-lint"), "coverage", "--sites", "--format", "json", "."],
+                          capture_output=True, text=True, cwd=root, timeout=300)
+    sites = {(s["path"], s["line"]): s["verdict"] for s in json.loads(proc.stdout)["site_list"]}
+    roles = {line: verdict for (path, line), verdict in sites.items() if path == "rangepkg/roles.py"}
+    assert roles == {9: "host_data", 10: "crossing", 11: "crossing", 13: "same_devices", 14: "same_devices",
+                     15: "same_devices", 17: "crossing", 18: "crossing"}
 
 
 CACHE_EDITS = [

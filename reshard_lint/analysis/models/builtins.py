@@ -1,4 +1,4 @@
-"""Python builtins on device lists: len, list, tuple, set, reversed, sorted; np.array; range;
+"""Python builtins on device lists: len, list, tuple, set, reversed, sorted; np.array (range: ranges.py);
 on containers of arrays: enumerate, zip, map, dict, isinstance; on attributes: setattr, delattr."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from ...core import vocabulary as api
-from . import device_ids, placement
+from . import device_ids, placement, ranges
 from .registry import handles
 from .. import tree
 from ..arguments import Call
@@ -16,8 +16,8 @@ from ..scope import Scope
 from .. import devices as dv
 from ..valueops import dotted, each, ordered
 from ..values import (
-    UNKNOWN, ArrayVal, ConstVal, DevVal, FuncVal, HostVal, IntVal, MeshVal, OwnShardingVal, QualVal, SeqVal, ShardingVal,
-    Shuffle, SliceVal,
+    UNKNOWN, ArrayVal, ConstVal, DevVal, FuncVal, HostVal, IntVal, MeshVal, OwnShardingVal, QualVal, RangeVal, SeqVal,
+    ShardingVal, Shuffle, SliceVal,
     Value, is_unknown, undecidable, unknown,
 )
 
@@ -38,13 +38,9 @@ def _len(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     if isinstance(v, SeqVal) and not v.changed:
         n = len(v.items)
         return IntVal(lambda _m: n, literal=n)
+    if isinstance(v, RangeVal):
+        return ranges.length(v)
     return HostVal(an.ctx.lazy_code(node, 40), node)  # an int, whatever it counts
-
-
-@handles("range")
-def _range(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
-    """Ints: host data, and so is every element (flow.py, expressions.py)."""
-    return HostVal(an.ctx.lazy_code(node, 40), node)
 
 
 @handles("slice")
@@ -97,6 +93,8 @@ def _neutral(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
         return v.derive(lambda m: f(m).as_list(), v.desc)
     if isinstance(v, SeqVal) and name in ("list", "tuple"):
         return SeqVal(v.items, name)
+    if isinstance(v, RangeVal) and name in ("list", "tuple"):
+        return ranges.listed(v, name) or HostVal(an.ctx.lazy_code(node, 40), node)
     return UNKNOWN
 
 

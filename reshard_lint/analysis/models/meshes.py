@@ -77,8 +77,10 @@ def _physical(an: Analyzer, call: Call, node: ast.Call, shape_v: Value, devs: Va
             # make_mesh takes the first prod(shape) devices; create_device_mesh needs all.
             raise dv.ModelError("the mesh shape does not fit the devices")
         ids = arr.flat[:total]
-        if given and opaque and total < len(arr.flat):
+        if given and (opaque or arr.order) and total < len(arr.flat):
             raise dv.Undecided("the first devices of an unknown permutation")
+        if arr.order and m.platform == "cpu":
+            raise dv.Undecided("the given order, which the analysis does not know")
         return dv.builder_order(ids, shape, m)
 
     desc = an.ctx.code(node, 60)

@@ -235,7 +235,8 @@ def _pick(ctx: Any, src_fn: Any, dst_fn: Any, sizes: Sequence[int], platform: st
     models.sort(key=lambda m: (order.get(m.n, len(order) + m.n), m.per_process != 4, m.per_process, m.proc))
     for m in models:
         a, b = ctx.devices.run(src_fn, m), ctx.devices.run(dst_fn, m)
-        if a is not None and b is not None and a.flat and b.flat:
+        # (Not a set whose order the analysis does not know: there is no order to draw.)
+        if a is not None and b is not None and a.flat and b.flat and not a.order and not b.order:
             return m, a, b
     return None
 
