@@ -133,7 +133,7 @@ class Calls(InterpreterBase):
             if method in fetches.METHODS:
                 return fetches.fetch(cast("Analyzer", self), recv, node, getattr(node.func, "value", None),
                                      f".{method}()")
-            if method in ("block_until_ready", "astype", "copy"):
+            if method in placement.SAME_ARRAY_METHODS:
                 return recv
             if method in placement.ARRAY_METHODS:
                 return placement.derived(recv, node, method in placement.TUPLES)
@@ -173,6 +173,8 @@ class Calls(InterpreterBase):
                                 for k, v in zip(recv.keys, recv.items)), "tuple")
         if isinstance(recv, MeshVal) and method in ("__enter__",):
             return recv
+        if (of_unknown := placement.of_unknown(recv, method)) is not None:
+            return of_unknown  # a.astype(...) of an array the analysis does not know: for its reason
         if is_unknown(recv):
             # (a method call: node.func is an Attribute)
             return unknown(UNKNOWN_OBJECT, f"{dotted(node.func) or '(...).' + method}()")
@@ -253,6 +255,7 @@ class Calls(InterpreterBase):
                 elif params is not None:
                     shape = self.inline(jit.func, params)  # type: ignore[arg-type]
                 return placement.results(src, node, shape)
+            return placement.unplaced(call.values())
         return UNKNOWN
 
     def enter(self, func: Value, call: Call, node: ast.Call, bound: Optional[Value] = None

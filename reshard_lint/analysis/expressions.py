@@ -13,7 +13,7 @@ from .interpreter_base import InterpreterBase
 from .scope import Scope
 from .tree import subscript_items
 from .valueops import (
-    NO_KEY, const_int, culprit_in, dotted, each, element, int_arith, label, mesh_label, ordered,
+    NO_KEY, const_int, dotted, each, element, int_arith, label, mesh_label, ordered,
 )
 from .models import commitments, device_ids, placement, ranges
 from .models.numpy import index_grid
@@ -23,7 +23,7 @@ from .values import (
     QualVal, RangeVal, SeqVal, SliceVal,
     HostVal, OwnShardingVal, ShardingVal, Unknown, Value, is_unknown, join, undecidable, unknown, unknown_from,
 )
-from .reasons import ATTRIBUTE, ATTRIBUTE_ELSEWHERE, ATTRIBUTE_LATER, COMMITTED_OPERAND, CONTAINER, UNKNOWN_OBJECT
+from .reasons import ATTRIBUTE, ATTRIBUTE_ELSEWHERE, ATTRIBUTE_LATER, CONTAINER, UNKNOWN_OBJECT
 
 
 # Attributes that are Python ints (or tuples of them) on arrays and meshes.
@@ -251,6 +251,8 @@ class Expressions(InterpreterBase):
         if is_unknown(base) and base is not UNKNOWN and attr == "sharding":
             # The sharding of this very value (one binding): same devices, whatever they are.
             return OwnShardingVal(base)
+        if (of_unknown := placement.of_unknown(base, attr)) is not None:
+            return of_unknown  # a.T of an array the analysis does not know: for its reason
         if is_unknown(base):
             return unknown(UNKNOWN_OBJECT, dotted(node) or f"(...).{attr}")
         return UNKNOWN
@@ -386,7 +388,7 @@ class Expressions(InterpreterBase):
             # the result uncommitted.
             return HostVal(self.ctx.lazy_code(node, 40), node, any(h.uncommitted for h in host))
         if host:
-            return unknown(COMMITTED_OPERAND, culprit_in([left, right]))
+            return placement.unknown_operand([left, right])
         if all(isinstance(v, (Unknown, IntVal, ConstVal)) for v in (left, right)):
             return unknown_from(left, right)  # ``x * 2`` of a parameter nobody passes: for that reason
         return UNKNOWN

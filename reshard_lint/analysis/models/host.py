@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from ...core import vocabulary as api
 from ..arguments import Call
 from . import placement
-from ..valueops import culprit_in, dotted, leaves
-from ..reasons import COMMITTED_OPERAND, MESH_CONTEXT, UNMODELLED_JAX, named
+from ..valueops import dotted, leaves
+from ..reasons import MESH_CONTEXT, UNMODELLED_JAX, named
 from ..values import (
     ArrayVal, ConstVal, HostVal, IntVal, MeshContextVal, SeqVal, ShardingVal, Value, is_unknown, unknown,
 )
@@ -83,7 +83,7 @@ def random_result(an: "Analyzer", name: str, call: Call, node: ast.Call) -> Valu
     if short in _KEY_ONLY and (placed := placement.computed([key], node)) is not None:
         return placed
     if is_unknown(key):
-        return unknown(COMMITTED_OPERAND, culprit_in([key], node))
+        return placement.unknown_operand([key], node)
     return unknown(UNMODELLED_JAX, named(name, None))
 
 
@@ -107,7 +107,7 @@ def _of_operands(an: "Analyzer", operands: list[Value], node: ast.Call) -> Value
     if operands and all(is_host(v) for v in operands):
         return _uncommitted(an, node, "uncommitted")
     if any(is_unknown(leaf) for v in operands for leaf in leaves(v)):
-        return unknown(COMMITTED_OPERAND, culprit_in(operands, node))
+        return placement.unknown_operand(operands, node)
     return None
 
 

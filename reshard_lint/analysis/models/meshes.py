@@ -17,7 +17,8 @@ from ..scope import Scope
 from ..shard_indices import names_of
 from ..valueops import literal_shape, literal_sizes, ordered, shape_fns
 from ..values import (
-    DevVal, MeshContextVal, MeshVal, QualVal, SeqVal, ShardingVal, SpecVal, UNKNOWN, Value, undecidable,
+    DevVal, MeshContextVal, MeshVal, OwnShardingVal, QualVal, SeqVal, ShardingVal, SpecVal, UNKNOWN, Value,
+    undecidable,
 )
 
 if TYPE_CHECKING:
@@ -170,6 +171,10 @@ def _named_sharding(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> V
                               spec_node=call.arg_node(1, "spec")))
     if isinstance(first, MeshVal):
         return ShardingVal(node, mesh=first, spec=spec if isinstance(spec, SpecVal) else None)
+    if isinstance(first, OwnShardingVal) and first.mesh:
+        # NamedSharding(x.sharding.mesh, spec) of an x the analysis does not know: x's
+        # own devices in their order, whatever they are.
+        return OwnShardingVal(first.of)
     return UNKNOWN
 
 

@@ -12,7 +12,12 @@ JAX). So a result is placed wherever any one committed argument is, whatever the
 
 What is not known is the result's layout (its PartitionSpec): a ``derived`` array has
 none, so no rule that reads the layout (RSH305, the cross-host path of RSH201) fires on
-it. Iterating over an array is not here: ``a, b = x`` fetches the rows to uncommitted
+it. Methods that return the array itself or keep its sharding (``astype``, ``copy``,
+``block_until_ready``; ``jax.device_put(x)`` with no target, transfers.py) keep its
+layout too. Where the array is not known, neither is what is computed from it: for the
+array's own reason and culprit (``of_unknown``, ``unknown_operand``, ``unplaced``), so
+that coverage names what stopped the analysis (the mesh's unmodelled function) rather
+than the computation. Iterating over an array is not here: ``a, b = x`` fetches the rows to uncommitted
 single-device arrays (observed), so unpacking a placed array stays unknown.
 """
 
@@ -24,7 +29,9 @@ from typing import TYPE_CHECKING, Iterable, Optional, Sequence
 from ...core import vocabulary as api
 from ..reasons import COMMITTED_OPERAND, MESH_CONTEXT
 from ..valueops import culprit_in, leaves
-from ..values import ArrayVal, ConstVal, HostVal, IntVal, SeqVal, ShardingVal, Value, same_place, unknown
+from ..values import (
+    ArrayVal, ConstVal, HostVal, IntVal, SeqVal, ShardingVal, Unknown, Value, again, same_place, unknown, unknown_from,
+)
 
 if TYPE_CHECKING:
     from ..interpreter import Analyzer
@@ -43,6 +50,10 @@ TUPLES = frozenset({
     "linalg.svd", "linalg.qr", "linalg.slogdet",
 })
 ARRAY_ATTRS = frozenset({"T", "mT", "real", "imag"})
+# jax.Array methods whose result is the array itself, its sharding unchanged (observed
+# on jax 0.10.2: astype and copy keep the sharding and stay committed; block_until_ready
+# returns the array).
+SAME_ARRAY_METHODS = frozenset({"block_until_ready", "astype", "copy"})
 # jax.jit options that leave the device assignment to the arguments.
 _JIT_KEEPS = frozenset({"static_argnums", "static_argnames", "donate_argnums", "donate_argnames", "inline",
                         "keep_unused", "abstracted_axes", "compiler_options"})
@@ -122,6 +133,36 @@ def results(src: ArrayVal, node: ast.AST, shape: Value) -> Value:
     return derived(src, node, tree=not leaf)
 
 
+def of_unknown(base: Value, name: str) -> Optional[Unknown]:
+    """An array attribute or method (``a.T``, ``a.astype(...)``, ``a.reshape(...)``) of a
+    value the analysis does not know, for the reason it does not know that value (its
+    culprit too): ``a = jax.device_put(x, NamedSharding(<an unknown mesh>, spec))``
+    gives ``a.T`` the mesh's reason, as ``a * 2`` and ``jax.device_put(a, s)`` have it.
+    None for another name, or an unknown that gives no reason."""
+    if not isinstance(base, Unknown) or not base.reason:
+        return None
+    if name in ARRAY_ATTRS or name in ARRAY_METHODS or name in SAME_ARRAY_METHODS:
+        return again(base)
+    return None
+
+
+def unplaced(values: Iterable[Value]) -> Value:
+    """The result of a computation that no committed array among ``values`` places and
+    that is not known to be uncommitted (a jitted call or a transformation given a value
+    the analysis does not know): unknown for that value's reason."""
+    return unknown_from(*(leaf for v in values for leaf in leaves(v)))
+
+
+def unknown_operand(values: Sequence[Value], node: Optional[ast.AST] = None) -> Unknown:
+    """A computation on ``values``, one of which the analysis does not know: unknown for
+    that one's reason and culprit, what stopped the analysis there (an array put on a mesh
+    that an unmodelled function returns is unknown for that function, and so is whatever
+    is computed from it); for an unknown that gives none, a computation on an array whose
+    placement is not known, naming the callee written at ``node``."""
+    first = next((leaf for v in values for leaf in leaves(v) if isinstance(leaf, Unknown) and leaf.reason), None)
+    return again(first) if first is not None else unknown(COMMITTED_OPERAND, culprit_in(values, node))
+
+
 def computed(values: Iterable[Value], node: ast.AST, tree: bool = False) -> Optional[ArrayVal]:
     """The result of an eager computation on ``values`` that holds a committed array
     (``tree``: a tuple or list of arrays)."""
@@ -140,5 +181,5 @@ def host_element(an: "Analyzer", base: HostVal, node: ast.AST, index: Sequence[o
         values = [v for part in index for v in (part if isinstance(part, tuple) else (part,))
                   if isinstance(v, Value)]
         if not all(isinstance(v, (HostVal, ConstVal, IntVal)) for v in values):
-            return computed(values, node) or unknown(COMMITTED_OPERAND, culprit_in(values))
+            return computed(values, node) or unknown_operand(values)
     return HostVal(base._desc, node, base.uncommitted)

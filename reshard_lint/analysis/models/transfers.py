@@ -19,7 +19,7 @@ from ..scope import Scope
 from ..valueops import alike, leaves
 from ..values import (
     ArrayVal, FuncVal, HostVal, JitVal, MeshVal, OwnShardingVal, PartialVal, QualVal, SeqVal, ShardingVal,
-    SpecVal, UNKNOWN, Unknown, Value, unknown,
+    SpecVal, UNKNOWN, Unknown, Value, again, unknown,
 )
 
 if TYPE_CHECKING:
@@ -54,16 +54,21 @@ def _same_devices(x: Value, space: Value) -> Value:
 def left_in_place(an: Analyzer, x: Value, node: ast.Call) -> Value:
     """``device_put(x)`` without a target: host data becomes an uncommitted array, under
     jax.set_mesh too (observed, jax 0.10.2 on 8 CPU devices; RSH201's examples run it
-    under multi-controller JAX). A committed array keeps its sharding in one process,
-    but in multi-controller JAX a global one raises "When the second argument to
-    device_put is a Device, the first argument must be a fully addressable array"
-    (observed: the target None takes the Device path), so that result is unknown."""
+    under multi-controller JAX). A committed array is returned as it is, its sharding
+    and commitment unchanged (observed on 8 CPU devices, on a sub-mesh and on all
+    devices; jax/_src/dispatch.py returns x itself for the target None). In
+    multi-controller JAX a global one raises "When the second argument to device_put is
+    a Device, the first argument must be a fully addressable array" there (the target
+    None takes the Device path: RSH301) and has no result, so wherever the call returns,
+    its result is x."""
     if isinstance(x, Unknown):
         return x
     if isinstance(x, SeqVal):
         return SeqVal(tuple(left_in_place(an, i, node) for i in x.items), x.kind, x.keys)
     if is_host(x):
         return HostVal(an.ctx.lazy_code(node, 40, " (uncommitted)"), node, uncommitted=True)
+    if isinstance(x, ArrayVal):
+        return x
     return UNKNOWN
 
 
@@ -84,7 +89,18 @@ def placed(x: Value, target: Value, node: ast.Call) -> Value:
         return ArrayVal(target, node)
     if isinstance(target, SeqVal) and isinstance(x, SeqVal) and len(x.items) == len(target.items):
         return SeqVal(tuple(placed(i, t, node) for i, t in zip(x.items, target.items)), x.kind)
-    return UNKNOWN
+    return _unplaced(x, target)
+
+
+def _unplaced(x: Value, target: Value) -> Unknown:
+    """An array put where the analysis does not know: for the reason it does not know x
+    or the target (the first that gives one), and a binding of its own even when neither
+    gives one, so that ``w.sharding`` of the result is recognised as w's own (the same
+    devices: ``jax.device_put(w, w.sharding)``, ``NamedSharding(w.sharding.mesh, spec)``)."""
+    for v in (x, target):
+        if isinstance(v, Unknown) and v.reason:
+            return again(v)
+    return Unknown()
 
 
 @handles(api.MAKE_ARRAY_FROM_CALLBACK, api.MAKE_ARRAY_FROM_SINGLE_DEVICE_ARRAYS)

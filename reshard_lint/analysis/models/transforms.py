@@ -78,7 +78,7 @@ def results(t: TransformVal, call: Call, node: ast.AST) -> Value:
     """The results: placed with the committed arguments (the function's own, for vmap)."""
     src = placement.placed_on(call.values())
     if src is None:
-        return UNKNOWN
+        return placement.unplaced(call.values())
     grads: Value
     if t.parts and not t.has_aux:
         # argnums=(0, 1): a tuple with one gradient (a pytree) per position.
