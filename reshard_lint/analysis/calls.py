@@ -236,7 +236,11 @@ class Calls(InterpreterBase):
                                        value_node=arg_value(arg), target_node=None,
                                        func=self.ctx.code(node.func, 40)))
                     break
-            return ArrayVal(outs, node)
+            # One sharding for every result: in the containers the body returns, when
+            # the analysis knows them (``jax.tree.map(f, params)`` of a dict: a dict).
+            returned = self.inline(jit.func, params) if isinstance(jit.func, FuncVal) and params is not None \
+                and any(isinstance(v, SeqVal) for v in call.values()) else UNKNOWN
+            return _placed(outs, node, returned)
         if isinstance(outs, SeqVal) and all(isinstance(o, ShardingVal) for o in outs.items):
             # (every item a ShardingVal: above)
             return SeqVal(tuple(ArrayVal(o, node) for o in outs.items))  # type: ignore[arg-type]
@@ -388,6 +392,17 @@ class Calls(InterpreterBase):
 
     def rng_agreed(self, which: str) -> bool:
         return bool(self.rng_seeded.get(which))
+
+
+def _placed(outs: ShardingVal, node: ast.AST, shape: Value) -> Value:
+    """A jitted call's results with ``out_shardings=outs``: each leaf of the containers
+    ``shape`` holds (a constant too) an array on ``outs``; one array where the containers
+    are not known."""
+    if isinstance(shape, SeqVal) and not shape.changed:
+        return SeqVal(tuple(_placed(outs, node, item) for item in shape.items), shape.kind, shape.keys)
+    if isinstance(shape, ConstVal) and shape.value is None:
+        return shape  # no leaf
+    return ArrayVal(outs, node)
 
 
 def _why(call: Call, result: Value, project: object) -> Value:

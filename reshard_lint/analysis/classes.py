@@ -17,13 +17,14 @@ from typing import Optional, Sequence
 
 from ..core import vocabulary as api
 from .arguments import Call
-from .callsites import UNSEEN_CALLS
+from .callsites import UNSEEN_CALLS, bind_arguments
 from .functions import UNMATCHED
 from .reasons import ATTRIBUTE
 from .interpreter_base import InterpreterBase
 from .scope import COMPOUND, FUNCTIONS, Scope, block, count_bindings
 from .values import (
-    UNKNOWN, ArrayVal, ClassVal, ConstVal, FuncVal, InstanceVal, MeshVal, QualVal, ShardingVal, Value, unknown,
+    UNKNOWN, ArrayVal, ClassVal, ConstVal, FuncVal, InstanceVal, MeshVal, QualVal, ShardingVal, Value, func_name,
+    unknown,
 )
 
 _DATACLASS_DECORATORS = api.DATACLASS_DECORATORS
@@ -252,6 +253,16 @@ class Classes(InterpreterBase):
                 if isinstance(mesh, MeshVal):
                     self.ctx.made_by.setdefault(id(mesh), node)
         return instance
+
+    def read_property(self, getter: FuncVal, instance: InstanceVal, node: ast.AST) -> Value:
+        """``obj.sharding`` where the class defines ``sharding`` under ``@property``: the
+        getter's result for this instance, evaluated quietly as a helper's return value
+        (memoized per instance). No call site is recorded: the getter's own run binds
+        ``self`` as every method's does."""
+        params = bind_arguments(getter.node, Call.of_values(node, []), getter.defaults, instance)
+        if params is None:
+            return unknown(UNMATCHED, func_name(getter))
+        return self.inline(getter, params)
 
     def field_value(self, cls: ClassVal, name: str) -> Value:
         """A dataclass field: what every constructor call passes, once all were seen."""

@@ -235,6 +235,7 @@ class Comprehensions(InterpreterBase):
             self.bind_loop_target(clause.target, it, clause.iter, inner, UNKNOWN)
             for cond in clause.ifs:
                 self.eval(cond, inner)
+                self.undecided += 1  # the element may run for none of them
         return inner, first if first is not None else UNKNOWN
 
     def bind_loop_target(self, target: ast.expr, it: Value, iter_node: ast.expr,

@@ -148,12 +148,15 @@ class Expressions(InterpreterBase):
     def _yielded(self, v: Value) -> None:
         if self.yields and self.inline_stack and self.yields[-1][0] is self.inline_stack[-1]:
             self.yields[-1][1].append(v)
+            if self.managing is not None and self.managing[0] is self.inline_stack[-1]:
+                self.managing[1].append((v, self.context_site))  # functions.managed
 
     def eval_IfExp(self, node: ast.IfExp, scope: Scope) -> Value:
         taken = none_test(node.test, scope)
         tested = self.eval(node.test, scope)
         if taken is None:
             taken = truth(tested)
+        self.undecided += taken is None
         if taken is not None:
             # ``devices if devices is not None else jax.devices()``, decided by this run's
             # value of the name, as the ``if`` statement's form is (interpreter.py): only
@@ -232,6 +235,8 @@ class Expressions(InterpreterBase):
             if attr == "__sites__":
                 return UNKNOWN
             found = base.cls.attrs.get(attr)
+            if isinstance(found, FuncVal) and found.prop:
+                return self.read_property(found, base, node)
             return found if found is not None else unknown(_unset_attribute(base.cls, attr),
                                                            f"{base.cls.node.name}.{attr}")
         if isinstance(base, ClassVal):

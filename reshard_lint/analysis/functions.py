@@ -13,11 +13,18 @@ import ast
 from typing import Optional, Sequence
 
 from .arguments import Call
+from .events import Transfer
 from .callsites import bind_arguments
 from .interpreter_base import InterpreterBase
-from .scope import COMPOUND, FUNCTIONS, Scope, block, count_bindings, with_rebound
+from .scope import FUNCTIONS, Scope, block, count_bindings, with_rebound
 from .valueops import each
-from .values import UNKNOWN, FuncVal, GenVal, MeshVal, SeqVal, Unknown, Value, func_name, join, unknown
+from ..core import vocabulary as api
+from ..core.qualnames import canonical
+from .models import placement, shard_map
+from .values import (
+    UNKNOWN, ConstVal, FuncVal, GenVal, JitVal, MeshContextVal, MeshVal, PartialVal, QualVal, SeqVal, Unknown, Value,
+    func_name, join, unknown,
+)
 
 _MAX_INLINE_DEPTH = 6
 _MAX_CONTEXTS = 8  # distinct argument contexts evaluated per function
@@ -49,6 +56,8 @@ class Functions(InterpreterBase):
         params = self.observe_call(func, call, node, bound=bound, prefix=prefix, extra_kwargs=extra_kwargs)
         if params is None:
             return unknown(UNMATCHED, func_name(func))
+        if func.manager:
+            return self.managed(func, params)
         result = self.relayed(func, params, call)
         if result is None:
             result = self.inline(func, params)
@@ -61,18 +70,97 @@ class Functions(InterpreterBase):
 
     def relayed(self, func: FuncVal, params: dict[str, Value], call: Call) -> Optional[Value]:
         """Another module's function called by this file's own code (or traced by a jitted
-        call of it): run with this call's arguments, its transfers are this call's to
-        report (interpreter.emit); its result. Only a body of simple statements: a guard
+        call of it): run with this call's arguments, its transfers (and those of the
+        functions it calls in its module, or another) are this call's to report
+        (interpreter.emit); its result. They are reported only when the run took no path
+        it could not decide (an ``if`` whose test this call's values do not decide, a
+        ``while``, ``try``, ``match``, ``assert``, a comprehension's condition): a guard
         inside (``if jax.process_index() == 0``) would be read around the call here
-        instead. None: not run so."""
-        if func.home is None or self.quiet or self.relay is not None or generator(func.node) \
-                or not (_straight(func.node) or type(func.node) is ast.Lambda):
+        instead, and a transfer on a path the call may not take is no crossing of this
+        call. ``if isinstance(params, dict)`` of a dict, ``if mesh is None`` of a mesh
+        are decided. None: not run so."""
+        fn = func.node
+        if func.home is None or self.quiet or self.relay is not None or generator(fn) \
+                or not (type(fn) is ast.Lambda or isinstance(fn, FUNCTIONS) and block(fn.body)):
             return None
         self.relay = (call, self.quiet + 1, len(self.inline_stack) + 1)
+        held, self.relay_held = self.relay_held, []
+        before = self.undecided
         try:
-            return self.run_callable(func, params, quiet=True)
+            result = self.run_callable(func, params, quiet=True)
         finally:
             self.relay = None
+            events, self.relay_held = self.relay_held, held
+        if self.undecided == before:
+            for event in events:
+                self.sink(event)
+        return result
+
+    def relaying(self, event: Transfer) -> bool:
+        """Is ``event`` a transfer of the relayed run itself, or of a function it calls
+        (quietly, for its result; a callback it traces), not of a pass that settles a
+        loop's names or of an expected-error block? A function of this file it calls
+        reports its own transfers."""
+        assert self.relay is not None
+        _, quiet, depth = self.relay
+        nested = len(self.inline_stack) - depth
+        if self.settling or nested < 0 or not 0 <= self.quiet - quiet <= nested:
+            return False
+        return not nested or self.ctx.module.owner(event.node) is not self.ctx.module
+
+    def apply_decorator(self, dec: Value, func: Value, node: ast.AST) -> Value:
+        """What ``@dec`` over a def binds its name to: the function marked (a property's
+        getter, a context manager), a jitted or shard_mapped one, or what a decorator of
+        the program returns for it; unknown otherwise."""
+        if isinstance(dec, QualVal) and isinstance(func, FuncVal):
+            if canonical(dec.qual) == api.PROPERTY and func.owner is not None:
+                func.prop = True  # read as an attribute of an instance: classes.read_property
+                return func
+            if dec.qual == api.CONTEXT_MANAGER:
+                func.manager = True  # called, it runs to its yield: functions.managed
+                return func
+        if isinstance(dec, QualVal) and canonical(dec.qual) == api.JIT:
+            return JitVal(node, func=func, plain=True)
+        if isinstance(dec, PartialVal) and isinstance(dec.func, QualVal) \
+                and canonical(dec.func.qual) == api.JIT:
+            return JitVal(node, dec.kwargs.get("in_shardings", UNKNOWN),
+                          dec.kwargs.get("out_shardings", UNKNOWN), func=func,
+                          plain=not dec.star and not dec.args and placement.keeps_placement(dec.kwargs))
+        if isinstance(dec, PartialVal) and isinstance(dec.func, QualVal) \
+                and canonical(dec.func.qual) == api.SHARD_MAP and not dec.star and not dec.args:
+            return shard_map.shard_mapped(func, dec.kwargs.get("mesh"), dec.kwargs.get("out_specs", UNKNOWN), node)
+        if isinstance(dec, JitVal):  # jax.jit(out_shardings=...) used as a decorator factory
+            return JitVal(dec.node, dec.in_shardings, dec.out_shardings, func=func, plain=dec.plain)
+        if isinstance(dec, FuncVal) and isinstance(func, (FuncVal, JitVal)):
+            # A decorator of the program's own (``@register("train")``, whose inner
+            # function files the function in a table and returns it): Python binds the
+            # name to what the decorator returns for the function, run as any call is.
+            # Kept where that is a function; anything else is not followed.
+            made = self.call_function(dec, Call.of_values(node, [func]), node)
+            return made if isinstance(made, (FuncVal, JitVal)) else UNKNOWN
+        return UNKNOWN
+
+    def managed(self, func: FuncVal, params: dict[str, Value]) -> Value:
+        """A call of a ``@contextlib.contextmanager`` generator: what ``with`` enters. Its
+        body runs quietly with this call's arguments to its one yield; where a
+        ``jax.set_mesh`` is in force there and the yield gives that mesh (or nothing, so
+        that ``with f() as m`` binds what the analysis binds), entering the call enters
+        that mesh context (interpreter.exec_with). Anything else: unknown."""
+        fn = func.node
+        if not generator(fn) or fn in self.inline_stack or len(self.inline_stack) >= _MAX_INLINE_DEPTH:
+            return unknown(NO_RETURN, func_name(func))
+        saved, self.managing = self.managing, (fn, [])
+        try:
+            self.run_callable(func, params, quiet=True)
+            got = self.managing[1]
+        finally:
+            self.managing = saved
+        if len(got) == 1:
+            value, site = got[0]
+            if isinstance(site, MeshContextVal) and (value is site.mesh or isinstance(value, ConstVal)
+                                                     and value.value is None):
+                return site
+        return unknown(NO_RETURN, func_name(func))
 
     def inline(self, func: FuncVal, params: dict[str, Value]) -> Value:
         """The function's return value for these arguments, evaluated quietly, memoized."""
@@ -179,10 +267,3 @@ def _identity(v: Value) -> object:
         # UNKNOWN): a call with one is never the memo's answer to another call.
         return object()
     return id(v)
-
-
-def _straight(fn: ast.AST) -> bool:
-    """A function whose body is simple statements only: no branch, loop, ``with``, ``try``,
-    ``assert`` or ``raise`` (and not on the header's line, which the analysis does not run)."""
-    return isinstance(fn, FUNCTIONS) and bool(block(fn.body)) and all(
-        not isinstance(s, COMPOUND) and type(s) is not ast.Assert and type(s) is not ast.Raise for s in fn.body)

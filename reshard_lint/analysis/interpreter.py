@@ -18,7 +18,6 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence, cast
 
-from ..core import vocabulary as api
 from . import mutation
 from .arguments import Call
 from .tree import arg_value
@@ -31,7 +30,7 @@ from .events import Event, Transfer
 from .expressions import Expressions, none_test, truth
 from .flow import Flow
 from .functions import Functions
-from .models import placement, shard_map
+from .models import placement
 from .reasons import CONTAINER
 from .scope import COMPOUND, FUNCTIONS, Scope, block, count_bindings, names_in_target, with_rebound
 from .valueops import element, expects_error, ordered
@@ -40,7 +39,6 @@ from .values import (
     MeshVal, HostVal,
     PartialVal, QualVal, SeqVal, ShardingVal, TransformVal, Value, func_name, unknown, unknown_from,
 )
-from ..core.qualnames import canonical
 
 if TYPE_CHECKING:
     from .devices import Model
@@ -81,9 +79,14 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
         # (the call here, quiet level, helper depth) while another module's function runs
         # for a call of this file's own code: its transfers are this call's (emit).
         self.relay: Optional[tuple[Call, int, int]] = None
+        self.relay_held: list[Event] = []  # its transfers, reported once its run ends (functions.py)
+        # Tests, loops and handlers whose path the analysis could not decide, counted.
+        self.undecided = 0
         self.ran: set[int] = set()  # ids of the functions whose own run is done
         self.returns: list[list[Value]] = []
         self.yields: list[tuple[ast.AST, list[Value]]] = []
+        # A context manager's generator run to its yield: (its def, (value, set_mesh in force) per yield).
+        self.managing: Optional[tuple[ast.AST, list[tuple[Value, Value]]]] = None
         self.rng_seeded: dict[str, Optional[bool]] = {"random": None, "numpy": None}
         self.token = 0
         self.current_name = ""  # canonical name of the function a handler is running for
@@ -159,8 +162,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
     def emit(self, event: Event) -> None:
         if not self.quiet:
             self.sink(event)
-        elif self.relay is not None and isinstance(event, Transfer) \
-                and (self.quiet, len(self.inline_stack)) == self.relay[1:]:
+        elif self.relay is not None and isinstance(event, Transfer) and self.relaying(event):
             # A transfer of another module's function, run for a call here with this
             # call's arguments: reported at the call (functions.py), naming the argument
             # it moves when it moves one as it is.
@@ -172,8 +174,8 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
                 # Written out when a message needs it: the other module's line costs a
                 # walk of that module's tree (positions.py).
                 return f"{ctx.code(call.node, 40)}, through its {inner.spelled} at {ctx.at(inner.node)},"
-            self.sink(replace(event, node=call.node, value_node=moved, target_node=None, through=event.node,
-                              func=spelled))
+            self.relay_held.append(replace(event, node=call.node, value_node=moved, target_node=None,
+                                           through=event.node, func=spelled))
 
     def new_token(self, node: ast.AST) -> str:
         self.token += 1
@@ -189,18 +191,22 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
     def exec_stmt(self, stmt: ast.stmt, scope: Scope) -> None:
         t = type(stmt)
         if not isinstance(stmt, COMPOUND):
+            self.undecided += t is ast.Assert
             self.exec_small(stmt, scope)
         elif isinstance(stmt, ast.If):
             taken = none_test(stmt.test, scope)
             if taken is None:
                 taken = truth(self.eval(stmt.test, scope))
             if taken is None:
+                self.undecided += 1
                 self.exec_branches(scope, [block(stmt.body), block(stmt.orelse)])
             else:
                 self.exec_block(block(stmt.body) if taken else block(stmt.orelse), scope)
         elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            self.undecided += t is ast.While
             self.exec_loop(stmt, scope)
         elif t is ast.Try or t.__name__ == "TryStar":
+            self.undecided += 1
             # ast.TryStar (Python 3.11, not a class on 3.10) has Try's fields
             self.exec_try(cast(ast.Try, stmt), scope)
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
@@ -210,6 +216,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
         elif isinstance(stmt, ast.ClassDef):
             self.exec_class(stmt, scope)
         elif isinstance(stmt, ast.Match):
+            self.undecided += 1
             self.eval(stmt.subject, scope)
             blocks = [block(c.body) for c in stmt.cases] + [[]]
             self.exec_branches(scope, blocks)
@@ -299,28 +306,6 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
             if kw_default is not None:
                 out[p.arg] = self.eval(kw_default, scope)
         return out
-
-    def apply_decorator(self, dec: Value, func: Value, node: ast.AST) -> Value:
-        if isinstance(dec, QualVal) and canonical(dec.qual) == api.JIT:
-            return JitVal(node, func=func, plain=True)
-        if isinstance(dec, PartialVal) and isinstance(dec.func, QualVal) \
-                and canonical(dec.func.qual) == api.JIT:
-            return JitVal(node, dec.kwargs.get("in_shardings", UNKNOWN),
-                          dec.kwargs.get("out_shardings", UNKNOWN), func=func,
-                          plain=not dec.star and not dec.args and placement.keeps_placement(dec.kwargs))
-        if isinstance(dec, PartialVal) and isinstance(dec.func, QualVal) \
-                and canonical(dec.func.qual) == api.SHARD_MAP and not dec.star and not dec.args:
-            return shard_map.shard_mapped(func, dec.kwargs.get("mesh"), dec.kwargs.get("out_specs", UNKNOWN), node)
-        if isinstance(dec, JitVal):  # jax.jit(out_shardings=...) used as a decorator factory
-            return JitVal(dec.node, dec.in_shardings, dec.out_shardings, func=func, plain=dec.plain)
-        if isinstance(dec, FuncVal) and isinstance(func, (FuncVal, JitVal)):
-            # A decorator of the program's own (``@register("train")``, whose inner
-            # function files the function in a table and returns it): Python binds the
-            # name to what the decorator returns for the function, run as any call is.
-            # Kept where that is a function; anything else is not followed.
-            made = self.call_function(dec, Call.of_values(node, [func]), node)
-            return made if isinstance(made, (FuncVal, JitVal)) else UNKNOWN
-        return UNKNOWN
 
     def run_function(self, func: FuncVal, parent: Scope, self_val: Optional[InstanceVal]) -> None:
         fn = func.node

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from .arguments import Call
     from .callsites import CallSites
     from .context import FileContext
-    from .events import Event
+    from .events import Event, Transfer
     from .scope import Scope
     from .values import ClassVal, FuncVal, InstanceVal, Value
 
@@ -38,6 +38,9 @@ class InterpreterBase:
     inits: dict[int, FuncVal]
     building: list[InstanceVal]
     relay: Optional[tuple[Call, int, int]]
+    relay_held: list[Event]
+    managing: Optional[tuple[ast.AST, list[tuple[Value, Value]]]]
+    undecided: int
     ran: set[int]
     returns: list[list[Value]]
     yields: list[tuple[ast.AST, list[Value]]]  # the generator being run, and what it yielded
@@ -68,7 +71,13 @@ class InterpreterBase:
 
         def relayed(self, func: FuncVal, params: dict[str, Value], call: Call) -> Optional[Value]: ...
 
+        def relaying(self, event: Transfer) -> bool: ...
+
         def inline(self, func: FuncVal, params: dict[str, Value]) -> Value: ...
+
+        def apply_decorator(self, dec: Value, func: Value, node: ast.AST) -> Value: ...
+
+        def managed(self, func: FuncVal, params: dict[str, Value]) -> Value: ...
 
         def run_callable(self, func: FuncVal, params: dict[str, Value], quiet: bool) -> Value: ...
 
@@ -82,6 +91,8 @@ class InterpreterBase:
         def construct(self, cls: ClassVal, call: Call, node: ast.AST) -> Value: ...
 
         def field_value(self, cls: ClassVal, name: str) -> Value: ...
+
+        def read_property(self, getter: FuncVal, instance: InstanceVal, node: ast.AST) -> Value: ...
 
         # interpreter.py
         def emit(self, event: Event) -> None: ...

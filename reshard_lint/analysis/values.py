@@ -378,6 +378,10 @@ class FuncVal(Value):
     name: Optional[str] = None
     # A decorator runs it under jax.set_mesh and passes that mesh as ``mesh=``.
     context: Optional["MeshContextVal"] = None
+    # A method under ``@property``: reading the attribute on an instance calls it.
+    prop: bool = False
+    # A generator under ``@contextlib.contextmanager``: a call gives the context it yields in.
+    manager: bool = False
 
 
 @dataclass(eq=False)

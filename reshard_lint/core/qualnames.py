@@ -19,7 +19,8 @@ MUTATING_METHODS = frozenset({
 })
 
 BUILTINS = frozenset({"list", "tuple", "reversed", "sorted", "len", "set", "frozenset", "int", "range",
-                      "enumerate", "zip", "map", "setattr", "delattr", "slice"})
+                      "enumerate", "zip", "map", "setattr", "delattr", "slice", "isinstance", "dict",
+                      "property"})
 
 
 def canonical(qual: str) -> str | None:

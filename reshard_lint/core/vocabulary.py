@@ -56,6 +56,10 @@ MAKE_ARRAY_FROM_PROCESS_LOCAL_DATA = "jax.make_array_from_process_local_data"
 PROCESS_ALLGATHER = "jax.experimental.multihost_utils.process_allgather"
 BROADCAST_ONE_TO_ALL = "jax.experimental.multihost_utils.broadcast_one_to_all"
 JIT = "jax.jit"
+# Python's own decorator and test the analysis follows (analysis/interpreter.py,
+# models/builtins.py): a property's getter runs where the attribute is read.
+PROPERTY = "property"
+ISINSTANCE = "isinstance"
 SHARD_MAP = "jax.shard_map"
 WITH_SHARDING_CONSTRAINT = "jax.lax.with_sharding_constraint"
 RESHARD = "jax.sharding.reshard"
@@ -198,6 +202,9 @@ ALIASES: dict[str, str] = {
     "builtins.setattr": "setattr",
     "builtins.delattr": "delattr",
     "builtins.slice": "slice",
+    "builtins.isinstance": ISINSTANCE,
+    "builtins.dict": "dict",
+    "builtins.property": PROPERTY,
 }
 
 # --- families read by prefix -------------------------------------------------------------
@@ -233,6 +240,9 @@ NUMPY_ALIAS = "np"
 # flax and chex classes whose fields the analysis reads as a dataclass's (analysis/classes.py).
 DATACLASS_DECORATORS = ("dataclasses.dataclass", "flax.struct.dataclass", "chex.dataclass")
 DATACLASS_BASES = ("flax.struct.PyTreeNode", "flax.linen.Module", "flax.linen.module.Module")
+# A generator function under it is a context manager: ``with f():`` runs its body to the
+# yield (analysis/functions.py), so a ``jax.set_mesh`` around the yield is in force there.
+CONTEXT_MANAGER = "contextlib.contextmanager"
 
 # --- API words, as code spells them (the last name of a call or attribute) ---------------
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from ..core.vocabulary import MOVE_WORDS, SOURCE_WORDS, VALUE_WORDS
+from ..core.vocabulary import BUILD_WORDS, MOVE_WORDS, SOURCE_WORDS, VALUE_WORDS
 from .module_scan import IDENT, bindings
 
 # A module-level def; its body runs to the next line in column 0 that is not blank, a
@@ -34,25 +34,24 @@ _NEXT_TOP = re.compile(r"(?m)^[^\s#)]")
 # what moves arrays (MOVE_WORDS: a function that puts what it is given on a mesh it is
 # given can fail for one caller's arguments, functions.py runs it for each call).
 _RETURNS = re.compile(r"\b(?:return[ \t]+(?!None\b)[^\s#]|yield\b)")
-# A statement that makes a body more than straight-line code: a function that moves
-# arrays is followed for its callers' arguments only when it has none (functions.py).
-_COMPOUND = re.compile(r"(?m)^[ \t]+(?:if|elif|else|for|while|with|try|except|finally|async|assert|raise|match)\b")
 _SIGNATURE_END = re.compile(r"\)[^\n:]*:[ \t]*(?:#[^\n]*)?\n")
 _PROSE = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|#[^\n]*')
 
 
 def moving_functions(text: str) -> frozenset[str]:
-    """The functions of ``device_functions`` that move what they are given in straight-line
-    code: a call of one places an array (the gate counts it as a placed array)."""
+    """The functions of ``device_functions`` that move what they are given: a call of one
+    places an array (the gate counts it as a placed array)."""
     return frozenset(_movers(text)) & device_functions(text) if "def" in text else frozenset()
 
 
 def _movers(text: str) -> set[str]:
-    """Functions whose straight-line bodies hand one of their parameters to a move (the
-    array, or the target: ``device_put(x, NamedSharding(mesh, P()))``); a body that moves
-    only what it makes itself (``device_put(jnp.array(True), sharding)``) moves nothing
-    its caller gives."""
-    out: set[str] = set()
+    """Functions whose bodies hand one of their parameters to a move (the array, or the
+    target: ``device_put(x, NamedSharding(mesh, P()))``), or to another such function of
+    the module (``place(v, sharding=target)``); a body that moves only what it makes
+    itself (``device_put(jnp.array(True), sharding)``) moves nothing its caller gives.
+    A body with branches counts too: the analysis follows a call of it where the call's
+    values decide them (functions.relayed)."""
+    bodies: dict[str, tuple[set[str], str]] = {}
     for m in _DEF.finditer(text):
         if m.group(1) is None:
             continue
@@ -61,18 +60,30 @@ def _movers(text: str) -> set[str]:
             continue
         params = set(IDENT.findall(text[m.end(): end.start()])) - {"self", "cls"}
         nxt = _NEXT_TOP.search(text, end.end())
-        body = text[end.end(): nxt.start() if nxt is not None else len(text)]
-        if _COMPOUND.search(body) is not None:
-            continue
-        for w in MOVE_WORDS:
-            i = body.find(w)
-            while i >= 0:
+        bodies[m.group(1)] = (params, text[end.end(): nxt.start() if nxt is not None else len(text)])
+    out: set[str] = set()
+    words: tuple[str, ...] = MOVE_WORDS
+    for _ in range(3):  # through at most two helpers of the module
+        more = {name for name, (params, body) in bodies.items() if name not in out and _hands(body, params, words)}
+        if not more:
+            break
+        out |= more
+        words = (*MOVE_WORDS, *(f"{name}(" for name in sorted(out)))
+    return out
+
+
+def _hands(body: str, params: set[str], words: tuple[str, ...]) -> bool:
+    """Does a line of ``body`` call one of ``words`` (a helper's name as a name of its
+    own, not ``obj.place(``) with one of ``params`` after it?"""
+    for w in words:
+        i = body.find(w)
+        while i >= 0:
+            if w in MOVE_WORDS or i == 0 or not (body[i - 1].isalnum() or body[i - 1] in "_."):
                 line_end = body.find("\n", i)
                 if not params.isdisjoint(IDENT.findall(body[i + len(w): line_end if line_end >= 0 else None])):
-                    out.add(m.group(1))
-                    break
-                i = body.find(w, i + len(w))
-    return out
+                    return True
+            i = body.find(w, i + len(w))
+    return False
 
 
 def device_functions(text: str) -> frozenset[str]:
@@ -80,8 +91,8 @@ def device_functions(text: str) -> frozenset[str]:
     bodies build device values: a device source or a mesh constructor, or a module-level
     name the module binds to one; and of the functions that return something and move
     what they are given (``jax.device_put``, a sharding constraint, ``reshard`` of a
-    parameter, or onto one) in straight-line code: a caller's arguments decide whether
-    such a move fails (functions.py)."""
+    parameter, or onto one; or hand it to such a function of the module): a caller's
+    arguments decide whether such a move fails (functions.py)."""
     if "def" not in text and "class" not in text:
         return frozenset()
 
@@ -101,7 +112,7 @@ def device_functions(text: str) -> frozenset[str]:
         if any(w in body for w in SOURCE_WORDS):
             out.add(name)
             continue
-        if m.group(1) and any(w in body for w in MOVE_WORDS):
+        if m.group(1) and any(w in text for w in MOVE_WORDS):
             if movers is None:
                 movers = _movers(text)
             if name in movers:
@@ -150,14 +161,35 @@ _CALL_BINDING = re.compile(r"\s*[A-Za-z_][\w.]*\s*\(")
 
 
 def callable_names(text: str) -> frozenset[str]:
-    """Names of the module-level functions (every ``def``), and of the names bound once
+    """Names of the module-level functions (every ``def``), the classes that build
+    shardings or move arrays (``building_classes``), and of the names bound once
     at module level to a call (``step = jax.jit(_step, out_shardings=...)``,
     ``call_bindings``): what an importer may call, whose call the analysis runs as it runs
     a function of the same file when the summary holds a function there
     (summaries.callable_export). Not the gate's: a function that builds no device value
     gives its caller nothing to pass the gate by (``device_functions``)."""
     out = {m.group(1) for m in _DEF.finditer(text) if m.group(1)} if "def" in text else set()
-    return frozenset(out) | call_bindings(text)
+    return frozenset(out) | call_bindings(text) | building_classes(text)
+
+
+def building_classes(text: str) -> frozenset[str]:
+    """Names of the module-level classes whose bodies build a sharding or a mesh, or move
+    arrays (``BUILD_WORDS``: ``NamedSharding(self.mesh, P())``, ``jax.device_put(...)``):
+    an importer's instance of one (``Trainer(mesh)``) gives it the shardings and arrays
+    its methods and properties make of what the construction passed. Not the gate's (a
+    class that builds no devices gives nothing its caller does not have)."""
+    if "class" not in text:
+        return frozenset()
+    out: set[str] = set()
+    for m in _DEF.finditer(text):
+        if m.group(2) is None:
+            continue
+        eol = text.find("\n", m.end())
+        nxt = _NEXT_TOP.search(text, eol + 1) if eol >= 0 else None
+        body = text[m.end(): nxt.start() if nxt is not None else len(text)]
+        if any(w in body for w in BUILD_WORDS) and any(w in _PROSE.sub("", body) for w in BUILD_WORDS):
+            out.add(m.group(2))
+    return frozenset(out)
 
 
 def call_bindings(text: str) -> frozenset[str]:

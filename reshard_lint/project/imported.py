@@ -282,6 +282,20 @@ def _exports_uncached(view: FileView, mod: ModuleFile, text: str, name: str, dep
     return False
 
 
+def star_sources(view: FileView, mod: ModuleFile) -> list[str]:
+    """The project modules ``mod``'s top-level ``from m import *`` lines name (absolute)."""
+    text = _text(view, mod)
+    if text is None:
+        return []
+    inner = view.of(mod)
+    out: list[str] = []
+    for dots, module in _per_content(view, mod, text, star_imports):
+        base = inner.absolute(len(dots), module or None) if dots else module
+        if base and base.split(".")[0] not in MODELLED and view.project.index.find(base) is not None:
+            out.append(base)
+    return out
+
+
 def star_source(view: FileView, mod: ModuleFile, name: str) -> str | None:
     """The module whose ``name`` a top-level ``from m import *`` of ``mod`` binds there
     (``from .meshes import *`` in a package's ``__init__.py``), or None: ``mod`` must not

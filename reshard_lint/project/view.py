@@ -272,17 +272,25 @@ class FileView:
         ``instead`` there, not what the module binds."""
         self._values[qual] = instead
 
-    def star(self, module: str) -> dict[str, Value]:
-        """The public values ``from module import *`` binds."""
+    def star(self, module: str, _seen: frozenset[str] = frozenset()) -> dict[str, Value]:
+        """The public values ``from module import *`` binds: its own, and those a star
+        import of its own binds there (``from .meshes import *`` in a package's
+        ``__init__.py``: ``imported.star_source`` says which names)."""
         mod = self.project.index.find(module)
-        if mod is None or module.split(".")[0] in MODELLED:
+        if mod is None or module.split(".")[0] in MODELLED or module in _seen:
             return {}
         summary = self._summary(mod, None)
         if summary is None:
             return {}
         from ..analysis.mutation import own_copy
+        from .imported import star_source, star_sources
 
-        return {k: own_copy(v) for k, v in summary.exports.items() if not k.startswith("_")}
+        out = {k: own_copy(v) for k, v in summary.exports.items() if not k.startswith("_")}
+        for source in star_sources(self, mod):
+            for k, v in self.star(source, _seen | {module}).items():
+                if k not in out and star_source(self, mod, k) == source:
+                    out[k] = v
+        return out
 
     def _summary(self, mod: ModuleFile, name: str | None) -> Summary | None:
         if mod.path is None:

@@ -127,3 +127,76 @@ def test_a_target_built_from_the_arrays_own_sharding_is_the_same_devices_whoever
                             "warm = place(jax.device_put(np.zeros(8), NamedSharding(TRAIN, P('x'))), TRAIN)")
     _layout(project, "from pkg.meshes import place\n\nHANDLERS = {'place': place}\n", meshes=meshes)
     assert _site(project)[0] == "same_devices"
+
+
+CONTAINERS = Path(__file__).resolve().parents[1] / "fixtures" / "projects" / "containers"
+CONTAINER_REASON = "an element of a container the analysis does not know"
+
+
+def _sites(root: Path, path: str) -> list[tuple[int, str, str, str]]:
+    r = run("coverage", "--isolated", "--sites", "--format", "json", cwd=root)
+    assert r.returncode == 0, r.stderr
+    return [(s["line"], s["verdict"], s["detail"], s["culprit"]) for s in json.loads(r.stdout)["site_list"]
+            if s["path"] == path]
+
+
+def test_containers_of_imported_instances_flow_through_helpers_of_helpers() -> None:
+    # tests/fixtures/projects/containers: team/train.py hands sync the dict a Trainer's
+    # methods return (arrays on its @property sharding, through a jitted step) and a
+    # target an Evaluator's method builds; sync decides isinstance(params, dict) on it
+    # and calls place(v, sharding=target) for each item, whose **kwargs hold the target.
+    [(line, verdict, detail, _)] = _sites(CONTAINERS, "team/sync.py")
+    assert (line, verdict) == (5, "crossing")
+    assert detail.startswith("called from team/train.py: RSH201 sync(params, Evaluator(rollout_mesh()..., "
+                             "through its jax.device_put at team/sync.py:5, moves '<array>' from mesh 'TRAIN' "
+                             "(train_mesh(), line 6, built at team/meshes.py:8, jax.devices()) to 'ROLLOUT'"), detail
+    # A bare spec under the helper's @contextlib.contextmanager around jax.set_mesh.
+    assert [s[:2] for s in _sites(CONTAINERS, "team/context.py")] == [(10, "crossing")]
+    assert [s[:2] for s in _sites(CONTAINERS, "team/same.py")] == [(18, "same_devices")]
+
+
+def _containers_copy(root: Path, callers: dict[str, str]) -> None:
+    for name in ("__init__.py", "meshes.py", "trainer.py", "evaluator.py", "sync.py"):
+        write(root, f"team/{name}", (CONTAINERS / "team" / name).read_text(encoding="utf-8"))
+    write(root, "pyproject.toml", "[project]\nname = 'copy'\nversion = '0'\n")
+    for path, text in callers.items():
+        write(root, path, text)
+
+
+SAME_CALLS = """\
+from team.evaluator import Evaluator
+from team.meshes import TRAIN
+from team.sync import sync
+from team.trainer import Trainer
+
+trainer = Trainer(TRAIN)
+params = trainer.init_params()
+synced = sync(params, Evaluator(trainer.mesh).target())
+pair = sync((params["w"], params["b"]), Evaluator(TRAIN).target())
+"""
+
+
+def test_helpers_called_with_the_same_devices_are_not_a_crossing(project: Path) -> None:
+    # Every call is on the trainer's own devices: no crossing; the site stays what its
+    # module's own analysis says (sync.py alone does not know what params holds).
+    _containers_copy(project, {"main.py": SAME_CALLS})
+    assert _sites(project, "team/sync.py") == [(5, "unresolved", CONTAINER_REASON, "params.items()")]
+    r = run("check", "--isolated", "--no-cache", ".", cwd=project)
+    assert r.returncode == 0, r.stdout
+
+
+def test_a_call_through_a_branch_the_call_does_not_decide_is_not_a_crossing(project: Path) -> None:
+    # sync_on_one_host tests jax.process_count(): the move past it runs on a single
+    # process only, where it works. Followed, it would be a crossing of this call.
+    _containers_copy(project, {"main.py": """\
+from team.evaluator import Evaluator
+from team.meshes import ROLLOUT, TRAIN
+from team.sync import sync_on_one_host
+from team.trainer import Trainer
+
+params = Trainer(TRAIN).init_params()
+maybe = sync_on_one_host(params, Evaluator(ROLLOUT).target())
+"""})
+    assert _sites(project, "team/sync.py") == [(5, "unresolved", CONTAINER_REASON, "params.items()")]
+    r = run("check", "--isolated", "--no-cache", ".", cwd=project)
+    assert r.returncode == 0, r.stdout

@@ -25,6 +25,7 @@ ENTRIES = {
     "classes": ["fleet.train", "fleet.same", "fleet.instances"],
     "movers": ["ops.sync", "ops.same", "ops.jitted", "ops.tree", "ops.script"],
     "guarded": ["hosts.sync", "hosts.same"],
+    "containers": ["team.train", "team.context", "team.same"],
     "tables": ["tablepkg.sync_dict", "tablepkg.sync_changed", "tablepkg.patched"],
     "reexports": ["scripts.train"],
     "configs": ["cfgpkg.train", "cfgpkg.layout"],

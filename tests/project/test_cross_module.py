@@ -92,15 +92,17 @@ def test_check_reports_the_markers_with_related_locations_in_the_other_file() ->
         assert got == want, root.name
         meshes = {"crossing": "mypkg/mesh.py", "factories": "lab/meshes.py", "classes": "fleet/models.py",
                   "movers": "ops/meshes.py", "guarded": "hosts/meshes.py",
-                  "tables": "tablepkg/mesh.py", "reexports": "meshpkg/meshes.py"}.get(root.name)
+                  "tables": "tablepkg/mesh.py", "reexports": "meshpkg/meshes.py",
+                  "containers": "team/meshes.py"}.get(root.name)
         if root.name in ("configs", "jitted", "ranges"):
             # configs: the meshes are built in the importing file, sized by config.py's
             # values; jitted: in either module (test_jitted_functions_of_another_module_*);
             # ranges: one built in the importing file too (test_ranges_of_a_configuration_*).
             continue
         # The transfer inside another module's function that a call runs with its arguments.
-        inside = ["ops/placing.py"] if root.name == "movers" else []
+        helpers = {"movers": "ops/placing.py", "containers": "team/sync.py"}.get(root.name)
         for f in found:  # both meshes built in the other module: a factory's body, or its module level
+            inside = [helpers] if ", through its " in str(f["message"]) else []
             assert [r.get("filename") for r in f["related"]] == [meshes, meshes, *inside]  # type: ignore[union-attr]
 
 

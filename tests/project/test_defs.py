@@ -91,6 +91,21 @@ def test_a_function_moves_what_it_is_given_only() -> None:
             "    return jax.device_put(jnp.array(True), sharding)\n\n\n"
             "def guarded(x, mesh):\n    if jax.process_count() > 1:\n        return x\n"
             "    return jax.device_put(x, NamedSharding(mesh, P()))\n")
-    # dummy moves only what it makes; guarded is not straight-line code.
-    assert moving_functions(text) == {"replicate"}
-    assert device_functions(text) == {"replicate", "dummy"}
+    # dummy moves only what it makes. guarded moves what it is given past a test: the
+    # analysis follows a call of it where the call's values decide the test (not
+    # jax.process_count(): functions.relayed), so the gate lets its callers through.
+    assert moving_functions(text) == {"replicate", "guarded"}
+    assert device_functions(text) == {"replicate", "dummy", "guarded"}
+
+
+def test_a_function_that_hands_what_it_is_given_to_a_mover_of_its_module_moves_it() -> None:
+    from reshard_lint.project.defs import moving_functions
+
+    text = ("def place(value, **kwargs):\n    return jax.device_put(value, kwargs['sharding'])\n\n\n"
+            "def sync(params, target):\n    if isinstance(params, dict):\n"
+            "        return {k: place(v, sharding=target) for k, v in params.items()}\n"
+            "    return tuple(place(v, sharding=target) for v in params)\n\n\n"
+            "def log(params):\n    return printer.place(params)\n\n\n"
+            "def fresh(n):\n    return place(np.zeros(8), sharding=SHARDING)\n")
+    # log calls another object's place; fresh hands place nothing it is given.
+    assert moving_functions(text) == {"place", "sync"}

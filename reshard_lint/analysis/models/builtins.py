@@ -1,5 +1,5 @@
 """Python builtins on device lists: len, list, tuple, set, reversed, sorted; np.array (range: ranges.py);
-on containers of arrays: enumerate, zip, map; on attributes: setattr, delattr."""
+on containers of arrays: enumerate, zip, map, dict, isinstance; on attributes: setattr, delattr."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from . import device_ids, placement, ranges
 from .registry import handles
 from .. import tree
 from ..arguments import Call
-from ..reasons import ATTRIBUTE, CONTAINER
+from ..reasons import ATTRIBUTE, CONTAINER, UNFOLLOWED_CALL
 from ..scope import Scope
 from .. import devices as dv
 from ..valueops import dotted, each, ordered
 from ..values import (
-    UNKNOWN, ArrayVal, ConstVal, DevVal, FuncVal, HostVal, IntVal, OwnShardingVal, RangeVal, SeqVal, ShardingVal, Shuffle,
-    SliceVal,
+    UNKNOWN, ArrayVal, ConstVal, DevVal, FuncVal, HostVal, IntVal, MeshVal, OwnShardingVal, QualVal, RangeVal, SeqVal,
+    ShardingVal, Shuffle, SliceVal,
     Value, is_unknown, undecidable, unknown,
 )
 
@@ -263,3 +263,37 @@ def _delattr(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     if len(call.positional) == 2:
         an.assign_named_attribute(call.arg(0), call.arg(1, "name"), unknown(ATTRIBUTE))
     return ConstVal(None)
+
+
+# isinstance(x, cls) decided where the value's kind is certain: a dict the analysis built
+# (a literal, a comprehension, ``**kwargs``) is a dict; a mesh or a sharding is none of
+# dict, list and tuple. A tuple or list the analysis holds may stand for another sequence
+# (``d.values()``, ``d.items()``), so it is known only not to be a dict; an array value
+# may stand for a pytree of arrays (``device_put`` of a dict, a jitted call's results).
+_KINDS = {"builtins.dict": "dict", "builtins.list": "list", "builtins.tuple": "tuple"}
+
+
+@handles(api.ISINSTANCE)
+def _isinstance(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
+    v, spec = call.arg(0), call.arg(1)
+    if len(call.positional) != 2 or call.keywords or call.has_star:
+        return unknown(UNFOLLOWED_CALL, "isinstance")
+    specs = spec.items if isinstance(spec, SeqVal) and spec.kind == "tuple" else (spec,)
+    kinds = {_KINDS.get(s.qual) if isinstance(s, QualVal) else None for s in specs}
+    if None in kinds or not kinds:
+        return unknown(UNFOLLOWED_CALL, "isinstance")
+    if isinstance(v, (MeshVal, ShardingVal)):
+        return ConstVal(False)
+    if isinstance(v, SeqVal) and v.kind == "dict":
+        return ConstVal("dict" in kinds)
+    if isinstance(v, SeqVal) and v.kind in ("list", "tuple") and kinds == {"dict"}:
+        return ConstVal(False)
+    return unknown(UNFOLLOWED_CALL, "isinstance")
+
+
+@handles("dict")
+def _dict(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
+    """``dict(w=a, b=b)``, ``dict()``: a dict of those keys."""
+    if call.positional or call.has_star:
+        return unknown(UNFOLLOWED_CALL, "dict")
+    return SeqVal(tuple(v for v, _ in call.keywords.values()), "dict", tuple(call.keywords))
