@@ -233,6 +233,7 @@ class Comprehensions(InterpreterBase):
             inner = Scope(inner, "comprehension" if eager else "function",
                           {n: 2 for n in names_in_target(clause.target)})
             self.bind_loop_target(clause.target, it, clause.iter, inner, UNKNOWN)
+            self.undecided += 1  # not run per element: maybe for none (functions.relayed)
             for cond in clause.ifs:
                 self.eval(cond, inner)
                 self.undecided += 1  # the element may run for none of them

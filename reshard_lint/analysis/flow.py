@@ -84,6 +84,9 @@ class Flow(InterpreterBase):
         it = self.eval(stmt.iter, scope)
         if type(stmt) is ast.For and self._unrolled(stmt, it, scope):
             return
+        # Run for elements it does not know, the body may run for none of them: a
+        # transfer in it is no crossing of a call that relays it (functions.relayed).
+        self.undecided += 1
         self._joined_loop(stmt, scope, it)
 
     def _unrolled(self, stmt: ast.For, it: Value, scope: Scope) -> bool:
