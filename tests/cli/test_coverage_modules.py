@@ -245,3 +245,61 @@ def test_a_transfer_the_call_may_not_reach_is_no_crossing_of_it(project: Path) -
     assert sites[12] == ("unresolved", "a parameter no call site feeds")
     r = run("check", "--isolated", "--no-cache", ".", cwd=project)
     assert "RSH201" not in r.stdout, r.stdout
+
+
+_REGISTRY = '''import jax
+import numpy as np
+from jax.sharding import Mesh
+
+MESHES = {}
+
+
+def register(name):
+    def decorate(fn):
+        MESHES[name] = fn
+        return fn
+    return decorate
+
+
+@register("train")
+def train_mesh():
+    return Mesh(np.array(jax.devices()[:4]), ("x",))
+'''
+
+_PLUGIN = '''import jax
+import numpy as np
+from jax.sharding import Mesh
+
+from pkg.meshes import register
+
+
+@register("train")
+def other_mesh():
+    return Mesh(np.array(jax.devices()[4:]), ("x",))
+'''
+
+_REGISTRY_MAIN = '''import jax
+import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+import pkg.plugin
+from pkg.meshes import MESHES, train_mesh
+
+a = jax.device_put(np.zeros(8), NamedSharding(train_mesh(), P()))
+b = jax.device_put(a, NamedSharding(MESHES["train"](), P()))
+'''
+
+
+def test_a_registry_another_module_files_into_is_not_read(project: Path) -> None:
+    # pkg.plugin, imported first, files its own "train" over the one meshes.py files:
+    # MESHES["train"] is other_mesh (devices 4-7), not train_mesh (devices 0-3). The
+    # registry's own module cannot tell which other modules file into it, so the item
+    # stays unknown (never same_devices).
+    write(project, "pkg/__init__.py", "")
+    write(project, "pkg/meshes.py", _REGISTRY)
+    write(project, "pkg/plugin.py", _PLUGIN)
+    write(project, "main.py", _REGISTRY_MAIN)
+    assert _sites(project, "main.py") == [
+        (8, "host_data", "'np.zeros(8)' is host data or uncommitted: np.zeros(8) (line 8)", ""),
+        (9, "unresolved", "a result of a call the analysis does not follow", ""),
+    ]
