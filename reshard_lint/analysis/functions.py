@@ -266,7 +266,7 @@ def generator(fn: ast.AST) -> bool:
     return found
 
 
-def _identity(v: Value) -> object:
+def _identity(v: Value, depth: int = 0) -> object:
     """What tells two arguments apart in the memo: the object, but for the empty
     ``*args`` or ``**kwargs`` each call makes afresh (one context however many calls),
     and an unknown, which tells every call apart."""
@@ -280,6 +280,8 @@ def _identity(v: Value) -> object:
         # Two constructions of a class of this file whose __init__ assigned the same
         # values to the instance's own attributes, which nothing changes after: one
         # context for its methods (``test_a`` and ``test_b`` each building a Trainer).
-        return ("instance", id(v.cls), tuple((k, id(a) if isinstance(a, InstanceVal) else _identity(a))
+        # (An instance in them, such as a helper its __init__ built, compared the same way,
+        # a few levels deep.)
+        return ("instance", id(v.cls), tuple((k, id(a) if depth > 2 else _identity(a, depth + 1))
                                              for k, a in sorted(v.attrs.items(), key=lambda kv: kv[0])))
     return id(v)
