@@ -197,3 +197,37 @@ def test_an_instance_passed_on_and_one_built_recursively_keep_their_attributes(p
     assert sites[("method.py", 32)][0] == "same_devices"
     verdict, detail = sites[("method.py", 33)]
     assert verdict == "crossing" and detail.startswith("RSH201 jax.device_put moves 'n.w' from mesh 'train'")
+
+
+def test_more_constructions_than_a_method_has_contexts_still_resolve(project: Path) -> None:
+    # Each test builds its own Trainer on one mesh and moves the step's result to another:
+    # twelve instances that assigned the same mesh are one context of `step`, so no test
+    # runs out of the contexts a function is evaluated in (8). Each move crosses in a run.
+    tests = "".join(f"""
+
+def test_{i}():
+    t = Trainer(train)
+    out = t.step(w)
+    jax.device_put(out, NamedSharding(rollout, P()))
+""" for i in range(12))
+    write(project, "many.py", """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+train = Mesh(np.array(jax.devices()), ("x",))
+rollout = Mesh(np.array(jax.devices()[:4]), ("x",))
+w = jax.device_put(np.ones(8), NamedSharding(train, P("x")))
+
+
+class Trainer:
+    def __init__(self, mesh):
+        self.mesh = mesh
+
+    def step(self, a):
+        return jax.device_put(a, NamedSharding(self.mesh, P()))
+""" + tests)
+    r = run("coverage", "--format", "json", "--sites", "many.py", cwd=project)
+    assert r.returncode == 0, r.stderr
+    verdicts = {s["line"]: s["verdict"] for s in json.loads(r.stdout)["site_list"]}
+    assert verdicts == {7: "host_data", 15: "same_devices", **{21 + 6 * i: "crossing" for i in range(12)}}
