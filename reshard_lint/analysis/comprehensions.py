@@ -3,7 +3,9 @@
 A list, set or dict comprehension runs where it stands (its scope reads the enclosing one
 at its current values, scope.py); a generator expression runs when consumed, and reads
 as a nested function does. A loop variable, of a ``for`` statement (flow.py) or clause,
-takes one value that stands for every element where there is one (``valueops.each``).
+takes one value that stands for every element where there is one (``valueops.each``);
+a comprehension over sequences the analysis knows exactly runs once per element
+(``_each_run``, unroll.py), as a ``for`` statement does (flow.py).
 Indexing a device list by the loop variable (``[devs[i] for i in (0, 1, 4, 5)]``) picks
 devices.
 """
@@ -16,6 +18,9 @@ from typing import TYPE_CHECKING, Callable, Optional, cast
 from . import devices as dv
 from .models import commitments, device_ids, placement
 from .reasons import CONTAINER
+from . import unroll
+from .mutation import hashable
+from .expressions import truth
 from .interpreter_base import InterpreterBase
 from .scope import Scope, names_in_target
 from .tree import arg_value, call_args, subscript_items
@@ -34,9 +39,18 @@ class Comprehensions(InterpreterBase):
     def _comprehension(self, node: ast.ListComp | ast.GeneratorExp | ast.SetComp, scope: Scope) -> Value:
         clauses = node.generators
         comp = clauses[0]
+        eager = type(node) is not ast.GeneratorExp
         # A generator expression runs when it is consumed, maybe after the names it
         # reads are bound again: it sees them as a nested function does.
-        inner, it = self._for_clauses(clauses, scope, eager=type(node) is not ast.GeneratorExp)
+        first = self.eval(comp.iter, scope)
+        runs = self._each_run(clauses, scope, first, [node.elt]) if eager else None
+        if runs is not None:
+            picked = self._picked_devices(node, clauses, first, scope) or \
+                device_ids.ids_of_devices(node, first, cast("Analyzer", self))
+            if picked is not None or type(node) is not ast.ListComp:
+                return picked or UNKNOWN
+            return SeqVal(tuple(v for v, in runs), "list")
+        inner, it = self._for_clauses(clauses, scope, eager=eager, first=first)
         made = self.token
         elt = self.eval(node.elt, inner)
         picked = self._picked_devices(node, clauses, it, scope) or \
@@ -144,7 +158,11 @@ class Comprehensions(InterpreterBase):
         a dict with a value for each element (``_each_element``), under the keys the
         iterated elements hold where the key is the loop's target (``k`` of a known
         dict's items, a tuple of constants), else keys the analysis does not know."""
-        inner, it = self._for_clauses(node.generators, scope, eager=True)
+        first = self.eval(node.generators[0].iter, scope)
+        runs = self._each_run(node.generators, scope, first, [node.key, node.value])
+        if runs is not None:
+            return _dict_of(runs)
+        inner, it = self._for_clauses(node.generators, scope, eager=True, first=first)
         made = self.token
         self.eval(node.key, inner)
         value = self.eval(node.value, inner)
@@ -155,24 +173,71 @@ class Comprehensions(InterpreterBase):
         keys = _keys(node.key, node.generators[0].target, it)
         return SeqVal(tuple(v for v, in built), "dict", keys if keys is not None else tuple(NO_KEY for _ in built))
 
+    def _each_run(self, clauses: list[ast.comprehension], scope: Scope, first: Value,
+                  exprs: list[ast.expr]) -> Optional[list[tuple[Value, ...]]]:
+        """A comprehension that runs where it stands, run once per element as Python
+        runs it (unroll.py): each ``for`` clause over a sequence the analysis knows
+        exactly, each condition one whose truth it knows for that element; the values of
+        ``exprs`` (the element, or a dict's key and value) for every element kept, in
+        order, each run's events emitted. None: not run so (runs made before the
+        analysis found it could not go on stay: each was one that Python makes)."""
+        out: list[tuple[Value, ...]] = []
+        return out if self._clause_runs(clauses, 0, scope, first, exprs, out) else None
+
+    def _clause_runs(self, clauses: list[ast.comprehension], i: int, scope: Scope, it: Optional[Value],
+                     exprs: list[ast.expr], out: list[tuple[Value, ...]]) -> bool:
+        clause = clauses[i]
+        if clause.is_async:
+            return False
+        if it is None:
+            it = self.eval(clause.iter, scope)
+        elements = unroll.elements(self, clause.iter, it, scope)
+        if elements is None or len(elements) > unroll.MAX_ELEMENTS:
+            return False
+        weight = self.unroll_weight * max(1, len(elements))
+        if weight > unroll.MAX_WEIGHT or self.unroll_runs + len(elements) > unroll.MAX_RUNS:
+            return False
+        seen = unroll.sources(self, clause.iter, it, scope)
+        outer, self.unroll_weight = self.unroll_weight, weight
+        try:
+            for element in elements:
+                if unroll.changed(seen):
+                    return False
+                self.unroll_runs += 1
+                inner = Scope(scope, "comprehension", {n: 2 for n in names_in_target(clause.target)})
+                self.bind(clause.target, element, inner)
+                kept = [truth(self.eval(cond, inner)) for cond in clause.ifs]
+                if None in kept:
+                    return False
+                if not all(kept):
+                    continue
+                if i + 1 < len(clauses):
+                    if not self._clause_runs(clauses, i + 1, inner, None, exprs, out):
+                        return False
+                else:
+                    out.append(tuple(self.eval(e, inner) for e in exprs))
+            return True
+        finally:
+            self.unroll_weight = outer
+
     def _for_clauses(self, clauses: list[ast.comprehension], scope: Scope,
-                     eager: bool = False) -> tuple[Scope, Value]:
+                     eager: bool = False, first: Optional[Value] = None) -> tuple[Scope, Value]:
         """The scope a comprehension's element sees, after each of its ``for`` clauses
-        (and their conditions); and what the first one iterates over. ``eager``: it runs
-        where it stands (scope.py)."""
-        first: Value = UNKNOWN
+        (and their conditions); and what the first one iterates over (``first``: its
+        value, evaluated already). ``eager``: it runs where it stands (scope.py)."""
         inner = scope
         for i, clause in enumerate(clauses):
-            it = self.eval(clause.iter, inner)
+            it = first if i == 0 and first is not None else self.eval(clause.iter, inner)
             if i == 0:
                 first = it
             inner = Scope(inner, "comprehension" if eager else "function",
                           {n: 2 for n in names_in_target(clause.target)})
             self.bind_loop_target(clause.target, it, clause.iter, inner, UNKNOWN)
+            self.undecided += 1  # not run per element: maybe for none (functions.relayed)
             for cond in clause.ifs:
                 self.eval(cond, inner)
                 self.undecided += 1  # the element may run for none of them
-        return inner, first
+        return inner, first if first is not None else UNKNOWN
 
     def bind_loop_target(self, target: ast.expr, it: Value, iter_node: ast.expr,
                          scope: Scope, default: Value) -> None:
@@ -264,6 +329,21 @@ def _keys(key: ast.expr, target: ast.expr, it: Value) -> Optional[tuple[object, 
         return None
     keys = tuple(c.value for c in column)  # type: ignore[attr-defined]  # (ConstVals: checked above)
     return keys if len(set(map(repr, keys))) == len(keys) else None
+
+
+def _dict_of(runs: list[tuple[Value, ...]]) -> Value:
+    """The dict a dict comprehension builds from its (key, value) runs: under constant
+    keys, a key given again keeps its place and takes the later value, as in Python;
+    with a key the analysis does not know, one item per run under unknown keys."""
+    if any(not isinstance(k, ConstVal) or not hashable(k.value) for k, _ in runs):
+        return SeqVal(tuple(v for _, v in runs), "dict", tuple(NO_KEY for _ in runs))
+    built: dict[object, Value] = {}
+    for k, v in runs:
+        value = k.value  # type: ignore[attr-defined]  # (ConstVals: checked above)
+        if any(type(old) is not type(value) and old == value for old in built):
+            return UNKNOWN  # 1 and True, 1.0 and 1: one key of the first one's type
+        built[value] = v
+    return SeqVal(tuple(built.values()), "dict", tuple(built))
 
 
 def _builtin_range(v: Value) -> bool:

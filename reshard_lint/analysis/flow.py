@@ -1,15 +1,18 @@
 """Control flow: branches, loops and handlers, and the values names have where paths meet.
 
 Where two paths disagree, a name becomes unknown; a path that returns, raises, breaks or
-continues does not reach the statement after it (``exits``), and a name a loop rebinds
-keeps a value that every iteration gives back (``Flow._loop_head``).
+continues does not reach the statement after it (``exits``). A ``for`` loop over a
+sequence the analysis knows exactly runs once per element (``Flow._unrolled``,
+unroll.py); in any other loop a name the loop rebinds keeps a value that every iteration
+gives back (``Flow._loop_head``), or is unknown.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import NamedTuple, Sequence, cast
+from typing import NamedTuple, Optional, Sequence, cast
 
+from . import mutation, unroll
 from .interpreter_base import InterpreterBase
 from .scope import Scope, block, count_bindings, names_in_target
 from .valueops import ordered
@@ -42,6 +45,11 @@ class Flow(InterpreterBase):
     """The interpreter's compound statements that split and join paths."""
 
     settling = False  # a loop's body runs quietly to settle its names (no nested settling)
+    # > 0 where the code runs other than once in order (in a loop run as any number of
+    # iterations, in a block expected to fail): a store into a container is not followed.
+    inexact = 0
+    unroll_weight = 1  # the product of the element counts of the loops run per element around it
+    unroll_runs = 0  # loop bodies run per element so far in the file (unroll.MAX_RUNS)
 
     def exec_branches(self, scope: Scope, blocks: Sequence[Sequence[ast.stmt]]) -> None:
         before = dict(scope.vars)
@@ -68,13 +76,81 @@ class Flow(InterpreterBase):
         self.context_mesh = c
 
     def exec_loop(self, stmt: ast.For | ast.AsyncFor | ast.While, scope: Scope) -> None:
+        if isinstance(stmt, ast.While):
+            self._joined_loop(stmt, scope, None)
+            return
+        # Python evaluates what a for loop iterates once, before the loop, with the
+        # names as they are then.
+        it = self.eval(stmt.iter, scope)
+        if type(stmt) is ast.For and self._unrolled(stmt, it, scope):
+            return
+        # Run for elements it does not know, the body may run for none of them: a
+        # transfer in it is no crossing of a call that relays it (functions.relayed).
+        self.undecided += 1
+        self._joined_loop(stmt, scope, it)
+
+    def _unrolled(self, stmt: ast.For, it: Value, scope: Scope) -> bool:
+        """Run the loop once per element, in order, as Python does (unroll.py): the target
+        bound to each element, each run's events emitted (a call that crosses on one
+        element crosses), and after the loop the names as the last run left them, the
+        target the last element; then the ``else`` block. False: not run so (what is
+        iterated, the body or the cost is not one it follows exactly)."""
+        elements = unroll.elements(self, stmt.iter, it, scope)
+        if elements is None or len(elements) > unroll.MAX_ELEMENTS:
+            return False
+        weight = self.unroll_weight * max(1, len(elements))
+        if weight > unroll.MAX_WEIGHT or self.unroll_runs + len(elements) > unroll.MAX_RUNS \
+                or not unroll.plain_body(block(stmt.body)):
+            return False
+        seen = unroll.sources(self, stmt.iter, it, scope)
+        outer, self.unroll_weight = self.unroll_weight, weight
+        roots: set[int] | None = None
+        assigned = count_bindings(block(stmt.body))
+        bound: dict[str, Value] = {}
+        try:
+            for i, element in enumerate(elements):
+                if i and unroll.changed(seen):
+                    break
+                self.unroll_runs += 1
+                self.bind(stmt.target, element, scope)
+                self.exec_block(block(stmt.body), scope)
+                if roots is None:
+                    # RSH102 counts the device arrays meshes are built on: the same
+                    # construction run again is no second one.
+                    roots = set(self.ctx.mesh_roots)
+                _rebound(scope, assigned, bound)
+            else:
+                if not unroll.changed(seen):
+                    self.exec_block(block(stmt.orelse), scope)
+                    return True
+        finally:
+            self.unroll_weight = outer
+            if roots is not None:
+                self.ctx.mesh_roots.clear()
+                self.ctx.mesh_roots.update(roots)
+        # The body changed what is iterated: the steps that follow, if any, are not known.
+        self._joined_loop(stmt, scope, UNKNOWN)
+        return True
+
+    def _joined_loop(self, stmt: ast.For | ast.AsyncFor | ast.While, scope: Scope, it: Optional[Value]) -> None:
+        """A loop run any number of times: its body runs once, from values every
+        iteration starts with where the analysis finds them (``_loop_head``), and the
+        names it binds are unknown after it unless they settle. ``it``: what a ``for``
+        iterates (evaluated already)."""
+        self.inexact += 1
+        try:
+            self._join_loop(stmt, scope, it)
+        finally:
+            self.inexact -= 1
+
+    def _join_loop(self, stmt: ast.For | ast.AsyncFor | ast.While, scope: Scope, it: Optional[Value]) -> None:
         assigned = count_bindings(block(stmt.body))
         count_bindings(block(stmt.orelse), assigned)
         entry = {n: scope.vars[n] for n in assigned if n in scope.vars}
         for name in assigned:
             scope.vars[name] = unknown(PATHS, f"'{name}'")
         if not isinstance(stmt, ast.While):
-            it = self.eval(stmt.iter, scope)
+            it = UNKNOWN if it is None else it
             for n in names_in_target(stmt.target):
                 scope.vars[n] = unknown(PATHS, f"'{n}'")
             # A device of a list the analysis knows, which one not known; otherwise the
@@ -82,7 +158,7 @@ class Flow(InterpreterBase):
             default = DevVal(fn=undecidable, desc=f"an element of {it.desc}", node=stmt.iter, single=True,
                              any_device=True) if ordered(it) else unknown(PATHS)
             self.bind_loop_target(stmt.target, it, stmt.iter, scope, default)
-        else:
+        elif isinstance(stmt, ast.While):
             self.eval(stmt.test, scope)
         targets = set(names_in_target(stmt.target)) if not isinstance(stmt, ast.While) else set()
         head = self._loop_head(stmt, scope, {n: v for n, v in entry.items() if n not in targets})
@@ -156,6 +232,28 @@ class Flow(InterpreterBase):
         self.inits.clear()
         self.inits.update(trace.inits)
 
+    def store_item(self, target: ast.Subscript, base: Value, value: Value, scope: Scope) -> bool:
+        """``d[k] = v`` on a dict (or ``a[i] = v`` on a list) the name ``d`` of this scope
+        holds, with a constant key: the name holds the container with that item from now
+        on, as every read of it in this run that comes later sees it; every other holder
+        (another name, an attribute, a container) sees it changed (mutation.changed), and
+        so do functions that run later (the name counts as bound twice). False: not
+        followed so (the caller marks the container changed)."""
+        name = target.value
+        if type(name) is not ast.Name or self.inexact or scope.vars.get(name.id) is not base \
+                or name.id in scope.volatile:
+            return False
+        key_node = target.slice
+        if type(key_node) is not ast.Constant and type(key_node) is not ast.Name:
+            return False  # (a key read again must have no effect)
+        new = mutation.stored(base, self.eval(key_node, scope), value)
+        if new is None:
+            return False
+        mutation.changed(base)
+        scope.vars[name.id] = new
+        scope.bindings[name.id] = max(2, scope.bindings.get(name.id, 0))
+        return True
+
     def exec_try(self, stmt: ast.Try, scope: Scope) -> None:
         assigned = count_bindings(block(stmt.body))
         before = dict(scope.vars)
@@ -180,6 +278,20 @@ class Flow(InterpreterBase):
             results = [r for r, t in zip(results, through) if t]
         scope.vars = _merge(results)
         self.exec_block(block(stmt.finalbody), scope)
+
+
+def _rebound(scope: Scope, assigned: dict[str, int], bound: dict[str, Value]) -> None:
+    """After a run of a loop body run per element: a name the body binds at one site that
+    this run left with another value than the run before counts as bound twice. A function
+    that runs later (after the module, once its calls are seen) reads one value of it,
+    while a call of it in each run saw that run's (scope.py)."""
+    for name in assigned:
+        v = scope.vars.get(name, UNKNOWN)
+        if name in bound and bound[name] is not v and not (
+                isinstance(v, ConstVal) and isinstance(bound[name], ConstVal)
+                and bound[name].value == v.value):  # type: ignore[attr-defined]  # (a ConstVal)
+            scope.bindings[name] = max(2, scope.bindings.get(name, 0))
+        bound[name] = v
 
 
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)

@@ -225,6 +225,7 @@ class Functions(InterpreterBase):
             self.exec_block(body_stmts, scope)
             rets = self.returns.pop()
         finally:
+            self.stopped = ""  # the caller is in the middle of its statement
             self.quiet -= quiet
             self.inline_stack.pop()
             del self.pending[saved_pending:]  # nested defs are analysed on their own

@@ -85,6 +85,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
         self.relay_held: list[Event] = []  # its transfers, reported once its run ends (functions.py)
         # Tests, loops and handlers whose path the analysis could not decide, counted.
         self.undecided = 0
+        self.stopped = ""
         self.ran: set[int] = set()  # ids of the functions whose own run is done
         self.returns: list[list[Value]] = []
         self.yields: list[tuple[ast.AST, list[Value]]] = []
@@ -190,8 +191,15 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
 
     # -- statements ------------------------------------------------------------------
     def exec_block(self, stmts: Sequence[ast.stmt], scope: Scope) -> None:
+        # What follows a return, raise, break or continue the run reached (straight on or
+        # through ifs it decided) does not run: ``if isinstance(p, dict): return ...``
+        # leaves the rest to other calls. A compound statement whose paths the analysis
+        # joins (exec_stmt) clears it: the code after it runs on the paths that go on.
+        self.stopped = ""
         for stmt in stmts:
             self.exec_stmt(stmt, scope)
+            if self.stopped:
+                return
 
     def exec_stmt(self, stmt: ast.stmt, scope: Scope) -> None:
         t = type(stmt)
@@ -205,17 +213,22 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
             if taken is None:
                 self.undecided += 1
                 self.exec_branches(scope, [block(stmt.body), block(stmt.orelse)])
+                self.stopped = ""
             else:
                 self.exec_block(block(stmt.body) if taken else block(stmt.orelse), scope)
         elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
             self.undecided += t is ast.While
             self.exec_loop(stmt, scope)
+            self.stopped = ""
         elif t is ast.Try or t.__name__ == "TryStar":
             self.undecided += 1
             # ast.TryStar (Python 3.11, not a class on 3.10) has Try's fields
             self.exec_try(cast(ast.Try, stmt), scope)
+            self.stopped = ""
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             self.exec_with(stmt, scope)
+            if self.stopped != "return":
+                self.stopped = ""  # a context manager may swallow what its body raises
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self.exec_def(stmt, scope)
         elif isinstance(stmt, ast.ClassDef):
@@ -225,6 +238,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
             self.eval(stmt.subject, scope)
             blocks = [block(c.body) for c in stmt.cases] + [[]]
             self.exec_branches(scope, blocks)
+            self.stopped = ""
 
     def exec_with(self, stmt: ast.With | ast.AsyncWith, scope: Scope) -> None:
         ctx_before = self.context_mesh
@@ -235,11 +249,13 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
         observed = raising and not self.quiet and self.expected_sink is not None
         if raising:
             self.quiet += 1
+            self.inexact += 1
         try:
             self._exec_with(stmt, scope, observed)
         finally:
             if raising:
                 self.quiet -= 1
+                self.inexact -= 1
             self.context_mesh = ctx_before
             self.mesh_context = in_context
             self.context_site = site_before
@@ -349,6 +365,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
         self.returns.append([])
         self.exec_block(body, scope)
         self.returns.pop()
+        self.stopped = ""
 
     def _param_names(self, params: ast.arguments) -> list[str]:
         out = [p.arg for p in params.posonlyargs]
@@ -395,6 +412,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
             val = self.eval(small.value, scope) if small.value is not None else ConstVal(None)
             if self.returns:
                 self.returns[-1].append(val)
+            self.stopped = "return"
         elif isinstance(small, ast.Import):
             for alias in small.names:
                 if alias.asname is not None:
@@ -428,6 +446,9 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
         elif isinstance(small, ast.Raise):
             if small.exc is not None:
                 self.eval(small.exc, scope)
+            self.stopped = "raise"
+        elif isinstance(small, (ast.Break, ast.Continue)):
+            self.stopped = "jump"
         elif isinstance(small, ast.Assert):
             self.eval(small.test, scope)
             if small.msg is not None:
@@ -478,6 +499,8 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
             self.assign_attribute(self.eval(base, scope), target.attr, value, via_self)
         elif isinstance(target, ast.Subscript):
             base_val = self.eval(target.value, scope)
+            if self.store_item(target, base_val, value, scope):
+                return
             mutation.changed(base_val)
             if isinstance(base_val, DevVal):
                 # devs[:] = ..., devs[0], devs[1] = devs[1], devs[0]: not followed.

@@ -49,6 +49,11 @@ class InterpreterBase:
     current_name: str
     made: list[FuncVal | ClassVal | InstanceVal]
     settling: bool
+    # Set by a return, raise, break or continue the run reached ('return', 'raise',
+    # 'jump'): the rest of the block is not run (interpreter.exec_block).
+    stopped: str
+    unroll_weight: int  # flow.py: loops run per element (unroll.py)
+    unroll_runs: int
     token: int  # counts the shuffles made (interpreter.new_token)
 
     if TYPE_CHECKING:

@@ -6,14 +6,20 @@ v``, ``del d[k]``, ``d.update(...)``, ``arrs.append(x)``, ``arrs += [...]``) cha
 every holder sees; the analysis does not follow the change (a branch may make it or not,
 a loop many times), so every element of the container becomes unknown for all of them.
 An element read after the change is never the one from before it.
+
+One change it follows: ``d[k] = v`` with a constant key (an int index on a list) through
+a name of the scope that runs, where the code runs once in order (flow.store_item). That
+name holds a new container with the item (``stored``) from then on; the old one, which
+every other holder keeps, is changed as above.
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Optional
 
 from .reasons import CONTAINER
-from .values import ClassVal, SeqVal, Unknown, Value
+from .valueops import NO_KEY, const_int
+from .values import ClassVal, ConstVal, SeqVal, Unknown, Value
 
 
 def changed(v: Value) -> None:
@@ -22,6 +28,40 @@ def changed(v: Value) -> None:
         # One unknown each: two elements are not known to be one object (values.Unknown).
         v.items = tuple(Unknown(CONTAINER) for _ in v.items)
         v.changed = True
+
+
+def stored(base: Value, key: Value, value: Value) -> Optional[SeqVal]:
+    """The container ``base`` after ``base[key] = value``, where the analysis knows it: a
+    dict whose keys are all constants, with a constant key (a key it has takes the new
+    value where it stands, another goes last, as Python's dicts keep them), or a list
+    with an int index within it. None otherwise."""
+    if not isinstance(base, SeqVal) or base.changed or base.shared:
+        return None
+    if base.kind == "dict" and isinstance(key, ConstVal) and NO_KEY not in base.keys \
+            and len(base.keys) == len(base.items):
+        k = key.value
+        if not hashable(k):
+            return None
+        if any(type(old) is not type(k) and old == k for old in base.keys):
+            return None  # 1 and True, 1.0 and 1: one key whose own type is the first one's
+        if k in base.keys:
+            items = tuple(value if old == k else v for old, v in zip(base.keys, base.items))
+            return SeqVal(items, "dict", base.keys)
+        return SeqVal((*base.items, value), "dict", (*base.keys, k))
+    i = const_int(key)
+    if base.kind == "list" and i is not None and -len(base.items) <= i < len(base.items):
+        listed = list(base.items)
+        listed[i] = value
+        return SeqVal(tuple(listed), "list")
+    return None
+
+
+def hashable(k: object) -> bool:
+    try:
+        hash(k)
+    except TypeError:
+        return False
+    return True
 
 
 def no_change(method: str, args: list[Value]) -> bool:

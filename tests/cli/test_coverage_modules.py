@@ -148,7 +148,7 @@ def test_containers_of_imported_instances_flow_through_helpers_of_helpers() -> N
     [(line, verdict, detail, _)] = _sites(CONTAINERS, "team/sync.py")
     assert (line, verdict) == (5, "crossing")
     assert detail.startswith("called from team/train.py: RSH201 sync(params, Evaluator(rollout_mesh()..., "
-                             "through its jax.device_put at team/sync.py:5, moves '<array>' from mesh 'TRAIN' "
+                             "through its jax.device_put at team/sync.py:5, moves 'v' from mesh 'TRAIN' "
                              "(train_mesh(), line 6, built at team/meshes.py:8, jax.devices()) to 'ROLLOUT'"), detail
     # A bare spec under the helper's @contextlib.contextmanager around jax.set_mesh.
     assert [s[:2] for s in _sites(CONTAINERS, "team/context.py")] == [(10, "crossing")]
@@ -200,3 +200,48 @@ maybe = sync_on_one_host(params, Evaluator(ROLLOUT).target())
     assert _sites(project, "team/sync.py") == [(5, "unresolved", CONTAINER_REASON, "params.items()")]
     r = run("check", "--isolated", "--no-cache", ".", cwd=project)
     assert r.returncode == 0, r.stdout
+
+
+_DEAD_AND_LOOPS = '''import jax
+
+
+def put_each(xs, target):
+    for x in xs:
+        jax.device_put(x, target)
+
+
+def put_unless_dict(p, target):
+    if isinstance(p, dict):
+        return dict(p)
+    return jax.device_put(p, target)
+'''
+
+_DEAD_AND_LOOPS_MAIN = '''import sys
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+from pkg.helpers import put_each, put_unless_dict
+
+TRAIN = Mesh(np.array(jax.devices()[:4]), ("x",))
+ROLLOUT = Mesh(np.array(jax.devices()[4:]), ("x",))
+w = jax.device_put(np.zeros(8), NamedSharding(TRAIN, P()))
+kept = put_unless_dict({"w": w}, NamedSharding(ROLLOUT, P()))
+put_each([w for _ in sys.argv[9:]], NamedSharding(ROLLOUT, P()))
+'''
+
+
+def test_a_transfer_the_call_may_not_reach_is_no_crossing_of_it(project: Path) -> None:
+    # put_unless_dict returns before its put when given a dict (the put after the decided
+    # return does not run for this call), and put_each's loop runs for as many arrays as
+    # the command line gives, maybe none: neither call crosses for sure, and the sites
+    # stay as their own module judges them.
+    write(project, "pkg/__init__.py", "")
+    write(project, "pkg/helpers.py", _DEAD_AND_LOOPS)
+    write(project, "pkg/main.py", _DEAD_AND_LOOPS_MAIN)
+    sites = {line: (verdict, detail) for line, verdict, detail, _ in _sites(project, "pkg/helpers.py")}
+    assert sites[6] == ("unresolved", "a name bound differently on different paths (branches, loops, handlers)")
+    assert sites[12] == ("unresolved", "a parameter no call site feeds")
+    r = run("check", "--isolated", "--no-cache", ".", cwd=project)
+    assert "RSH201" not in r.stdout, r.stdout
