@@ -113,6 +113,9 @@ class Calls(InterpreterBase):
             self.enter(recv.func, call, node)
             return UNKNOWN
         if isinstance(recv, InstanceVal):
+            if recv.attrs and method in recv.attrs:
+                # A function this construction's __init__ assigned: no method, not bound.
+                return self.call_value(recv.attrs[method], call, node, scope)
             return self.call_value(recv.cls.attrs.get(method, UNKNOWN), call, node, scope, bound=recv)
         if isinstance(recv, ClassVal):
             return self.call_value(recv.attrs.get(method, UNKNOWN), call, node, scope)

@@ -2,8 +2,11 @@
 
 Attributes live on the class (one abstract instance): ``self.attr`` is known in methods
 when one statement assigns it, and ``__init__`` runs with what the constructor calls
-pass (one that takes only ``self`` runs at the first construction, where Python runs it). A class of another module gets an instance per construction instead, its
-``__init__`` run with that call's arguments. A dataclass (``@dataclasses.dataclass``, ``@flax.struct.dataclass``, subclasses
+pass (one that takes only ``self`` runs at the first construction, where Python runs
+it). The methods' own runs see that instance. A construction gets an instance of its own
+besides, its ``__init__`` run there with that call's arguments: for a class of this file
+it holds the attributes no other code can change (instances.py), the others read from
+the abstract instance; a class of another module's instance holds all of them. A dataclass (``@dataclasses.dataclass``, ``@flax.struct.dataclass``, subclasses
 of ``flax.struct.PyTreeNode`` or ``flax.linen.Module``) has no ``__init__`` to run:
 its fields take what every constructor call passes, or their defaults, with the same
 rules as parameters (callsites.py).
@@ -13,12 +16,13 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from ..core import vocabulary as api
 from .arguments import Call
 from .callsites import UNSEEN_CALLS, bind_arguments
 from .functions import UNMATCHED
+from .instances import outside_assignments, own_attributes
 from .reasons import ATTRIBUTE
 from .interpreter_base import InterpreterBase
 from .scope import COMPOUND, FUNCTIONS, Scope, block, count_bindings
@@ -74,6 +78,9 @@ class Classes(InterpreterBase):
         for name, val in cscope.vars.items():
             if cscope.bindings.get(name) == 1 and attr_sites.get(name, 0) == 0:
                 cls.attrs[name] = val
+        if not self.outside:  # (once per file)
+            self.outside.append(outside_assignments(self.ctx.module.body, self.ctx.source))
+        cls.own = own_attributes(stmt, attr_sites, cscope.bindings, self.outside[0])
         cls.attrs["__sites__"] = ConstVal(attr_sites)
         if _is_dataclass(decorators, bases) and "__init__" not in cscope.vars:
             cls.fields = _fields(body, cscope, attr_sites)
@@ -92,6 +99,15 @@ class Classes(InterpreterBase):
         # Only a function's own run assigns attributes: a quiet evaluation for one
         # caller's return value would leave that caller's values on the class. An
         # instance of another module's class has its own (_construct_imported).
+        if isinstance(obj, InstanceVal) and obj.attrs is not None:
+            if any(obj is b for b in self.building):
+                # A construction's __init__: the instance's own attributes are this run's;
+                # the others are the abstract instance's, which the methods' runs assign.
+                if via_self and attr in obj.cls.own:
+                    obj.attrs[attr] = value
+                return
+            if attr in obj.attrs:  # (instances.py: no statement of the file does it)
+                obj.attrs[attr] = unknown(ATTRIBUTE, f"{obj.cls.node.name}.{attr}")
         if isinstance(obj, InstanceVal) and (not self.quiet or any(obj is b for b in self.building)):
             fields = obj.cls.fields
             if isinstance(fields, Fields) and attr in fields.names:
@@ -196,6 +212,14 @@ class Classes(InterpreterBase):
         if isinstance(init, FuncVal):
             self.observe_call(init, call, node, bound=cls.instance)
             self._init_now(init)
+            if cls.own:
+                # An instance of its own, its __init__ run here with this call's arguments.
+                instance = InstanceVal(cls, {})
+                self.made.append(instance)
+                params = bind_arguments(init.node, call, init.defaults, instance)
+                if params is not None:
+                    self._build(instance, lambda: self.run_quietly(init, params))
+                return instance
         elif cls.fields is not None and not self.quiet:
             self.callsites.observe_fields(cls, node, _bind_fields(cls.fields, call))
         return cls.instance
@@ -240,11 +264,7 @@ class Classes(InterpreterBase):
             return instance
         init = cls.attrs.get("__init__")
         if isinstance(init, FuncVal):
-            self.building.append(instance)
-            try:
-                self.call_function(init, call, node, bound=instance)
-            finally:
-                self.building.pop()
+            self._build(instance, lambda: self.call_function(init, call, node, bound=instance))
         if not self.inline_stack:
             # Messages name this construction beside the other module's line
             # (render.describe_mesh): two instances' meshes come from one line there.
@@ -253,6 +273,15 @@ class Classes(InterpreterBase):
                 if isinstance(mesh, MeshVal):
                     self.ctx.made_by.setdefault(id(mesh), node)
         return instance
+
+    def _build(self, instance: InstanceVal, run_init: Callable[[], Value]) -> None:
+        """Run a construction's ``__init__`` (``run_init``): what it assigns to ``self``,
+        and what the methods it calls do, are ``instance``'s (assign_attribute)."""
+        self.building.append(instance)
+        try:
+            run_init()
+        finally:
+            self.building.pop()
 
     def read_property(self, getter: FuncVal, instance: InstanceVal, node: ast.AST) -> Value:
         """``obj.sharding`` where the class defines ``sharding`` under ``@property``: the

@@ -229,6 +229,8 @@ class Expressions(InterpreterBase):
                 return IntVal(lambda m: len(base_fn(m).flat))
             return UNKNOWN
         if isinstance(base, InstanceVal):
+            if base.attrs and attr in base.attrs:
+                return base.attrs[attr]  # what this construction's __init__ assigned (classes.py)
             fields = base.cls.fields
             if fields is not None and attr in fields.names:
                 return self.field_value(base.cls, attr)

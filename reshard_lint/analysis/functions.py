@@ -22,7 +22,7 @@ from ..core import vocabulary as api
 from ..core.qualnames import canonical
 from .models import placement, shard_map
 from .values import (
-    UNKNOWN, ConstVal, FuncVal, GenVal, JitVal, MeshContextVal, MeshVal, PartialVal, QualVal, SeqVal, Unknown, Value,
+    UNKNOWN, ConstVal, FuncVal, GenVal, InstanceVal, JitVal, MeshContextVal, MeshVal, PartialVal, QualVal, SeqVal, Unknown, Value,
     func_name, join, unknown,
 )
 
@@ -179,6 +179,16 @@ class Functions(InterpreterBase):
         memo[key] = (params, result)  # params kept alive: the key holds their ids
         return result
 
+    def run_quietly(self, func: FuncVal, params: dict[str, Value]) -> Value:
+        """The function run quietly for these arguments once more, not memoized (a
+        construction's ``__init__``, whose ``self`` is new at each: classes.py), bounded
+        in depth as ``inline`` is."""
+        if func.node in self.inline_stack:
+            return unknown(RECURSIVE_CALL, func_name(func))
+        if len(self.inline_stack) >= _MAX_INLINE_DEPTH:
+            return unknown(TOO_DEEP, func_name(func))
+        return self.run_callable(func, params, quiet=True)
+
     def call_with_leaves(self, func: FuncVal, leaves: list[Value], node: ast.AST) -> Value:
         """A tree.map callback on one leaf of each tree, with its events (not quiet)."""
         params = self.observe_call(func, Call.of_values(node, leaves), node)
@@ -257,7 +267,7 @@ def generator(fn: ast.AST) -> bool:
     return found
 
 
-def _identity(v: Value) -> object:
+def _identity(v: Value, depth: int = 0) -> object:
     """What tells two arguments apart in the memo: the object, but for the empty
     ``*args`` or ``**kwargs`` each call makes afresh (one context however many calls),
     and an unknown, which tells every call apart."""
@@ -267,4 +277,12 @@ def _identity(v: Value) -> object:
         # Two unknowns are never one value, even where they are one object (the nameless
         # UNKNOWN): a call with one is never the memo's answer to another call.
         return object()
+    if isinstance(v, InstanceVal) and v.attrs is not None:
+        # Two constructions of a class of this file whose __init__ assigned the same
+        # values to the instance's own attributes, which nothing changes after: one
+        # context for its methods (``test_a`` and ``test_b`` each building a Trainer).
+        # (An instance in them, such as a helper its __init__ built, compared the same way,
+        # a few levels deep.)
+        return ("instance", id(v.cls), tuple((k, id(a) if depth > 2 else _identity(a, depth + 1))
+                                             for k, a in sorted(v.attrs.items(), key=lambda kv: kv[0])))
     return id(v)

@@ -76,6 +76,9 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
         # Instances of another module's classes whose __init__ runs (quietly): it sets
         # their attributes (classes.py).
         self.building: list[InstanceVal] = []
+        # The attributes the file assigns other than through a method's ``self``, once a
+        # class asks (instances.outside_assignments).
+        self.outside: list[Optional[frozenset[str]]] = []
         # (the call here, quiet level, helper depth) while another module's function runs
         # for a call of this file's own code: its transfers are this call's (emit).
         self.relay: Optional[tuple[Call, int, int]] = None
@@ -94,7 +97,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
         self.naming: tuple[ast.AST, str] | None = None
         # Functions and classes made, whose references close cycles (a scope binds a
         # function that closes over the scope; a class holds its methods, which name it).
-        self.made: list[FuncVal | ClassVal] = []
+        self.made: list[FuncVal | ClassVal | InstanceVal] = []
         self.module_scope: Scope | None = None
 
     def release(self, keep_values: bool = False) -> None:
@@ -109,6 +112,8 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
                 v.scope = None
                 v.owner = None
                 v.defaults = {}
+            elif isinstance(v, InstanceVal):
+                v.attrs = {}
             else:
                 v.attrs = {}
                 v.instance = None

@@ -37,6 +37,7 @@ class InterpreterBase:
     memo: dict[ast.AST, dict[tuple[tuple[str, object], ...], tuple[dict[str, Value], Value]]]
     inits: dict[int, FuncVal]
     building: list[InstanceVal]
+    outside: list[Optional[frozenset[str]]]
     relay: Optional[tuple[Call, int, int]]
     relay_held: list[Event]
     managing: Optional[tuple[ast.AST, list[tuple[Value, Value]]]]
@@ -46,7 +47,7 @@ class InterpreterBase:
     yields: list[tuple[ast.AST, list[Value]]]  # the generator being run, and what it yielded
     rng_seeded: dict[str, Optional[bool]]
     current_name: str
-    made: list[FuncVal | ClassVal]
+    made: list[FuncVal | ClassVal | InstanceVal]
     settling: bool
     # Set by a return, raise, break or continue the run reached ('return', 'raise',
     # 'jump'): the rest of the block is not run (interpreter.exec_block).
@@ -77,6 +78,8 @@ class InterpreterBase:
         def relaying(self, event: Transfer) -> bool: ...
 
         def inline(self, func: FuncVal, params: dict[str, Value]) -> Value: ...
+
+        def run_quietly(self, func: FuncVal, params: dict[str, Value]) -> Value: ...
 
         def apply_decorator(self, dec: Value, func: Value, node: ast.AST) -> Value: ...
 

@@ -391,11 +391,16 @@ class ClassVal(Value):
     instance: Optional["InstanceVal"] = None  # one abstract instance: attributes live on the class
     fields: Optional[Fields] = None  # a dataclass's
     home: Optional[str] = None  # the file of another module that defines it (project/summaries.py)
+    # The attributes each construction gives its instance (instances.py): an InstanceVal's own.
+    own: frozenset[str] = frozenset()
 
 
 @dataclass(eq=False)
 class InstanceVal(Value):
     cls: ClassVal
+    # A construction's instance of a class of this file: what its __init__ assigned to the
+    # class's ``own`` attributes (classes.py). None: the class's one abstract instance.
+    attrs: Optional[dict[str, Value]] = None
 
 
 @dataclass(eq=False)
@@ -437,6 +442,10 @@ def join(a: Value, b: Value, name: str = "") -> Value:
         return a
     if isinstance(a, ArrayVal) and isinstance(b, ArrayVal):
         return _joined_arrays(a, b)
+    if isinstance(a, InstanceVal) and isinstance(b, InstanceVal) and a.cls is b.cls and a.cls.instance is not None:
+        # Two constructions of one class of this file: what holds for every instance of
+        # it, the class's abstract instance (classes.py).
+        return a.cls.instance
     if isinstance(a, HostVal) and isinstance(b, HostVal):
         # Host data either way: it crosses no mesh (the first one's description stands).
         return HostVal(a._desc, a.node, a.uncommitted or b.uncommitted)
