@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Optional, Sequence
 
-from .tree import on_header_line
 from .values import PATHS, UNKNOWN, QualVal, Value, unknown
 from ..core.qualnames import BUILTINS
 
@@ -69,11 +68,8 @@ COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For
 
 
 def block(body: Sequence[ast.stmt]) -> Sequence[ast.stmt]:
-    """A block's statements as the analysis follows them: none for a body on its header's
-    line (``if x: return y``), whose statements it does not run, count or look for
-    exits in (tree.on_header_line)."""
-    if body and not isinstance(body[0], COMPOUND) and on_header_line(body[0]):
-        return ()
+    """A block's statements as the analysis follows them: all of them, a body on its
+    header's line (``if flag: m = rollout``) as any other (Python runs it)."""
     return body
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # A try statement (TryStar: Python 3.11, with the same fields).

@@ -7,8 +7,7 @@ parentheses) are computed from the text only for the nodes a message or diagnost
 (``Module.span``, ``Module.code_for_node``; the scans are positions.py's).
 
 The shapes the tree does not give directly are read with the helpers below: a call's
-arguments in source order, a subscript's elements, implicit string concatenation, and a
-body on its header's line.
+arguments in source order, a subscript's elements and implicit string concatenation.
 """
 
 from __future__ import annotations
@@ -240,16 +239,6 @@ def owner_of(node: ast.AST) -> Optional[Module]:
 
 
 _last: "Optional[weakref.ref[Module]]" = None
-
-
-def on_header_line(stmt: ast.stmt) -> bool:
-    """``stmt`` stands on its block's header line (``if x: return y``, ``else: a; b``):
-    the analysis does not follow such a body's statements (scope.block)."""
-    module = owner_of(stmt)
-    if module is None:
-        return False
-    line = stmt.lineno
-    return bool(module.lines[line - 1][:module.text.col(line, stmt.col_offset)].strip())
 
 
 # -- a call's arguments -----------------------------------------------------------------

@@ -8,8 +8,8 @@ as slicing does.
 
 The analysis has its own scopes (analysis/scope.py) for another question: how many
 sites bind a name in one block, not entering nested scopes, read as the interpreter
-runs the block (a body on its header's line is not run there, so not counted), with
-the values bound. The two are kept apart because their answers differ on such bodies.
+runs the block, with the values bound. The two are kept apart because they answer
+different questions.
 """
 
 from __future__ import annotations
