@@ -30,12 +30,13 @@ from .events import Event, Transfer
 from .expressions import Expressions, none_test, truth
 from .flow import Flow
 from .functions import Functions
+from .withs import WithBlocks
 from .models import placement
 from .reasons import CONTAINER
 from .scope import COMPOUND, FUNCTIONS, Scope, block, count_bindings, names_in_target, with_rebound
-from .valueops import element, expects_error, ordered
+from .valueops import element, ordered
 from .values import (
-    UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, JitVal, MeshContextVal, MeshDecoratorVal,
+    UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, JitVal, MeshDecoratorVal,
     MeshVal, HostVal,
     PartialVal, QualVal, SeqVal, ShardingVal, TransformVal, Value, func_name, unknown, unknown_from,
 )
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 Sink = Callable[[Event], None]
 
 
-class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
+class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, WithBlocks):
     def __init__(self, ctx: FileContext, sink: Sink) -> None:
         self.ctx = ctx
         self.sink = sink
@@ -239,56 +240,6 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow):
             blocks = [block(c.body) for c in stmt.cases] + [[]]
             self.exec_branches(scope, blocks)
             self.stopped = ""
-
-    def exec_with(self, stmt: ast.With | ast.AsyncWith, scope: Scope) -> None:
-        ctx_before = self.context_mesh
-        in_context = self.mesh_context
-        site_before = self.context_site
-        # Code inside `with pytest.raises(...)` / `self.assertRaises(...)` is meant to fail.
-        raising = any(expects_error(item.context_expr) for item in stmt.items)
-        observed = raising and not self.quiet and self.expected_sink is not None
-        if raising:
-            self.quiet += 1
-            self.inexact += 1
-        try:
-            self._exec_with(stmt, scope, observed)
-        finally:
-            if raising:
-                self.quiet -= 1
-                self.inexact -= 1
-            self.context_mesh = ctx_before
-            self.mesh_context = in_context
-            self.context_site = site_before
-
-    def _exec_with(self, stmt: ast.With | ast.AsyncWith, scope: Scope, observed: bool = False) -> None:
-        for item in stmt.items:
-            val = self.eval(item.context_expr, scope)
-            if isinstance(val, MeshVal):
-                self.context_mesh = val
-                # The legacy `with mesh:` is no context mesh for jit (jax 0.10.2: ops on
-                # arrays committed elsewhere run there), so no set_mesh is in force.
-                self.context_site = UNKNOWN
-            elif isinstance(val, MeshContextVal):
-                self.context_mesh = val.mesh
-                self.context_site = val
-            if isinstance(val, (MeshVal, MeshContextVal)) or _maybe_mesh_context(item.context_expr, val):
-                self.mesh_context = True
-                if not isinstance(val, (MeshVal, MeshContextVal)):
-                    self.context_site = UNKNOWN  # a mesh context the analysis cannot see into
-            if item.optional_vars is not None:
-                bound = val.mesh if isinstance(val, MeshContextVal) else val
-                self.bind(item.optional_vars, bound, scope)
-        body = block(stmt.body)
-        if observed and body:
-            first = _first_line(body)
-            self.expecting = (self.quiet, len(self.inline_stack))
-            try:
-                for small in body[:first]:
-                    self.exec_stmt(small, scope)
-            finally:
-                self.expecting = None
-            body = body[first:]
-        self.exec_block(body, scope)
 
     def exec_def(self, stmt: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope,
                  self_val: InstanceVal | None = None) -> None:
@@ -526,31 +477,6 @@ def _deleted_items(target: ast.expr) -> list[ast.Subscript]:
     if type(target) is ast.Tuple or type(target) is ast.List:
         return [t for el in target.elts for t in _deleted_items(_unstarred(el))]
     return []
-
-
-def _first_line(body: Sequence[ast.stmt]) -> int:
-    """How many statements of an indented block its first line holds (``a = f(); b = g()``):
-    small statements that share a line run as one step."""
-    first = body[0]
-    if isinstance(first, COMPOUND):
-        return 1
-    n, last_end = 1, first.end_lineno or first.lineno
-    while n < len(body) and not isinstance(body[n], COMPOUND) and body[n].lineno == last_end:
-        last_end = body[n].end_lineno or body[n].lineno
-        n += 1
-    return n
-
-
-def _maybe_mesh_context(expr: ast.expr, val: Value) -> bool:
-    """``with mesh:`` / ``with self.mesh:`` / ``with jax.set_mesh(...)`` the analysis cannot see into."""
-    t = type(expr)
-    if t is ast.Name or t is ast.Attribute:
-        return not isinstance(val, (QualVal, ConstVal))
-    if isinstance(expr, ast.Call):
-        f = expr.func
-        name = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else ""
-        return "mesh" in name.lower() or "shard" in name.lower()
-    return False
 
 
 def iter_events(ctx: FileContext) -> Iterable[Event]:

@@ -49,6 +49,7 @@ class InterpreterBase:
     current_name: str
     made: list[FuncVal | ClassVal | InstanceVal]
     settling: bool
+    inexact: int  # flow.py: > 0 where code runs other than once in order
     # Set by a return, raise, break or continue the run reached ('return', 'raise',
     # 'jump'): the rest of the block is not run (interpreter.exec_block).
     stopped: str
