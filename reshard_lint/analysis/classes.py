@@ -25,7 +25,7 @@ from .functions import UNMATCHED
 from .instances import outside_assignments, own_attributes
 from .reasons import ATTRIBUTE
 from .interpreter_base import InterpreterBase
-from .scope import COMPOUND, FUNCTIONS, Scope, block, count_bindings
+from .scope import COMPOUND, FUNCTIONS, Scope, count_bindings
 from .values import (
     UNKNOWN, ArrayVal, ClassVal, ConstVal, FuncVal, InstanceVal, MeshVal, QualVal, ShardingVal, Value, func_name,
     unknown,
@@ -64,7 +64,7 @@ class Classes(InterpreterBase):
         bases = [self.eval(base, scope) for base in stmt.bases]
         cls = ClassVal(stmt)
         self.made.append(cls)
-        body = block(stmt.body)
+        body = stmt.body
         cscope = Scope(scope, "class", count_bindings(body))
         instance = cls.instance = InstanceVal(cls)
         # Methods see `self.attr` only when the attribute is assigned in one place.
@@ -193,13 +193,13 @@ class Classes(InterpreterBase):
                 if t is ast.ClassDef:
                     continue  # a nested class's `self` is another object
                 for attr in ("body", "orelse", "finalbody"):
-                    walk(block(getattr(stmt, attr, ())))
+                    walk(getattr(stmt, attr, ()))
                 for h in getattr(stmt, "handlers", ()):
-                    walk(block(h.body))
+                    walk(h.body)
                 for c in getattr(stmt, "cases", ()):
-                    walk(block(c.body))
+                    walk(c.body)
 
-        walk(block(cls.body))
+        walk(cls.body)
         return sites
 
     def construct(self, cls: ClassVal, call: Call, node: ast.AST) -> Value:

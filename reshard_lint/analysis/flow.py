@@ -14,7 +14,7 @@ from typing import NamedTuple, Optional, Sequence, cast
 
 from . import mutation, unroll
 from .interpreter_base import InterpreterBase
-from .scope import Scope, block, count_bindings, names_in_target
+from .scope import Scope, count_bindings, names_in_target
 from .valueops import ordered
 from .values import (
     UNKNOWN, ArrayVal, ConstVal, DevVal, FuncVal, HostVal, PATHS, Unknown, Value, join, same_place, undecidable,
@@ -100,12 +100,12 @@ class Flow(InterpreterBase):
             return False
         weight = self.unroll_weight * max(1, len(elements))
         if weight > unroll.MAX_WEIGHT or self.unroll_runs + len(elements) > unroll.MAX_RUNS \
-                or not unroll.plain_body(block(stmt.body)):
+                or not unroll.plain_body(stmt.body):
             return False
         seen = unroll.sources(self, stmt.iter, it, scope)
         outer, self.unroll_weight = self.unroll_weight, weight
         roots: set[int] | None = None
-        assigned = count_bindings(block(stmt.body))
+        assigned = count_bindings(stmt.body)
         bound: dict[str, Value] = {}
         try:
             for i, element in enumerate(elements):
@@ -113,7 +113,7 @@ class Flow(InterpreterBase):
                     break
                 self.unroll_runs += 1
                 self.bind(stmt.target, element, scope)
-                self.exec_block(block(stmt.body), scope)
+                self.exec_block(stmt.body, scope)
                 if roots is None:
                     # RSH102 counts the device arrays meshes are built on: the same
                     # construction run again is no second one.
@@ -121,7 +121,7 @@ class Flow(InterpreterBase):
                 _rebound(scope, assigned, bound)
             else:
                 if not unroll.changed(seen):
-                    self.exec_block(block(stmt.orelse), scope)
+                    self.exec_block(stmt.orelse, scope)
                     return True
         finally:
             self.unroll_weight = outer
@@ -144,8 +144,8 @@ class Flow(InterpreterBase):
             self.inexact -= 1
 
     def _join_loop(self, stmt: ast.For | ast.AsyncFor | ast.While, scope: Scope, it: Optional[Value]) -> None:
-        assigned = count_bindings(block(stmt.body))
-        count_bindings(block(stmt.orelse), assigned)
+        assigned = count_bindings(stmt.body)
+        count_bindings(stmt.orelse, assigned)
         entry = {n: scope.vars[n] for n in assigned if n in scope.vars}
         for name in assigned:
             scope.vars[name] = unknown(PATHS, f"'{name}'")
@@ -158,16 +158,16 @@ class Flow(InterpreterBase):
             default = DevVal(fn=undecidable, desc=f"an element of {it.desc}", node=stmt.iter, single=True,
                              any_device=True) if ordered(it) else unknown(PATHS)
             self.bind_loop_target(stmt.target, it, stmt.iter, scope, default)
-        elif isinstance(stmt, ast.While):
+        else:
             self.eval(stmt.test, scope)
         targets = set(names_in_target(stmt.target)) if not isinstance(stmt, ast.While) else set()
         head = self._loop_head(stmt, scope, {n: v for n, v in entry.items() if n not in targets})
         scope.vars.update(head)
         ctx_before = self.context_mesh
-        self.exec_block(block(stmt.body), scope)
-        self.exec_block(block(stmt.orelse), scope)
+        self.exec_block(stmt.body, scope)
+        self.exec_block(stmt.orelse, scope)
         # A break leaves with what the body had bound by then: after the loop, unknown.
-        after = {} if jumps(block(stmt.body), (ast.Break,)) else \
+        after = {} if jumps(stmt.body, (ast.Break,)) else \
             {n: v for n, v in head.items() if settled(v, join(v, scope.vars.get(n, UNKNOWN)))}
         for name in assigned:
             scope.vars[name] = after.get(name) or unknown(PATHS, f"'{name}'")
@@ -185,7 +185,7 @@ class Flow(InterpreterBase):
         of a loop nested in one being settled (its cost stays linear). A ``break`` leaves
         the loop, so it feeds no iteration (exec_loop makes the names unknown after it)."""
         carried = {n: v for n, v in entry.items() if not isinstance(v, Unknown)}
-        if not carried or self.settling or jumps(block(stmt.body), (ast.Continue,)):
+        if not carried or self.settling or jumps(stmt.body, (ast.Continue,)):
             return {}
         saved, ctx = dict(scope.vars), self.context_mesh
         trace = self._trace()
@@ -195,7 +195,7 @@ class Flow(InterpreterBase):
             for _ in range(_LOOP_PASSES):
                 scope.vars = {**saved, **carried}
                 self.context_mesh = ctx
-                self.exec_block(block(stmt.body), scope)
+                self.exec_block(stmt.body, scope)
                 joined = {n: join(v, scope.vars.get(n, UNKNOWN), n) for n, v in carried.items()}
                 if all(settled(carried[n], v) for n, v in joined.items()):
                     return carried
@@ -255,13 +255,13 @@ class Flow(InterpreterBase):
         return True
 
     def exec_try(self, stmt: ast.Try, scope: Scope) -> None:
-        assigned = count_bindings(block(stmt.body))
+        assigned = count_bindings(stmt.body)
         before = dict(scope.vars)
-        self.exec_block(block(stmt.body), scope)
-        self.exec_block(block(stmt.orelse), scope)
+        self.exec_block(stmt.body, scope)
+        self.exec_block(stmt.orelse, scope)
         after_body = scope.vars
         results = [after_body]
-        through = [not exits(block(stmt.body)) and not exits(block(stmt.orelse))]
+        through = [not exits(stmt.body) and not exits(stmt.orelse)]
         for handler in stmt.handlers:
             scope.vars = dict(before)
             for name in assigned:
@@ -270,14 +270,14 @@ class Flow(InterpreterBase):
                 self.eval(handler.type, scope)
             if handler.name is not None:
                 scope.vars[handler.name] = unknown(PATHS, f"'{handler.name}'")
-            self.exec_block(block(handler.body), scope)
+            self.exec_block(handler.body, scope)
             results.append(scope.vars)
-            through.append(not exits(block(handler.body)))
+            through.append(not exits(handler.body))
         if any(through):
             # ``except ...: raise RuntimeError(...)``: only the paths that go on meet.
             results = [r for r, t in zip(results, through) if t]
         scope.vars = _merge(results)
-        self.exec_block(block(stmt.finalbody), scope)
+        self.exec_block(stmt.finalbody, scope)
 
 
 def _rebound(scope: Scope, assigned: dict[str, int], bound: dict[str, Value]) -> None:
@@ -307,7 +307,7 @@ def exits(stmts: Sequence[ast.stmt]) -> bool:
     if type(last) is ast.If:
         if not last.orelse:
             return False
-        return exits(block(last.body)) and exits(block(last.orelse))
+        return exits(last.body) and exits(last.orelse)
     return isinstance(last, _EXITS)
 
 
@@ -345,18 +345,18 @@ def jumps(stmts: Sequence[ast.stmt], kinds: tuple[type, ...] = (ast.Break, ast.C
         if t in kinds:
             return True
         if isinstance(stmt, ast.If):
-            if jumps(block(stmt.body), kinds) or jumps(block(stmt.orelse), kinds):
+            if jumps(stmt.body, kinds) or jumps(stmt.orelse, kinds):
                 return True
         elif t is ast.Try or t.__name__ == "TryStar":
             tried = cast(ast.Try, stmt)  # (ast.TryStar, Python 3.11, has Try's fields; no class on 3.10)
-            parts = [block(tried.body), *(block(h.body) for h in tried.handlers)]
-            parts += [block(tried.orelse), block(tried.finalbody)]
+            parts = [tried.body, *(h.body for h in tried.handlers)]
+            parts += [tried.orelse, tried.finalbody]
             if any(jumps(p, kinds) for p in parts):
                 return True
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-            if jumps(block(stmt.body), kinds):
+            if jumps(stmt.body, kinds):
                 return True
         elif isinstance(stmt, ast.Match):
-            if any(jumps(block(c.body), kinds) for c in stmt.cases):
+            if any(jumps(c.body, kinds) for c in stmt.cases):
                 return True
     return False

@@ -16,7 +16,7 @@ from .arguments import Call
 from .events import Transfer
 from .callsites import bind_arguments
 from .interpreter_base import InterpreterBase
-from .scope import FUNCTIONS, Scope, block, count_bindings, with_rebound
+from .scope import FUNCTIONS, Scope, count_bindings, with_rebound
 from .valueops import each
 from ..core import vocabulary as api
 from ..core.qualnames import canonical
@@ -81,7 +81,7 @@ class Functions(InterpreterBase):
         are decided. None: not run so."""
         fn = func.node
         if func.home is None or self.quiet or self.relay is not None or generator(fn) \
-                or not (type(fn) is ast.Lambda or isinstance(fn, FUNCTIONS) and block(fn.body)):
+                or not (type(fn) is ast.Lambda or isinstance(fn, FUNCTIONS) and fn.body):
             return None
         self.relay = (call, self.quiet + 1, len(self.inline_stack) + 1)
         held, self.relay_held = self.relay_held, []
@@ -206,7 +206,7 @@ class Functions(InterpreterBase):
             body_stmts: Sequence[ast.stmt] = []
             bindings: dict[str, int] = {}
         else:
-            body_stmts = block(fn.body)
+            body_stmts = fn.body
             bindings = count_bindings(body_stmts)
         scope = with_rebound(Scope(parent if parent.kind != "class" else parent.parent, "function",
                                    self._param_bindings(fn.args, bindings), fn), body_stmts)

@@ -35,7 +35,7 @@ import ast
 import re
 from typing import Iterable, Optional, Sequence
 
-from .scope import COMPOUND, block
+from .scope import COMPOUND
 
 _OPAQUE_MEMBERS = frozenset({"__getattr__", "__getattribute__", "__setattr__", "__delattr__", "__slots__",
                              "__new__"})
@@ -76,11 +76,11 @@ def outside_assignments(body: Sequence[ast.stmt], text: str) -> Optional[frozens
                 continue
             inner = in_class or type(stmt) is ast.ClassDef
             for attr in ("body", "orelse", "finalbody"):
-                walk(block(getattr(stmt, attr, ())), inner)
+                walk(getattr(stmt, attr, ()), inner)
             for h in getattr(stmt, "handlers", ()):
-                walk(block(h.body), inner)
+                walk(h.body, inner)
             for c in getattr(stmt, "cases", ()):
-                walk(block(c.body), inner)
+                walk(c.body, inner)
 
     walk(body, False)
     return frozenset(out)
@@ -95,7 +95,7 @@ def own_attributes(cls: ast.ClassDef, sites: dict[str, int], class_names: Iterab
     names = set(class_names)
     if names & _OPAQUE_MEMBERS:
         return frozenset()
-    inits = [s for s in block(cls.body) if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+    inits = [s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
              and s.name == "__init__"]
     if len(inits) != 1 or type(inits[0]) is not ast.FunctionDef or inits[0].decorator_list:
         return frozenset()
@@ -113,7 +113,7 @@ def own_attributes(cls: ast.ClassDef, sites: dict[str, int], class_names: Iterab
             elif type(stmt) is ast.AnnAssign and stmt.value is not None:
                 assigned(stmt.target)
             elif type(stmt) is ast.With:
-                top(block(stmt.body))
+                top(stmt.body)
 
     def assigned(t: ast.expr) -> None:
         if type(t) is ast.Tuple or type(t) is ast.List:
@@ -122,6 +122,6 @@ def own_attributes(cls: ast.ClassDef, sites: dict[str, int], class_names: Iterab
         elif type(t) is ast.Attribute and type(t.value) is ast.Name and t.value.id == "self":
             found.add(t.attr)
 
-    top(block(init.body))
+    top(init.body)
     return frozenset(a for a in found if sites.get(a, 0) == 1 and a not in names and a not in outside
                      and not a.startswith("__"))

@@ -33,7 +33,7 @@ from .functions import Functions
 from .withs import WithBlocks
 from .models import placement
 from .reasons import CONTAINER
-from .scope import COMPOUND, FUNCTIONS, Scope, block, count_bindings, names_in_target, with_rebound
+from .scope import COMPOUND, FUNCTIONS, Scope, count_bindings, names_in_target, with_rebound
 from .valueops import element, ordered
 from .values import (
     UNKNOWN, ArrayVal, ClassVal, ConstVal, DevVal, FuncVal, InstanceVal, JitVal, MeshDecoratorVal,
@@ -213,10 +213,10 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, Wit
                 taken = truth(self.eval(stmt.test, scope))
             if taken is None:
                 self.undecided += 1
-                self.exec_branches(scope, [block(stmt.body), block(stmt.orelse)])
+                self.exec_branches(scope, [stmt.body, stmt.orelse])
                 self.stopped = ""
             else:
-                self.exec_block(block(stmt.body) if taken else block(stmt.orelse), scope)
+                self.exec_block(stmt.body if taken else stmt.orelse, scope)
         elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
             self.undecided += t is ast.While
             self.exec_loop(stmt, scope)
@@ -237,7 +237,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, Wit
         elif isinstance(stmt, ast.Match):
             self.undecided += 1
             self.eval(stmt.subject, scope)
-            blocks = [block(c.body) for c in stmt.cases] + [[]]
+            blocks = [c.body for c in stmt.cases] + [[]]
             self.exec_branches(scope, blocks)
             self.stopped = ""
 
@@ -280,7 +280,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, Wit
     def run_function(self, func: FuncVal, parent: Scope, self_val: Optional[InstanceVal]) -> None:
         fn = func.node
         assert isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
-        body = block(fn.body) if isinstance(fn, FUNCTIONS) else []
+        body = fn.body if isinstance(fn, FUNCTIONS) else []
         scope = with_rebound(Scope(parent if parent.kind != "class" else parent.parent, "function",
                                    self._param_bindings(fn.args, count_bindings(body)), fn), body)
         params = self._param_names(fn.args)

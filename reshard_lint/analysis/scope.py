@@ -67,10 +67,6 @@ COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For
             ast.Try, ast.With, ast.AsyncWith, ast.Match, getattr(ast, "TryStar", ast.Try))
 
 
-def block(body: Sequence[ast.stmt]) -> Sequence[ast.stmt]:
-    """A block's statements as the analysis follows them: all of them, a body on its
-    header's line (``if flag: m = rollout``) as any other (Python runs it)."""
-    return body
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # A try statement (TryStar: Python 3.11, with the same fields).
 _TRIES: tuple[type[ast.Try] | type[ast.TryStar], ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))
@@ -116,31 +112,31 @@ def count_bindings(stmts: Sequence[ast.stmt], out: dict[str, int] | None = None)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             add(stmt.name)
         elif isinstance(stmt, ast.If):
-            count_bindings(block(stmt.body), out)
-            count_bindings(block(stmt.orelse), out)
+            count_bindings(stmt.body, out)
+            count_bindings(stmt.orelse, out)
         elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
             if not isinstance(stmt, ast.While):
                 for n in names_in_target(stmt.target):
                     add(n, 2)
-            count_bindings(block(stmt.body), out)
-            count_bindings(block(stmt.orelse), out)
+            count_bindings(stmt.body, out)
+            count_bindings(stmt.orelse, out)
         elif isinstance(stmt, _TRIES):
-            count_bindings(block(stmt.body), out)
+            count_bindings(stmt.body, out)
             for h in stmt.handlers:
                 if h.name is not None:
                     add(h.name, 2)
-                count_bindings(block(h.body), out)
-            count_bindings(block(stmt.orelse), out)
-            count_bindings(block(stmt.finalbody), out)
+                count_bindings(h.body, out)
+            count_bindings(stmt.orelse, out)
+            count_bindings(stmt.finalbody, out)
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             for item in stmt.items:
                 if item.optional_vars is not None:
                     for n in names_in_target(item.optional_vars):
                         add(n)
-            count_bindings(block(stmt.body), out)
+            count_bindings(stmt.body, out)
         elif isinstance(stmt, ast.Match):
             for case in stmt.cases:
-                count_bindings(block(case.body), out)
+                count_bindings(case.body, out)
     return out
 
 

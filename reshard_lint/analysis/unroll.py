@@ -16,7 +16,7 @@ import ast
 from typing import Optional, Sequence
 
 from .interpreter_base import InterpreterBase
-from .scope import Scope, block
+from .scope import Scope
 from .valueops import NO_KEY
 from .values import ConstVal, IntVal, QualVal, RangeVal, SeqVal, Value, is_unknown
 
@@ -70,11 +70,7 @@ def elements(an: InterpreterBase, iter_node: ast.expr, it: Value, scope: Scope) 
         return [_int(i) for i in r]
     if type(iter_node) is ast.Call and type(iter_node.func) is ast.Attribute and iter_node.func.attr == "keys" \
             and not iter_node.args and not iter_node.keywords and _pure(iter_node.func.value):
-        an.quiet += 1
-        try:
-            recv = an.eval(iter_node.func.value, scope)
-        finally:
-            an.quiet -= 1
+        recv = _reread(an, iter_node.func.value, scope)
         if isinstance(recv, SeqVal) and recv.kind == "dict" and not recv.changed:
             return _keys(recv)
     return None
@@ -88,11 +84,7 @@ def _sized(an: InterpreterBase, iter_node: ast.expr, scope: Scope) -> bool:
         if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in ("items", "values"):
             if not _pure(node.func.value):
                 return False
-            an.quiet += 1
-            try:
-                d = an.eval(node.func.value, scope)
-            finally:
-                an.quiet -= 1
+            d = _reread(an, node.func.value, scope)
             if isinstance(d, SeqVal) and d.kind == "dict" and NO_KEY in d.keys and len(d.items) > 1:
                 return False
     return True
@@ -102,6 +94,15 @@ def _keys(d: SeqVal) -> Optional[list[Value]]:
     if NO_KEY in d.keys or len(d.keys) != len(d.items):
         return None
     return [ConstVal(k) for k in dict.fromkeys(d.keys)]
+
+
+def _reread(an: InterpreterBase, node: ast.expr, scope: Scope) -> Value:
+    """The value of ``node`` (``_pure``: a read with no effect), read again quietly."""
+    an.quiet += 1
+    try:
+        return an.eval(node, scope)
+    finally:
+        an.quiet -= 1
 
 
 def _pure(node: ast.expr) -> bool:
@@ -163,10 +164,10 @@ def _plain(stmts: Sequence[ast.stmt], own: bool) -> bool:
         nested_loop = t is ast.For or t is ast.While or t is ast.AsyncFor
         for name in ("body", "orelse"):
             part = getattr(stmt, name, None)
-            if part and not _plain(block(part), own and not nested_loop):
+            if part and not _plain(part, own and not nested_loop):
                 return False
         for case in getattr(stmt, "cases", ()) or ():
-            if not _plain(block(case.body), own):
+            if not _plain(case.body, own):
                 return False
         for field in _HEADERS:
             part = getattr(stmt, field, None)

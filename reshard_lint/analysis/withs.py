@@ -8,7 +8,7 @@ import ast
 from typing import Sequence
 
 from .interpreter_base import InterpreterBase
-from .scope import COMPOUND, Scope, block
+from .scope import COMPOUND, Scope
 from .valueops import expects_error
 from .values import UNKNOWN, ConstVal, MeshContextVal, MeshVal, QualVal, Value
 
@@ -54,7 +54,7 @@ class WithBlocks(InterpreterBase):
             if item.optional_vars is not None:
                 bound = val.mesh if isinstance(val, MeshContextVal) else val
                 self.bind(item.optional_vars, bound, scope)
-        body = block(stmt.body)
+        body = stmt.body
         if observed and body:
             first = _first_line(body)
             self.expecting = (self.quiet, len(self.inline_stack))
