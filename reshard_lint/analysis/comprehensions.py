@@ -191,12 +191,10 @@ class Comprehensions(InterpreterBase):
             return False
         if it is None:
             it = self.eval(clause.iter, scope)
-        elements = unroll.elements(self, clause.iter, it, scope)
-        if elements is None or len(elements) > unroll.MAX_ELEMENTS:
+        planned = unroll.plan(self, clause.iter, it, scope)
+        if planned is None:
             return False
-        weight = self.unroll_weight * max(1, len(elements))
-        if weight > unroll.MAX_WEIGHT or self.unroll_runs + len(elements) > unroll.MAX_RUNS:
-            return False
+        elements, weight = planned
         seen = unroll.sources(self, clause.iter, it, scope)
         outer, self.unroll_weight = self.unroll_weight, weight
         try:

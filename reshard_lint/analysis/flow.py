@@ -95,13 +95,10 @@ class Flow(InterpreterBase):
         element crosses), and after the loop the names as the last run left them, the
         target the last element; then the ``else`` block. False: not run so (what is
         iterated, the body or the cost is not one it follows exactly)."""
-        elements = unroll.elements(self, stmt.iter, it, scope)
-        if elements is None or len(elements) > unroll.MAX_ELEMENTS:
+        planned = unroll.plan(self, stmt.iter, it, scope)
+        if planned is None or not unroll.plain_body(stmt.body):
             return False
-        weight = self.unroll_weight * max(1, len(elements))
-        if weight > unroll.MAX_WEIGHT or self.unroll_runs + len(elements) > unroll.MAX_RUNS \
-                or not unroll.plain_body(stmt.body):
-            return False
+        elements, weight = planned
         seen = unroll.sources(self, stmt.iter, it, scope)
         outer, self.unroll_weight = self.unroll_weight, weight
         roots: set[int] | None = None

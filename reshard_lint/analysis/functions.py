@@ -165,10 +165,9 @@ class Functions(InterpreterBase):
     def inline(self, func: FuncVal, params: dict[str, Value]) -> Value:
         """The function's return value for these arguments, evaluated quietly, memoized."""
         fn = func.node
-        if fn in self.inline_stack:
-            return unknown(RECURSIVE_CALL, func_name(func))
-        if len(self.inline_stack) >= _MAX_INLINE_DEPTH:
-            return unknown(TOO_DEEP, func_name(func))
+        stopped = self._beyond_bounds(func)
+        if stopped is not None:
+            return stopped
         key = tuple(sorted((k, _identity(v)) for k, v in params.items()))
         memo = self.memo.setdefault(fn, {})
         if key in memo:
@@ -183,11 +182,17 @@ class Functions(InterpreterBase):
         """The function run quietly for these arguments once more, not memoized (a
         construction's ``__init__``, whose ``self`` is new at each: classes.py), bounded
         in depth as ``inline`` is."""
+        stopped = self._beyond_bounds(func)
+        return stopped if stopped is not None else self.run_callable(func, params, quiet=True)
+
+    def _beyond_bounds(self, func: FuncVal) -> Optional[Value]:
+        """Why a call of ``func`` is not run quietly here (it is running already, or the
+        helpers are nested as deep as the analysis follows); None where it is."""
         if func.node in self.inline_stack:
             return unknown(RECURSIVE_CALL, func_name(func))
         if len(self.inline_stack) >= _MAX_INLINE_DEPTH:
             return unknown(TOO_DEEP, func_name(func))
-        return self.run_callable(func, params, quiet=True)
+        return None
 
     def call_with_leaves(self, func: FuncVal, leaves: list[Value], node: ast.AST) -> Value:
         """A tree.map callback on one leaf of each tree, with its events (not quiet)."""

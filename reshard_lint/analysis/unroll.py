@@ -76,6 +76,20 @@ def elements(an: InterpreterBase, iter_node: ast.expr, it: Value, scope: Scope) 
     return None
 
 
+def plan(an: InterpreterBase, iter_node: ast.expr, it: Value, scope: Scope) -> Optional[tuple[list[Value], int]]:
+    """The elements a loop or comprehension clause over ``it`` runs once each, and the
+    weight that run carries (the product of the element counts of the runs around it);
+    None where it is not run so: the elements not all known, more than ``MAX_ELEMENTS``,
+    or past ``MAX_WEIGHT`` or the file's ``MAX_RUNS``."""
+    found = elements(an, iter_node, it, scope)
+    if found is None or len(found) > MAX_ELEMENTS:
+        return None
+    weight = an.unroll_weight * max(1, len(found))
+    if weight > MAX_WEIGHT or an.unroll_runs + len(found) > MAX_RUNS:
+        return None
+    return found, weight
+
+
 def _sized(an: InterpreterBase, iter_node: ast.expr, scope: Scope) -> bool:
     """The ``.items()`` and ``.values()`` that ``iter_node`` iterates through are of dicts
     whose length the analysis knows: not one with keys it does not know, which may be
