@@ -19,7 +19,7 @@ from . import devices as dv
 from .models import commitments, device_ids, placement
 from .reasons import CONTAINER
 from . import unroll
-from .mutation import hashable
+from .mutation import hashable, stored
 from .expressions import truth
 from .interpreter_base import InterpreterBase
 from .scope import Scope, names_in_target
@@ -335,13 +335,12 @@ def _dict_of(runs: list[tuple[Value, ...]]) -> Value:
     with a key the analysis does not know, one item per run under unknown keys."""
     if any(not isinstance(k, ConstVal) or not hashable(k.value) for k, _ in runs):
         return SeqVal(tuple(v for _, v in runs), "dict", tuple(NO_KEY for _ in runs))
-    built: dict[object, Value] = {}
+    built: Optional[SeqVal] = SeqVal((), "dict", ())
     for k, v in runs:
-        value = k.value  # type: ignore[attr-defined]  # (ConstVals: checked above)
-        if any(type(old) is not type(value) and old == value for old in built):
-            return UNKNOWN  # 1 and True, 1.0 and 1: one key of the first one's type
-        built[value] = v
-    return SeqVal(tuple(built.values()), "dict", tuple(built))
+        # As d[k] = v does (mutation.stored); None for 1 and True, 1.0 and 1 (one key of
+        # the first one's type).
+        built = stored(built, k, v) if built is not None else None
+    return built if built is not None else UNKNOWN
 
 
 def _builtin_range(v: Value) -> bool:
