@@ -168,7 +168,9 @@ class Functions(InterpreterBase):
         stopped = self._beyond_bounds(func)
         if stopped is not None:
             return stopped
-        key = tuple(sorted((k, _identity(v)) for k, v in params.items()))
+        # The closure is part of the call: two functions made by two calls of one factory
+        # (``make(m1)``, ``make(m2)``) share a node but read different names.
+        key = (("", func.scope), *sorted((k, _identity(v)) for k, v in params.items()))
         memo = self.memo.setdefault(fn, {})
         if key in memo:
             return memo[key][1]
