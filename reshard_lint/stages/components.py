@@ -275,6 +275,22 @@ def _describe(units: list[_Unit], counts: SyntaxCounts | None = None) -> None:
                 u.refs.add(("n", cls.name))  # class variables and fields: what constructors set
         elif u.kind != "import":
             _facts(u.node, u, False, counts, imported)
+    # A decorator receives the function it decorates (``@register("train")`` files it in
+    # a dict that other units read): the unit that defines the decorator reads the
+    # function, as a callee reads what its callers pass, so that a mesh builder's value
+    # reaches the units that read the registry.
+    decorating: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for u in units:
+        if u.kind in ("def", "member") and isinstance(u.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for dec in u.node.decorator_list:
+                head = dec.func if type(dec) is ast.Call else dec
+                if type(head) is ast.Name:
+                    decorating.setdefault(("n", head.id), set()).add(("n", u.node.name))
+    if decorating:
+        for u in units:
+            if u.kind == "def":
+                for n in list(u.defines):
+                    u.refs |= decorating.get(n, set())
 
 
 # The units and gate facts of the last file the gate decided by units (gate_by_units),
