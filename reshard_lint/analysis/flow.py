@@ -13,6 +13,7 @@ import ast
 from typing import NamedTuple, Optional, Sequence, cast
 
 from . import mutation, unroll
+from .functions import generator
 from .interpreter_base import InterpreterBase
 from .scope import Scope, count_bindings, names_in_target
 from .valueops import ordered
@@ -50,6 +51,14 @@ class Flow(InterpreterBase):
     inexact = 0
     unroll_weight = 1  # the product of the element counts of the loops run per element around it
     unroll_runs = 0  # loop bodies run per element so far in the file (unroll.MAX_RUNS)
+    # > 0 inside a block of an if, try or match whose path the analysis did not decide.
+    branching = 0
+    # The module body is running (not a function's own run after it), and how many of the
+    # functions running now were entered by a plain call (functions.call_function): where
+    # both say so, a function's body runs once in order as part of the module's (store_global).
+    top_run = False
+    plain_calls = 0
+    filings = 0  # stores into module-level containers followed (functions.inline: not memoized)
 
     def exec_branches(self, scope: Scope, blocks: Sequence[Sequence[ast.stmt]]) -> None:
         before = dict(scope.vars)
@@ -60,7 +69,11 @@ class Flow(InterpreterBase):
         for stmts in blocks:
             scope.vars = dict(before)
             self.context_mesh = ctx_before
-            self.exec_block(stmts, scope)
+            self.branching += 1
+            try:
+                self.exec_block(stmts, scope)
+            finally:
+                self.branching -= 1
             results.append(scope.vars)
             ctxs.append(self.context_mesh)
             through.append(not exits(stmts))
@@ -251,7 +264,56 @@ class Flow(InterpreterBase):
         scope.bindings[name.id] = max(2, scope.bindings.get(name.id, 0))
         return True
 
+    def store_global(self, target: ast.Subscript, base: Value, value: Value, scope: Scope) -> bool:
+        """``G[k] = v`` in a function of this module, where ``G`` is a module-level name
+        bound once (``MESHES = {}``) and the function runs as part of the module body, once
+        in order: called (plainly, not traced or mapped) from module-level code on a path
+        the analysis decided, as a decorator such as ``@register("train")`` is. The module
+        scope holds the container with that item from then on, as the module body's
+        later reads see it. Functions that run later (their own runs after the module) read
+        ``G`` as bound twice (Interpreter.run), and importers read it only where no other
+        code can file into it (project/registries.py). False: not followed."""
+        name = target.value
+        ms = self.module_scope
+        if type(name) is not ast.Name or ms is None or scope is ms or not self.top_run or self.inexact \
+                or self.branching or self.plain_calls != len(self.inline_stack) \
+                or any(generator(fn) or type(fn) is ast.AsyncFunctionDef for fn in self.inline_stack):
+            return False
+        holder: Optional[Scope] = scope
+        while holder is not None and (holder.kind == "class" or name.id not in holder.bindings):
+            holder = holder.parent
+        if holder is not ms or ms.bindings.get(name.id) != 1 or ms.vars.get(name.id) is not base \
+                or name.id in ms.volatile or not self._files_only_here(name.id):
+            return False
+        key_node = target.slice
+        if type(key_node) is not ast.Constant and type(key_node) is not ast.Name:
+            return False
+        new = mutation.stored(base, self.eval(key_node, scope), value)
+        if new is None:
+            return False
+        mutation.changed(base)
+        ms.vars[name.id] = new
+        self.filed.add(name.id)
+        self.filings += 1
+        return True
+
+    def _files_only_here(self, name: str) -> bool:
+        """Does nothing but this module's body file into its dict ``name``
+        (project/registries.py)? Text that is no file of a project: no other module can
+        import it."""
+        view = self.ctx.project
+        if view is None:
+            return True
+        return bool(view.files_only_here(self.ctx.path, name))
+
     def exec_try(self, stmt: ast.Try, scope: Scope) -> None:
+        self.branching += 1
+        try:
+            self._exec_try(stmt, scope)
+        finally:
+            self.branching -= 1
+
+    def _exec_try(self, stmt: ast.Try, scope: Scope) -> None:
         assigned = count_bindings(stmt.body)
         before = dict(scope.vars)
         self.exec_block(stmt.body, scope)

@@ -58,9 +58,13 @@ class Functions(InterpreterBase):
             return unknown(UNMATCHED, func_name(func))
         if func.manager:
             return self.managed(func, params)
-        result = self.relayed(func, params, call)
-        if result is None:
-            result = self.inline(func, params)
+        self.plain_calls += 1
+        try:
+            result = self.relayed(func, params, call)
+            if result is None:
+                result = self.inline(func, params)
+        finally:
+            self.plain_calls -= 1
         if func.home is not None and not self.inline_stack:
             # Messages name this call beside the other module's line (render.describe_mesh).
             for made in (result.items if isinstance(result, SeqVal) else (result,)):
@@ -176,8 +180,12 @@ class Functions(InterpreterBase):
             return memo[key][1]
         if len(memo) >= _MAX_CONTEXTS:
             return unknown(TOO_MANY_CONTEXTS, func_name(func))
+        filings = self.filings
         result = self.run_callable(func, params, quiet=True)
-        memo[key] = (params, result)  # params kept alive: the key holds their ids
+        if self.filings == filings:
+            # (A run that filed into a module's container is run again at the next call,
+            # which files again: flow.store_global.)
+            memo[key] = (params, result)  # params kept alive: the key holds their ids
         return result
 
     def run_quietly(self, func: FuncVal, params: dict[str, Value]) -> Value:

@@ -100,6 +100,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, Wit
         # function that closes over the scope; a class holds its methods, which name it).
         self.made: list[FuncVal | ClassVal | InstanceVal] = []
         self.module_scope: Scope | None = None
+        self.filed = set()
 
     def release(self, keep_values: bool = False) -> None:
         """Break the cycles once the analysis is over: reference counting then frees the
@@ -132,7 +133,16 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, Wit
         module imports, project/summaries.py), not the functions' own runs."""
         module = self.ctx.module
         scope = self.module_scope = with_rebound(Scope(None, "module", count_bindings(module.body)), module.body)
-        self.exec_block(module.body, scope)
+        self.top_run = True
+        try:
+            self.exec_block(module.body, scope)
+        finally:
+            self.top_run = False
+        for name in self.filed:
+            # A function that runs later (its own run, below, or an importer's call) may
+            # run before or after any of the module body's filings: it reads the name as
+            # bound twice. (An importer reads it as the module left it: summaries.py.)
+            scope.bindings[name] = max(2, scope.bindings.get(name, 0))
         if module_only:
             return
         self.global_context = self.context_mesh
@@ -450,7 +460,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, Wit
             self.assign_attribute(self.eval(base, scope), target.attr, value, via_self)
         elif isinstance(target, ast.Subscript):
             base_val = self.eval(target.value, scope)
-            if self.store_item(target, base_val, value, scope):
+            if self.store_item(target, base_val, value, scope) or self.store_global(target, base_val, value, scope):
                 return
             mutation.changed(base_val)
             if isinstance(base_val, DevVal):

@@ -50,6 +50,13 @@ class InterpreterBase:
     made: list[FuncVal | ClassVal | InstanceVal]
     settling: bool
     inexact: int  # flow.py: > 0 where code runs other than once in order
+    # Module-level names a function run as part of the module body filed an item into
+    # (flow.store_global).
+    filed: set[str]
+    module_scope: Optional[Scope]
+    top_run: bool
+    plain_calls: int
+    filings: int
     # Set by a return, raise, break or continue the run reached ('return', 'raise',
     # 'jump'): the rest of the block is not run (interpreter.exec_block).
     stopped: str

@@ -19,6 +19,7 @@ from ..core.vocabulary import VALUE_WORDS
 from .defs import call_bindings, callable_names, config_classes, device_functions, moving_functions
 from .module_scan import IDENT, any_value, bindings, code_names, import_lines, per_content, star_imports
 from .modules import MODELLED, ModuleFile
+from .registries import registry_names
 
 if TYPE_CHECKING:
     from .view import FileView  # FileView._summary calls this module: no import at run time
@@ -111,6 +112,13 @@ def _bindings(view: FileView, mod: ModuleFile, text: str) -> dict[str, list[str]
     the right-hand sides bound to it, continuation lines included. One scan per module
     and content."""
     return _per_content(view, mod, text, bindings)
+
+
+def files_registry(view: FileView, mod: ModuleFile, name: str) -> bool:
+    """Is ``name`` a dict ``mod``'s functions file into (registries.py)? Its importers
+    need the full summary: the functions filed in it run where they are called."""
+    text = _text(view, mod)
+    return text is not None and name in _per_content(view, mod, text, registry_names)
 
 
 def calls_function(view: FileView, mod: ModuleFile, name: str) -> bool:
@@ -229,6 +237,8 @@ def _exports(view: FileView, mod: ModuleFile, name: str, depth: int, seen: froze
 
 def _exports_uncached(view: FileView, mod: ModuleFile, text: str, name: str, depth: int,
                       seen: frozenset[str]) -> bool:
+    if name in _per_content(view, mod, text, registry_names):
+        return True  # a dict the module's functions file into (registries.py)
     if name in _per_content(view, mod, text, device_functions):
         return True  # a function whose body builds or moves device values (defs.py)
     for rhs in _bindings(view, mod, text).get(name, ()):

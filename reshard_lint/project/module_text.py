@@ -37,6 +37,7 @@ def module_level(text: str, full: bool) -> ModuleLevel:
     from ..stages.nesting import too_deep
     from .defs import callable_names, config_classes, device_functions
     from .hashes import summary_part
+    from .registries import candidates, decorated_by_own
 
     mark = "F" if full else ""
     try:
@@ -46,6 +47,8 @@ def module_level(text: str, full: bool) -> ModuleLevel:
     if too_deep(text, tree) is not None:
         return ModuleLevel(mark + summary_part("\0too deep", set()), None, text, set(), frozenset(), set())
     called = callable_names(text) | device_functions(text) | config_classes(text) if full else frozenset()
+    if full and candidates(tree):
+        called |= decorated_by_own(tree)  # what a registry's importer calls (registries.py)
     lines = text.split("\n")
     body = _module_level_text(text, lines, tree, called)
     rebound = _declared_global(text, tree)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Callable, Mapping
 
 from .module_text import module_level
 from .roots import Layout, layout_for
-from .summaries import callable_export, exportable, frozen_config
+from .summaries import callable_export, exportable, frozen_config, registry_export
 from .view import FileView, Project
 
 if TYPE_CHECKING:
@@ -108,6 +108,12 @@ class Projects:
             exports: dict[str, Value] = {}
             for name, value in (scope.vars.items() if scope is not None else ()):
                 # (scope is not None in this loop)
+                if name in analyzer.filed and name not in run.rebound \
+                        and (table := registry_export(value, path)) is not None:
+                    # Filed by the module body alone (flow.store_global): what it left.
+                    exports[name] = table
+                    functions = True
+                    continue
                 if scope.bindings.get(name) != 1 or name in run.rebound:  # type: ignore[union-attr]
                     continue
                 if name in guarded and not exportable(value):

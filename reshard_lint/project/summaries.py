@@ -109,6 +109,19 @@ def callable_export(value: "Value", path: str) -> "Value | None":
     return value
 
 
+def registry_export(value: "Value", path: str) -> "Value | None":
+    """A dict the module body filed functions into (``MESHES["train"] = train_mesh`` by a
+    decorator), unchanged otherwise: its functions marked as the module's (``callable_export``),
+    or None."""
+    from ..analysis.values import SeqVal
+
+    if not isinstance(value, SeqVal) or value.kind != "dict" or value.changed or not value.items:
+        return None
+    if any(callable_export(item, path) is None for item in value.items):
+        return None
+    return value
+
+
 def reexport(value: "Value") -> bool:
     """A name a module binds by importing it (``from .mesh import TRAIN``), followed only
     when an importer asks for it."""

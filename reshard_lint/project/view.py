@@ -9,6 +9,7 @@ server can hand in the unsaved text of open documents.
 
 from __future__ import annotations
 
+import ast
 import os
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Callable, Mapping
@@ -83,6 +84,9 @@ class Project:
         self.memo: dict[tuple[object, ...], object] = {}  # the text tests of imported.py, by content
         # (path, digest) -> hashes.summary_part of every module summarised here
         self.shapes: dict[tuple[str, str], str] = {}
+        # (file, dict name) -> whether only that module's body files into the dict, and the
+        # files the answer was read from (FileView.files_only_here)
+        self.sealed: dict[tuple[str, str], tuple[bool, dict[str, str]]] = {}
 
     def display(self, path: str) -> str:
         rel = os.path.relpath(path, self.layout.root)
@@ -204,6 +208,51 @@ class FileView:
         self.shape: str | None = None
         self._values: dict[str, Value | None] = {}  # value(), asked for every qualified call
 
+    def files_only_here(self, path: str, name: str) -> bool:
+        """Can only the module body of ``path`` (this view's file) file items into its
+        module-level dict ``name``, through its own functions (registries.py)? Read from
+        Python's trees of the file and of every project file that names the dict or one of
+        those functions (each recorded in ``deps``: an edit of any can change the answer)."""
+        from . import registries
+
+        key = (os.path.realpath(path), name)
+        known = self.project.sealed.get(key)
+        if known is not None and self.project.current(known[1]):
+            self.deps.update(known[1])
+            return known[0]
+        deps: dict[str, str] = {}
+        answer = self._files_only_here(path, name, deps)
+        self.project.sealed[key] = (answer, deps)
+        self.deps.update(deps)
+        return answer
+
+    def _files_only_here(self, path: str, name: str, deps: dict[str, str]) -> bool:
+        from . import registries
+
+        found = self.project.text(path)
+        if found is None:
+            return False
+        deps[path] = found[1]
+        own = _parsed(found[0])
+        names = registries.filers(own, name) if own is not None else None
+        if names is None:
+            return False
+        own_key = os.path.realpath(path)
+        for other in registries.project_files(self.project.layout.import_roots):
+            if os.path.realpath(other) == own_key:
+                continue
+            text = self.project.text(other)
+            if text is None:
+                continue
+            deps[other] = text[1]
+            # (A name spelled outside ASCII may be the same identifier: such a file is parsed.)
+            if text[0].isascii() and name not in text[0] and not any(n in text[0] for n in names):
+                continue
+            tree = _parsed(text[0])
+            if tree is None or registries.named_elsewhere(tree, names, name):
+                return False
+        return True
+
     def absolute(self, level: int, module: str | None) -> str | None:
         """What ``from <level dots><module> import`` names, or None outside a package."""
         if self.module is None:
@@ -297,14 +346,16 @@ class FileView:
             return None
         full = late = False
         if name is not None:
-            from .imported import binds_call, calls_function, exports_constant, exports_value, reexports_callable
+            from .imported import (
+                binds_call, calls_function, exports_constant, exports_value, files_registry, reexports_callable,
+            )
 
             # The gate's text test: only a name the module may bind to a device value at
             # module level gets the module analysed; and a literal constant or a
             # dataclass (a configuration module's), and a function an importer calls,
             # which runs there as a function of its own file does, or such a function
             # the module re-exports (a package's ``from .meshes import *``).
-            full = calls_function(self, mod, name)
+            full = calls_function(self, mod, name) or files_registry(self, mod, name)
             value = exports_value(self, mod, name)
             if not full and not value and not exports_constant(self, mod, name) \
                     and not reexports_callable(self, mod, name):
@@ -323,3 +374,12 @@ class FileView:
             if ctx not in self.contexts:
                 self.contexts.append(ctx)
         return summary
+
+
+def _parsed(text: str) -> "ast.Module | None":
+    from ..stages import newer_syntax
+
+    try:
+        return newer_syntax.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
