@@ -18,6 +18,7 @@ class Call:
         self.positional = [(v, a) for k, v, a in args if k is None and not arg_star(a)]
         self.keywords = {k: (v, a) for k, v, a in args if k is not None}
         self.has_star = any(arg_star(a) for _, _, a in args)
+        self.starred = [v for _, v, a in args if arg_star(a)]  # the values of *args and **kwargs
         # Arguments this call does not spell (a partial's, or values the program passes
         # unseen): ``arg_node`` gives no node for them, so that no message quotes and no
         # fix rewrites code that is not this call's.
@@ -31,6 +32,7 @@ class Call:
         call.positional = [(v, ast.Name("_")) for v in values]
         call.keywords = {}
         call.has_star = False
+        call.starred = []
         call.unspelled = frozenset(range(len(values)))
         return call
 
@@ -47,10 +49,15 @@ class Call:
         kept = {k: (v, held.keywords[k][1]) for k, v in kwargs.items() if k not in self.keywords}
         call.keywords = {**kept, **self.keywords}
         call.has_star = self.has_star or held.has_star
+        call.starred = [*held.starred, *self.starred]
         call.unspelled = frozenset([*range(len(bound)), *kept,
                                     *(i + len(bound) for i in self.unspelled if isinstance(i, int)),
                                     *(k for k in self.unspelled if isinstance(k, str))])
         return call
+
+    def handed(self) -> list[Value]:
+        """Every value the call hands over, the ``*args`` and ``**kwargs`` it unpacks too."""
+        return [*self.values(), *self.starred]
 
     def values(self) -> list[Value]:
         """Every argument's value, positional then keyword."""

@@ -84,6 +84,8 @@ class Calls(InterpreterBase):
             return UNKNOWN
         if isinstance(func, ClassVal) and bound is None:
             return self.construct(func, args, node)
+        # A function the analysis does not run may change what it is given.
+        mutation.handed_on(args.handed(), self.assign_some_attribute)
         if isinstance(func, Unknown) and func.reason:
             return again(func)
         return unknown(UNFOLLOWED_CALL, dotted(node.func) or "")
@@ -179,6 +181,8 @@ class Calls(InterpreterBase):
         if (of_unknown := placement.of_unknown(recv, method)) is not None:
             return of_unknown  # a.astype(...) of an array the analysis does not know: for its reason
         if is_unknown(recv):
+            # A method of an object the analysis does not know may change what it is given.
+            mutation.handed_on(call.handed(), self.assign_some_attribute)
             # (a method call: node.func is an Attribute)
             return unknown(UNKNOWN_OBJECT, f"{dotted(node.func) or '(...).' + method}()")
         return UNKNOWN
@@ -302,6 +306,8 @@ class Calls(InterpreterBase):
             fetches.fetch(cast("Analyzer", self), call.arg(0), node, call.arg_node(0),
                           self.ctx.lazy_code(node.func, 30))
         if name is None:
+            if not qual.startswith(api.JAX_PREFIX) and qual != api.JAX and not mutation.unchanging(qual):
+                mutation.handed_on(call.handed(), self.assign_some_attribute)
             if qual.startswith((api.LAX_PREFIX, api.NN_PREFIX)) and not call.has_star \
                     and (result := host.lax_result(cast("Analyzer", self), qual, call, node)) is not None:
                 return result

@@ -181,6 +181,11 @@ class Expressions(InterpreterBase):
             shard = commitments.attribute(cast("Analyzer", self), base, attr, node)
             if shard is not None:
                 return shard
+        if attr == "__dict__":
+            # Whoever holds an object's __dict__ may set any attribute of it
+            # (``vars(t)["mesh"] = m``, ``t.__dict__.update(...)``).
+            self.assign_some_attribute(base)
+            return UNKNOWN
         if isinstance(base, QualVal):
             qual = f"{base.qual}.{attr}"
             if self.ctx.project is not None:

@@ -15,11 +15,12 @@ every other holder keeps, is changed as above.
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 from .reasons import CONTAINER
 from .valueops import NO_KEY, const_int
-from .values import ClassVal, ConstVal, SeqVal, Unknown, Value
+from .values import ClassVal, ConstVal, InstanceVal, SeqVal, Unknown, Value
+from ..core.vocabulary import CHANGING_BUILTINS, UNCHANGING_CALL_PREFIXES
 
 
 def changed(v: Value) -> None:
@@ -54,6 +55,32 @@ def stored(base: Value, key: Value, value: Value) -> Optional[SeqVal]:
         listed[i] = value
         return SeqVal(tuple(listed), "list")
     return None
+
+
+def handed_on(values: Iterable[Value], on_object: Callable[[Value], None]) -> None:
+    """``values`` were handed to code the analysis does not run (a package's function, a
+    method of an object it does not know): that code may change them in place. Lists and
+    dicts among them, and in the tuples, lists and dicts among them, are changed; an
+    instance or class among them has any of its attributes changed (``on_object``:
+    Classes.assign_some_attribute)."""
+    todo = list(values)
+    seen: set[int] = set()
+    while todo:
+        v = todo.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if isinstance(v, SeqVal):
+            todo.extend(v.items)
+            if v.kind in ("list", "dict"):
+                changed(v)
+        elif isinstance(v, (InstanceVal, ClassVal)):
+            on_object(v)
+
+
+def unchanging(qual: str) -> bool:
+    """A function of a module the models do not cover that changes none of its arguments."""
+    return qual.startswith(UNCHANGING_CALL_PREFIXES) and qual not in CHANGING_BUILTINS
 
 
 def hashable(k: object) -> bool:

@@ -201,6 +201,9 @@ ALIASES: dict[str, str] = {
     "builtins.map": "map",
     "builtins.setattr": "setattr",
     "builtins.delattr": "delattr",
+    "builtins.vars": "vars",
+    "builtins.object.__setattr__": "setattr",
+    "builtins.object.__delattr__": "delattr",
     "builtins.slice": "slice",
     "builtins.isinstance": ISINSTANCE,
     "builtins.dict": "dict",
@@ -433,3 +436,10 @@ COLOCATED_WORD = "colocated_python"
 # The words a module's text must hold for its tree to be read for where it runs.
 RUNTIME_WORDS = (NUM_CPU_DEVICES, NUM_CPU_DEVICES_ENV, "request_cpu_devices", FORCE_HOST_DEVICE_COUNT,
                  PLATFORMS_OPTION, PLATFORMS_ENV, *DISTRIBUTED_WORDS, "test_multiprocess")
+
+# Functions outside the models that change none of the objects they are given: a container
+# or an instance handed to any other call the analysis does not run may be changed there
+# (mutation.handed_on). exec and eval run code the analysis does not see.
+UNCHANGING_CALL_PREFIXES = ("builtins.", "logging.", "warnings.", "math.", "time.", "json.dump", "os.path.",
+                            "pprint.", "typing.", "functools.partial")
+CHANGING_BUILTINS = frozenset({"builtins.exec", "builtins.eval", "builtins.__import__"})

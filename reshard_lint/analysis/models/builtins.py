@@ -258,6 +258,14 @@ def _setattr(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     return ConstVal(None)
 
 
+@handles("vars")
+def _vars(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
+    """``vars(obj)`` is ``obj.__dict__``: whoever holds it may set any attribute."""
+    if call.positional:
+        an.assign_some_attribute(call.arg(0))
+    return UNKNOWN
+
+
 @handles("delattr")
 def _delattr(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     if len(call.positional) == 2:
