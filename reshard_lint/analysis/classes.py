@@ -79,7 +79,7 @@ class Classes(InterpreterBase):
             if cscope.bindings.get(name) == 1 and attr_sites.get(name, 0) == 0:
                 cls.attrs[name] = val
         if not self.outside:  # (once per file)
-            self.outside.append(outside_assignments(self.ctx.module.body, self.ctx.source))
+            self.outside.append(outside_assignments(self.ctx.module.body))
         cls.own = own_attributes(stmt, attr_sites, cscope.bindings, self.outside[0])
         cls.attrs["__sites__"] = ConstVal(attr_sites)
         if _is_dataclass(decorators, bases) and "__init__" not in cscope.vars:

@@ -20,8 +20,9 @@ read of the instance:
   name of it;
 - no statement of the file assigns or deletes an attribute of that name on anything but
   ``self`` in a class's method (``t.mesh = other``, ``obj.mesh = m`` in a helper), and
-  the file's text names none of ``setattr``, ``delattr``, ``__dict__``, ``vars(``,
-  ``__class__``, nor calls an ``__init__`` but through ``super()``.
+  the file's code (Python's tree, not its comments or strings) names none of ``setattr``,
+  ``delattr``, ``vars``, ``exec``, ``eval``, reads no ``__dict__``, ``__class__``,
+  ``__setattr__`` or ``__delattr__``, and reaches an ``__init__`` only through ``super()``.
 
 Where the ``__init__`` run stopped before the assignment (``return``, ``raise``), Python
 raises at the read; where the analysis did not run it (recursion, depth), the read falls
@@ -32,22 +33,42 @@ assigns attributes of instances passed to it is not followed.
 from __future__ import annotations
 
 import ast
-import re
 from typing import Iterable, Optional, Sequence
 
 from .scope import COMPOUND
 
 _OPAQUE_MEMBERS = frozenset({"__getattr__", "__getattribute__", "__setattr__", "__delattr__", "__slots__",
                              "__new__"})
-# Text that may change an attribute the statements do not spell: the file is not read so.
-_OPAQUE_TEXT = re.compile(r"setattr|delattr|__dict__|\bvars\s*\(|__class__|(?<!super\(\))\.__init__\s*\(")
+# Code that may change an attribute the statements do not spell: the file is not read so.
+_OPAQUE_NAMES = frozenset({"setattr", "delattr", "vars", "exec", "eval"})
+_OPAQUE_ATTRS = frozenset({"__dict__", "__class__", "__setattr__", "__delattr__"})
 
 
-def outside_assignments(body: Sequence[ast.stmt], text: str) -> Optional[frozenset[str]]:
+def _opaque(body: Sequence[ast.stmt]) -> bool:
+    """Does the file name ``setattr``, ``delattr``, ``vars``, ``exec`` or ``eval``, read an
+    object's ``__dict__``, ``__class__``, ``__setattr__`` or ``__delattr__``, or call an
+    ``__init__`` but through ``super()``?"""
+    for stmt in body:
+        for node in ast.walk(stmt):
+            t = type(node)
+            if t is ast.Name and node.id in _OPAQUE_NAMES:  # type: ignore[attr-defined]
+                return True
+            if t is ast.Attribute:
+                attr = node.attr  # type: ignore[attr-defined]
+                if attr in _OPAQUE_ATTRS:
+                    return True
+                if attr == "__init__":
+                    base = node.value  # type: ignore[attr-defined]
+                    if not (type(base) is ast.Call and type(base.func) is ast.Name and base.func.id == "super"):
+                        return True
+    return False
+
+
+def outside_assignments(body: Sequence[ast.stmt]) -> Optional[frozenset[str]]:
     """The names of the attributes the file assigns (or deletes) on anything but ``self``
-    in a class's method; None where its text may change attributes the statements do not
+    in a class's method; None where its code may change attributes the statements do not
     spell. A statement walk."""
-    if _OPAQUE_TEXT.search(text):
+    if _opaque(body):
         return None
     out: set[str] = set()
 

@@ -63,6 +63,22 @@ setattr(t, "mesh", rollout)
 w = t.init()
 jax.device_put(w, NamedSharding(train, P()))
 """,
+    "vars.py": HEAD + """\
+
+
+t = Trainer(train)
+vars(t)["mesh"] = rollout
+w = t.init()
+jax.device_put(w, NamedSharding(train, P()))
+""",
+    # Only words: a comment and a string name setattr and __dict__; no code changes t.mesh.
+    "words.py": HEAD + """
+
+t = Trainer(train)  # no setattr(t, ...) or t.__dict__ here
+note = "vars(t) is not called"
+w = t.init()
+jax.device_put(w, NamedSharding(rollout, P()))
+""",
     "branch.py": HEAD + """\
 
 
@@ -178,6 +194,11 @@ def test_only_what_nothing_else_changes_is_the_instance_s_own(project: Path) -> 
     assert sites[("outside.py", 23)] == ("unresolved", MORE_THAN_ONE)
     assert sites[("helper.py", 27)] == ("unresolved", LATER)
     assert sites[("setattr.py", 23)] == ("unresolved", MORE_THAN_ONE)
+    # vars(t) hands out every attribute: none is the instance's own.
+    assert sites[("vars.py", 23)][0] == "unresolved"
+    # Words in a comment or a string change nothing: the construction's own train mesh.
+    verdict, detail = sites[("words.py", 23)]
+    assert verdict == "crossing" and detail.startswith("RSH201 jax.device_put moves 'w' from mesh 'train'")
     # Either branch's instance: the abstract one.
     assert sites[("branch.py", 25)] == ("unresolved", LATER)
     # The loop the analysis unrolls builds an instance per iteration: the second one's
