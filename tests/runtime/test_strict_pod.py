@@ -255,6 +255,21 @@ with strict(platform="tpu-v5e-16"):
 """)
 
 
+def test_sorting_by_id_reorders_on_a_slice_whose_ids_follow_coordinates(python8: Run) -> None:
+    """RSH202's sorted-by-id example on the slice where it reorders: tpu-v5e-16 enumerates
+    host by host (ids 0, 1, 4, 5, 2, 3, 6, 7, ...), so a mesh sorted by id holds the same chips
+    in another order (on the 8-chip slices ids follow enumeration: the rule example runs)."""
+    check(lambda code: python8(code, devices=16), """
+with strict(platform="tpu-v5e-16", reorder="raise"):
+    mesh = Mesh(np.array(jax.devices()), ("x",))
+    x = jax.device_put(np.arange(16.0), NamedSharding(mesh, P("x")))
+    by_id = Mesh(np.array(sorted(jax.devices(), key=lambda d: d.id)), ("x",))
+    e = error_of(lambda: jax.device_put(x, NamedSharding(by_id, P("x"))))
+    assert e is not None and e.code == "RSH202", e
+    assert jax.device_put(x, NamedSharding(mesh, P(None))).shape == (16,)  # its own mesh: fine
+""")
+
+
 def test_strict_mode_off_puts_every_patched_object_back(python8: Run) -> None:
     check(python8, """
 from jax._src import mesh_utils, stages
