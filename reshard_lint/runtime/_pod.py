@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import warnings
 from typing import Any, Callable
 
 import jax
@@ -74,93 +75,195 @@ def _pod(config: Any, backend: Any) -> Topology | None:
 
 
 # --------------------------------------------------------------------------- jax.* functions
+#
+# Programs ask these in loops, and JAX answers from caches: jax.local_devices() and
+# jax.process_count() are functools caches (about 0.05 us), jax.process_index() a cached
+# backend's method (about 0.15 us). The answer for the user's code depends on the settings
+# and on who asks (JAX's own code gets the truth), so each function remembers the last user
+# caller's namespace (its module's globals) with the answer it got: a call from the same
+# namespace, with no arguments, returns that answer after one frame read. The first call
+# after any change of settings (or a new program) takes the full path and remembers again.
+
+_MISS: tuple[Any, Any] = (None, None)  # no frame's f_globals is None
+_index_hit: tuple[Any, Any] = _MISS  # (caller's globals, answer) for jax.process_index()
+_count_hit: tuple[Any, Any] = _MISS  # jax.process_count()
+_local_hit: tuple[Any, Any] = _MISS  # jax.local_devices()
+_local_count_hit: tuple[Any, Any] = _MISS  # jax.local_device_count()
+_device_hit: tuple[Any, Any] = _MISS  # (caller's globals, device -> process) for Device.process_index
+
+
+def forget() -> None:
+    """Drop the remembered answers: the settings changed, or a new program starts (which
+    forgets that it asked for jax.local_devices())."""
+    global _index_hit, _count_hit, _local_hit, _local_count_hit, _device_hit
+    _index_hit = _count_hit = _local_hit = _local_count_hit = _device_hit = _MISS
+
+
+def _remembered(config: Any) -> bool:
+    """After storing an answer computed under ``config``: whether it may stay. Settings that
+    changed meanwhile (another thread) forget it, so no stale answer outlives them."""
+    if _state.current is config:
+        return True
+    forget()
+    return False
+
 
 def wrap_process_index(original: Callable[..., int]) -> Callable[..., int]:
+    getframe = sys._getframe
+
     @functools.wraps(original)
     def process_index(backend: Any = None) -> int:
-        # _user_pod inline: programs call this in loops, and it costs more than JAX's answer.
-        if _state.current is not None:
-            frame = sys._getframe(1)
-            if id(frame.f_globals) not in library_globals and not from_library(frame):
-                topo = pod(backend)
-                if topo is not None:
-                    return topo.me
-        return original(backend)
+        global _index_hit
+        if backend is None:
+            hit = _index_hit
+            if getframe(1).f_globals is hit[0]:
+                return hit[1]
+        config = _state.current
+        topo = _user_pod(backend)
+        if topo is None:
+            return original(backend)
+        if backend is None:
+            _index_hit = (getframe(1).f_globals, topo.me)
+            _remembered(config)
+        return topo.me
 
     return process_index
 
 
 def wrap_process_count(original: Callable[..., int]) -> Callable[..., int]:
+    getframe = sys._getframe
+
     @functools.wraps(original)
     def process_count(backend: Any = None) -> int:
+        global _count_hit
+        if backend is None:
+            hit = _count_hit
+            if getframe(1).f_globals is hit[0]:
+                return hit[1]
+        config = _state.current
         topo = _user_pod(backend)
-        return topo.processes if topo is not None else original(backend)
+        if topo is None:
+            return original(backend)
+        if backend is None:
+            _count_hit = (getframe(1).f_globals, topo.processes)
+            _remembered(config)
+        return topo.processes
 
     return process_count
 
 
 _locals: dict[tuple[Topology, Any, int], tuple[Any, ...]] = {}
+_local_lists: dict[tuple[Topology, Any, int, str | None], list[Any]] = {}
 
 
-def _local(topo: Topology, backend: Any, process: int) -> list[Any]:
+def _local(topo: Topology, backend: Any, process: int) -> tuple[Any, ...]:
     key = (topo, backend, process)
     found = _locals.get(key)
     if found is None:
         found = _locals[key] = tuple(d for d in _xb.devices(backend) if topo.process_of.get(d) == process)
-    return list(found)  # a fresh list each call, as JAX's
+    return found
+
+
+def _local_list(topo: Topology, backend: Any, process: int, platform: str | None) -> list[Any]:
+    """``jax.local_devices()`` as the pod answers it: one list per process, returned again on
+    every call, as JAX's own (a functools cache) returns one list."""
+    key = (topo, backend, process, platform)
+    found = _local_lists.get(key)
+    if found is None:
+        found = list(_local(topo, backend, process))
+        if platform is not None:
+            from ._platform_patch import user_list  # ids are the platform's: id lookups checked
+
+            found = user_list(found)
+        found = _local_lists.setdefault(key, found)
+    return found
 
 
 def wrap_local_devices(original: Callable[..., list[Any]]) -> Callable[..., list[Any]]:
+    getframe = sys._getframe
+
     @functools.wraps(original)
     def local_devices(process_index: int | None = None, backend: Any = None,
                       host_id: int | None = None) -> list[Any]:
+        global _local_hit
+        if process_index is None and backend is None and host_id is None:
+            hit = _local_hit
+            if getframe(1).f_globals is hit[0]:
+                return hit[1]
         config = _state.current
         if config is None:
             return original(process_index, backend, host_id)
-        frame = sys._getframe(1)
-        topo = None if id(frame.f_globals) in library_globals or from_library(frame) else pod(backend)
+        frame = getframe(1)
+        topo = None if from_library(frame) else pod(backend)
         if topo is None:
             return original(process_index, backend, host_id)
+        if host_id is not None:
+            warnings.warn(  # JAX's own words (jax/_src/xla_bridge.py)
+                "The argument to jax.local_devices has been renamed from `host_id` to "
+                "`process_index`. This alias will eventually be removed; please update "
+                "your code.", stacklevel=2)
+            process_index = host_id
+        process = topo.me if process_index is None else process_index
+        if not 0 <= process < topo.processes:
+            raise ValueError(f"Unknown process_index {process}")  # as JAX on the pod
         _checks.local_asked = True  # see there: meshes on these devices are process-local
-        process = process_index if process_index is not None else host_id
-        found = _local(topo, backend, topo.me if process is None else process)
-        if config.platform is not None:
-            from ._platform_patch import user_list  # ids are the platform's: id lookups checked
-
-            return user_list(found)
+        found = _local_list(topo, backend, process, config.platform)
+        if process_index is None and backend is None:
+            _local_hit = (frame.f_globals, found)
+            _remembered(config)
         return found
 
     return local_devices
 
 
 def wrap_local_device_count(original: Callable[..., int]) -> Callable[..., int]:
+    getframe = sys._getframe
+
     @functools.wraps(original)
     def local_device_count(backend: Any = None) -> int:
+        global _local_count_hit
+        if backend is None:
+            hit = _local_count_hit
+            if getframe(1).f_globals is hit[0]:
+                return hit[1]
+        config = _state.current
         topo = _user_pod(backend)
         if topo is None:
             return original(backend)
         _checks.local_asked = True
-        return len(_local(topo, backend, topo.me))
+        count = len(_local(topo, backend, topo.me))
+        if backend is None:
+            _local_count_hit = (getframe(1).f_globals, count)
+            _remembered(config)
+        return count
 
     return local_device_count
 
 
 # --------------------------------------------------------------------------- attributes
 
-def _process_of(device: Any) -> int | None:
-    topo = pod(device.platform)
-    return topo.process_of.get(device) if topo is not None else None
-
-
 def wrap_device_process_index(prop: property) -> property:
     fget = prop.fget
     assert fget is not None
+    getframe = sys._getframe
 
     def process_index(self: Any) -> int:
-        if _state.current is not None and not from_library(sys._getframe(1)):
-            p = _process_of(self)
+        global _device_hit
+        hit = _device_hit
+        frame = getframe(1)
+        if frame.f_globals is hit[0]:
+            p = hit[1].get(self)
             if p is not None:
                 return p
+        config = _state.current
+        if config is not None and not from_library(frame):
+            topo = pod(self.platform)
+            if topo is not None:
+                p = topo.process_of.get(self)
+                if p is not None:
+                    _device_hit = (frame.f_globals, topo.process_of)
+                    _remembered(config)
+                    return p
         return fget(self)
 
     return property(process_index, doc=prop.__doc__)

@@ -120,6 +120,15 @@ def _recompute() -> None:
     else:
         current = None
         _set_wrappers(False)
+    _forget_answers()  # after ``current`` changed: see _pod.forget
+
+
+def _forget_answers() -> None:
+    """The simulated pod's remembered answers (jax.process_index() ...) belong to the
+    settings and the program they were computed for."""
+    pod = sys.modules.get("reshard_lint.runtime._pod")
+    if pod is not None:
+        pod.forget()
 
 
 def new_program() -> None:
@@ -129,6 +138,7 @@ def new_program() -> None:
     checks = sys.modules.get("reshard_lint.runtime._checks")
     if checks is not None:
         checks.local_asked = False  # type: ignore[attr-defined]
+    _forget_answers()  # jax.local_devices()'s remembered answer skips setting local_asked
 
 
 def _off() -> bool:

@@ -59,6 +59,52 @@ assert (jax.process_count(), len(jax.local_devices()), devs[5].process_index) ==
 """)
 
 
+def test_the_pods_answers_follow_every_change_of_settings(python8: Run) -> None:
+    """The answers are remembered per caller (they cost what JAX's own cost): asked again
+    and again from one module, they follow nested blocks, suspension, the process played and
+    a restart, JAX's own callers still get the truth, and they read as JAX's functions do."""
+    check(python8, """
+import inspect
+from reshard_lint.runtime import _checks
+signature = inspect.signature(jax.local_devices)
+def ask():
+    return (jax.process_index(), jax.process_count(), len(jax.local_devices()),
+            jax.local_device_count(), devs[5].process_index)
+assert ask() == (0, 1, 8, 8, 0)
+with strict(processes=2):
+    for _ in range(3):
+        assert ask() == (0, 2, 4, 4, 1)
+    assert jax.local_devices() is jax.local_devices()  # one list, as JAX's cache returns
+    assert inspect.signature(jax.local_devices) == signature
+    assert jax.local_devices(1) == devs[4:] and jax.local_devices(process_index=0) == devs[:4]
+    try:
+        jax.local_devices(process_index=2)
+    except ValueError as e:
+        assert "Unknown process_index 2" in str(e)  # JAX's error on a pod of 2
+    else:
+        raise AssertionError("process 2 of 2")
+    with strict(processes=4, process=-1):
+        for _ in range(3):
+            assert ask() == (3, 4, 2, 2, 2)
+    with rt.suspended():
+        assert ask() == (0, 1, 8, 8, 0)
+    assert ask() == (0, 2, 4, 4, 1)
+    assert multihost_utils.process_allgather(x, tiled=True).tolist() == list(range(16))
+    assert ask() == (0, 2, 4, 4, 1)
+assert ask() == (0, 1, 8, 8, 0)
+rt.enable(processes=2)
+local = jax.local_devices()
+rt.disable()
+rt.enable(processes=2)  # a new program: it has not asked for its devices yet
+assert not _checks.local_asked
+assert jax.local_devices() == local and _checks.local_asked  # asked again: remembered again
+e = error_of(lambda: jax.device_put(x, NamedSharding(Mesh(np.array(local), ("x",)), P("x"))))
+assert e is not None and e.code == "RSH303", e  # a process-local mesh
+rt.disable()
+assert ask() == (0, 1, 8, 8, 0)
+""")
+
+
 def test_reading_what_process_0_does_not_hold(python8: Run) -> None:
     check(python8, """
 with strict(processes=2):
@@ -206,6 +252,21 @@ with strict(platform="tpu-v5e-16"):
         assert "JAX_NUM_CPU_DEVICES=16" in str(e)
     else:
         raise AssertionError("16 devices asked of 8")
+""")
+
+
+def test_sorting_by_id_reorders_on_a_slice_whose_ids_follow_coordinates(python8: Run) -> None:
+    """RSH202's sorted-by-id example on the slice where it reorders: tpu-v5e-16 enumerates
+    host by host (ids 0, 1, 4, 5, 2, 3, 6, 7, ...), so a mesh sorted by id holds the same chips
+    in another order (on the 8-chip slices ids follow enumeration: the rule example runs)."""
+    check(lambda code: python8(code, devices=16), """
+with strict(platform="tpu-v5e-16", reorder="raise"):
+    mesh = Mesh(np.array(jax.devices()), ("x",))
+    x = jax.device_put(np.arange(16.0), NamedSharding(mesh, P("x")))
+    by_id = Mesh(np.array(sorted(jax.devices(), key=lambda d: d.id)), ("x",))
+    e = error_of(lambda: jax.device_put(x, NamedSharding(by_id, P("x"))))
+    assert e is not None and e.code == "RSH202", e
+    assert jax.device_put(x, NamedSharding(mesh, P(None))).shape == (16,)  # its own mesh: fine
 """)
 
 

@@ -40,28 +40,43 @@ PLATFORM_OF_TAG = {"tpu": "tpu-v4-16"}  # Example.platform: TPU orders (2 hosts 
 PROCESS_OF_RULE = {"RSH306": -1,  # a put onto jax.devices()[0] fails where process 0 does not run
                    "RSH104": -1}  # process 0's ids are positions (0 ... 3), process 1's are not
 
+# Programs whose marker names a platform's device order, though the example carries no
+# platform tag: run on that platform. (key: platform)
+PLATFORM_OF_KEY = {"RSH201-clean-31": "tpu-v4-16"}  # make_mesh((8,)) is TPU order there: RSH202
+
+_DISAGREE = ("the bug is that the processes disagree: each process builds a mesh consistent with "
+             "itself, so a run of one process cannot see it (on the pod the first collective hangs, "
+             "gloo DEADLINE_EXCEEDED after ~30 s): ")
 # (key, reason): programs with markers that strict mode lets run, and why.
 NOT_AT_RUN_TIME: dict[str, str] = {
-    **{f"RSH101-fires-{i}": "how a mesh is built (an unseeded shuffle) is the linter's: one process "
-                            "builds one mesh, consistent with itself" for i in range(6)},
-    **{f"RSH103-fires-{i}": "NamedSharding of a device list fails in JAX's constructor, at the "
-                            "marked line, before strict mode sees a sharding (AttributeError, on "
-                            "one host too)" for i in range(4)},
-    "RSH104-fires-2": "jax.devices()[k] for k parsed from 'cpu:5' is a valid position on the pod too "
-                      "(another device): only the program's own assert notices",
+    **{f"RSH101-fires-{i}": _DISAGREE + why for i, why in (
+        (0, "random.shuffle with the process's own unseeded generator"),
+        (1, "a permutation seeded with jax.process_index()"),
+        (2, "np.random.permutation, unseeded"),
+        (3, "np.random.permutation, unseeded"),
+        (4, "list() of a device set: the set's hash order differs per process"),
+        (5, "list() of a device set: the set's hash order differs per process"))},
+    **{f"RSH103-fires-{i}": "NamedSharding is jaxlib's nanobind type: building one runs no Python "
+                            "strict mode could check first (an __init__ set on the type is never "
+                            "called, jax 0.10.2), and a stand-in class would break isinstance; "
+                            "JAX's own AttributeError stops the program at the marked line, on one "
+                            "host as on the pod" for i in range(4)},
+    "RSH104-fires-2": "k = 5 parsed from 'cpu:5' is a plain position at run time, valid on the pod "
+                      "too (there, another device): nothing tells it from legal positional "
+                      "indexing; the program's own assert fails on the next line",
     "RSH202-fires-9": "sorted by id is enumeration order on the modelled 8-chip TPU slices (ids follow "
-                      "hosts there); it reorders on tpu-v5e-16 (16 devices)",
-    **{f"RSH306-fires-{i}": "numpy reads a single-device CPU array through the buffer protocol, "
-                            "below any Python strict mode can wrap (a TPU or GPU array is read "
-                            "through __array__, which is checked)" for i in (3, 4)},
-    "RSH201-clean-31": "marker for TPU order (make_mesh((8,)) vs jax.devices()); the example is not "
-                       "tagged with a platform, so it runs on CPU order",
+                      "hosts there); the modelled slice where it reorders, tpu-v5e-16, has 16 chips, "
+                      "over which the example's 8-element array does not split (strict mode stops "
+                      "the same move there: test_strict_pod.py)",
+    **{f"RSH306-fires-{i}": "the put is legal on the pod (process 1 gets an array it cannot read, "
+                            "RUNTIME-FACTS); the read is numpy's buffer protocol, which jaxlib serves "
+                            "in C++ for a one-device CPU array with no Python to wrap (a TPU or GPU "
+                            "array is read through __array__, which is checked)" for i in (3, 4)},
     # RSH102 markers on a mesh built from a reordered list, in examples whose later lines use
     # the mesh consistently: building a mesh from any order is legal at run time.
     **{key: "RSH102: a mesh built from a reordered device list is legal at run time; the "
             "order only matters once arrays meet (RSH202/203/204)"
-       for key in ("RSH202-clean-11", "RSH202-clean-15", "RSH202-clean-20", "RSH202-clean-21",
-                   "RSH203-clean-12", "RSH204-clean-4", "RSH204-clean-12")},
+       for key in ("RSH202-clean-11", "RSH203-clean-12", "RSH204-clean-4", "RSH204-clean-12")},
 }
 
 
@@ -93,8 +108,10 @@ def _cases() -> list[dict[str, Any]]:
     cases = []
     for rule in all_rules():
         for i, example in enumerate(rule.examples):
-            platform = PLATFORM_OF_TAG.get(example.platform) or PLATFORM_OF_RULE.get(rule.code)
-            cases.append({"key": f"{rule.code}-{'fires' if example.fires else 'clean'}-{i}",
+            key = f"{rule.code}-{'fires' if example.fires else 'clean'}-{i}"
+            platform = PLATFORM_OF_KEY.get(key) or PLATFORM_OF_TAG.get(example.platform) \
+                or PLATFORM_OF_RULE.get(rule.code)
+            cases.append({"key": key,
                           "code": example.code, "platform": platform, "rule": rule.code,
                           "fires": example.fires, "process": PROCESS_OF_RULE.get(rule.code, 0)})
     for path in sorted(FIXTURES.glob("*.py")):
@@ -218,6 +235,10 @@ def test_examples_without_markers_run_on_simulated_platforms(
 
 
 def test_not_at_run_time_names_real_examples() -> None:
-    keys = {case["key"] for case in _cases()}
-    assert set(NOT_AT_RUN_TIME) <= keys, set(NOT_AT_RUN_TIME) - keys
-    assert set(RUNTIME_ONLY) <= keys, set(RUNTIME_ONLY) - keys
+    cases = {case["key"]: case for case in _cases()}
+    assert set(NOT_AT_RUN_TIME) <= set(cases), set(NOT_AT_RUN_TIME) - set(cases)
+    assert set(RUNTIME_ONLY) <= set(cases), set(RUNTIME_ONLY) - set(cases)
+    assert set(PLATFORM_OF_KEY) <= set(cases), set(PLATFORM_OF_KEY) - set(cases)
+    # An entry is a program with markers that runs: one without markers has nothing to excuse.
+    unmarked = [key for key in NOT_AT_RUN_TIME if not markers(cases[key]["code"])]
+    assert not unmarked, unmarked
