@@ -206,7 +206,7 @@ def _enumerate(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     if not isinstance(v, SeqVal):
         return UNKNOWN
     index = HostVal(an.ctx.lazy_code(node, 40, " (an index)"), node)
-    return SeqVal(tuple(SeqVal((index, item)) for item in v.items), "tuple")
+    return SeqVal(tuple(SeqVal((index, item)) for item in v.items), "tuple", view=True)
 
 
 @handles("zip")
@@ -224,7 +224,7 @@ def _zip(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     for i in range(length):
         rows.append(SeqVal(tuple(c.items[i] if isinstance(c, SeqVal) else placement.host_element(an, c, node)
                                  for c in columns)))
-    return SeqVal(tuple(rows), "tuple")
+    return SeqVal(tuple(rows), "tuple", view=True)
 
 
 @handles("map")
@@ -246,7 +246,7 @@ def _map(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     result = an.call_with_leaves(f, elements, node)
     first = call.positional[1][0]
     if known and isinstance(first, SeqVal):
-        return SeqVal(tuple(result for _ in first.items), "tuple")
+        return SeqVal(tuple(result for _ in first.items), "tuple", view=True)
     return UNKNOWN
 
 
