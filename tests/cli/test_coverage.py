@@ -253,6 +253,7 @@ out = jax.tree.map(lambda a, s: jax.device_put(a, s), tree, targets)
 back = jax.device_put(out['w'], NamedSharding(rollout, P('x')))
 same = jax.tree.map(lambda a, s: jax.device_put(a, s), tree, {'w': NamedSharding(train, P('x')), 'b': NamedSharding(train, P())})
 hidden = jax.tree.map(lambda a, s: jax.device_put(a, s), tree, targets, is_leaf=lambda v: v is None)
+own = jax.device_put(tree, jax.tree.map(lambda a: NamedSharding(a.sharding.mesh, P('x')), tree))
 """)
     sites = {(s["line"], s["col"]): (s["verdict"], s["detail"]) for s in _json("--sites", cwd=project)["site_list"]}
     assert sites[(9, 33)][0] == "crossing" and sites[(9, 33)][1].startswith("RSH202 jax.device_put moves 'a'")
@@ -261,6 +262,8 @@ hidden = jax.tree.map(lambda a, s: jax.device_put(a, s), tree, targets, is_leaf=
                                                "'train' (line 5, jax.devices()): the same devices in the same order")
     # is_leaf decides what a leaf is: the callback runs on one the analysis does not know.
     assert sites[(12, 36)] == ("unresolved", "an element of a container the analysis does not know")
+    # A target per leaf built on each leaf's own mesh (RSH201's fix for a pytree).
+    assert sites[(13, 7)][0] == "same_devices"
 
 
 def test_a_mesh_factory_called_twice_builds_each_mesh_from_its_own_devices(project: Path) -> None:

@@ -21,7 +21,7 @@ An array or host data may stand for a pytree of arrays on its devices (a jitted 
 result, ``np.split``'s list): its run stands for the runs on its leaves, which are on
 the same devices, so another tree may hold only a leaf there (a container there is one
 JAX would flatten only if the array were one), and what ``f`` returned stays only where
-it stands for a pytree as well (an array, host data). Anywhere else ``f`` runs once,
+it stands for a pytree as well (an array, host data, a sharding, a mesh). Anywhere else ``f`` runs once,
 on a leaf standing for every leaf where there is one (``_leaf``).
 """
 
@@ -37,8 +37,8 @@ from ..reasons import CONTAINER
 from ..scope import Scope
 from ..valueops import alike, leaves
 from ..values import (
-    UNKNOWN, ArrayVal, ConstVal, DevVal, FuncVal, HostVal, IntVal, MeshVal, PartialVal, SeqVal, ShardingVal,
-    SpecVal, Unknown, Value, unknown,
+    UNKNOWN, ArrayVal, ConstVal, DevVal, FuncVal, HostVal, IntVal, MeshVal, OwnShardingVal, PartialVal, SeqVal,
+    ShardingVal, SpecVal, Unknown, Value, unknown,
 )
 from .registry import handles
 
@@ -47,6 +47,10 @@ if TYPE_CHECKING:
 
 # Constants JAX takes for leaves (None is no leaf: a subtree with none).
 _SCALARS = (bool, int, float, complex, str, bytes)
+# What f's run on an array or host data that may be a pytree may give for the pytree of
+# its runs on each leaf: arrays on one mesh, host data, shardings or meshes of one mesh
+# (a target for each leaf: jax.tree.map(lambda a: NamedSharding(a.sharding.mesh, spec), tree)).
+_STANDS_FOR_A_TREE = (ArrayVal, HostVal, ShardingVal, OwnShardingVal, MeshVal, Unknown)
 
 
 @handles(api.TREE_MAP)
@@ -168,7 +172,7 @@ def _rebuilt(first: Value, results: Iterator[Value]) -> Value:
         items = tuple(_rebuilt(child, results) for _, child in children)
         return SeqVal(items, first.kind, tuple(k for k, _ in children) if first.kind == "dict" else ())
     result = next(results)
-    if _is_leaf(first) or isinstance(result, (ArrayVal, HostVal, Unknown)):
+    if _is_leaf(first) or isinstance(result, _STANDS_FOR_A_TREE):
         return result
     return unknown(CONTAINER)  # f's result on each leaf of a pytree: another pytree
 
