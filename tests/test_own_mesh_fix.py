@@ -147,3 +147,29 @@ def test_a_bare_spec_under_a_context_mesh_is_replaced_whole() -> None:
             y = jax.device_put(z, P('x', None, None))
         """)
     assert _fix_text(d) == "NamedSharding(z.sharding.mesh, P('x', None, None))"
+
+
+def test_a_call_run_once_per_element_is_fixed_only_with_the_spec_it_writes() -> None:
+    # Each run may give the target another spec: the fix would write the first crossing
+    # run's into a call every run makes (the replicated 'b' made sharded).
+    [d] = _found("""
+        for s in (NamedSharding(mesh, P()), NamedSharding(half, P('x'))):
+            y = jax.device_put(x, s)
+        """)
+    assert d.fix is None
+    [d] = _found("""
+        tree = {'w': x, 'b': x}
+        out = jax.tree.map(lambda a, s: jax.device_put(a, s), tree, {'w': NamedSharding(half, P('x')),
+                                                                    'b': NamedSharding(mesh, P())})
+        """)
+    assert d.fix is None
+    # A spec written in the target's own code is the same on every run.
+    [d] = _found("""
+        for m in (mesh, half):
+            y = jax.device_put(x, NamedSharding(m, P('x')))
+        """)
+    assert _fix_text(d) == "NamedSharding(x.sharding.mesh, P('x'))"
+    [d] = _found("""
+        out = jax.tree.map(lambda a, m: jax.device_put(a, NamedSharding(m, P())), [x, x], [mesh, half])
+        """)
+    assert _fix_text(d) == "NamedSharding(a.sharding.mesh, P())"

@@ -171,11 +171,11 @@ class Calls(InterpreterBase):
             mutation.changed(recv)
             return UNKNOWN
         if isinstance(recv, SeqVal) and method in ("values",) and recv.kind == "dict":
-            return SeqVal(recv.items, "tuple")
+            return SeqVal(recv.items, "tuple", view=True)
         if isinstance(recv, SeqVal) and method == "items" and recv.kind == "dict" \
                 and len(recv.keys) == len(recv.items) and not call.values():
             return SeqVal(tuple(SeqVal((ConstVal(k) if k is not NO_KEY else UNKNOWN, v))
-                                for k, v in zip(recv.keys, recv.items)), "tuple")
+                                for k, v in zip(recv.keys, recv.items)), "tuple", view=True)
         if isinstance(recv, MeshVal) and method in ("__enter__",):
             return recv
         if (of_unknown := placement.of_unknown(recv, method)) is not None:
@@ -346,7 +346,8 @@ class Calls(InterpreterBase):
                  func: str, *, has_global_shape: bool = False, untargeted: bool = False) -> None:
         event = Transfer(node=node, ctx=self.ctx, kind=kind, value=value, target=target,
                          value_node=value_node, target_node=target_node, func=func,
-                         has_global_shape=has_global_shape, untargeted=untargeted)
+                         has_global_shape=has_global_shape, untargeted=untargeted,
+                         repeated=self.unroll_weight > 1)
         if self.expecting is not None and self.expecting == (self.quiet, len(self.inline_stack)):
             # The first transfer an expected-error block runs (interpreter.exec_with):
             # reached, so coverage classifies it; the failure is the test's, not a finding.

@@ -89,6 +89,10 @@ class Transfer(Event):
     # The transfer inside another module's function that this call of it runs with its
     # arguments (functions.py): ``node`` is the call here, ``through`` the transfer there.
     through: Optional[ast.AST] = None
+    # Made in one of several runs of the same code (a loop or comprehension run per
+    # element, a jax.tree.map callback run per leaf: unroll.py), each of which may give
+    # the call other values: a fix written from this run's must hold for the others.
+    repeated: bool = False
 
 
 @dataclass(eq=False)

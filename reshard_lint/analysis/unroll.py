@@ -82,12 +82,23 @@ def plan(an: InterpreterBase, iter_node: ast.expr, it: Value, scope: Scope) -> O
     None where it is not run so: the elements not all known, more than ``MAX_ELEMENTS``,
     or past ``MAX_WEIGHT`` or the file's ``MAX_RUNS``."""
     found = elements(an, iter_node, it, scope)
-    if found is None or len(found) > MAX_ELEMENTS:
+    if found is None:
         return None
-    weight = an.unroll_weight * max(1, len(found))
-    if weight > MAX_WEIGHT or an.unroll_runs + len(found) > MAX_RUNS:
+    weight = budget(an, len(found))
+    return (found, weight) if weight is not None else None
+
+
+def budget(an: InterpreterBase, count: int) -> Optional[int]:
+    """The weight ``count`` runs of one body carry here (the product of the element
+    counts of the runs around them and ``count``); None past ``MAX_ELEMENTS``,
+    ``MAX_WEIGHT`` or the file's ``MAX_RUNS`` (a ``jax.tree.map`` callback run once per
+    leaf keeps to the same bounds: models/tree_map.py)."""
+    if count > MAX_ELEMENTS:
         return None
-    return found, weight
+    weight = an.unroll_weight * max(1, count)
+    if weight > MAX_WEIGHT or an.unroll_runs + count > MAX_RUNS:
+        return None
+    return weight
 
 
 def _sized(an: InterpreterBase, iter_node: ast.expr, scope: Scope) -> bool:

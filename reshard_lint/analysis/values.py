@@ -299,6 +299,10 @@ class SeqVal(Value):
     shared: bool = False
     # Changed in place (analysis/mutation.py): its length is no longer what ``items`` holds.
     changed: bool = False
+    # What iterating an object gives, not a tuple: ``d.values()``, ``d.items()``,
+    # ``enumerate(...)``, ``zip(...)``, ``map(...)``. JAX takes such an object for one
+    # leaf of a pytree (models/tree_map.py).
+    view: bool = False
 
 
 @dataclass(eq=False)

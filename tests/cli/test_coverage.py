@@ -222,16 +222,48 @@ arrays = (jax.device_put(np.zeros(8), s), jax.device_put(np.zeros(8), NamedShard
 picked = jax.tree.map(lambda i: jax.device_put(arrays[i], s), {'a': 0, 'b': 1})
 """)
     by_line = {s["line"]: (s["verdict"], s["detail"]) for s in _json("--sites", cwd=project)["site_list"]}
-    assert by_line[8] == ("host_data", "'a' is host data or uncommitted: np.ones(8) (line 7)")
-    assert by_line[9] == ("host_data", "'a' is host data or uncommitted: np.ones(8) (line 7)")
+    # JAX visits a dict's leaves by sorted key: 'b' first.
+    assert by_line[8] == ("host_data", "'a' is host data or uncommitted: np.zeros(8) (line 7)")
+    assert by_line[9] == ("host_data", "'a' is host data or uncommitted: np.zeros(8) (line 7)")
     assert by_line[10] == ("host_data", "'v' is host data or uncommitted: np.ones(8) (line 7)")
     assert by_line[11][0] == "host_data"
     # A tree nobody passes: the callback runs on a leaf it does not know, and a target
     # built on the leaf's own sharding needs no more.
     assert by_line[15] == ("same_devices", "the target is built from 'a's own sharding")
     assert by_line[19] == ("unresolved", "a parameter no call site feeds")
-    # Constant leaves do not stand for each other: the first would pick arrays[0] for both.
-    assert by_line[24][0] == "unresolved"
+    # Constant leaves do not stand for each other (the first would pick arrays[0] for
+    # both): the callback runs once per leaf, and on 'b' it moves arrays[1], on half.
+    assert by_line[24][0] == "crossing" and by_line[24][1].startswith("RSH201 jax.device_put moves 'arrays[i]' from mesh 'half'")
+
+
+def test_tree_map_over_trees_known_exactly_runs_once_per_leaf(project: Path) -> None:
+    # The shape of the oracle's generated projects: each leaf to the target at its place
+    # in a second tree. JAX visits 'b' (replicated: a copy in any order) then 'w'
+    # (resharded across the reordered devices); the result holds each moved leaf.
+    write(project, "trees.py", """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+train = Mesh(np.array(jax.devices()), ('x',))
+rollout = Mesh(np.array(jax.devices()[::-1]), ('x',))
+tree = {'w': jax.device_put(np.ones((8, 2)), NamedSharding(train, P('x'))), 'b': jax.device_put(np.zeros(8), NamedSharding(train, P()))}
+targets = {'w': NamedSharding(rollout, P('x')), 'b': NamedSharding(rollout, P())}
+out = jax.tree.map(lambda a, s: jax.device_put(a, s), tree, targets)
+back = jax.device_put(out['w'], NamedSharding(rollout, P('x')))
+same = jax.tree.map(lambda a, s: jax.device_put(a, s), tree, {'w': NamedSharding(train, P('x')), 'b': NamedSharding(train, P())})
+hidden = jax.tree.map(lambda a, s: jax.device_put(a, s), tree, targets, is_leaf=lambda v: v is None)
+own = jax.device_put(tree, jax.tree.map(lambda a: NamedSharding(a.sharding.mesh, P('x')), tree))
+""")
+    sites = {(s["line"], s["col"]): (s["verdict"], s["detail"]) for s in _json("--sites", cwd=project)["site_list"]}
+    assert sites[(9, 33)][0] == "crossing" and sites[(9, 33)][1].startswith("RSH202 jax.device_put moves 'a'")
+    assert sites[(10, 8)][0] == "same_devices"
+    assert sites[(11, 34)] == ("same_devices", "'a' is on mesh 'train' (line 5, jax.devices()) and the target on "
+                                               "'train' (line 5, jax.devices()): the same devices in the same order")
+    # is_leaf decides what a leaf is: the callback runs on one the analysis does not know.
+    assert sites[(12, 36)] == ("unresolved", "an element of a container the analysis does not know")
+    # A target per leaf built on each leaf's own mesh (RSH201's fix for a pytree).
+    assert sites[(13, 7)][0] == "same_devices"
 
 
 def test_a_mesh_factory_called_twice_builds_each_mesh_from_its_own_devices(project: Path) -> None:

@@ -13,5 +13,5 @@ from .registry import HANDLERS, Handler, handles  # noqa: F401 - the table and i
 from . import (  # noqa: F401 (register)
                builtins, commitments, devices, fetches, host, meshes, numpy, randomness, ranges, shard_map,
                test_util,
-               transfers, transforms,
+               transfers, transforms, tree_map,
                )

@@ -14,7 +14,7 @@ from ..arguments import Call
 from ..reasons import ATTRIBUTE, CONTAINER, UNFOLLOWED_CALL
 from ..scope import Scope
 from .. import devices as dv
-from ..valueops import dotted, each, ordered
+from ..valueops import NO_KEY, dotted, each, ordered
 from ..values import (
     UNKNOWN, ArrayVal, ConstVal, DevVal, FuncVal, HostVal, IntVal, MeshVal, OwnShardingVal, QualVal, RangeVal, SeqVal,
     ShardingVal, Shuffle, SliceVal,
@@ -92,6 +92,11 @@ def _neutral(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
             return v.derive(lambda m: f(m).as_array(), v.desc)
         return v.derive(lambda m: f(m).as_list(), v.desc)
     if isinstance(v, SeqVal) and name in ("list", "tuple"):
+        if v.kind == "dict":
+            # A dict lists its keys (each once, in the order first written), where known.
+            if NO_KEY in v.keys or len(v.keys) != len(v.items):
+                return unknown(CONTAINER)
+            return SeqVal(tuple(ConstVal(k) for k in dict.fromkeys(v.keys)), name)
         return SeqVal(v.items, name)
     if isinstance(v, RangeVal) and name in ("list", "tuple"):
         return ranges.listed(v, name) or HostVal(an.ctx.lazy_code(node, 40), node)
@@ -206,7 +211,7 @@ def _enumerate(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     if not isinstance(v, SeqVal):
         return UNKNOWN
     index = HostVal(an.ctx.lazy_code(node, 40, " (an index)"), node)
-    return SeqVal(tuple(SeqVal((index, item)) for item in v.items), "tuple")
+    return SeqVal(tuple(SeqVal((index, item)) for item in v.items), "tuple", view=True)
 
 
 @handles("zip")
@@ -224,7 +229,7 @@ def _zip(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     for i in range(length):
         rows.append(SeqVal(tuple(c.items[i] if isinstance(c, SeqVal) else placement.host_element(an, c, node)
                                  for c in columns)))
-    return SeqVal(tuple(rows), "tuple")
+    return SeqVal(tuple(rows), "tuple", view=True)
 
 
 @handles("map")
@@ -246,7 +251,7 @@ def _map(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     result = an.call_with_leaves(f, elements, node)
     first = call.positional[1][0]
     if known and isinstance(first, SeqVal):
-        return SeqVal(tuple(result for _ in first.items), "tuple")
+        return SeqVal(tuple(result for _ in first.items), "tuple", view=True)
     return UNKNOWN
 
 

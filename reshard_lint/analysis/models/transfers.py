@@ -14,12 +14,10 @@ from ..events import TransferKind
 from .commitments import on_device
 from .host import is_host
 from .meshes import as_target
-from ..reasons import CONTAINER
 from ..scope import Scope
-from ..valueops import alike, leaves
 from ..values import (
-    ArrayVal, FuncVal, HostVal, JitVal, MeshVal, OwnShardingVal, PartialVal, QualVal, SeqVal, ShardingVal,
-    SpecVal, UNKNOWN, Unknown, Value, again, unknown,
+    ArrayVal, HostVal, JitVal, MeshVal, OwnShardingVal, PartialVal, QualVal, SeqVal, ShardingVal,
+    SpecVal, UNKNOWN, Unknown, Value, again,
 )
 
 if TYPE_CHECKING:
@@ -162,49 +160,3 @@ def _constraint(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value
     an.transfer(kind, node, x, target, call.arg_node(0, "x"), call.arg_node(1, "shardings"),
                 an.ctx.code(node.func, 50))
     return array_on(target, node)
-
-
-@handles(api.TREE_MAP)
-def _tree_map(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
-    """``jax.tree.map(f, tree, *rest)`` runs ``f`` on each leaf (one from each tree).
-
-    Where every leaf of a tree is an array on one mesh, or host data, ``f`` runs on one
-    leaf of it and the result has the tree's structure (arrays only: the host leaves of
-    one tree need not be alike, so what ``f`` makes of the others is not known). Where
-    the leaves are not known, ``f`` still runs, on a leaf the analysis does not know:
-    its transfers are there to be counted, and those that need no leaf (a target built on
-    the leaf's own sharding) are resolved."""
-    f = call.arg(0, "f")
-    if not isinstance(f, (FuncVal, PartialVal)) or call.has_star or not call.positional[1:]:
-        return UNKNOWN
-    trees = [v for v, _ in call.positional[1:]]
-    picked = [_leaf(an, t) if not call.given(-1, "is_leaf") else (unknown(CONTAINER), False) for t in trees]
-    each = [leaf for leaf, _ in picked]
-    # A partial (jax.tree.map(partial(jax.device_put, device=s), tree)) is called as
-    # the program would call it on the leaves: this call its site.
-    result = an.call_with_leaves(f, each, node) if isinstance(f, FuncVal) \
-        else an.call_value(f, Call.of_values(node, each), node, scope)
-    tree = trees[0]
-    if len(trees) == 1 and picked[0][1] and isinstance(tree, SeqVal):
-        return SeqVal(tuple(result for _ in tree.items), tree.kind, tree.keys)
-    return result if len(trees) == 1 and picked[0][1] else UNKNOWN
-
-
-def _leaf(an: Analyzer, tree: Value) -> tuple[Value, bool]:
-    """A leaf that stands for every leaf of ``tree``, and whether the result of a
-    callback on it stands for the others' (arrays on one mesh)."""
-    if isinstance(tree, Unknown):
-        return unknown(tree.reason or CONTAINER, tree.culprit), False
-    ls = leaves(tree)
-    first = ls[0] if ls else None
-    if first is None:
-        return unknown(CONTAINER), False
-    if isinstance(first, ArrayVal) and first.mesh is not None and all(
-            isinstance(leaf, ArrayVal) and leaf.mesh is not None
-            and an.ctx.compare(leaf.mesh, first.mesh) == "same" for leaf in ls):
-        return first, True
-    if alike(ls):
-        # One value for every leaf ({'w': s, 'b': s}), or NumPy data: the first stands
-        # for all, as a loop variable does; constants do not (lambda i: arrays[i]).
-        return first, all(leaf is first for leaf in ls)
-    return unknown(CONTAINER), False

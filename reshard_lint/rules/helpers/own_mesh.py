@@ -326,6 +326,11 @@ def own_mesh_fix(ctx: FileContext, event: Transfer, leaves: Optional[Sequence[Le
         return None
     if per_leaf and _sharding_node(target) is not target:
         return None  # a memory kind would have to go inside the lambda: not attempted
+    if event.repeated and not all(_written_in(t, target) for _, t in leaves):
+        # Run again with other values (a loop's element, a tree.map leaf), the target may
+        # hold another spec: only one written in the target's own code is the same on
+        # every run.
+        return None
     written = [spec_text(ctx, t) for _, t in leaves]
     first = written[0]
     if first is None or any(w != first for w in written):
@@ -361,6 +366,14 @@ def own_mesh_fix(ctx: FileContext, event: Transfer, leaves: Optional[Sequence[Le
     line, col, end_line, end_col = ctx.span(target)
     return Fix(title=f"{title}{import_note(imports)}",
                edits=(Edit(line, col, end_line, end_col, text),), safe=False, imports=tuple(imports))
+
+
+def _written_in(target: Value, node: ast.AST) -> bool:
+    """The target's PartitionSpec is written inside ``node`` (the call's target)."""
+    if not isinstance(target, ShardingVal) or target.spec is None:
+        return False
+    spec = target.spec.node
+    return any(n is spec for n in ast.walk(node))
 
 
 def _keeps_more(ctx: FileContext, call: ast.AST) -> bool:
