@@ -157,8 +157,11 @@ class FileContext:
         return self._colocated
 
     # -- positions -------------------------------------------------------------------
-    def _home(self, node: ast.AST) -> "FileContext":
+    def home(self, node: ast.AST) -> "FileContext":
         """The context of the module ``node`` is from: this file's, or an imported one's."""
+        return self._home(node)
+
+    def _home(self, node: ast.AST) -> "FileContext":
         if self.project is None or not self.project.contexts:
             return self
         owner = self.module.owner(node)

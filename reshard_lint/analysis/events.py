@@ -89,6 +89,7 @@ class Transfer(Event):
     # The transfer inside another module's function that this call of it runs with its
     # arguments (functions.py): ``node`` is the call here, ``through`` the transfer there.
     through: Optional[ast.AST] = None
+    through_value: Optional[ast.AST] = None  # the value that transfer moves, as it spells it
     # Made in one of several runs of the same code (a loop or comprehension run per
     # element, a jax.tree.map callback run per leaf: unroll.py), each of which may give
     # the call other values: a fix written from this run's must hold for the others.

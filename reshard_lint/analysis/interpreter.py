@@ -192,7 +192,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, Wit
                 # walk of that module's tree (positions.py).
                 return f"{ctx.code(call.node, 40)}, through its {inner.spelled} at {ctx.at(inner.node)},"
             self.relay_held.append(replace(event, node=call.node, value_node=moved, target_node=None,
-                                           through=event.node, func=spelled))
+                                           through=event.node, through_value=event.value_node, func=spelled))
 
     def new_token(self, node: ast.AST) -> str:
         self.token += 1

@@ -150,6 +150,9 @@ def test_containers_of_imported_instances_flow_through_helpers_of_helpers() -> N
     assert detail.startswith("called from team/train.py: RSH201 sync(params, Evaluator(rollout_mesh()..., "
                              "through its jax.device_put at team/sync.py:5, moves 'v' from mesh 'TRAIN' "
                              "(train_mesh(), line 6, built at team/meshes.py:8, jax.devices()) to 'ROLLOUT'"), detail
+    # The fix it names is the helper's, on the array as place() names it there.
+    assert "build the target on the array's own mesh: NamedSharding(value.sharding.mesh, P()) at team/sync.py:5, " \
+        in detail, detail
     # A bare spec under the helper's @contextlib.contextmanager around jax.set_mesh.
     assert [s[:2] for s in _sites(CONTAINERS, "team/context.py")] == [(10, "crossing")]
     assert [s[:2] for s in _sites(CONTAINERS, "team/same.py")] == [(18, "same_devices")]

@@ -7,7 +7,7 @@ rebuilds the target on the array's own mesh is helpers/own_mesh.py's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator, Optional, TypeGuard
 
 from ...analysis.context import FileContext
@@ -186,4 +186,11 @@ def rebuild_on_own_mesh(ctx: FileContext, event: Transfer, pair: Pair) -> Option
 
 def fix_hint(ctx: FileContext, event: Transfer, pair: Pair) -> str:
     found, per_leaf = leaves(event)
+    inner = event.through_value
+    if event.through is not None and event.value_node is None and inner is not None:
+        # A transfer inside another module's function, reported at the call here: the
+        # target to rebuild is that function's, on the array as it names it there.
+        there = ctx.home(inner)
+        if there is not ctx:
+            return f"{hint(there, replace(event, value_node=inner), found, per_leaf)} at {ctx.at(event.through)}"
     return hint(ctx, event, found, per_leaf)
