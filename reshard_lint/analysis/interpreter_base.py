@@ -40,6 +40,7 @@ class InterpreterBase:
     outside: list[Optional[frozenset[str]]]
     relay: Optional[tuple[Call, int, int]]
     relay_held: list[Event]
+    relay_gaps: set[tuple[str, str]]
     managing: Optional[tuple[ast.AST, list[tuple[Value, Value]]]]
     undecided: int
     ran: set[int]
@@ -77,6 +78,8 @@ class InterpreterBase:
         def relayed(self, func: FuncVal, params: dict[str, Value], call: Call) -> Optional[Value]: ...
 
         def relaying(self, event: Transfer) -> bool: ...
+
+        def unfollowed(self, func: FuncVal) -> None: ...
 
         def inline(self, func: FuncVal, params: dict[str, Value]) -> Value: ...
 
