@@ -63,6 +63,9 @@ class InterpreterBase:
         def eval(self, node: Optional[ast.expr], scope: Scope) -> Value: ...
 
         # comprehensions.py
+        def comprehension(self, node: ast.ListComp | ast.GeneratorExp | ast.SetComp, scope: Scope,
+                          consumed: bool = False) -> Value: ...
+
         def bind_loop_target(self, target: ast.expr, it: Value, iter_node: ast.expr,
                              scope: Scope, default: Value) -> None: ...
 
