@@ -52,7 +52,8 @@ Key = tuple[int, int]  # (line, 1-based column)
 class RelayFacts:
     """What the judgement needs of one file, plain data (coverage's workers pickle it)."""
 
-    refs: dict[str, int] = field(default_factory=dict)  # name -> how often the file names it
+    # name -> how often the file names it (names_in: not reads of its own def of that name)
+    refs: dict[str, int] = field(default_factory=dict)
     # each call here that ran another module's function: (line, col) -> (the name it is
     # spelled with, where it stands: "" module level, a top-level function's name, or
     # "?" deeper; every run reported its transfers; the functions its runs did not run:
@@ -68,8 +69,19 @@ class RelayFacts:
 
 def names_in(tree: ast.AST) -> dict[str, int]:
     """How often ``tree`` names each name: a name, an attribute, a string that could be
-    one (``getattr(m, "place")``), the original of an ``import ... as``."""
+    one (``getattr(m, "place")``, but not in ``__all__``: an ``import *`` binds the name,
+    and its importer names what it uses), the original of an ``import ... as``."""
     out: dict[str, int] = {}
+    if isinstance(tree, ast.Module):
+        for stmt in tree.body:
+            if not _all_list(stmt):
+                for found, count in names_in(stmt).items():
+                    out[found] = out.get(found, 0) + count
+        # A name the module binds to its own def or class alone reads that one: not
+        # another module's function of the same name.
+        for own, count in _own_reads(tree).items():
+            out[own] -= count
+        return out
     for n in ast.walk(tree):
         name = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else \
             n.value if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.isidentifier() else \
@@ -77,6 +89,27 @@ def names_in(tree: ast.AST) -> dict[str, int]:
         if name is not None:
             out[name] = out.get(name, 0) + 1
     return out
+
+
+def _own_reads(tree: ast.Module) -> dict[str, int]:
+    """name -> how often the module reads it, for each name its own top-level ``def`` or
+    ``class`` binds and nothing else does: no assignment, ``global``, ``nonlocal`` or
+    import of that name anywhere in it, and no ``import *``."""
+    defs = {s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    reads: dict[str, int] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and n.id in defs:
+            if isinstance(n.ctx, ast.Load):
+                reads[n.id] = reads.get(n.id, 0) + 1
+            else:
+                defs.discard(n.id)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            defs.difference_update(n.names)
+        elif isinstance(n, ast.alias):
+            if n.name == "*":
+                return {}
+            defs.discard(n.asname or n.name.split(".")[0])
+    return {name: count for name, count in reads.items() if name in defs}
 
 
 def text_refs(text: str) -> RelayFacts:
@@ -147,9 +180,10 @@ def _yields(d: ast.FunctionDef) -> bool:
 
 
 def _all_list(stmt: ast.stmt) -> bool:
-    """``__all__ = [...]``: names for ``import *``, whose importers name what they use."""
-    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
-        isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == "__all__"
+    """``__all__ = [...]`` (or ``+=``): names for ``import *``, whose importers name what
+    they use."""
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AugAssign) else []
+    return len(targets) == 1 and isinstance(targets[0], ast.Name) and targets[0].id == "__all__"
 
 
 def _shallow(body: list[ast.stmt]) -> Iterable[ast.AST]:

@@ -122,3 +122,21 @@ def test_its_own_module_naming_the_function_leaves_the_site_unresolved(project: 
     # Without it, the one call decides: host data.
     meshes.write_text(meshes.read_text(encoding="utf-8").replace("\n\nDEFAULT_PLACE = place\n", ""), encoding="utf-8")
     assert [s[:2] for s in _sites(root, "relay/meshes.py")] == [(14, "host_data")]
+
+
+def test_a_package_that_re_exports_the_function_does_not_call_it(project: Path) -> None:
+    # The package binds place for its importers and lists it in __all__: no call.
+    root = _copy(project, MAIN_HEAD.replace("from relay.meshes import ROLLOUT, TRAIN, place",
+                                            "from relay import ROLLOUT, TRAIN, place"))
+    write(root, "relay/__init__.py", 'from .meshes import ROLLOUT, TRAIN, place\n\n__all__ = ["place", "ROLLOUT", "TRAIN"]\n')
+    assert [s[:2] for s in _sites(root, "relay/meshes.py")] == [(14, "host_data")]
+
+
+def test_another_modules_own_function_of_the_same_name_is_not_a_use(project: Path) -> None:
+    # other.py calls its own place: not relay.meshes's. Bound to meshes.place by an
+    # import, the same call is one the analysis did not run with its arguments.
+    root = _copy(project, MAIN_HEAD)
+    write(root, "relay/other.py", "def place(x):\n    return x\n\n\ny = place(3)\n")
+    assert [s[:2] for s in _sites(root, "relay/meshes.py")] == [(14, "host_data")]
+    write(root, "relay/other.py", "from relay.meshes import place\n\n\ndef later(x):\n    return place(x)\n")
+    assert [s[:2] for s in _sites(root, "relay/meshes.py")] == [(14, "unresolved")]
