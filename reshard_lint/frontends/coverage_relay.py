@@ -20,8 +20,8 @@ when every way the site runs is such a run:
   time it ran it, with every test on the way decided and every function of ``R`` it
   met run with its arguments (no memoized result, bound or recursion: ``unfollowed``),
   and no function of another module left unrun; that call stands in the file's
-  module-level code, or in a top-level function of the file that no other file names
-  (whose own run sees every call of it: analysis/callsites.py);
+  module-level code, or directly in a plain top-level function of the file that no other
+  file names (whose own run sees every call of it: analysis/callsites.py);
 * no file of the run is one the analysis could not read.
 
 The join: a crossing in one run makes the site a crossing (coverage_modules.py, before
@@ -210,15 +210,18 @@ def _escaping(body: list[ast.stmt], names: set[str]) -> set[str]:
 
 
 def _where(tree: ast.Module, calls: list[ast.AST]) -> dict[int, str]:
-    """id(call) -> "" for a call of module-level code, a top-level function's name for
-    one directly in its body, "?" for one deeper (a lambda, a nested def, a class)."""
+    """id(call) -> "" for a call of module-level code, a plain top-level function's name
+    for one directly in its body, "?" for one deeper (a lambda, a nested def, a class) or
+    in another function."""
     out: dict[int, str] = {}
     lines = {getattr(c, "lineno", 0) for c in calls}
     for stmt in tree.body:
         if not any(stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno) for line in lines):
             continue
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            scope, body = stmt.name, stmt.body
+            # (a decorated, async or generator function runs where its own run may not show)
+            plain = type(stmt) is ast.FunctionDef and not stmt.decorator_list and not _yields(stmt)
+            scope, body = stmt.name if plain else "?", stmt.body
         elif isinstance(stmt, ast.ClassDef):
             scope, body = "?", stmt.body
         else:
@@ -264,8 +267,8 @@ def judged(key: str, at: Key, scope: str, facts: Mapping[str, Any], relay_of: Ma
 def _seen_whole(key: str, where: str, relay_of: Mapping[str, RelayFacts],
                 reach: Mapping[str, Mapping[str, set[str]]], facts: Mapping[str, Any]) -> bool:
     """A call standing ``where`` in file ``key`` runs as often as the analysis ran it:
-    module-level code, or a top-level function of the file no other file names and no
-    class reaches (its own run sees every call of it)."""
+    module-level code, or a plain top-level function of the file no other file names and
+    no class reaches (its own run sees every call of it)."""
     if where == "":
         return True
     if where == "?":

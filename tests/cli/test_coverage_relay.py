@@ -140,3 +140,13 @@ def test_another_modules_own_function_of_the_same_name_is_not_a_use(project: Pat
     assert [s[:2] for s in _sites(root, "relay/meshes.py")] == [(14, "host_data")]
     write(root, "relay/other.py", "from relay.meshes import place\n\n\ndef later(x):\n    return place(x)\n")
     assert [s[:2] for s in _sites(root, "relay/meshes.py")] == [(14, "unresolved")]
+
+
+def test_a_call_in_a_function_only_its_file_calls_is_judged_with_that_functions_run(project: Path) -> None:
+    # warm runs for its one call, which passes nothing: its run of place is every run.
+    warm = MAIN_HEAD + "\n\ndef warm():\n    return place(np.zeros(8))\n\n\nw = warm()\n"
+    root = _copy(project, warm)
+    assert [s[:2] for s in _sites(root, "relay/meshes.py")] == [(14, "host_data")]
+    # Decorated, it may run where its own run does not show.
+    write(root, "relay/main.py", "import functools\n" + warm.replace("def warm", "@functools.lru_cache\ndef warm"))
+    assert [s[:2] for s in _sites(root, "relay/meshes.py")] == [(14, "unresolved")]
