@@ -92,3 +92,13 @@ def test_a_name_each_run_binds_again_is_unknown_to_a_function_that_runs_later() 
     # put_current runs after the module with one value of cur10, while its call in the
     # loop's first run saw rollout and the second train: unknown, not the last one.
     assert _verdicts()[108] == ("unresolved", PATHS)
+
+
+def test_a_generator_a_builtin_consumes_where_it_stands_runs_there() -> None:
+    # tuple(...) and list(...) iterate the generator at once: each element's put runs,
+    # the second of `moved` to rollout (JAX on 8 CPU devices: the puts happen inside the
+    # tuple() call, on 8 and then 4 devices). `lazy` is iterated by nothing: its puts
+    # would run later, with what the names hold then.
+    v = _verdicts()
+    assert v[117][0] == "crossing" and v[118][0] == "same_devices"
+    assert v[119] == ("unresolved", "a value the analysis does not model")

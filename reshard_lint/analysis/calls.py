@@ -53,7 +53,7 @@ class Calls(InterpreterBase):
                 return UNKNOWN
             return self.call_method(recv, method, args, node, scope)
         func = self.eval(func_node, scope)
-        args = self._args(node, scope)
+        args = self._args(node, scope, consumed=isinstance(func, QualVal) and canonical(func.qual) in api.CONSUMING)
         if isinstance(func, QualVal):
             return self.call_qual(func.qual, args, node, scope)
         return self.call_value(func, args, node, scope)
@@ -90,10 +90,17 @@ class Calls(InterpreterBase):
             return again(func)
         return unknown(UNFOLLOWED_CALL, dotted(node.func) or "")
 
-    def _args(self, node: ast.Call, scope: Scope) -> Call:
+    def _args(self, node: ast.Call, scope: Scope, consumed: bool = False) -> Call:
+        """``consumed``: the callee is a builtin that iterates a lone generator argument to
+        its end where it is called (``tuple(place(v) for v in xs)``): that generator runs
+        here, as a list comprehension does (comprehensions.py)."""
         out: list[tuple[Optional[str], Value, Arg]] = []
         for a in call_args(node):
-            v = self.eval(arg_value(a), scope)
+            expr = arg_value(a)
+            if consumed and type(expr) is ast.GeneratorExp and len(node.args) == 1 and expr is node.args[0]:
+                v = self.comprehension(expr, scope, consumed=True)
+            else:
+                v = self.eval(expr, scope)
             out.append((arg_keyword(a), v, a))
         return Call(node, out)
 

@@ -36,10 +36,14 @@ if TYPE_CHECKING:
 class Comprehensions(InterpreterBase):
     """The interpreter's comprehensions and loop targets."""
 
-    def _comprehension(self, node: ast.ListComp | ast.GeneratorExp | ast.SetComp, scope: Scope) -> Value:
+    def comprehension(self, node: ast.ListComp | ast.GeneratorExp | ast.SetComp, scope: Scope,
+                      consumed: bool = False) -> Value:
+        """``consumed``: a generator expression a builtin iterates to its end where it
+        stands (calls._args): it runs there, and gives the list its elements make."""
         clauses = node.generators
         comp = clauses[0]
-        eager = type(node) is not ast.GeneratorExp
+        eager = consumed or type(node) is not ast.GeneratorExp
+        listed = consumed or type(node) is ast.ListComp
         # A generator expression runs when it is consumed, maybe after the names it
         # reads are bound again: it sees them as a nested function does.
         first = self.eval(comp.iter, scope)
@@ -47,7 +51,7 @@ class Comprehensions(InterpreterBase):
         if runs is not None:
             picked = self._picked_devices(node, clauses, first, scope) or \
                 device_ids.ids_of_devices(node, first, cast("Analyzer", self))
-            if picked is not None or type(node) is not ast.ListComp:
+            if picked is not None or not listed:
                 return picked or UNKNOWN
             return SeqVal(tuple(v for v, in runs), "list")
         inner, it = self._for_clauses(clauses, scope, eager=eager, first=first)
@@ -67,7 +71,7 @@ class Comprehensions(InterpreterBase):
             it_fn = it.fn
             return it.derive(lambda m: it_fn(m).ravel().as_list(), it.desc)
         built = self._each_element(clauses, it, scope, [elt], [node.elt]) \
-            if type(node) is ast.ListComp and self.token == made else None
+            if listed and self.token == made else None
         return SeqVal(tuple(v for v, in built), "list") if built is not None else UNKNOWN
 
     def _each_element(self, clauses: list[ast.comprehension], it: Value, scope: Scope,
@@ -149,9 +153,9 @@ class Comprehensions(InterpreterBase):
         out.reorders = base.reorders + (("picked by index",) if not ascending(fns) else ())
         return out
 
-    eval_ListComp = _comprehension
-    eval_GeneratorExp = _comprehension
-    eval_SetComp = _comprehension
+    eval_ListComp = comprehension
+    eval_GeneratorExp = comprehension
+    eval_SetComp = comprehension
 
     def eval_DictComp(self, node: ast.DictComp, scope: Scope) -> Value:
         """``{k: jax.device_put(v, s) for k, v in params.items()}``: runs where it stands;

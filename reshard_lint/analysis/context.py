@@ -50,6 +50,10 @@ class FileContext:
         # Transfers of other modules' functions run for calls here (Transfer.through: the
         # call inside that function), kept for coverage when it observes the file.
         self.relayed_transfers: list[Any] = []
+        # Each such run: (the call here, whether its transfers were reported: every test on
+        # its way decided, the functions it called that it did not run: (file or "" for
+        # this one, name)), for coverage across files (frontends/coverage_relay.py).
+        self.relay_runs: list[tuple[ast.AST, bool, frozenset[tuple[str, str]]]] = []
         # JAX's experimental cross-host transfer path (TFRT TPU, or this flag) moves some
         # arrays between device sets: the different-set error is then not certain.
         self.cross_host_transfers = "jax_cross_host_transfer_socket_address" in source

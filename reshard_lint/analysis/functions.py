@@ -55,6 +55,7 @@ class Functions(InterpreterBase):
                       prefix: Sequence[Value] = (), extra_kwargs: Optional[dict[str, Value]] = None) -> Value:
         params = self.observe_call(func, call, node, bound=bound, prefix=prefix, extra_kwargs=extra_kwargs)
         if params is None:
+            self.unfollowed(func)
             return unknown(UNMATCHED, func_name(func))
         if func.manager:
             return self.managed(func, params)
@@ -89,16 +90,31 @@ class Functions(InterpreterBase):
             return None
         self.relay = (call, self.quiet + 1, len(self.inline_stack) + 1)
         held, self.relay_held = self.relay_held, []
+        self.relay_gaps = set()
         before = self.undecided
         try:
             result = self.run_callable(func, params, quiet=True)
         finally:
             self.relay = None
             events, self.relay_held = self.relay_held, held
-        if self.undecided == before:
+            gaps, self.relay_gaps = self.relay_gaps, set()
+        decided = self.undecided == before
+        if decided:
             for event in events:
                 self.sink(event)
+        # For coverage across files (frontends/coverage_relay.py): whether this run
+        # reported every transfer the call makes, and the functions it did not run.
+        self.ctx.relay_runs.append((call.node, decided, frozenset(gaps)))
         return result
+
+    def unfollowed(self, func: FuncVal) -> None:
+        """A call of ``func`` inside a relayed run that was not run with its arguments (a
+        memoized result, recursion, the depth or context bounds, arguments it cannot
+        bind): its transfers are not among the call's. Noted by (the other module's
+        file, or "" for this one, the function's name)."""
+        if self.relay is not None:
+            fn = func.node
+            self.relay_gaps.add((func.home or "", fn.name if not isinstance(fn, ast.Lambda) else "<lambda>"))
 
     def relaying(self, event: Transfer) -> bool:
         """Is ``event`` a transfer of the relayed run itself, or of a function it calls
@@ -152,6 +168,7 @@ class Functions(InterpreterBase):
         that mesh context (interpreter.exec_with). Anything else: unknown."""
         fn = func.node
         if not generator(fn) or fn in self.inline_stack or len(self.inline_stack) >= _MAX_INLINE_DEPTH:
+            self.unfollowed(func)
             return unknown(NO_RETURN, func_name(func))
         saved, self.managing = self.managing, (fn, [])
         try:
@@ -177,8 +194,10 @@ class Functions(InterpreterBase):
         key = (("", func.scope), *sorted((k, _identity(v)) for k, v in params.items()))
         memo = self.memo.setdefault(fn, {})
         if key in memo:
+            self.unfollowed(func)  # run before: its transfers were reported then, if at all
             return memo[key][1]
         if len(memo) >= _MAX_CONTEXTS:
+            self.unfollowed(func)
             return unknown(TOO_MANY_CONTEXTS, func_name(func))
         filings = self.filings
         result = self.run_callable(func, params, quiet=True)
@@ -198,16 +217,16 @@ class Functions(InterpreterBase):
     def _beyond_bounds(self, func: FuncVal) -> Optional[Value]:
         """Why a call of ``func`` is not run quietly here (it is running already, or the
         helpers are nested as deep as the analysis follows); None where it is."""
-        if func.node in self.inline_stack:
-            return unknown(RECURSIVE_CALL, func_name(func))
-        if len(self.inline_stack) >= _MAX_INLINE_DEPTH:
-            return unknown(TOO_DEEP, func_name(func))
+        if func.node in self.inline_stack or len(self.inline_stack) >= _MAX_INLINE_DEPTH:
+            self.unfollowed(func)
+            return unknown(RECURSIVE_CALL if func.node in self.inline_stack else TOO_DEEP, func_name(func))
         return None
 
     def call_with_leaves(self, func: FuncVal, leaves: list[Value], node: ast.AST) -> Value:
         """A tree.map callback on one leaf of each tree, with its events (not quiet)."""
         params = self.observe_call(func, Call.of_values(node, leaves), node)
         if params is None:
+            self.unfollowed(func)
             return unknown(UNMATCHED, func_name(func))
         # Another module's function: what happens in it is that module's to report.
         return self.run_callable(func, params, quiet=func.home is not None)
@@ -215,6 +234,7 @@ class Functions(InterpreterBase):
     def run_callable(self, func: FuncVal, params: dict[str, Value], quiet: bool) -> Value:
         fn = func.node
         if fn in self.inline_stack:
+            self.unfollowed(func)
             return unknown(RECURSIVE_CALL, func_name(func))
         parent: Scope = func.scope  # type: ignore[assignment]  # (FuncVal.scope: a Scope, typed object)
         if isinstance(fn, ast.Lambda):

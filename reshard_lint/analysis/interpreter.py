@@ -84,6 +84,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, Wit
         # for a call of this file's own code: its transfers are this call's (emit).
         self.relay: Optional[tuple[Call, int, int]] = None
         self.relay_held: list[Event] = []  # its transfers, reported once its run ends (functions.py)
+        self.relay_gaps: set[tuple[str, str]] = set()  # the functions it did not run (functions.unfollowed)
         # Tests, loops and handlers whose path the analysis could not decide, counted.
         self.undecided = 0
         self.stopped = ""

@@ -40,6 +40,7 @@ class InterpreterBase:
     outside: list[Optional[frozenset[str]]]
     relay: Optional[tuple[Call, int, int]]
     relay_held: list[Event]
+    relay_gaps: set[tuple[str, str]]
     managing: Optional[tuple[ast.AST, list[tuple[Value, Value]]]]
     undecided: int
     ran: set[int]
@@ -69,6 +70,9 @@ class InterpreterBase:
         def eval(self, node: Optional[ast.expr], scope: Scope) -> Value: ...
 
         # comprehensions.py
+        def comprehension(self, node: ast.ListComp | ast.GeneratorExp | ast.SetComp, scope: Scope,
+                          consumed: bool = False) -> Value: ...
+
         def bind_loop_target(self, target: ast.expr, it: Value, iter_node: ast.expr,
                              scope: Scope, default: Value) -> None: ...
 
@@ -84,6 +88,8 @@ class InterpreterBase:
         def relayed(self, func: FuncVal, params: dict[str, Value], call: Call) -> Optional[Value]: ...
 
         def relaying(self, event: Transfer) -> bool: ...
+
+        def unfollowed(self, func: FuncVal) -> None: ...
 
         def inline(self, func: FuncVal, params: dict[str, Value]) -> Value: ...
 

@@ -227,6 +227,9 @@ LAX_NOT_COMPUTING = frozenset({"jax.lax.broadcast_shapes", "jax.lax.full_like", 
 NOT_COMPUTING_PACKAGES = ("jax.nn.initializers.",)
 MEMORY_SPACE_PREFIX = "jax.memory.Space."  # device_put(x, jax.memory.Space.Host)
 # The top-level packages the models stand for, even in their own repository (project/).
+# Builtins (canonical names above) that iterate a lone generator argument to its end
+# where they are called: ``tuple(f(v) for v in xs)`` runs as ``[f(v) for v in xs]`` does.
+CONSUMING = frozenset({"list", "tuple", "sorted", "set"})
 MODELLED_PACKAGES = frozenset({"jax", "jaxlib"})
 # What a fix writes into the user's file (rules/helpers/crossing.py, rules/rsh103_...): the
 # spellings of a name it may reuse, and the module and names of the imports it adds

@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping, Sequence, TextIO
 from ..core.vocabulary import JAX, JAX_PREFIX, TRANSFER_HINTS, TRANSFER_NAMES
 from ..stages.runtime_facts import COLOCATED
 from .coverage_modules import ModuleFacts, apply as cross_modules, facts_of, text_facts
+from .coverage_relay import text_refs
 
 # The final names of the transfer calls, as spelled through any jax import (core/vocabulary.py).
 _TEXT_HINTS = tuple(TRANSFER_NAMES) + TRANSFER_HINTS
@@ -64,14 +65,15 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
         projects = engine_for(settings).projects
         if not any(name.endswith(">") for name in projects.device_imports(text, path)[0]):
             view = projects.view(path)  # nothing here runs a transfer: its imports alone
-            out.modules = text_facts(text, path, view) if view is not None else None
+            out.modules = text_facts(text, path, view) if view is not None else \
+                ModuleFacts(os.path.realpath(path), relay=text_refs(text))
             return out
     from ..analysis.reasons import NOT_REACHED
     from ..analysis.verdicts import Verdict, classify
     from ..engine.engine import check_source, engine_for
 
     found: dict[int, tuple[Any, str, list[Verdict]]] = {}
-    relayed: list[tuple[Any, str, str]] = []
+    relayed: list[tuple[Any, str, str, str]] = []
     values: dict[int, Any] = {}  # call node id -> (the value it moves, its target), as written
     spellings: dict[str, str] = {}
     ctx_box: list[Any] = []
@@ -102,7 +104,7 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
         for ev in ctx.relayed_transfers:
             diag = anchored.get(id(ev.node))
             v = Verdict("crossing", f"{diag.code} {diag.message}") if diag is not None else classify(ctx, ev, None)
-            relayed.append((ev, v.verdict, v.detail))
+            relayed.append((ev, v.verdict, v.detail, v.culprit))
 
     try:
         # The whole file, without the gate (sites are counted where no rule can fire).
@@ -275,6 +277,11 @@ def collect(paths: Sequence[str], settings: Mapping[str, object], jobs: int) -> 
     for i, text, p in items:
         if i not in results:
             take(*_work((i, text, p)))
+    for i, text, p in items:
+        if results[i].modules is None:
+            # No facts of its own (nothing to run, an error): what it names still counts
+            # against a function of another module (coverage_relay.py).
+            results[i].modules = ModuleFacts(os.path.realpath(p), relay=text_refs(text))
     cross_modules([(m, results[i].sites) for i in sorted(results) if (m := results[i].modules) is not None],
                   {os.path.realpath(results[i].path): results[i].path for i in results})
     for i in sorted(results):

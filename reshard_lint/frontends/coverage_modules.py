@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from ..analysis.verdicts import CALLER_FREE
+from .coverage_relay import RelayFacts, judged, relay_facts, text_refs
 
 SAFE = ("same_devices", "same_pieces", "host_data")
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w. \t,]+)", re.MULTILINE)
@@ -40,12 +41,13 @@ class ModuleFacts:
     """What the pass needs of one file, plain data (coverage's workers pickle it)."""
 
     key: str = ""  # the file's realpath
+    root: str = ""  # its project's root ("": none known, any file of the run may import it)
     # (line, 1-based column) of each site -> (top-level function or class, takes arguments)
     scopes: dict[tuple[int, int], tuple[str, bool]] = field(default_factory=dict)
     imports: list[Import] = field(default_factory=list)
     # (file key, line, 1-based column) of a site in another module, the verdict of a call
-    # here that ran it (verdict, detail), and the local name the call is spelled with
-    relayed: list[tuple[str, int, int, str, str, str]] = field(default_factory=list)
+    # here that ran it (verdict, detail, culprit), and the local name the call is spelled with
+    relayed: list[tuple[str, int, int, str, str, str, str]] = field(default_factory=list)
     # top-level function or class -> the top-level names its body reads (this module's)
     reads: dict[str, frozenset[str]] = field(default_factory=dict)
     # name bound by an import -> how often the code reads it, and how many distinct calls
@@ -57,13 +59,14 @@ class ModuleFacts:
     # data whoever calls the function
     fixed: frozenset[tuple[int, int]] = frozenset()
     own: frozenset[tuple[int, int]] = frozenset()  # sites whose target is the value's own sharding
+    relay: RelayFacts = field(default_factory=RelayFacts)  # coverage_relay.py
 
 
 def facts_of(ctx: Any, path: str, sites: Mapping[tuple[int, int], tuple[ast.AST | None, ast.AST | None]],
-             relayed: Iterable[tuple[Any, str, str]]) -> ModuleFacts:
+             relayed: Iterable[tuple[Any, str, str, str]]) -> ModuleFacts:
     """``sites``: this file's sites, (line, 1-based column) -> the value it moves and its
-    target, as written; ``relayed``: (event, verdict, detail) of each transfer of another
-    module's function run for a call in this file."""
+    target, as written; ``relayed``: (event, verdict, detail, culprit) of each transfer of
+    another module's function run for a call in this file."""
     out = ModuleFacts(os.path.realpath(path))
     tree = ctx.module.tree
     module_names = _module_names(tree)
@@ -85,13 +88,15 @@ def facts_of(ctx: Any, path: str, sites: Mapping[tuple[int, int], tuple[ast.AST 
                                          if isinstance(n, ast.Name) and n.id in names and n.id != stmt.name)
     view = ctx.project
     if view is not None:
+        out.root = os.path.realpath(view.project.layout.root)
         out.imports = list(_imports(tree, view))
     locals_ = {local for _, _, local in out.imports}
     for n in ast.walk(tree):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in locals_:
             out.uses[n.id] = out.uses.get(n.id, 0) + 1
+    out.relay = relay_facts(ctx, tree, sites, out.key)
     calls: dict[str, set[int]] = {}
-    for event, verdict, detail in relayed:
+    for event, verdict, detail, culprit in relayed:
         where = ctx.locate(event.through)
         if where is None or where[0] is None:
             continue
@@ -100,7 +105,7 @@ def facts_of(ctx: Any, path: str, sites: Mapping[tuple[int, int], tuple[ast.AST 
         local = func.id if isinstance(func, ast.Name) else ""
         if local:
             calls.setdefault(local, set()).add(id(event.node))
-        out.relayed.append((os.path.realpath(other), line, col + 1, verdict, detail, local))
+        out.relayed.append((os.path.realpath(other), line, col + 1, verdict, detail, local, culprit))
     out.relayed_calls = {k: len(v) for k, v in calls.items()}
     return out
 
@@ -110,7 +115,7 @@ def text_facts(text: str, path: str, view: Any) -> ModuleFacts:
     an imported function that moves arrays), read from its import lines."""
     from ..project.module_scan import import_lines
 
-    out = ModuleFacts(os.path.realpath(path))
+    out = ModuleFacts(os.path.realpath(path), os.path.realpath(view.project.layout.root), relay=text_refs(text))
     froms, _ = import_lines(text)  # (its ``import a as b`` list: every ``import`` line is read below)
     for dots, module, names in froms:
         base = view.absolute(len(dots), module or None) if dots else module
@@ -235,20 +240,39 @@ def apply(files: list[tuple[ModuleFacts, list[Any]]], display: dict[str, str]) -
     facts = [f for f, _ in files]
     by_key = {f.key: f for f in facts}
     importers = _importers(facts)
-    ran: dict[tuple[str, int, int], list[tuple[str, str, str]]] = {}
+    ran: dict[tuple[str, int, int], list[tuple[str, str, str, str]]] = {}
     for f in facts:
-        for key, line, col, verdict, detail, _ in f.relayed:
-            ran.setdefault((key, line, col), []).append((verdict, detail, f.key))
+        for key, line, col, verdict, detail, _, culprit in f.relayed:
+            ran.setdefault((key, line, col), []).append((verdict, detail, culprit, f.key))
+    reaches = {f.key: _reach(f) for f in facts}
+    # The files that may call into a module: its project's, any of no known project,
+    # and those whose imports name it.
+    linked: dict[str, set[str]] = {}
+    for (module, _), found in importers.items():
+        linked.setdefault(module, set()).update(g for g, _ in found)
+    by_root: dict[str, dict[str, RelayFacts]] = {}
+    for other in facts:
+        by_root.setdefault(other.root, {})[other.key] = other.relay
+    relay_of: dict[str, dict[str, RelayFacts]] = {}  # per module: the relay facts of those files
     for f, sites in files:
-        reach = _reach(f)
+        reach = reaches[f.key]
         for site in sites:
             runs = ran.get((f.key, site.line, site.col), [])
             hit = next((r for r in runs if r[0] == "crossing"), None)
             if hit is not None and site.verdict != "crossing":
                 site.verdict, site.detail, site.culprit = "crossing", \
-                    f"called from {display.get(hit[2], hit[2])}: {hit[1]}", ""
+                    f"called from {display.get(hit[3], hit[3])}: {hit[1]}", ""
                 continue
             scope = f.scopes.get((site.line, site.col))
+            if site.verdict == "unresolved" and scope is not None:
+                # Reached only by other files' calls, each run with its arguments: their join.
+                if f.key not in relay_of:
+                    relay_of[f.key] = {**by_root.get("", {}), **by_root.get(f.root, {}), f.key: f.relay,
+                                       **{k: by_key[k].relay for k in linked.get(f.key, ())}}
+                got = judged(f.key, (site.line, site.col), scope[0], by_key, relay_of[f.key], reaches, runs, display)
+                if got is not None:
+                    site.verdict, site.detail, site.culprit = got
+                    continue
             if site.verdict not in SAFE or scope is None or site.detail.startswith(CALLER_FREE) or \
                     site.verdict == "same_devices" and (site.line, site.col) in f.own or \
                     site.verdict == "host_data" and (site.line, site.col) in f.fixed:

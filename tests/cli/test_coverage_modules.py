@@ -180,10 +180,14 @@ pair = sync((params["w"], params["b"]), Evaluator(TRAIN).target())
 
 
 def test_helpers_called_with_the_same_devices_are_not_a_crossing(project: Path) -> None:
-    # Every call is on the trainer's own devices: no crossing; the site stays what its
-    # module's own analysis says (sync.py alone does not know what params holds).
+    # Every call is on the trainer's own devices: no crossing. main.py's two calls are
+    # the only ones, each run through (the dict's items one by one, the tuple's in the
+    # generator tuple() consumes): the site is what they find (coverage_relay.py).
     _containers_copy(project, {"main.py": SAME_CALLS})
-    assert _sites(project, "team/sync.py") == [(5, "unresolved", CONTAINER_REASON, "params.items()")]
+    assert _sites(project, "team/sync.py") == [(5, "same_devices", (
+        "called from main.py (4 runs): 'the value' is on mesh 'TRAIN' (Trainer(TRAIN), line 6, built at "
+        "team/meshes.py:8, jax.devices()) and the target on 'TRAIN' (Trainer(TRAIN), line 6, built at "
+        "team/meshes.py:8, jax.devices()): the same devices in the same order"), "")]
     r = run("check", "--isolated", "--no-cache", ".", cwd=project)
     assert r.returncode == 0, r.stdout
 
