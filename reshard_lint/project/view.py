@@ -207,6 +207,7 @@ class FileView:
         # Of the module this view summarises: hashes.summary_part of the text it ran.
         self.shape: str | None = None
         self._values: dict[str, Value | None] = {}  # value(), asked for every qualified call
+        self._sealed: dict[tuple[str, str], bool] = {}  # files_only_here, asked at each filing
 
     def files_only_here(self, path: str, name: str) -> bool:
         """Can only the module body of ``path`` (this view's file) file items into its
@@ -216,13 +217,18 @@ class FileView:
         from . import registries
 
         key = (os.path.realpath(path), name)
+        asked = self._sealed.get(key)
+        if asked is not None:
+            return asked  # (one file's analysis asks at each filing: the files were checked once)
         known = self.project.sealed.get(key)
         if known is not None and self.project.current(known[1]):
+            self._sealed[key] = known[0]
             self.deps.update(known[1])
             return known[0]
         deps: dict[str, str] = {}
         answer = self._files_only_here(path, name, deps)
         self.project.sealed[key] = (answer, deps)
+        self._sealed[key] = answer
         self.deps.update(deps)
         return answer
 
