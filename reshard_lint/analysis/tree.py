@@ -16,6 +16,7 @@ import ast
 import weakref
 from typing import Optional, Union
 
+from ..stages.ast_walk import FIELDS, fields
 from .positions import Span, Text, literal_count, one_literal, parenthesized, split
 
 # A call's argument: an expression, ``*x`` (ast.Starred) or ``k=v`` / ``**m`` (ast.keyword).
@@ -51,20 +52,39 @@ class Module:
         ids = self._ids
         if ids is None:
             ids = set()
+            add = ids.add
             call_args, stars = self._call_args, self._stars
-            for node in ast.walk(self.tree):
-                ids.add(id(node))
+            # The walk of stages/ast_walk.py, inlined: no generator per node, and no
+            # expression contexts or operators (no one asks whose they are). It is asked of
+            # every module a summary runs (a string constant's concatenation test).
+            AST, known, Call, arguments = ast.AST, FIELDS, ast.Call, ast.arguments
+            stack: list[ast.AST] = [self.tree]
+            pop, push = stack.pop, stack.append
+            while stack:
+                node = pop()
+                add(id(node))
                 # t is type(node), one lookup for the branches; mypy does not narrow node
                 # by it, hence the ignores.
                 t = type(node)
-                if t is ast.Call:
+                if t is Call:
                     for a in node.args:  # type: ignore[attr-defined]
                         call_args[id(a)] = node  # type: ignore[assignment]
-                elif t is ast.arguments:
+                elif t is arguments:
                     if node.vararg is not None:  # type: ignore[attr-defined]
                         stars[id(node.vararg)] = "*"  # type: ignore[attr-defined]
                     if node.kwarg is not None:  # type: ignore[attr-defined]
                         stars[id(node.kwarg)] = "**"  # type: ignore[attr-defined]
+                names = known.get(t)
+                if names is None:
+                    names = fields(t)
+                for name in names:
+                    value = getattr(node, name, None)
+                    if type(value) is list:
+                        for item in value:
+                            if isinstance(item, AST):
+                                push(item)
+                    elif isinstance(value, AST):
+                        push(value)
             self._ids = ids
         return ids
 
@@ -75,10 +95,10 @@ class Module:
         """The module ``node`` is of: this one unless another live module holds it."""
         if len(_LIVE) == 1 or self.holds(node):
             return self
-        for other in list(_LIVE):
-            if other is not self and other.holds(node):
-                return other
-        return self
+        # The module found last first (owner_of): a summary's run asks of one imported
+        # module's nodes after another, and every live module asked is walked once.
+        found = owner_of(node)
+        return found if found is not None else self
 
     # -- positions and code, in libcst's terms --------------------------------------------
     def span(self, node: ast.AST) -> Span:
