@@ -16,7 +16,7 @@ import ast
 import weakref
 from typing import Optional, Union
 
-from ..stages.ast_walk import FIELDS, fields
+from ..stages.ast_walk import walk
 from .positions import Span, Text, literal_count, one_literal, parenthesized, split
 
 # A call's argument: an expression, ``*x`` (ast.Starred) or ``k=v`` / ``**m`` (ast.keyword).
@@ -54,14 +54,11 @@ class Module:
             ids = set()
             add = ids.add
             call_args, stars = self._call_args, self._stars
-            # The walk of stages/ast_walk.py, inlined: no generator per node, and no
-            # expression contexts or operators (no one asks whose they are). It is asked of
-            # every module a summary runs (a string constant's concatenation test).
-            AST, known, Call, arguments = ast.AST, FIELDS, ast.Call, ast.arguments
-            stack: list[ast.AST] = [self.tree]
-            pop, push = stack.pop, stack.append
-            while stack:
-                node = pop()
+            # Every node of the module (the walk of stages/ast_walk.py: no expression
+            # contexts or operators, whose owner no one asks). It is asked of every module a
+            # summary runs (a string constant's concatenation test).
+            Call, arguments = ast.Call, ast.arguments
+            for node in walk(self.tree):
                 add(id(node))
                 # t is type(node), one lookup for the branches; mypy does not narrow node
                 # by it, hence the ignores.
@@ -74,17 +71,6 @@ class Module:
                         stars[id(node.vararg)] = "*"  # type: ignore[attr-defined]
                     if node.kwarg is not None:  # type: ignore[attr-defined]
                         stars[id(node.kwarg)] = "**"  # type: ignore[attr-defined]
-                names = known.get(t)
-                if names is None:
-                    names = fields(t)
-                for name in names:
-                    value = getattr(node, name, None)
-                    if type(value) is list:
-                        for item in value:
-                            if isinstance(item, AST):
-                                push(item)
-                    elif isinstance(value, AST):
-                        push(value)
             self._ids = ids
         return ids
 
