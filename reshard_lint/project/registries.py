@@ -19,6 +19,8 @@ import os
 import re
 from typing import Iterator
 
+from ..stages.ast_walk import own_scope
+
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Reads of a dict that change nothing in it.
 _READ_METHODS = frozenset({"get", "keys", "values", "items", "copy", "__contains__", "__getitem__"})
@@ -298,11 +300,4 @@ def _use_of_filer(node: ast.Name, parents: dict[int, ast.AST], tree: ast.Module,
 
 
 def _returns(fn: ast.AST) -> Iterator[ast.Return]:
-    todo = list(ast.iter_child_nodes(fn))
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        if type(node) is ast.Return:
-            yield node
-        todo.extend(ast.iter_child_nodes(node))
+    return (node for node in own_scope(fn.body) if type(node) is ast.Return)  # type: ignore[attr-defined]
