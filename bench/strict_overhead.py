@@ -22,6 +22,9 @@ than a batch cancels out of it. Cases:
   fetch     np.asarray of a fresh jitted result replicated over the mesh (readable on
             every process): every read of a value passes strict mode's fetch check (RSH305)
   procs     jax.process_index() + jax.local_devices(): the simulated pod's answers
+  numpy     np.asarray of numpy data (no copy: numpy's cheapest call). While the pod has
+            several processes strict mode replaces numpy's conversion functions, to check
+            a jax.Array argument; anything else passes after one type check
 Transfers on a shared CPU are noisy, so the table also shows the check alone ("check"):
 the time strict mode's wrapper spends before calling JAX, measured in a tight loop, and
 its share of the plain call ("check/off"), which is the overhead without the noise.
@@ -43,7 +46,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=21, help="batches per mode (median taken)")
     parser.add_argument("--only", choices=("device_put", "jit", "pod"),
                         help="time only the device_put cases, the jit cases or the simulated "
-                             "pod's cases (eager, fetch, procs)")
+                             "pod's cases (eager, fetch, procs, numpy)")
     args = parser.parse_args()
 
     import jax
@@ -88,8 +91,9 @@ def main() -> None:
             ("eager", lambda: (x + 1).block_until_ready()),
             ("fetch", lambda: np.asarray(plus_one(replicated))),
         ]
-        if label == sizes[0][0]:  # no array involved: once is enough
+        if label == sizes[0][0]:  # no jax array involved (np.asarray copies nothing): once is enough
             pod_cases.append(("procs", lambda: (jax.process_index(), jax.local_devices())))
+            pod_cases.append(("numpy", lambda: np.asarray(data)))
         if args.only == "jit":
             cases = []
         elif args.only == "pod":
@@ -100,10 +104,10 @@ def main() -> None:
             # The calls that copy nothing cost the same at every size: batches of 2000, so that
             # a batch is not just the few hundred microseconds right after strict mode's entry
             # (which patches JAX's types, leaving Python's attribute caches for them cold).
-            per_batch = 20000 if name == "procs" else 2000 if name == "no-op" else calls
+            per_batch = 20000 if name in ("procs", "numpy") else 2000 if name == "no-op" else calls
             off, on, ratio = measure(call, per_batch, args.samples, strict)
             check = check_cost(*check_args[name]) if name in check_args else \
-                pod_check_cost(name, replicated, strict)
+                pod_check_cost(name, replicated, data, strict)
             print(f"{name:<8} {label:>6} {per_batch:>11} {off * 1e6:>10.1f} {on * 1e6:>12.1f} "
                   f"{ratio:>7.3f} {100 * (ratio - 1):>+8.1f}% {check * 1e6:>10.2f} "
                   f"{100 * check / off:>9.2f}%")
@@ -193,13 +197,14 @@ def check_cost(x: Any, target: Any, repeats: int = 20000, samples: int = 7) -> f
     return statistics.median(wrapper_cost() for _ in range(samples))
 
 
-def pod_check_cost(name: str, arr: Any, strict: Callable[..., Any], repeats: int = 20000,
+def pod_check_cost(name: str, arr: Any, data: Any, strict: Callable[..., Any], repeats: int = 20000,
                    samples: int = 7) -> float:
     """What strict mode adds to the simulated pod's cases, free of transfer noise. eager: 0,
     no Python of strict mode's runs (JAX's C++ dispatch; the RSH203 hook is on JAX's error
     path). fetch: the statements the _value wrapper runs for a value already judged readable
     (a dict lookup). procs: jax.process_index() + jax.local_devices() on minus off, in a
-    tight loop (both are sub-microsecond Python calls)."""
+    tight loop (both are sub-microsecond Python calls). numpy: np.asarray(data) on minus off,
+    in a tight loop."""
     import jax
 
     from reshard_lint.runtime import _fetch, _state
@@ -222,14 +227,22 @@ def pod_check_cost(name: str, arr: Any, strict: Callable[..., Any], repeats: int
             jax.local_devices()
         return (time.perf_counter() - start) / repeats
 
-    with strict():
-        import numpy as np
+    def host() -> float:
+        asarray = np.asarray  # looked up once: strict mode replaces numpy's attribute
+        start = time.perf_counter()
+        for _ in range(repeats):
+            asarray(data)
+        return (time.perf_counter() - start) / repeats
 
+    import numpy as np
+
+    tight = host if name == "numpy" else procs
+    with strict():
         np.asarray(arr)  # judge it once: later reads take the warm path
         if name == "fetch":
             return statistics.median(fetch_check() for _ in range(samples))
-        on = min(procs() for _ in range(samples))
-    return max(0.0, on - min(procs() for _ in range(samples)))
+        on = min(tight() for _ in range(samples))
+    return max(0.0, on - min(tight() for _ in range(samples)))
 
 
 def batch(call: Callable[[], Any], calls: int) -> float:
