@@ -108,7 +108,7 @@ def main() -> None:
             off, on, ratio = measure(call, per_batch, args.samples, strict)
             check = check_cost(*check_args[name]) if name in check_args else \
                 pod_check_cost(name, replicated, data, strict)
-            print(f"{name:<8} {label:>6} {per_batch:>11} {off * 1e6:>10.1f} {on * 1e6:>12.1f} "
+            print(f"{name:<8} {label:>6} {per_batch:>11} {_us(off):>10} {_us(on):>12} "
                   f"{ratio:>7.3f} {100 * (ratio - 1):>+8.1f}% {check * 1e6:>10.2f} "
                   f"{100 * check / off:>9.2f}%")
         if args.only in (None, "jit"):
@@ -243,6 +243,11 @@ def pod_check_cost(name: str, arr: Any, data: Any, strict: Callable[..., Any], r
             return statistics.median(fetch_check() for _ in range(samples))
         on = min(tight() for _ in range(samples))
     return max(0.0, on - min(tight() for _ in range(samples)))
+
+
+def _us(seconds: float) -> str:
+    """Microseconds, with the digits a sub-microsecond call needs."""
+    return f"{seconds * 1e6:.1f}" if seconds >= 1e-5 else f"{seconds * 1e6:.3f}"
 
 
 def batch(call: Callable[[], Any], calls: int) -> float:
