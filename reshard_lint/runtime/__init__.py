@@ -7,7 +7,9 @@ strict mode is on, ``jax.device_put`` (and its pytree form, ``Array.to_device``)
 ``multihost_utils.host_local_array_to_global_array`` are checked before JAX runs them, as
 are calls of functions made by ``jax.jit(f, in_shardings=...)`` while strict mode is on
 (RSH203, RSH204: an argument on another device set or order, which crashes the process on
-the second call), and fail with the same rule codes the linter uses::
+the second call), as are reads of an array's value (RSH305, RSH306: ``_value``, and numpy's
+conversion functions while several processes may be simulated), and fail with the same rule
+codes the linter uses::
 
     from reshard_lint.runtime import strict
 
@@ -32,12 +34,12 @@ __all__ = ["ReshardError", "ReshardWarning", "StrictConfig", "StrictConfigError"
            "disable", "enable", "strict", "suspended"]
 
 
-def _set_wrappers(install: bool) -> None:
-    """Install or remove the JAX wrappers (``_state`` calls this, holding its lock)."""
+def _set_wrappers(install: bool, config: StrictConfig | None) -> None:
+    """Install or remove the JAX wrappers for ``config`` (``_state`` calls this, holding its lock)."""
     if install:
         from . import _patch  # imports jax: only reached once strict mode is really used
 
-        _patch.install()
+        _patch.install(config)
     else:
         patch = sys.modules.get("reshard_lint.runtime._patch")  # never installed: nothing to undo
         if patch is not None:

@@ -10,15 +10,25 @@ checks there, as the simulated pod's process 0.
 JAX's own reads are left alone (``process_allgather`` reads the gathered array, printing
 shows a summary on a pod): only a read whose first caller outside JAX's fetch path is the
 user's code is checked.
+
+numpy reads an array on *one CPU device* without ``_value``: jaxlib serves numpy's buffer
+protocol in C++ (a TPU or GPU array has no such buffer and goes through ``__array__``).
+So while the simulated pod may have several processes, numpy's conversion functions
+(``NUMPY_READS``) are replaced too (``wrap_numpy_read``): a ``jax.Array`` argument gets the
+same check first; any other argument passes after one type check.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import sys
 from functools import lru_cache
 from types import FrameType
-from typing import Any
+from typing import Any, Callable
+
+from jax._src.array import ArrayImpl
 
 from . import _state
 from ._checks import Topology, trace_state_clean, ids
@@ -40,6 +50,7 @@ _FETCH_PATH = {
     "tree.py": {"map"},
 }
 _SHOWN = {"__repr__", "__str__", "__format__"}
+_OWN = __name__.rpartition(".")[0] + "."  # reshard_lint.runtime.
 _SPELLING = {"__array__": "np.asarray", "tolist": ".tolist()", "item": ".item()",
              "__float__": "float()", "__int__": "int()", "__complex__": "complex()",
              "__index__": "operator.index()", "__bool__": "bool()", "tobytes": ".tobytes()"}
@@ -62,11 +73,14 @@ def _unreadable(sharding: Any, shape: tuple[int, ...], topo: Topology) -> frozen
     return frozenset(topo.process_of.get(d, -1) for d in indices)
 
 
-def _who_reads(frame: FrameType | None) -> str | None:
-    """How the user spelled the read, or None when JAX's own code is reading."""
-    spelled = None
+def _who_reads(frame: FrameType | None, spelled: str | None = None) -> str | None:
+    """How the user spelled the read, or None when JAX's own code is reading (``spelled``:
+    the read's name when the caller of ``frame`` is known, numpy's function)."""
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
+        if module.startswith(_OWN):  # strict mode's numpy wrapper, between numpy and its caller
+            frame = frame.f_back
+            continue
         if not (module == "jax" or module.startswith(("jax.", "jaxlib."))):
             return spelled or "reading its value"
         name = frame.f_code.co_name
@@ -87,7 +101,9 @@ def _who_reads(frame: FrameType | None) -> str | None:
 _readable: dict[Any, bool] = {}
 
 
-def check_fetch(array: Any, frame: FrameType | None) -> None:
+def check_fetch(array: Any, frame: FrameType | None, spelled: str | None = None) -> None:
+    """Raise RSH305 / RSH306 when the simulated process cannot read ``array``'s value and the
+    read, made from ``frame``, is the user's (``spelled``: how, when the caller knows)."""
     __tracebackhide__ = True  # pytest shows the user's call, not these frames
     sharding = array.sharding
     config = _state.current
@@ -115,7 +131,7 @@ def check_fetch(array: Any, frame: FrameType | None) -> None:
         return
     if not trace_state_clean():
         return
-    spelled = _who_reads(frame)
+    spelled = _who_reads(frame, spelled)
     if spelled is None:
         return
     devices = ids(sorted(sharding.device_set, key=lambda d: d.id))
@@ -159,3 +175,50 @@ def wrap_value(prop: property) -> property:
         return fget(self)
 
     return property(_value, doc=prop.__doc__)
+
+
+# numpy's module functions that read an array's memory, replaced while the simulated pod
+# may have several processes (_patch.py): the first argument is the array read.
+NUMPY_READS = ("asarray", "array", "asanyarray", "ascontiguousarray", "asfortranarray", "frombuffer")
+_NO_ARGUMENT = object()
+
+
+def check_read(array: Any, frame: FrameType | None, spelled: str) -> None:
+    """``check_fetch`` for a read outside ``_value`` (numpy's), with _value's warm path."""
+    __tracebackhide__ = True
+    config = _state.current
+    if config is None or array._npy_value is not None:
+        return  # a value JAX holds on the host was read (and checked) through _value
+    try:
+        hit = _readable.get((array.sharding, array.shape, config.split))
+    except TypeError:
+        hit = None
+    if not hit:
+        check_fetch(array, frame, spelled)
+
+
+def wrap_numpy_read(original: Callable[..., Any]) -> Callable[..., Any]:
+    """numpy's ``original`` (``np.asarray`` ...), checking a ``jax.Array`` argument first."""
+    spelled = f"np.{original.__name__}"
+    try:  # np.array(object=x): the first parameter's keyword
+        keyword: str | None = next(iter(inspect.signature(original).parameters))
+    except (StopIteration, TypeError, ValueError):
+        keyword = None
+    getframe = sys._getframe
+
+    @functools.wraps(original)
+    def read(a: Any = _NO_ARGUMENT, /, *args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        if type(a) is ArrayImpl:  # numpy data, lists, scalars: this one check
+            if _state.current is not None:
+                check_read(a, getframe(1), spelled)
+        elif a is _NO_ARGUMENT:  # the array given by keyword, or no argument (numpy's error)
+            given = kwargs.get(keyword) if keyword is not None else None
+            if type(given) is ArrayImpl and _state.current is not None:
+                check_read(given, getframe(1), spelled)
+            return original(*args, **kwargs)
+        if args or kwargs:
+            return original(a, *args, **kwargs)
+        return original(a)
+
+    return read

@@ -1,4 +1,5 @@
-"""Installs and removes the wrappers around JAX's entry points. Imports jax.
+"""Installs and removes the wrappers around JAX's entry points (and numpy's conversion
+functions while the settings may simulate several processes). Imports jax.
 
 The wrappers are thin: one read of ``_state.current``, and when strict mode is off they call
 straight through. That keeps a wrapper that escaped removal (``from jax import device_put``
@@ -302,26 +303,58 @@ def _targets() -> list[tuple[Any, str, Callable[[Any], Any]]]:  # a wrapper of a
     ]
 
 
-def install() -> None:
-    """Wrap JAX's entry points once; later calls do nothing. Caller holds ``_state._lock``."""
-    if _patches:
-        return
-    for owner, name, make in _targets():
+def _apply(targets: list[tuple[Any, str, Callable[[Any], Any]]],
+           into: list[tuple[Any, str, Any, Any]]) -> None:
+    for owner, name, make in targets:
         original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
         wrapper = make(original)
         setattr(owner, name, wrapper)
-        _patches.append((owner, name, original, wrapper))
+        into.append((owner, name, original, wrapper))
 
 
-def uninstall() -> None:
-    """Put back exactly the objects that were there. Caller holds ``_state._lock``."""
-    while _patches:
-        owner, name, original, wrapper = _patches.pop()
+def _restore(patches: list[tuple[Any, str, Any, Any]]) -> None:
+    while patches:
+        owner, name, original, wrapper = patches.pop()
         present = owner.__dict__.get(name) if isinstance(owner, type) else getattr(owner, name, None)
         # Someone patched over us meanwhile: restoring would silently drop their patch, and
         # our wrapper underneath is pass-through once strict mode is off.
         if present is wrapper:
             setattr(owner, name, original)
+
+
+# numpy's conversion functions (np.asarray ...), replaced only while the settings may
+# simulate several processes: a read of a one-device CPU array runs no Python of JAX's
+# (_fetch.py), and every other call of them pays one type check meanwhile.
+_numpy_patches: list[tuple[Any, str, Any, Any]] = []
+
+
+def _may_split(config: _state.StrictConfig) -> bool:
+    """Whether ``config`` may simulate more than one process: not ``processes=1`` nor a
+    one-host platform (``processes=None`` decides on the devices, when JAX has started)."""
+    if config.platform is not None:
+        from .platforms import platform
+
+        return platform(config.platform).hosts > 1
+    return config.processes != 1
+
+
+def install(config: _state.StrictConfig | None = None) -> None:
+    """Wrap JAX's entry points once (later calls keep them), and numpy's conversion functions
+    while ``config`` may simulate several processes (``None``, suspended: numpy's stay as they
+    are, the wrappers pass calls through). Caller holds ``_state._lock``."""
+    if not _patches:
+        _apply(_targets(), _patches)
+    if config is not None and _may_split(config) != bool(_numpy_patches):
+        if _numpy_patches:
+            _restore(_numpy_patches)
+        else:
+            _apply([(np, name, _fetch.wrap_numpy_read) for name in _fetch.NUMPY_READS], _numpy_patches)
+
+
+def uninstall() -> None:
+    """Put back exactly the objects that were there. Caller holds ``_state._lock``."""
+    _restore(_numpy_patches)
+    _restore(_patches)
 
 
 def installed() -> bool:

@@ -93,17 +93,18 @@ _process_config: StrictConfig | None = None
 current: StrictConfig | None = None
 
 
-def _no_wrappers(install: bool) -> None:
+def _no_wrappers(install: bool, config: StrictConfig | None) -> None:
     raise RuntimeError("reshard_lint.runtime did not register its JAX wrappers")
 
 
-# Installs (True) or removes (False) the JAX wrappers: set by the package (runtime/__init__)
-# when it is imported, which is always before this module can be used, so that this
-# low-level module never imports the module that patches JAX.
-_set_wrappers: Callable[[bool], None] = _no_wrappers
+# Installs (True) or removes (False) the JAX wrappers, given the settings about to apply
+# (some wrappers depend on them): set by the package (runtime/__init__) when it is imported,
+# which is always before this module can be used, so that this low-level module never
+# imports the module that patches JAX.
+_set_wrappers: Callable[[bool, StrictConfig | None], None] = _no_wrappers
 
 
-def register_wrappers(set_wrappers: Callable[[bool], None]) -> None:
+def register_wrappers(set_wrappers: Callable[[bool, StrictConfig | None], None]) -> None:
     """Called once by the package: what ``_recompute`` calls to install or remove the wrappers."""
     global _set_wrappers
     _set_wrappers = set_wrappers
@@ -115,11 +116,11 @@ def _recompute() -> None:
     new = _stack[-1][1] if _stack else _process_config
     needs_wrappers = bool(_stack) or _process_config is not None
     if needs_wrappers:
-        _set_wrappers(True)
+        _set_wrappers(True, new)
         current = new
     else:
         current = None
-        _set_wrappers(False)
+        _set_wrappers(False, None)
     _forget_answers()  # after ``current`` changed: see _pod.forget
 
 

@@ -35,6 +35,9 @@ ORIGINALS = {
     "jit": jax.jit,
     "jit_miss_path": pjit._run_python_pjit,
 }
+# numpy's functions that strict mode replaces while it simulates several processes
+NUMPY_READS = ("asarray", "array", "asanyarray", "ascontiguousarray", "asfortranarray", "frombuffer")
+ORIGINALS.update({f"np.{name}": getattr(np, name) for name in NUMPY_READS})
 
 
 def restored() -> bool:
@@ -46,6 +49,7 @@ def restored() -> bool:
         "jit": jax.jit,
         "jit_miss_path": pjit._run_python_pjit,
     }
+    now.update({f"np.{name}": getattr(np, name) for name in NUMPY_READS})
     return all(now[k] is v for k, v in ORIGINALS.items())
 
 

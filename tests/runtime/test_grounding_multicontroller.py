@@ -67,3 +67,30 @@ def test_strict_verdict_matches_multi_controller_jax(multi_results: dict[str, An
     else:
         assert statuses == {"ok"}, f"strict mode passes {name} but multi-controller JAX fails:\n" \
                                    + textwrap.shorten(result.details(), 3000)
+
+
+_FETCH_ERROR = "RuntimeError: Fetching value for `jax.Array` that spans non-addressable"
+
+
+def test_numpy_read_of_another_process_device_is_jax_fetch_error(multi_results: dict[str, Any]) -> None:
+    """What strict mode's RSH306 for np.asarray claims: RSH306's examples 3 and 4 (host data
+    put on jax.devices()[0], read with np.asarray) run on process 0, the owner, and raise
+    JAX's fetch error on process 1 (jaxlib's buffer export finds no buffer there, and numpy
+    falls back to __array__); the mirror case (a device of process 1's) fails on process 0."""
+    from reshard_lint.rules import all_rules
+
+    (rule,) = [r for r in all_rules() if r.code == "RSH306"]
+    programs = [rule.examples[i].code for i in (3, 4)]
+    assert all("np.asarray(b" in code for code in programs)
+    try:
+        results = harness.run_batch(programs, mode="multi", processes=2, devices=4, timeout=90)
+    finally:
+        harness.kill_all()
+    for result in results:
+        first, second = sorted(result.processes, key=lambda p: p.process_id)
+        assert first.status == "ok", result.details()
+        assert second.status == "error" and second.error_text.startswith(_FETCH_ERROR), result.details()
+    first, second = sorted(multi_results["numpy_read_of_another_process_device"].processes,
+                           key=lambda p: p.process_id)
+    assert first.status == "error" and first.error_text.startswith(_FETCH_ERROR), first
+    assert second.status == "ok", second

@@ -150,6 +150,41 @@ jax.device_put(x, mid)
 """)
 
 
+def test_numpy_is_replaced_only_while_the_pod_may_have_several_processes(python8: Run) -> None:
+    """numpy's conversion functions read a one-device CPU array without JAX's Python, so
+    strict mode replaces them while it simulates several processes, and only then."""
+    check(python8, """
+NAMES = ("asarray", "array", "asanyarray", "ascontiguousarray", "asfortranarray", "frombuffer")
+NUMPY = {name: getattr(np, name) for name in NAMES}
+def numpy_own():
+    return all(getattr(np, name) is NUMPY[name] for name in NAMES)
+def numpy_replaced():
+    return all(getattr(np, name) is not NUMPY[name] for name in NAMES)
+assert all(type(f).__name__ == "builtin_function_or_method" for f in NUMPY.values())
+with strict(processes=1):
+    assert not restored() and numpy_own()
+    with strict(processes=2):
+        assert numpy_replaced() and np.asarray.__wrapped__ is NUMPY["asarray"]
+        far = jax.device_put(np.arange(2.0), devs[-1])
+        assert code_of(lambda: np.asarray(far)) == "RSH306"
+        with suspended():  # kept: the wrappers pass calls through
+            assert numpy_replaced() and np.asarray(far).tolist() == [0, 1]
+        assert numpy_replaced()
+    assert numpy_own()
+assert restored() and numpy_own()
+enable()  # auto: several processes when the devices split
+assert numpy_replaced()
+enable(processes=1)
+assert numpy_own()
+enable(platform="tpu-v4-8")  # one host
+assert numpy_own()
+enable(platform="tpu-v4-16")  # two hosts
+assert numpy_replaced()
+disable()
+assert restored() and numpy_own()
+""")
+
+
 def test_wrapper_bound_by_name_is_harmless_after_exit(python8: Run) -> None:
     check(python8, """
 with strict():

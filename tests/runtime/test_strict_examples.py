@@ -167,6 +167,11 @@ CASES: tuple[Case, ...] = (
         local = Mesh(np.array(devs[:4]), ("x",))
         out = multihost_utils.host_local_array_to_global_array(np.arange(8.0), local, P("x"))  # fires
         """, p1=OK, p2="error:RSH304"),
+    # --- RSH306: reading an array on another process's device (numpy's buffer protocol) ---
+    Case("numpy_read_of_another_process_device", """
+        far = jax.device_put(np.arange(8.0), devs[-1])  # legal: the owner gets it, the others cannot read it
+        out = np.asarray(far)  # fires
+        """, p1=OK, p2="error:RSH306"),
     # --- clean programs: strict mode must not notice them ---
     Case("same_mesh_new_spec", """
         out = jax.device_put(x, NamedSharding(mesh, P(None, "x")))
@@ -204,6 +209,10 @@ CASES: tuple[Case, ...] = (
     Case("reversed_but_replicated", """
         xr = jax.device_put(np.arange(8.0), NamedSharding(mesh, P()))
         out = jax.device_put(xr, NamedSharding(Mesh(np.array(devs[::-1]), ("x",)), P()))
+        """, p1=OK, p2=OK),
+    Case("numpy_read_of_own_device", """
+        mine = jax.device_put(np.arange(8.0), jax.local_devices()[-1])
+        out = (np.asarray(mine), np.array(mine + 1), np.asarray([1.0, 2.0]))
         """, p1=OK, p2=OK),
     Case("jit_on_one_mesh", """
         f = jax.jit(lambda a: jax.device_put(a * 2, NamedSharding(mesh, P(None, "x"))))
@@ -270,17 +279,22 @@ def test_error_message_names_rule_devices_and_fix(results: dict[str, Any], name:
     message = result["message"]
     assert result["exc_type"] == "ReshardError"
     assert message.startswith(f"{code} ")
+    target = result["target"]
+    read = code == "RSH306" and not target  # a read of a value, not a move: no target
     if code == "RSH202":  # works in JAX, only costs: the message says what it costs
         # the transposed grid keeps devices 0 and 7 in place (devices_indices_map)
         cost = ("so 6 of the 8 devices receive a shard" if name == "transposed_grid"
                 else "so every shard is permuted")
         assert f"the same devices in another order, {cost}" in message
+    elif read:
+        assert "this process cannot read it" in message and "Fetching value for jax.Array" in message
     else:
         assert "multi-controller JAX raises" in message
     if code != "RSH304":
         assert "[" + ", ".join(map(str, result["source"])) + "]" in message
-    target = result["target"]
-    if code == "RSH301" and not target:
+    if read:
+        assert "from simulated process 0" in message and "jax.local_devices(backend=...)[k]" in message
+    elif code == "RSH301" and not target:
         assert "with no target" in message
     elif code == "RSH301":
         assert f"single device {target[0]}" in message

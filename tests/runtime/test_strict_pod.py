@@ -117,13 +117,30 @@ with strict(processes=2):
     assert code_of(lambda: float(x.sum())) is None  # a replicated scalar result
     assert np.asarray(rep).tolist() == list(range(16)) and "Array" in repr(x) and str(x)
     far = jax.device_put(np.arange(4.0), devs[5])
-    # (np.asarray of a one-device CPU array reads its buffer directly, without JAX's Python.)
     assert code_of(lambda: jax.device_get(far)) == "RSH306" and code_of(lambda: far.tolist()) == "RSH306"
+    # numpy reads a one-device CPU array's buffer in C++, without JAX's Python: its functions
+    # are checked, with the message of the other reads.
+    for read in (np.asarray, np.array, np.asanyarray, np.ascontiguousarray, np.asfortranarray,
+                 lambda a: np.frombuffer(a, np.float32), lambda a: np.array(object=a, dtype=None),
+                 lambda a: np.asarray(a, np.float32, copy=True), lambda a: np.asarray(far + 1)):
+        e = error_of(lambda: read(far))
+        assert e is not None and e.code == "RSH306" and "owned by simulated process [1]" in str(e), read
+        assert e.filename == "<string>" and str(e).endswith(f"[at <string>:{e.lineno}]"), e
+    got, want = error_of(lambda: np.asarray(far)), error_of(lambda: jax.device_get(far))
+    assert str(got) == str(want).replace("jax.device_get", "np.asarray"), (got, want)
+    assert str(got).startswith("RSH306 np.asarray reads an array on devices [5], owned by simulated "
+                               "process [1], from simulated process 0"), got
     mine = jax.device_put(np.arange(4.0), jax.local_devices()[1])
-    assert np.asarray(mine).tolist() == [0, 1, 2, 3]
+    assert np.asarray(mine).tolist() == [0, 1, 2, 3] and np.array(mine + 1).tolist() == [1, 2, 3, 4]
+    assert np.asarray([1, 2]).tolist() == [1, 2] and np.array(object=3.0) == 3.0
+    assert np.frombuffer(b"ab", np.uint8).tolist() == [97, 98] and "Array" in repr(far)
+    assert jax.tree.map(np.asarray, {"a": mine})["a"].tolist() == [0, 1, 2, 3]
+    assert code_of(lambda: jax.tree.map(np.asarray, {"a": far})) == "RSH306"
     assert code_of(lambda: jax.device_put(mine, devs[6])) == "RSH306"  # to another host's device
     assert code_of(lambda: jax.device_put(mine, devs[2])) is None  # within this process
 assert np.asarray(x).tolist() == list(range(16))  # off: plain JAX again
+with strict(processes=1):  # no pod: nothing to check, numpy's functions are numpy's
+    assert np.asarray(far).tolist() == [0, 1, 2, 3] and not hasattr(np.asarray, "__wrapped__")
 """)
 
 

@@ -68,10 +68,6 @@ NOT_AT_RUN_TIME: dict[str, str] = {
                       "hosts there); the modelled slice where it reorders, tpu-v5e-16, has 16 chips, "
                       "over which the example's 8-element array does not split (strict mode stops "
                       "the same move there: test_strict_pod.py)",
-    **{f"RSH306-fires-{i}": "the put is legal on the pod (process 1 gets an array it cannot read, "
-                            "RUNTIME-FACTS); the read is numpy's buffer protocol, which jaxlib serves "
-                            "in C++ for a one-device CPU array with no Python to wrap (a TPU or GPU "
-                            "array is read through __array__, which is checked)" for i in (3, 4)},
     # RSH102 markers on a mesh built from a reordered list, in examples whose later lines use
     # the mesh consistently: building a mesh from any order is legal at run time.
     **{key: "RSH102: a mesh built from a reordered device list is legal at run time; the "
