@@ -27,6 +27,7 @@ from jax._src import xla_bridge as _xb
 
 from . import _checks, _state
 from ._checks import Topology, topology
+from ._draws import ProcessIndex
 from ._where import from_library, library_globals
 
 
@@ -122,10 +123,13 @@ def wrap_process_index(original: Callable[..., int]) -> Callable[..., int]:
         topo = _user_pod(backend)
         if topo is None:
             return original(backend)
+        # An int that remembers it is this process's index: a generator seeded with it
+        # differs between processes (RSH101, _draws.py).
+        answer = ProcessIndex(topo.me, topo.processes)
         if backend is None:
-            _index_hit = (getframe(1).f_globals, topo.me)
+            _index_hit = (getframe(1).f_globals, answer)
             _remembered(config)
-        return topo.me
+        return answer
 
     return process_index
 
