@@ -7,7 +7,9 @@ strict mode is on, ``jax.device_put`` (and its pytree form, ``Array.to_device``)
 ``multihost_utils.host_local_array_to_global_array`` are checked before JAX runs them, as
 are calls of functions made by ``jax.jit(f, in_shardings=...)`` while strict mode is on
 (RSH203, RSH204: an argument on another device set or order, which crashes the process on
-the second call), and fail with the same rule codes the linter uses::
+the second call), as is a ``Mesh`` built from a device order another process draws
+otherwise (RSH101: an unseeded or per-process shuffle, a device set's order), and fail
+with the same rule codes the linter uses::
 
     from reshard_lint.runtime import strict
 

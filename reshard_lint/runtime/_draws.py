@@ -88,20 +88,25 @@ def forget() -> None:
     _by_positions.clear()
 
 
-def _deliberate(order: tuple[int, ...]) -> bool:
-    """Orders a program builds on purpose: sorted, reversed, rotated, a transposed grid."""
-    ranked = tuple(sorted(order))
+@functools.lru_cache(maxsize=32)
+def _deliberate_bases(ranked: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """Sorted, reversed, each grid of the sorted order transposed, and these reversed."""
     n = len(ranked)
-    candidates = [ranked, ranked[::-1]]
+    bases = [ranked, ranked[::-1]]
     for rows in range(2, n):
         if n % rows == 0:
-            grid = np.array(ranked).reshape(rows, n // rows)
-            candidates.append(tuple(int(v) for v in grid.T.flat))
-            candidates.append(tuple(int(v) for v in grid.T.flat)[::-1])
-    for base in candidates:
-        for k in range(n):
-            if order == base[k:] + base[:k]:
-                return True
+            cols = n // rows
+            transposed = tuple(ranked[r * cols + c] for c in range(cols) for r in range(rows))
+            bases += [transposed, transposed[::-1]]
+    return tuple(bases)
+
+
+def _deliberate(order: tuple[int, ...]) -> bool:
+    """Orders a program builds on purpose: one of the bases above, or a rotation of one."""
+    for base in _deliberate_bases(tuple(sorted(order))):
+        k = base.index(order[0])
+        if order == base[k:] + base[:k]:
+            return True
     return False
 
 
@@ -178,9 +183,17 @@ def wrap_set_state(which: str) -> Callable[[Callable[..., Any]], Callable[..., A
     return make
 
 
+_others: dict[str, Any] = {}
+
+
 def _fresh(which: str) -> Any:
-    """A generator in another process's state: seeded from the operating system's entropy."""
-    return random.Random(os.urandom(32)) if which == "random" else np.random.RandomState()
+    """A generator in another process's state: strict mode's own, seeded once from the
+    operating system's entropy (seeding one per draw costs about 100 us)."""
+    other = _others.get(which)
+    if other is None:
+        other = _others[which] = random.Random(os.urandom(32)) if which == "random" \
+            else np.random.RandomState()
+    return other
 
 
 def wrap_in_place(which: str, name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -251,6 +264,13 @@ class PerProcessGenerator(np.random.Generator):
         return None
 
 
+def _fresh_generator(default_rng: Callable[..., Any]) -> Any:
+    other = _others.get("generator")
+    if other is None:
+        other = _others["generator"] = default_rng(None)
+    return other
+
+
 def wrap_default_rng(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def default_rng(seed: Any = None) -> Any:
@@ -260,7 +280,7 @@ def wrap_default_rng(original: Callable[..., Any]) -> Callable[..., Any]:
         tagged = PerProcessGenerator(made.bit_generator)
         if seed is None:
             tagged._rsh_how = "np.random.default_rng() (unseeded)"
-            tagged._rsh_other = lambda: original(None)
+            tagged._rsh_other = lambda: _fresh_generator(original)
         else:
             other = seed.other()
             tagged._rsh_how = "np.random.default_rng(jax.process_index())"

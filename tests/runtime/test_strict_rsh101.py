@@ -26,17 +26,26 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 """
 
-def run(body):
+def run(body, namespace=None):
     """Run a program under strict mode (2 simulated processes); its ReshardError or None."""
     code = HEAD + textwrap.dedent(body)
     rt.enable(processes=2)
     try:
-        exec(compile(code, "<prog>", "exec"), {"__name__": "__main__"})
+        exec(compile(code, "<prog>", "exec"), {"__name__": "__main__"} if namespace is None else namespace)
     except ReshardError as e:
         return e
     finally:
         rt.disable()
     return None
+
+def deliberate(ids):
+    """Orders a program builds on purpose, which strict mode never takes for a draw: sorted,
+    reversed, a 2x4 or 4x2 grid transposed, these reversed, and their rotations."""
+    bases = [list(range(8)), list(range(8))[::-1]]
+    for rows, cols in ((2, 4), (4, 2)):
+        t = [r * cols + c for c in range(cols) for r in range(rows)]
+        bases += [t, t[::-1]]
+    return any(ids == b[k:] + b[:k] for b in bases for k in range(8))
 
 def marked_line(body):
     lines = (HEAD + textwrap.dedent(body)).splitlines()
@@ -181,8 +190,11 @@ def check(run: Run, body: str) -> None:
 def test_a_device_order_another_process_draws_otherwise_stops_at_the_mesh(python8: Run) -> None:
     check(python8, f"""
 for body in {FIRING!r}:
-    e = run(body)
-    assert e is not None, body
+    namespace = {{"__name__": "__main__"}}
+    e = run(body, namespace)
+    if e is None:  # the draw came out in an order a program may build on purpose (~0.1%)
+        assert deliberate([d.id for d in namespace["mesh"].devices.flat]), body
+        continue
     assert (e.code, e.filename, e.lineno) == ("RSH101", "<prog>", marked_line(body)), (body, str(e))
     assert str(e).startswith("RSH101 Mesh is built from devices ["), str(e)
     assert "differs between processes" in str(e) or "no seed shared by all processes" in str(e), str(e)
