@@ -253,6 +253,15 @@ class Flow(InterpreterBase):
         if type(name) is not ast.Name or self.inexact or scope.vars.get(name.id) is not base \
                 or name.id in scope.volatile:
             return False
+        if not self._stored_into(target, base, value, scope, scope):
+            return False
+        scope.bindings[name.id] = max(2, scope.bindings.get(name.id, 0))
+        return True
+
+    def _stored_into(self, target: ast.Subscript, base: Value, value: Value, scope: Scope, holder: Scope) -> bool:
+        """``holder``'s name ``target.value`` bound to the container ``base`` with the item
+        ``target`` stores (its key read in ``scope``), ``base`` itself changed for every other
+        holder; False where the key or the container is not one the analysis follows."""
         key_node = target.slice
         if type(key_node) is not ast.Constant and type(key_node) is not ast.Name:
             return False  # (a key read again must have no effect)
@@ -260,8 +269,7 @@ class Flow(InterpreterBase):
         if new is None:
             return False
         mutation.changed(base)
-        scope.vars[name.id] = new
-        scope.bindings[name.id] = max(2, scope.bindings.get(name.id, 0))
+        holder.vars[target.value.id] = new  # type: ignore[attr-defined]  # (an ast.Name: the callers')
         return True
 
     def store_global(self, target: ast.Subscript, base: Value, value: Value, scope: Scope) -> bool:
@@ -285,14 +293,8 @@ class Flow(InterpreterBase):
         if holder is not ms or ms.bindings.get(name.id) != 1 or ms.vars.get(name.id) is not base \
                 or name.id in ms.volatile or not self._files_only_here(name.id):
             return False
-        key_node = target.slice
-        if type(key_node) is not ast.Constant and type(key_node) is not ast.Name:
+        if not self._stored_into(target, base, value, scope, ms):
             return False
-        new = mutation.stored(base, self.eval(key_node, scope), value)
-        if new is None:
-            return False
-        mutation.changed(base)
-        ms.vars[name.id] = new
         self.filed.add(name.id)
         self.filings += 1
         return True

@@ -16,6 +16,7 @@ from .arguments import Call
 from .events import Transfer
 from .callsites import bind_arguments
 from .interpreter_base import InterpreterBase
+from ..stages.ast_walk import own_scope
 from .scope import FUNCTIONS, Scope, count_bindings, with_rebound
 from .valueops import each
 from ..core import vocabulary as api
@@ -288,14 +289,7 @@ def generator(fn: ast.AST) -> bool:
     known = _GENERATORS.get(id(fn))
     if known is not None and known[0] is fn:
         return known[1]
-    found = False
-    todo: list[ast.AST] = list(fn.body)
-    while todo and not found:
-        node = todo.pop()
-        if type(node) is ast.Yield or type(node) is ast.YieldFrom:
-            found = True
-        elif not isinstance(node, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
-            todo.extend(ast.iter_child_nodes(node))
+    found = any(type(node) is ast.Yield or type(node) is ast.YieldFrom for node in own_scope(fn.body))
     if len(_GENERATORS) > 4096:
         _GENERATORS.clear()
     _GENERATORS[id(fn)] = (fn, found)

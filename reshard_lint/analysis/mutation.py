@@ -15,7 +15,7 @@ every other holder keeps, is changed as above.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Optional
+from typing import Callable, Iterable, Iterator, Optional
 
 from .reasons import CONTAINER
 from .valueops import NO_KEY, const_int
@@ -63,15 +63,8 @@ def handed_on(values: Iterable[Value], on_object: Callable[[Value], None]) -> No
     dicts among them, and in the tuples, lists and dicts among them, are changed; an
     instance or class among them has any of its attributes changed (``on_object``:
     Classes.assign_some_attribute)."""
-    todo = list(values)
-    seen: set[int] = set()
-    while todo:
-        v = todo.pop()
-        if id(v) in seen:
-            continue
-        seen.add(id(v))
+    for v in _reached(values, lambda v: v.items if isinstance(v, SeqVal) else ()):
         if isinstance(v, SeqVal):
-            todo.extend(v.items)
             if v.kind in ("list", "dict"):
                 changed(v)
         elif isinstance(v, (InstanceVal, ClassVal)):
@@ -102,18 +95,12 @@ def no_change(method: str, args: list[Value]) -> bool:
 def share(values: Iterable[Value]) -> None:
     """Mark the containers a module summary's scope holds (in its names, in other
     containers, in its classes' attributes) as shared by its importers."""
-    todo = list(values)
-    seen: set[int] = set()
-    while todo:
-        v = todo.pop()
-        if id(v) in seen:
-            continue
-        seen.add(id(v))
+    def inside(v: Value) -> Iterable[Value]:
+        return v.items if isinstance(v, SeqVal) else v.attrs.values() if isinstance(v, ClassVal) else ()
+
+    for v in _reached(values, inside):
         if isinstance(v, SeqVal):
             v.shared = True
-            todo.extend(v.items)
-        elif isinstance(v, ClassVal):
-            todo.extend(v.attrs.values())
 
 
 def own_copy(v: Value) -> Value:
@@ -122,3 +109,17 @@ def own_copy(v: Value) -> Value:
     if isinstance(v, SeqVal) and v.shared:
         return SeqVal(tuple(own_copy(i) for i in v.items), v.kind, v.keys)
     return v
+
+
+def _reached(values: Iterable[Value], inside: Callable[[Value], Iterable[Value]]) -> Iterator[Value]:
+    """Each value of ``values`` and what ``inside`` finds in them, once; what is inside a
+    value is taken before the caller sees it (and may change it)."""
+    todo = list(values)
+    seen: set[int] = set()
+    while todo:
+        v = todo.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        todo.extend(inside(v))
+        yield v

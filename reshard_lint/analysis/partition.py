@@ -76,8 +76,11 @@ def spec_axes(spec: SpecVal) -> Optional[set[str]]:
 
 
 def spec_entries(spec: SpecVal) -> Optional[tuple[tuple[str, ...], ...]]:
-    """The mesh axes of each dimension of a literal ``PartitionSpec(...)``:
+    """The mesh axes of each dimension of a ``PartitionSpec(...)``, from its arguments'
+    values where the analysis knows them (``P(axis)``), else from its literal:
     ``P('x', None, ('a', 'b'))`` is ``(('x',), (), ('a', 'b'))``."""
+    if spec.entries is not None:
+        return spec.entries
     node = spec.node
     if type(node) is not ast.Call:
         return None

@@ -16,6 +16,7 @@ import ast
 import weakref
 from typing import Optional, Union
 
+from ..stages.ast_walk import walk
 from .positions import Span, Text, literal_count, one_literal, parenthesized, split
 
 # A call's argument: an expression, ``*x`` (ast.Starred) or ``k=v`` / ``**m`` (ast.keyword).
@@ -51,16 +52,21 @@ class Module:
         ids = self._ids
         if ids is None:
             ids = set()
+            add = ids.add
             call_args, stars = self._call_args, self._stars
-            for node in ast.walk(self.tree):
-                ids.add(id(node))
+            # Every node of the module (the walk of stages/ast_walk.py: no expression
+            # contexts or operators, whose owner no one asks). It is asked of every module a
+            # summary runs (a string constant's concatenation test).
+            Call, arguments = ast.Call, ast.arguments
+            for node in walk(self.tree):
+                add(id(node))
                 # t is type(node), one lookup for the branches; mypy does not narrow node
                 # by it, hence the ignores.
                 t = type(node)
-                if t is ast.Call:
+                if t is Call:
                     for a in node.args:  # type: ignore[attr-defined]
                         call_args[id(a)] = node  # type: ignore[assignment]
-                elif t is ast.arguments:
+                elif t is arguments:
                     if node.vararg is not None:  # type: ignore[attr-defined]
                         stars[id(node.vararg)] = "*"  # type: ignore[attr-defined]
                     if node.kwarg is not None:  # type: ignore[attr-defined]
@@ -75,10 +81,10 @@ class Module:
         """The module ``node`` is of: this one unless another live module holds it."""
         if len(_LIVE) == 1 or self.holds(node):
             return self
-        for other in list(_LIVE):
-            if other is not self and other.holds(node):
-                return other
-        return self
+        # The module found last first (owner_of): a summary's run asks of one imported
+        # module's nodes after another, and every live module asked is walked once.
+        found = owner_of(node)
+        return found if found is not None else self
 
     # -- positions and code, in libcst's terms --------------------------------------------
     def span(self, node: ast.AST) -> Span:

@@ -199,12 +199,17 @@ class LazyText:
 
 
 class SpecVal(Value):
-    __slots__ = ("node", "_code")
+    __slots__ = ("node", "_code", "entries")
     code = LazyText()
 
-    def __init__(self, node: ast.AST, code: Text) -> None:
+    def __init__(self, node: ast.AST, code: Text,
+                 entries: Optional[tuple[tuple[str, ...], ...]] = None) -> None:
         self.node = node
         self._code = code
+        # The mesh axes of each dimension, from the arguments' values (``P(axis)`` with
+        # ``axis = "x"`` known: ``(("x",),)``); None where one is not a known string, None
+        # or tuple of strings (partition.spec_entries then reads the literal).
+        self.entries = entries
 
 
 @dataclass(eq=False)

@@ -53,6 +53,39 @@ class paused:
             freeze_long_lived()
 
 
+# Long-lived objects made since the last freeze: the project summaries a process keeps
+# for later files (project/view.py calls ``kept``).
+_kept = 0
+
+
+def kept() -> None:
+    """Something a later file reuses was made (a module's summary, with its tree)."""
+    global _kept
+    _kept += 1
+
+
+class paused_keeping(paused):
+    """``paused``, and then, where the analysis made summaries that later files reuse,
+    a collection and a freeze, in a process that lives for one run (a flake8 worker).
+
+    Without it every full collection of the run rescans them: measured on the
+    benchmark's user tree in one process, 115 summaries (the trees of the modules
+    analysed files import) took flake8's own parses from 0.56 s to 0.95 s of CPU, and the
+    gate's slicing of 30 files from 0.09 s to 0.56 s. Each freeze follows a collection,
+    so no garbage is frozen; at most 30 such collections there, of what is not frozen
+    yet. Not for the language server: a summary replaced after an edit would be frozen
+    garbage."""
+
+    __slots__ = ()
+
+    def __exit__(self, *exc: object) -> None:
+        global _kept
+        super().__exit__(*exc)
+        if _kept:
+            _kept = 0
+            freeze_long_lived()
+
+
 def freeze_imports() -> None:
     """Freeze what is alive now without collecting first, once per process.
 

@@ -38,12 +38,13 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
+from ..stages.ast_walk import own_scope
+
 # The harmless verdicts, narrowest first: a run of a narrower one is a run the wider
 # one describes (host data moves nothing; the same devices in the same order move
 # nothing; the same pieces: no device receives a piece its own mesh would not give it).
 WIDTH = {"host_data": 0, "same_devices": 1, "same_pieces": 2}
 _WORDS = {"host_data": "host data", "same_devices": "the same devices", "same_pieces": "the same pieces"}
-_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 Key = tuple[int, int]  # (line, 1-based column)
 
@@ -164,7 +165,7 @@ def _home_facts(ctx: Any, tree: ast.Module, defs: Mapping[str, ast.stmt], homes:
     direct: set[Key] = set()
     for d in homes:
         if d.name in out.plain:
-            for node in _shallow(d.body):
+            for node in own_scope(d.body):
                 if isinstance(node, ast.Call) and node.lineno in {line for line, _ in want} and _at(ctx, node) in want:
                     direct.add(_at(ctx, node))
     out.direct = frozenset(direct)
@@ -176,7 +177,7 @@ def _at(ctx: Any, node: ast.AST) -> Key:
 
 
 def _yields(d: ast.FunctionDef) -> bool:
-    return any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in _shallow(d.body))
+    return any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in own_scope(d.body))
 
 
 def _all_list(stmt: ast.stmt) -> bool:
@@ -186,19 +187,10 @@ def _all_list(stmt: ast.stmt) -> bool:
     return len(targets) == 1 and isinstance(targets[0], ast.Name) and targets[0].id == "__all__"
 
 
-def _shallow(body: list[ast.stmt]) -> Iterable[ast.AST]:
-    """The nodes of ``body`` outside nested functions, lambdas and classes."""
-    todo: list[ast.AST] = list(body)
-    while todo:
-        node = todo.pop()
-        yield node
-        todo.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, _NESTED))
-
-
 def _escaping(body: list[ast.stmt], names: set[str]) -> set[str]:
     """The top-level names ``body`` names other than as the function of a call outside
     nested functions and lambdas."""
-    called = {id(n.func) for n in _shallow(body) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    called = {id(n.func) for n in own_scope(body) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
     out: set[str] = set()
     for stmt in body:
         for n in ast.walk(stmt):
@@ -226,7 +218,7 @@ def _where(tree: ast.Module, calls: list[ast.AST]) -> dict[int, str]:
             scope, body = "?", stmt.body
         else:
             scope, body = "", [stmt]
-        shallow = {id(n) for n in _shallow(body)}
+        shallow = {id(n) for n in own_scope(body)}
         for part in body:
             for n in ast.walk(part):
                 if isinstance(n, ast.Call):

@@ -9,7 +9,7 @@ from typing import Any, Iterator
 from flake8.exceptions import ExecutionError
 
 from .. import __version__
-from ..core.collector import paused
+from ..core.collector import paused_keeping
 
 
 class ReshardChecker:
@@ -107,9 +107,10 @@ class ReshardChecker:
                         **({"src": found["src"]} if "src" in found else {}),
                         **({"per-file-runtime": table} if table else {})}
 
-            # collector.py: no collections while the engine builds its tree
+            # collector.py: no collections while the engine builds its tree, and the
+            # summaries of imported modules, kept for later files, frozen after
             diags = check_source(source, self.filename, settings, tree=self.tree, imported=imported,
-                                 pause=paused).diagnostics
+                                 pause=paused_keeping).diagnostics
         except ExecutionError:
             raise  # broken settings (_directory_settings): flake8 stops with the message
         except Exception as exc:  # noqa: BLE001 - never abort the user's flake8 run for a bug of ours

@@ -95,6 +95,11 @@ def device_functions(text: str) -> frozenset[str]:
     arguments decide whether such a move fails (functions.py)."""
     if "def" not in text and "class" not in text:
         return frozenset()
+    if not any(w in text for w in SOURCE_WORDS) and not any(w in text for w in MOVE_WORDS):
+        # No body says a source (nor can a module-level name bound to one: ``_held``) and
+        # none moves: the walk below would add nothing, and it is most of the gate's text
+        # tests of imported modules.
+        return frozenset()
 
     held: set[str] | None = None  # module-level names bound to device values, when needed
     movers: set[str] | None = None  # _movers(text), when needed

@@ -19,7 +19,7 @@ from ..core.vocabulary import VALUE_WORDS
 from .defs import call_bindings, callable_names, config_classes, device_functions, moving_functions
 from .module_scan import IDENT, any_value, bindings, code_names, import_lines, per_content, star_imports
 from .modules import MODELLED, ModuleFile
-from .registries import registry_names
+from .registries import may_file_into, registry_names
 
 if TYPE_CHECKING:
     from .view import FileView  # FileView._summary calls this module: no import at run time
@@ -118,7 +118,12 @@ def files_registry(view: FileView, mod: ModuleFile, name: str) -> bool:
     """Is ``name`` a dict ``mod``'s functions file into (registries.py)? Its importers
     need the full summary: the functions filed in it run where they are called."""
     text = _text(view, mod)
-    return text is not None and name in _per_content(view, mod, text, registry_names)
+    return text is not None and _registry(view, mod, text, name)
+
+
+def _registry(view: FileView, mod: ModuleFile, text: str, name: str) -> bool:
+    # Python's tree of the module only where its text may bind and subscript the name.
+    return may_file_into(text, name) and name in _per_content(view, mod, text, registry_names)
 
 
 def calls_function(view: FileView, mod: ModuleFile, name: str) -> bool:
@@ -237,7 +242,7 @@ def _exports(view: FileView, mod: ModuleFile, name: str, depth: int, seen: froze
 
 def _exports_uncached(view: FileView, mod: ModuleFile, text: str, name: str, depth: int,
                       seen: frozenset[str]) -> bool:
-    if name in _per_content(view, mod, text, registry_names):
+    if _registry(view, mod, text, name):
         return True  # a dict the module's functions file into (registries.py)
     if name in _per_content(view, mod, text, device_functions):
         return True  # a function whose body builds or moves device values (defs.py)

@@ -15,6 +15,7 @@ import ast
 from typing import NamedTuple
 
 from ..core.vocabulary import BUILD_WORDS
+from ..stages.ast_walk import walk
 from .guarded import guarded_names
 
 
@@ -100,9 +101,9 @@ def _module_level_text(text: str, text_lines: list[str], tree: ast.Module,
             if isinstance(node, ast.ClassDef):
                 kept, replaced = _class_parts(lines, node)
                 stand_ins.extend(replaced)
-                names |= {n.id for part in kept for n in ast.walk(part) if isinstance(n, ast.Name)}
+                names |= {n.id for part in kept for n in walk(part) if type(n) is ast.Name}
                 continue
-            names |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            names |= {n.id for n in walk(node) if type(n) is ast.Name}
         todo = [d for name in names - reached if name in defs for d in defs[name]]
         reached |= names
     blanked = False

@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from typing import Iterator
+
+from ..stages.ast_walk import own_scope
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Reads of a dict that change nothing in it.
@@ -27,6 +30,8 @@ _SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build",
 def candidates(tree: ast.Module) -> frozenset[str]:
     """Names the module body binds once, at its top, to an empty or literal dict, that a
     function of the module stores an item into (``name[k] = v``)."""
+    if not any(_dict_display(stmt) for stmt in tree.body):
+        return frozenset()  # (the walk below finds no name bound to a dict display either)
     bound: dict[str, int] = {}
     for stmt in tree.body:
         for target in _targets(stmt):
@@ -43,6 +48,36 @@ def candidates(tree: ast.Module) -> frozenset[str]:
                         and node.value.id in once:
                     found.add(node.value.id)
     return frozenset(found)
+
+
+def may_file_into(text: str, name: str) -> bool:
+    """May ``name`` be among ``registry_names(text)``, from the text alone? A line of the
+    module begins with it (the one binding at the module's top that ``candidates`` asks
+    for: ``name = {}``, ``name: dict = {}``), or with a parenthesis, or a semicolon is
+    followed on its line by the name, a parenthesis or a line continuation (``x = 1;
+    name = {}``); and the text subscripts it (``name[k]``, with blanks, comments or line
+    continuations before the bracket: every store into the dict is such a subscript).
+    False rules ``name`` out without parsing the module: most names an importer asks
+    about are neither. A text outside ASCII may spell the identifier otherwise (NFKC):
+    True."""
+    if not text.isascii():
+        return True
+    # str.find, not a regex that starts with a lookbehind: that tries every position.
+    i = text.find(name)
+    while i >= 0:
+        if (i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_.")) \
+                and _BRACKET.match(text, i + len(name)) is not None:
+            break
+        i = text.find(name, i + 1)
+    else:
+        return False
+    word = re.escape(name)
+    return re.search(rf"(?m)^\f*(?:{word}(?!\w)|\()", text) is not None or ";" in text and re.search(
+        rf"(?m);[^\n]*(?:(?<![\w.]){word}(?!\w)|\(|\\\r?$)", text) is not None
+
+
+# What may stand between a name and the bracket of its subscript.
+_BRACKET = re.compile(r"(?:[ \t\f\r\n\\]|#[^\n]*\n)*\[")
 
 
 def registry_names(text: str) -> frozenset[str]:
@@ -265,11 +300,4 @@ def _use_of_filer(node: ast.Name, parents: dict[int, ast.AST], tree: ast.Module,
 
 
 def _returns(fn: ast.AST) -> Iterator[ast.Return]:
-    todo = list(ast.iter_child_nodes(fn))
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        if type(node) is ast.Return:
-            yield node
-        todo.extend(ast.iter_child_nodes(node))
+    return (node for node in own_scope(fn.body) if type(node) is ast.Return)  # type: ignore[attr-defined]

@@ -14,6 +14,7 @@ import os
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Callable, Mapping
 
+from ..core.collector import kept
 from .modules import MODELLED, ModuleFile, ModuleIndex
 from .roots import Layout
 from .interface import UNKNOWN
@@ -193,6 +194,7 @@ class Project:
         exports, ctx = analysed if analysed is not None else ({}, None)
         summary = made(mod.name, mod.path, self.display(mod.path), d, exports, ctx, view.deps, view.contexts, full)
         self._summaries[key] = summary
+        kept()  # core/collector.py: long-lived, out of later collections in a flake8 worker
         return summary
 
 

@@ -86,18 +86,19 @@ def _pod(config: Any, backend: Any) -> Topology | None:
 # after any change of settings (or a new program) takes the full path and remembers again.
 
 _MISS: tuple[Any, Any] = (None, None)  # no frame's f_globals is None
-_index_hit: tuple[Any, Any] = _MISS  # (caller's globals, answer) for jax.process_index()
-_count_hit: tuple[Any, Any] = _MISS  # jax.process_count()
+# (caller's globals, answer) for jax.process_index(), process_count(), local_device_count()
+_hits: dict[str, tuple[Any, Any]] = {"index": _MISS, "count": _MISS, "local_count": _MISS}
 _local_hit: tuple[Any, Any] = _MISS  # jax.local_devices()
-_local_count_hit: tuple[Any, Any] = _MISS  # jax.local_device_count()
 _device_hit: tuple[Any, Any] = _MISS  # (caller's globals, device -> process) for Device.process_index
 
 
 def forget() -> None:
     """Drop the remembered answers: the settings changed, or a new program starts (which
     forgets that it asked for jax.local_devices())."""
-    global _index_hit, _count_hit, _local_hit, _local_count_hit, _device_hit
-    _index_hit = _count_hit = _local_hit = _local_count_hit = _device_hit = _MISS
+    global _local_hit, _device_hit
+    _local_hit = _device_hit = _MISS
+    for slot in _hits:
+        _hits[slot] = _MISS
 
 
 def _remembered(config: Any) -> bool:
@@ -109,51 +110,40 @@ def _remembered(config: Any) -> bool:
     return False
 
 
-def wrap_process_index(original: Callable[..., int]) -> Callable[..., int]:
+def _answering(original: Callable[..., Any], slot: str, answer: Callable[[Topology, Any], Any]) \
+        -> Callable[..., Any]:
+    """``original`` (``jax.process_index`` and the like, which take only ``backend``) as the
+    simulated pod answers it: ``answer(topology, backend)``, remembered under ``slot`` for
+    the last namespace that asked with no backend."""
     getframe = sys._getframe
 
     @functools.wraps(original)
-    def process_index(backend: Any = None) -> int:
-        global _index_hit
+    def answered(backend: Any = None) -> Any:
         if backend is None:
-            hit = _index_hit
+            hit = _hits[slot]
             if getframe(1).f_globals is hit[0]:
                 return hit[1]
         config = _state.current
         topo = _user_pod(backend)
         if topo is None:
             return original(backend)
-        # An int that remembers it is this process's index: a generator seeded with it
-        # differs between processes (RSH101, _draws.py).
-        answer = ProcessIndex(topo.me, topo.processes)
+        value = answer(topo, backend)
         if backend is None:
-            _index_hit = (getframe(1).f_globals, answer)
+            _hits[slot] = (getframe(1).f_globals, value)
             _remembered(config)
-        return answer
+        return value
 
-    return process_index
+    return answered
+
+
+def wrap_process_index(original: Callable[..., int]) -> Callable[..., int]:
+    # An int that remembers it is this process's index: a generator seeded with it differs
+    # between processes (RSH101, _draws.py).
+    return _answering(original, "index", lambda topo, backend: ProcessIndex(topo.me, topo.processes))
 
 
 def wrap_process_count(original: Callable[..., int]) -> Callable[..., int]:
-    getframe = sys._getframe
-
-    @functools.wraps(original)
-    def process_count(backend: Any = None) -> int:
-        global _count_hit
-        if backend is None:
-            hit = _count_hit
-            if getframe(1).f_globals is hit[0]:
-                return hit[1]
-        config = _state.current
-        topo = _user_pod(backend)
-        if topo is None:
-            return original(backend)
-        if backend is None:
-            _count_hit = (getframe(1).f_globals, topo.processes)
-            _remembered(config)
-        return topo.processes
-
-    return process_count
+    return _answering(original, "count", lambda topo, backend: topo.processes)
 
 
 _locals: dict[tuple[Topology, Any, int], tuple[Any, ...]] = {}
@@ -221,27 +211,11 @@ def wrap_local_devices(original: Callable[..., list[Any]]) -> Callable[..., list
 
 
 def wrap_local_device_count(original: Callable[..., int]) -> Callable[..., int]:
-    getframe = sys._getframe
-
-    @functools.wraps(original)
-    def local_device_count(backend: Any = None) -> int:
-        global _local_count_hit
-        if backend is None:
-            hit = _local_count_hit
-            if getframe(1).f_globals is hit[0]:
-                return hit[1]
-        config = _state.current
-        topo = _user_pod(backend)
-        if topo is None:
-            return original(backend)
+    def count(topo: Topology, backend: Any) -> int:
         _checks.local_asked = True
-        count = len(_local(topo, backend, topo.me))
-        if backend is None:
-            _local_count_hit = (getframe(1).f_globals, count)
-            _remembered(config)
-        return count
+        return len(_local(topo, backend, topo.me))
 
-    return local_device_count
+    return _answering(original, "local_count", count)
 
 
 # --------------------------------------------------------------------------- attributes

@@ -45,3 +45,17 @@ def walk(tree: ast.AST) -> Iterator[ast.AST]:
                         push(item)
             elif isinstance(value, AST):
                 push(value)
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def own_scope(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """The nodes of ``body`` that run in its own scope: not inside the functions, lambdas
+    and classes it defines (those nodes themselves are given, not what is in them)."""
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, _SCOPES):
+            todo.extend(ast.iter_child_nodes(node))

@@ -397,6 +397,20 @@ def _imported_arguments(facts: GateFacts, imported: frozenset[str]) -> tuple[int
         elif type(func) is ast.Attribute and type(func.value) is ast.Name:
             if f"{func.value.id}.{func.attr}" in imported:  # meshes.make_mesh(2)
                 called = f"{func.value.id}.{func.attr}"
+        elif type(func) is ast.Subscript:
+            # An element of an imported name called: MESHES["train"]() of a registry
+            # (registries.py), or meshes.MESHES["train"]().
+            root: ast.AST = func
+            attrs: list[str] = []
+            while type(root) is ast.Subscript or type(root) is ast.Attribute:
+                if isinstance(root, ast.Attribute):
+                    attrs.append(root.attr)
+                root = root.value
+            if type(root) is ast.Name:
+                if root.id in imported:
+                    called = f"{root.id}[]"
+                elif attrs and f"{root.id}." in imported:
+                    called = f"{root.id}.{attrs[-1]}[]"
         if called is not None:
             used |= {f"{called}()@{id(node)}", f"{called}()@{id(node)}#2"}
             moved = moved or called + ">" in imported

@@ -109,3 +109,37 @@ def test_a_registry_other_code_may_file_into_is_not_read(project: Path, meshes_t
     assert sites[10] == ("unresolved", "a result of a call the analysis does not follow")
     r = run("check", "--isolated", "--no-cache", ".", cwd=project)
     assert "RSH" not in r.stdout, r.stdout
+
+
+# Spellings of the dict's one binding and of its stores: an importer that names nothing of
+# meshes.py but the dict passes the gate by the calls of its items (gate_facts: an element
+# of an imported name called), once the text test (registries.may_file_into) let the
+# spelling through to Python's tree, which says "registry". Until the gate counted such
+# calls, `coverage` said "crossing" at line 8 and `check` said nothing.
+_SPELLINGS = {
+    "plain": ("MESHES = {}", "MESHES[name] = fn"),
+    "annotated": ("MESHES: dict = {}", "MESHES[name] = fn"),
+    "parenthesized": ("(MESHES) = {}", "MESHES [name] = fn"),
+    "after-a-semicolon": ("TABLES = 1; MESHES = {}", "MESHES  \\\n            [name] = fn"),
+    "comment-before-the-bracket": ("MESHES = {}", "(MESHES  # by name\n         [name]) = fn"),
+}
+
+_ONLY_THE_DICT = '''import jax
+import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+from pkg.meshes import MESHES
+
+a = jax.device_put(np.zeros(8), NamedSharding(MESHES["train"](), P("x")))
+b = jax.device_put(a, NamedSharding(MESHES["rollout"](), P()))
+'''
+
+
+@pytest.mark.parametrize("binding,store", list(_SPELLINGS.values()), ids=list(_SPELLINGS))
+def test_an_importer_of_the_registry_alone_is_checked_whatever_its_spelling(
+        project: Path, binding: str, store: str) -> None:
+    write(project, "pkg/__init__.py", "")
+    write(project, "pkg/meshes.py", _REGISTRY.replace("MESHES = {}", binding).replace("MESHES[name] = fn", store))
+    write(project, "main.py", _ONLY_THE_DICT)
+    r = run("check", "--isolated", "--no-cache", "--format", "concise", ".", cwd=project)
+    assert [line.split(" ")[:2] for line in r.stdout.splitlines() if "RSH" in line] == [["main.py:8:5:", "RSH201"]]

@@ -17,7 +17,7 @@ from ..scope import Scope
 from ..shard_indices import names_of
 from ..valueops import literal_shape, literal_sizes, ordered, shape_fns
 from ..values import (
-    DevVal, MeshContextVal, MeshVal, OwnShardingVal, QualVal, SeqVal, ShardingVal, SpecVal, UNKNOWN, Value,
+    ConstVal, DevVal, MeshContextVal, MeshVal, OwnShardingVal, QualVal, SeqVal, ShardingVal, SpecVal, UNKNOWN, Value,
     undecidable,
 )
 
@@ -158,7 +158,26 @@ def _create_hybrid(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Va
 
 @handles(api.PARTITION_SPEC)
 def _pspec(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
-    return SpecVal(node, an.ctx.lazy_code(node, 60))
+    return SpecVal(node, an.ctx.lazy_code(node, 60), _entries(call))
+
+
+def _entries(call: Call) -> Optional[tuple[tuple[str, ...], ...]]:
+    """What ``PartitionSpec(...)``'s arguments name, per dimension, where each is known:
+    None, a string, or a tuple or list of strings."""
+    if call.keywords or call.has_star:
+        return None
+    out: list[tuple[str, ...]] = []
+    for v, _ in call.positional:
+        if isinstance(v, ConstVal) and v.value is None:
+            out.append(())
+        elif isinstance(v, ConstVal) and type(v.value) is str:
+            out.append((v.value,))
+        elif isinstance(v, SeqVal) and v.kind in ("tuple", "list") and not v.changed \
+                and all(isinstance(i, ConstVal) and type(i.value) is str for i in v.items):
+            out.append(tuple(i.value for i in v.items))  # type: ignore[attr-defined]
+        else:
+            return None
+    return tuple(out)
 
 
 @handles(api.NAMED_SHARDING)

@@ -92,7 +92,28 @@ def array_label(ctx: FileContext, event: Transfer, pair: Pair) -> str:
         return ctx.code(node, 30)
     if pair.array.name:
         return pair.array.name
+    if node is not None and ctx.module.holds(node):
+        path = _leaf_path(event.value, pair.array)
+        if path is not None:
+            return ctx.code(node, 30) + path  # params[0], params['w']
     return "<array>"
+
+
+def _leaf_path(tree: Value, leaf: Value, depth: int = 0) -> Optional[str]:
+    """Where ``leaf`` sits in ``tree``, as subscripts (``[0]``, ``['w']``); None if not."""
+    if not isinstance(tree, SeqVal) or depth > 4:
+        return None
+    keys = tree.keys if tree.kind == "dict" and len(tree.keys) == len(tree.items) else range(len(tree.items))
+    for key, item in zip(keys, tree.items):
+        if not isinstance(key, (int, str)):
+            return None
+        here = f"[{key!r}]"
+        if item is leaf:
+            return here
+        deeper = _leaf_path(item, leaf, depth + 1)
+        if deeper is not None:
+            return here + deeper
+    return None
 
 
 def sides(ctx: FileContext, pair: Pair) -> str:
