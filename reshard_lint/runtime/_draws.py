@@ -2,16 +2,17 @@
 
 On a pod every process runs the same program, and each must build the same mesh. An order
 drawn from a generator that is not seeded alike everywhere (the global ``random`` /
-``np.random`` state never seeded, ``np.random.default_rng()``, a generator seeded with
-``jax.process_index()``) or read off a set of devices (its order follows the devices'
-hashes, which are their addresses: ``jaxlib`` Device keeps ``object.__hash__``) comes out
-differently on every process. One process cannot see the disagreement, but it can see
-where such an order comes from:
+``np.random`` state as each process seeded it from its own entropy,
+``np.random.default_rng()``, a generator seeded with ``jax.process_index()``) or read off a
+set of devices (its order follows the devices' hashes, which are their addresses:
+``jaxlib`` Device keeps ``object.__hash__``) comes out differently on every process. One
+process cannot see the disagreement, but it can see where such an order comes from:
 
 - each hooked draw (``random.shuffle``/``sample``, ``np.random.permutation``/``shuffle``/
-  ``choice`` on the global state, the same methods of a ``default_rng()`` / per-process
-  generator) is drawn once more on a copy of its input with a generator in another state
-  (a fresh one from the operating system's entropy, or the one seeded with another process's
+  ``choice`` on a global state that the seed watch, ``_seeds.py``, knows to differ between
+  processes; the same methods of a ``default_rng()`` / per-process generator made while
+  strict mode is on) is drawn once more on a copy of its input with a generator in another
+  state (a fresh one from the operating system's entropy, or the one seeded with another process's
   index): when the two draws differ, the order is another process's draw, and it is
   remembered (device ids for a draw of devices; the permutation for a draw of ``range(n)``);
 - a device set handed to the user's code (``x.devices()``, ``sharding.device_set``) is a
@@ -38,30 +39,14 @@ from typing import Any, Callable, Iterator, Sequence
 import jax
 import numpy as np
 
-from . import _state
+from . import _seeds, _state
 from ._format import fmt_ids
+from ._seeds import ProcessIndex
 from ._where import from_library, user_location
 from .errors import ReshardError
 
 # A random order of 2 or 3 devices equals a deliberate one (reversed ...) too often.
 MIN_DEVICES = 4
-
-
-class ProcessIndex(int):
-    """``jax.process_index()`` as the simulated pod answers the user's code: an int, which
-    remembers that it is this process's index, so that a generator seeded with it is known to
-    be seeded differently on every process (arithmetic on it gives a plain int)."""
-
-    _rsh_processes: int
-
-    def __new__(cls, value: int, processes: int) -> "ProcessIndex":
-        made = super().__new__(cls, value)
-        made._rsh_processes = processes
-        return made
-
-    def other(self) -> int:
-        """Another process's index (the next one, or the one before for the last)."""
-        return int(self) + 1 if int(self) + 1 < self._rsh_processes else int(self) - 1
 
 
 @dataclass(frozen=True)
@@ -74,12 +59,6 @@ class Draw:
 # Process-dependent orders the program drew: real device ids, and permutations of range(n).
 _by_ids: dict[tuple[int, ...], Draw] = {}
 _by_positions: dict[tuple[int, ...], Draw] = {}
-
-# Whether the global generators were seeded alike on every process, as far as strict mode
-# saw: a seed (a constant) or a set state makes them so; seed() / seed(None) undoes it.
-# Never reset: a seed strict mode saw stays valid for the rest of the process.
-_seeded = {"random": False, "numpy": False}
-# A global generator seeded with jax.process_index(): its draws differ between processes.
 
 
 def forget() -> None:
@@ -156,33 +135,6 @@ def _worth(values: Any) -> bool:
 # --------------------------------------------------------------------------- global generators
 
 
-def wrap_seed(which: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """``random.seed`` / ``np.random.seed``: a constant seeds alike on every process."""
-    def make(original: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(original)
-        def seed(*args: Any, **kwargs: Any) -> Any:
-            value = args[0] if args else kwargs.get("a", kwargs.get("seed"))
-            result = original(*args, **kwargs)
-            if _state.current is not None:
-                _seeded[which] = value is not None and type(value) is not ProcessIndex
-            return result
-        return seed
-    return make
-
-
-def wrap_set_state(which: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """``random.setstate`` / ``np.random.set_state``: a state from elsewhere (unknown: seeded)."""
-    def make(original: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(original)
-        def set_state(*args: Any, **kwargs: Any) -> Any:
-            result = original(*args, **kwargs)
-            if _state.current is not None:
-                _seeded[which] = True
-            return result
-        return set_state
-    return make
-
-
 _others: dict[str, Any] = {}
 
 
@@ -201,7 +153,7 @@ def wrap_in_place(which: str, name: str) -> Callable[[Callable[..., Any]], Calla
     def make(original: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(original)
         def shuffle(x: Any, *args: Any, **kwargs: Any) -> Any:
-            if _state.current is None or _seeded[which] or not _worth(x):
+            if _state.current is None or not _seeds.differs(which) or not _worth(x):
                 return original(x, *args, **kwargs)
             before = x.copy() if isinstance(x, np.ndarray) else list(x)
             result = original(x, *args, **kwargs)
@@ -221,7 +173,7 @@ def wrap_drawn(which: str, name: str) -> Callable[[Callable[..., Any]], Callable
         @functools.wraps(original)
         def draw(*args: Any, **kwargs: Any) -> Any:
             result = original(*args, **kwargs)
-            if _state.current is not None and not _seeded[which] and _worth(result):
+            if _state.current is not None and _seeds.differs(which) and _worth(result):
                 _note(result, getattr(_fresh(which), method)(*args, **kwargs), name, sys._getframe(1))
             return result
         return draw

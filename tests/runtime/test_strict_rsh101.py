@@ -188,7 +188,10 @@ def check(run: Run, body: str) -> None:
 
 
 def test_a_device_order_another_process_draws_otherwise_stops_at_the_mesh(python8: Run) -> None:
+    # The programs' global generators were seeded by no code of theirs: strict mode follows
+    # their seeds from here (the programs seed only with seed() and jax.process_index()).
     check(python8, f"""
+rt.watch_seeds()
 for body in {FIRING!r}:
     namespace = {{"__name__": "__main__"}}
     e = run(body, namespace)
@@ -211,12 +214,13 @@ for body in {CLEAN!r}:
 
 
 def test_the_program_gets_its_generators_own_draws(python8: Run) -> None:
-    """Seeded before strict mode (which strict mode cannot see, so it draws the second time):
-    the draws, and the ones after them, are those of a run without strict mode."""
+    """Seeded with jax.process_index() (0 here), which strict mode takes for a per-process seed
+    and so draws every order a second time: the program's draws, and the ones after them, are
+    those of a run without strict mode."""
     check(python8, """
 def draws():
-    random.seed(5); np.random.seed(5)
     rt.enable(processes=2) if strict else None
+    random.seed(jax.process_index()); np.random.seed(jax.process_index())
     devs = jax.devices()
     random.shuffle(devs)
     a = [d.id for d in devs]
@@ -225,6 +229,12 @@ def draws():
     d = np.random.permutation(8).tolist()
     e = (random.random(), float(np.random.rand()))
     f = np.random.default_rng(jax.process_index()).permutation(8).tolist()
+    try:  # strict mode did draw the second time: it knows the order is process 0's own
+        Mesh(np.array(devs), ('x',))
+        stopped = False
+    except ReshardError as error:
+        stopped = error.code == "RSH101"
+    assert stopped == strict or deliberate(a), (strict, a)
     rt.disable()
     return a, b, c, d, e, f
 
@@ -233,6 +243,8 @@ plain = draws()
 strict = True
 assert draws() == plain
 assert plain[5] == np.random.default_rng(0).permutation(8).tolist()
+random.seed(0)
+assert plain[0] == [d.id for d in (lambda l: (random.shuffle(l), l)[1])(jax.devices())]
 """)
 
 
