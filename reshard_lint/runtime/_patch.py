@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import random
 import types
 from typing import Any, Callable, Iterator
 
@@ -28,7 +29,7 @@ from jax._src import stages as _stages
 from jax.experimental import mesh_utils as _public_mesh_utils
 from jax._src.array import ArrayImpl
 
-from . import _checks, _fetch, _incompat, _jit, _local_data, _platform_patch, _pod, _state
+from . import _checks, _draws, _fetch, _incompat, _jit, _local_data, _platform_patch, _pod, _seeds, _state
 
 _HOST_TYPES = frozenset({np.ndarray, int, float, complex, bool})
 
@@ -299,6 +300,17 @@ def _targets() -> list[tuple[Any, str, Callable[[Any], Any]]]:  # a wrapper of a
         (_stages, "_device_assignment_mismatch_error", _incompat.wrap_mismatch_error),
         # Reading a value process 0 cannot hold (RSH305, RSH306).
         (ArrayImpl, "_value", _fetch.wrap_value),
+        # Device orders that differ between processes, and a mesh built from one (RSH101);
+        # the global generators' seeds are followed by _seeds.py.
+        (random, "shuffle", _draws.wrap_in_place("random", "random.shuffle")),
+        (random, "sample", _draws.wrap_drawn("random", "random.sample")),
+        (np.random, "shuffle", _draws.wrap_in_place("numpy", "np.random.shuffle")),
+        (np.random, "permutation", _draws.wrap_drawn("numpy", "np.random.permutation")),
+        (np.random, "choice", _draws.wrap_drawn("numpy", "np.random.choice")),
+        (np.random, "default_rng", _draws.wrap_default_rng),
+        (ArrayImpl, "devices", _draws.wrap_array_devices),
+        (jax.sharding.NamedSharding, "device_set", _draws.wrap_device_set),
+        (jax.sharding.Mesh, "__new__", _draws.wrap_mesh_new),
     ]
 
 
@@ -306,6 +318,7 @@ def install() -> None:
     """Wrap JAX's entry points once; later calls do nothing. Caller holds ``_state._lock``."""
     if _patches:
         return
+    _seeds.start()
     for owner, name, make in _targets():
         original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
         wrapper = make(original)
@@ -322,6 +335,7 @@ def uninstall() -> None:
         # our wrapper underneath is pass-through once strict mode is off.
         if present is wrapper:
             setattr(owner, name, original)
+    _seeds.stop()
 
 
 def installed() -> bool:
