@@ -238,3 +238,25 @@ def test_a_source_is_counted_where_it_is_not_where_the_last_call_is() -> None:
     tree = ast.parse(source)
     assert decide(gate_facts(tree)) is True
     assert gate_by_units(tree) is True
+
+
+def test_two_meshes_of_one_device_source_reach_the_engine() -> None:
+    # One jax.devices() call bound to a name, two meshes made from it (a slice, or a
+    # filter of it): the move between them is RSH201; the gate once dropped such files.
+    src = _HEADER + (
+        "from jax.sharding import Mesh\n"
+        "devs = jax.devices()\n"
+        "full = Mesh(np.array(devs), ('x',))\n"
+        "x = jax.device_put(np.arange(8.0), NamedSharding(full, P('x')))\n"
+        "half = Mesh(np.array(devs[:4]), ('x',))\n"
+        "y = jax.device_put(x, NamedSharding(half, P('x')))\n")
+    result = ENGINE.lint_source(src, "one_source.py")
+    assert [d.code for d in result.diagnostics] == ["RSH201"]
+    # One mesh per turn of a loop over one source: two meshes too.
+    looped = _HEADER + (
+        "from jax.sharding import Mesh\n"
+        "devs = jax.devices()\n"
+        "meshes = [Mesh(np.array(devs[i:i + 4]), ('x',)) for i in (0, 2)]\n"
+        "x = jax.device_put(np.arange(8.0), NamedSharding(meshes[0], P('x')))\n"
+        "y = jax.device_put(x, NamedSharding(meshes[1], P('x')))\n")
+    assert [d.code for d in ENGINE.lint_source(looped, "looped.py").diagnostics] == ["RSH201"]

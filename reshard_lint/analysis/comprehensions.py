@@ -16,7 +16,7 @@ import ast
 from typing import TYPE_CHECKING, Callable, Optional, cast
 
 from . import devices as dv
-from .models import commitments, device_ids, placement
+from .models import commitments, device_ids, id_filters, placement
 from .reasons import CONTAINER
 from . import unroll
 from .mutation import hashable, stored
@@ -65,7 +65,12 @@ class Comprehensions(InterpreterBase):
                 and type(comp.target) is ast.Name and type(node.elt) is ast.Name \
                 and node.elt.id == comp.target.id and type(node) is not ast.SetComp:
             if comp.ifs:
-                # A filter keeps an unknown subset.
+                # A filter by id keeps the devices the platform's ids pass; any other
+                # filter keeps an unknown subset.
+                by_id = id_filters.filter_by_id(node, it, scope, cast("Analyzer", self)) \
+                    if eager and type(node) is not ast.SetComp else None
+                if by_id is not None:
+                    return by_id
                 return DevVal(fn=undecidable, desc=self.ctx.code(node, 60), node=node,
                               fresh=it.fresh, from_mesh=it.from_mesh)
             it_fn = it.fn

@@ -232,6 +232,14 @@ class FileContext:
             return "unknown"  # (one function here: ``undecidable``, lists nothing is known of)
         return self.devices.compare(da.fn, db.fn, _sizes(da, db))
 
+    def different_on(self, a: MeshVal | DevVal, b: MeshVal | DevVal) -> tuple[str, ...]:
+        """The target platforms on which the two hold other devices."""
+        da = a.devices if isinstance(a, MeshVal) else a
+        db = b.devices if isinstance(b, MeshVal) else b
+        if a is b or da.fn is db.fn or _platform_clash(da, db):
+            return ()
+        return self.devices.different_on(da.fn, db.fn, _sizes(da, db))
+
     def reordered_on(self, a: MeshVal | DevVal, b: MeshVal | DevVal) -> tuple[str, ...]:
         """The target platforms on which the two hold their devices in different orders."""
         da = a.devices if isinstance(a, MeshVal) else a

@@ -251,6 +251,11 @@ class Evaluator:
             return every.pop()  # type: ignore[return-value]  # (the sets hold verdicts)
         if "different" not in every and any(v == {"reordered"} for v in found.values()):
             return "reordered"
+        if every <= {"different", "unknown"} and any(v == {"different"} for v in found.values()):
+            # Another set on every topology of some platform and nowhere the same devices
+            # (a filter by id, which CPU's numbering leaves undecided): on that platform
+            # the move crosses; the verdict names it (different_on).
+            return "different"
         return "unknown"
 
     def _found(self, a: DevFn, b: DevFn, sizes: Iterable[int]) -> dict[str, set[str]]:
@@ -285,6 +290,11 @@ class Evaluator:
         if a is b:
             return "same"
         return self._combine(self._found(a, b, sizes))
+
+    def different_on(self, a: DevFn, b: DevFn, sizes: Iterable[int] = ()) -> tuple[str, ...]:
+        """The target platforms on which the two lists provably hold other devices."""
+        found = self._found(a, b, sizes)
+        return tuple(p for p in self.platforms if found[p] == {"different"})
 
     def reordered_on(self, a: DevFn, b: DevFn, sizes: Iterable[int] = ()) -> tuple[str, ...]:
         """The target platforms on which the two lists are provably in different orders."""

@@ -134,9 +134,12 @@ def _classify(ctx: FileContext, event: Transfer) -> Verdict:
             # Another device set on every topology, and no rule claims a failure: JAX's
             # experimental cross-host path may move an identical layout between process
             # sets (RSH201 stays silent there), or no rule reads this kind of call.
+            apart = ctx.different_on(a.mesh, dst)
+            where = "every topology" if set(apart) >= set(ctx.platforms) \
+                else f"every {' and '.join(apart)} topology"
             return Verdict("crossing", f"'{x}' is on mesh {describe_mesh(ctx, a.mesh)} and the target on "
-                                       f"{describe_mesh(ctx, dst)}: different device sets on every "
-                                       "topology, which no rule reports here")
+                                       f"{describe_mesh(ctx, dst)}: different device sets on {where}, "
+                                       "which no rule reports here")
         if relation == "reordered" and event.kind in PUT_KINDS \
                 and order_moves_nothing(ctx, a, t):
             kind = "same_pieces"

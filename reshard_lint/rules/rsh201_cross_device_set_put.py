@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .helpers.crossing import PUT_KINDS, array_label, cross_host_path, fix_hint, pairs, rebuild_on_own_mesh, report, sides
+from .helpers.crossing import (
+    PUT_KINDS, array_label, cross_host_path, different_clause, fix_hint, pairs, rebuild_on_own_mesh, report, sides,
+)
 from ..core.diagnostic import Diagnostic
 from ..analysis.events import Transfer
 from .base import Grounding, Invalid, Outcome, Rule, Valid
@@ -37,7 +39,8 @@ class CrossDeviceSetPut(Rule):
                 continue
             x = array_label(ctx, event, pair)
             msg = (
-                f"{event.spelled} moves '{x}' {sides(ctx, pair)}, a different device set: "
+                f"{event.spelled} moves '{x}' {sides(ctx, pair)}, a different device set"
+                f"{different_clause(ctx, pair)}: "
                 "multi-controller JAX raises \"input and target sharding should have the same set of "
                 f"devices\"; build the target on the array's own mesh: {fix_hint(ctx, event, pair)}, or move the "
                 "data between device groups through the host (jax.make_array_from_process_local_data)"

@@ -8,8 +8,9 @@ strict mode is on, ``jax.device_put`` (and its pytree form, ``Array.to_device``)
 are calls of functions made by ``jax.jit(f, in_shardings=...)`` while strict mode is on
 (RSH203, RSH204: an argument on another device set or order, which crashes the process on
 the second call), as are reads of an array's value (RSH305, RSH306: ``_value``, and numpy's
-conversion functions while several processes may be simulated), and fail with the same rule
-codes the linter uses::
+conversion functions while several processes may be simulated), as is a ``Mesh`` built
+from a device order another process draws otherwise (RSH101: an unseeded or per-process
+shuffle, a device set's order), and fail with the same rule codes the linter uses::
 
     from reshard_lint.runtime import strict
 
@@ -31,7 +32,7 @@ from ._state import Reorder, StrictConfig
 from .errors import ReshardError, ReshardWarning, StrictConfigError
 
 __all__ = ["ReshardError", "ReshardWarning", "StrictConfig", "StrictConfigError", "active",
-           "disable", "enable", "strict", "suspended"]
+           "disable", "enable", "strict", "suspended", "watch_seeds"]
 
 
 def _set_wrappers(install: bool, config: StrictConfig | None) -> None:
@@ -103,3 +104,18 @@ def disable() -> None:
 def active() -> StrictConfig | None:
     """The settings checks use right now, or None when strict mode is off."""
     return _state.current
+
+
+def watch_seeds() -> None:
+    """Follow the seeds of ``random``'s and ``numpy.random``'s global generators from here to
+    the end of the process. Call it first, before any code that may seed them: strict mode then
+    knows they are still as each process seeded them from its own entropy (until it sees a
+    seed), and a mesh built from a device order they draw raises RSH101. Without it, strict mode
+    does not know what ran before it was switched on, and those draws never raise unless it
+    sees ``seed()`` / ``seed(jax.process_index())``. The pytest plugin calls it before the
+    conftest files load when ``--reshard-strict`` (or the ini option) is given. Imports numpy,
+    not jax; the hooks stay for the rest of the process.
+    """
+    from . import _seeds
+
+    _seeds.watch()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import random
 import types
 from typing import Any, Callable, Iterator
 
@@ -29,7 +30,7 @@ from jax._src import stages as _stages
 from jax.experimental import mesh_utils as _public_mesh_utils
 from jax._src.array import ArrayImpl
 
-from . import _checks, _fetch, _incompat, _jit, _local_data, _platform_patch, _pod, _state
+from . import _checks, _draws, _fetch, _incompat, _jit, _local_data, _platform_patch, _pod, _seeds, _state
 
 _HOST_TYPES = frozenset({np.ndarray, int, float, complex, bool})
 
@@ -300,6 +301,17 @@ def _targets() -> list[tuple[Any, str, Callable[[Any], Any]]]:  # a wrapper of a
         (_stages, "_device_assignment_mismatch_error", _incompat.wrap_mismatch_error),
         # Reading a value process 0 cannot hold (RSH305, RSH306).
         (ArrayImpl, "_value", _fetch.wrap_value),
+        # Device orders that differ between processes, and a mesh built from one (RSH101);
+        # the global generators' seeds are followed by _seeds.py.
+        (random, "shuffle", _draws.wrap_in_place("random", "random.shuffle")),
+        (random, "sample", _draws.wrap_drawn("random", "random.sample")),
+        (np.random, "shuffle", _draws.wrap_in_place("numpy", "np.random.shuffle")),
+        (np.random, "permutation", _draws.wrap_drawn("numpy", "np.random.permutation")),
+        (np.random, "choice", _draws.wrap_drawn("numpy", "np.random.choice")),
+        (np.random, "default_rng", _draws.wrap_default_rng),
+        (ArrayImpl, "devices", _draws.wrap_array_devices),
+        (jax.sharding.NamedSharding, "device_set", _draws.wrap_device_set),
+        (jax.sharding.Mesh, "__new__", _draws.wrap_mesh_new),
     ]
 
 
@@ -343,6 +355,7 @@ def install(config: _state.StrictConfig | None = None) -> None:
     while ``config`` may simulate several processes (``None``, suspended: numpy's stay as they
     are, the wrappers pass calls through). Caller holds ``_state._lock``."""
     if not _patches:
+        _seeds.start()
         _apply(_targets(), _patches)
     if config is not None and _may_split(config) != bool(_numpy_patches):
         if _numpy_patches:
@@ -355,6 +368,7 @@ def uninstall() -> None:
     """Put back exactly the objects that were there. Caller holds ``_state._lock``."""
     _restore(_numpy_patches)
     _restore(_patches)
+    _seeds.stop()
 
 
 def installed() -> bool:

@@ -27,6 +27,7 @@ from jax._src import xla_bridge as _xb
 
 from . import _checks, _state
 from ._checks import Topology, topology
+from ._seeds import ProcessIndex
 from ._where import from_library, library_globals
 
 
@@ -136,7 +137,9 @@ def _answering(original: Callable[..., Any], slot: str, answer: Callable[[Topolo
 
 
 def wrap_process_index(original: Callable[..., int]) -> Callable[..., int]:
-    return _answering(original, "index", lambda topo, backend: topo.me)
+    # An int that remembers it is this process's index: a generator seeded with it differs
+    # between processes (RSH101, _seeds.py).
+    return _answering(original, "index", lambda topo, backend: ProcessIndex(topo.me, topo.processes))
 
 
 def wrap_process_count(original: Callable[..., int]) -> Callable[..., int]:

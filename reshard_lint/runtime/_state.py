@@ -139,6 +139,9 @@ def new_program() -> None:
     checks = sys.modules.get("reshard_lint.runtime._checks")
     if checks is not None:
         checks.local_asked = False  # type: ignore[attr-defined]
+    draws = sys.modules.get("reshard_lint.runtime._draws")
+    if draws is not None:
+        draws.forget()  # the device orders the program drew (RSH101)
     _forget_answers()  # jax.local_devices()'s remembered answer skips setting local_asked
 
 

@@ -92,6 +92,27 @@ def _settings(config: pytest.Config) -> tuple[bool, int | None, str, str | None,
     return bool(enabled), _processes(processes), reorder, platform or None, _process(process)
 
 
+def _requested(config: pytest.Config) -> bool:
+    """Whether the flag or the ini option switches strict mode on, read as early as pytest
+    allows (the command line as parsed before the conftest files load)."""
+    enabled = getattr(config.known_args_namespace, "reshard_strict", None)
+    if enabled is None:
+        enabled = config.getini("reshard_strict")
+    return bool(enabled)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """pytest's earliest hook for a plugin loaded by entry point or ``-p``: it runs before
+    the conftest files and test modules are imported. When strict mode is on for the run,
+    the global generators' seeds are followed from here (``watch_seeds()``), so that a
+    ``random.seed(0)`` in a conftest or a test module's body is seen (RSH101, _seeds.py)."""
+    if _requested(early_config):
+        from . import watch_seeds
+
+        watch_seeds()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",

@@ -60,7 +60,7 @@ class GateFacts:
     """
 
     __slots__ = ("sources", "reorders", "assigns", "calls", "aliases", "ids", "indexed", "one_mesh_use",
-                 "declared_global", "attrs", "functions", "inner", "helpers")
+                 "declared_global", "attrs", "functions", "inner", "helpers", "loops")
 
     def __init__(self) -> None:
         self.sources: list[tuple[int, ast.AST]] = []  # device attributes read (mesh.devices), by scope
@@ -80,6 +80,8 @@ class GateFacts:
         self.inner: dict[int, set[str]] = {}
         # ... and those functions and lambdas themselves, by scope, with their names.
         self.helpers: dict[int, list[tuple[tuple[str, ...], ast.AST]]] = {}
+        # Loops and comprehensions: a mesh built in one may be several meshes.
+        self.loops: list[ast.AST] = []
 
     @staticmethod
     def merged(parts: Iterable["GateFacts"]) -> "GateFacts":
@@ -100,10 +102,12 @@ class GateFacts:
                 out.inner.setdefault(scope, set()).update(names)
             for scope, nodes in p.helpers.items():
                 out.helpers.setdefault(scope, []).extend(nodes)
+            out.loops += p.loops
         return out
 
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _END = ast.AST()  # gate_facts: the end of a function's body on the walk's stack
 
 
@@ -165,8 +169,11 @@ def gate_facts(tree: ast.AST, owner: str | None = None) -> GateFacts:
                     and type(node.right) is Subscript):  # type: ignore[attr-defined]
                 reorders.append((scope, node))  # d[k:] + d[:k]
         elif t is ListComp:
+            facts.loops.append(node)
             if type(node.elt) is Subscript:  # type: ignore[attr-defined]
                 reorders.append((scope, node))  # [devs[i] for i in (3, 2, 1, 0)]
+        elif t in _LOOPS:
+            facts.loops.append(node)
         elif t is ast.Assign or (t is ast.AnnAssign and node.value is not None):  # type: ignore[attr-defined]
             targets = node.targets if t is ast.Assign else [node.target]  # type: ignore[attr-defined]
             names: list[str] = []
@@ -296,6 +303,7 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
     calls, aliases = facts.calls, facts.aliases
     ids, indexed = facts.ids, facts.indexed
     ctors = 0
+    ctor_nodes: list[tuple[int, ast.Call]] = []
     origin = False
     one_mesh_use = facts.one_mesh_use
     device_target = False  # device_put(x, devs[k]) or device_put(x, d)
@@ -308,6 +316,7 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
                 source_scopes.append((scope, node))
         elif name in MESH_CTORS:
             ctors += 1
+            ctor_nodes.append((scope, node))
             inside = {id(sub) for arg in (*node.args, *node.keywords) for sub in walk(arg)}
             in_meshes |= inside  # calls come parents first
             if name in MESH_BUILDERS and id(node) not in counted:
@@ -347,6 +356,13 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
     sources = _instances(source_scopes, facts) if (ctors and origin) or device_target else 0
     if ctors and sources >= 2 and origin:
         return True  # RSH2xx/RSH3xx: an array with a known mesh and a second device source
+    if sources and origin and ctor_nodes:
+        # Two meshes from one device source: `devs = jax.devices()`, then meshes of
+        # `devs` and of `devs[:4]` (or of a filter of it, or one per turn of a loop).
+        named = _DeviceNames(facts)
+        fed = [c for scope, c in ctor_nodes if named.mentioned(c, scope, aliases)]
+        if len(fed) >= 2 or any(_within(c, loop) for c in fed for loop in facts.loops):
+            return True
     if ctors and origin and one_mesh_use:
         return True  # RSH203 under a context mesh, RSH305, RSH301 without a target
     if device_target and sources >= 2:

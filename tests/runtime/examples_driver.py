@@ -3,9 +3,12 @@
 Usage: python examples_driver.py CASES.json OUT.jsonl START (8 CPU devices:
 JAX_NUM_CPU_DEVICES=8). CASES.json is a list of {"key", "code", "platform", "process"}. Each
 program runs once, from case START on, in a fresh namespace, under ``rt.enable(processes=2,
-reorder='raise', platform=..., process=...)`` (or, for a case with ``"plain": true``, with plain JAX). One JSON line per program is appended to OUT.jsonl as
-soon as it is known, so a crash (a SIGSEGV from an unchecked jit) loses only that program:
-the parent restarts the driver after it.
+reorder='raise', platform=..., process=...)`` (or, for a case with ``"plain": true``, with plain
+JAX). The global generators' seeds are followed from the driver's start
+(``rt.watch_seeds()``), and each program starts with them seeded from the operating system's
+entropy, as in a process of its own: a seed one program sets does not carry into the next.
+One JSON line per program is appended to OUT.jsonl as soon as it is known, so a crash (a
+SIGSEGV from an unchecked jit) loses only that program: the parent restarts the driver after it.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import contextlib
 import io
 import json
 import os
+import random
 import sys
 import traceback
 import warnings
@@ -32,10 +36,13 @@ def _line_in(tb: Any, filename: str) -> int | None:
 def run_one(rt: Any, key: str, code: str, platform: str | None, plain: bool = False,
             process: int = 0) -> dict[str, Any]:
     import jax
+    import numpy as np
 
     filename = f"<program {key}>"
     namespace: dict[str, Any] = {"__name__": "__main__"}
     result: dict[str, Any] = {"key": key, "status": "ok", "code": None, "line": None, "error": None}
+    random.seed()  # entropy, as a new process starts (the seed watch sees it)
+    np.random.seed()
     if not plain:
         rt.enable(processes=None if platform else 2, reorder="raise", platform=platform, process=process)
     try:
@@ -56,8 +63,10 @@ def run_one(rt: Any, key: str, code: str, platform: str | None, plain: bool = Fa
 
 def main() -> None:
     cases_path, out_path, start = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    import jax
     import reshard_lint.runtime as rt
+
+    rt.watch_seeds()  # before any program's code: the global generators' whole history is seen
+    import jax
 
     assert len(jax.devices()) == 8, jax.devices()
     with open(cases_path) as f:

@@ -4,7 +4,8 @@ The example programs of test_strict_examples.py run under 2 processes of 4 CPU d
 (the project's harness in tests/multicontroller/harness.py, loaded by path so this module
 does not depend on how pytest imported that package). A program that strict mode
 (processes=2) fails must fail on some process; one it passes or only warns about must run
-on every process.
+on every process. And the premise of RSH101 at run time: the global generators draw the same
+device order on every process when seeded alike, another one on each when never seeded.
 """
 
 from __future__ import annotations
@@ -94,3 +95,31 @@ def test_numpy_read_of_another_process_device_is_jax_fetch_error(multi_results: 
                            key=lambda p: p.process_id)
     assert first.status == "error" and first.error_text.startswith(_FETCH_ERROR), first
     assert second.status == "ok", second
+
+
+# Each process prints the order its global generators draw, as RSH101 at run time assumes:
+# seeded alike, the same order on every process; never seeded, another one on each. The
+# unseeded program runs first: the processes are fresh (a seed would carry to the next).
+DRAWS = textwrap.dedent("""
+    import random
+    import jax, numpy as np
+    {seed}
+    devs = jax.devices()
+    random.shuffle(devs)
+    print([d.id for d in devs], [d.id for d in np.random.permutation(jax.devices())], flush=True)
+""")
+
+
+def test_global_generators_draw_alike_on_every_process_only_when_seeded() -> None:
+    programs = [DRAWS.format(seed=""), DRAWS.format(seed="random.seed(0); np.random.seed(0)")]
+    try:
+        unseeded, seeded = harness.run_batch(programs, mode="multi", processes=2, devices=4, timeout=90)
+    finally:
+        harness.kill_all()
+    for result in (unseeded, seeded):
+        assert result.all_ok() and len(result.processes) == 2, result.details()
+    first, second = (p.stdout.strip() for p in seeded.processes)
+    assert first == second and first, seeded.details()
+    first, second = (p.stdout.strip() for p in unseeded.processes)
+    # Both orders of 8 devices equal by chance: 1 in 40,320 squared.
+    assert first != second and first and second, unseeded.details()

@@ -44,18 +44,8 @@ PROCESS_OF_RULE = {"RSH306": -1,  # a put onto jax.devices()[0] fails where proc
 # platform tag: run on that platform. (key: platform)
 PLATFORM_OF_KEY = {"RSH201-clean-31": "tpu-v4-16"}  # make_mesh((8,)) is TPU order there: RSH202
 
-_DISAGREE = ("the bug is that the processes disagree: each process builds a mesh consistent with "
-             "itself, so a run of one process cannot see it (on the pod the first collective hangs, "
-             "gloo DEADLINE_EXCEEDED after ~30 s): ")
 # (key, reason): programs with markers that strict mode lets run, and why.
 NOT_AT_RUN_TIME: dict[str, str] = {
-    **{f"RSH101-fires-{i}": _DISAGREE + why for i, why in (
-        (0, "random.shuffle with the process's own unseeded generator"),
-        (1, "a permutation seeded with jax.process_index()"),
-        (2, "np.random.permutation, unseeded"),
-        (3, "np.random.permutation, unseeded"),
-        (4, "list() of a device set: the set's hash order differs per process"),
-        (5, "list() of a device set: the set's hash order differs per process"))},
     **{f"RSH103-fires-{i}": "NamedSharding is jaxlib's nanobind type: building one runs no Python "
                             "strict mode could check first (an __init__ set on the type is never "
                             "called, jax 0.10.2), and a stand-in class would break isinstance; "

@@ -152,6 +152,20 @@ def reorder_clause(ctx: FileContext, pair: Pair) -> str:
             f"{label_b} by {order_phrase(b.devices, on[0])})")
 
 
+def different_clause(ctx: FileContext, pair: Pair) -> str:
+    """' on TPU and GPU (not certain on CPU)' when the sets differ on some target
+    platforms only (a filter by device id, whose result depends on how the job numbers its
+    devices); empty when they differ on every one."""
+    assert pair.src is not None and pair.dst is not None
+    on = ctx.different_on(pair.src, pair.dst)
+    if not on or set(on) >= set(ctx.platforms):
+        return ""
+    rest = [p for p in ctx.platforms if p not in on]
+    name = {"tpu": "TPU", "gpu": "GPU", "cpu": "CPU"}
+    return (f" on {' and '.join(name[p] for p in on)} (not certain on "
+            f"{' and '.join(name[p] for p in rest)})")
+
+
 def related(ctx: FileContext, *meshes: Optional[MeshVal]) -> tuple[Related, ...]:
     out = []
     for m in meshes:

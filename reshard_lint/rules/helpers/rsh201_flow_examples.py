@@ -258,4 +258,14 @@ config.target = half
 y = jax.device_put(np.ones(8), NamedSharding(half, P('x')))
 print(config.put(y).sharding)
 """, note="a dataclass field assigned after construction: not what the constructor passed"),
+    Invalid(HEAD + """
+evens = Mesh(np.array([d for d in jax.devices() if d.id % 2 == 0]), ('x',))
+y = jax.device_put(x, NamedSharding(evens, P('x')))  # RSH201:5
+""", note="a filter by device id: half the devices on TPU and GPU, whose ids run 0 ... N-1; on CPU with one "
+          "device per process every id is even (0, 2048, ...), so there the message says 'not certain'"),
+    Valid(HEAD + """
+everyone = Mesh(np.array([d for d in jax.devices() if d.id >= 0]), ('x',))
+y = jax.device_put(x, NamedSharding(everyone, P('x')))
+print(y.sharding)
+""", note="a filter by id that keeps every device, on every platform"),
 )
