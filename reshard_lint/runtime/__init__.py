@@ -8,9 +8,10 @@ strict mode is on, ``jax.device_put`` (and its pytree form, ``Array.to_device``)
 are calls of functions made by ``jax.jit(f, in_shardings=...)`` while strict mode is on
 (RSH203, RSH204: an argument on another device set or order, which crashes the process on
 the second call), as are reads of an array's value (RSH305, RSH306: ``_value``, and numpy's
-conversion functions while several processes may be simulated), as is a ``Mesh`` built
-from a device order another process draws otherwise (RSH101: an unseeded or per-process
-shuffle, a device set's order), and fail with the same rule codes the linter uses::
+conversion functions once something is put on one device of another simulated process),
+as is a ``Mesh`` built from a device order another process draws otherwise (RSH101: an
+unseeded or per-process shuffle, a device set's order), and fail with the same rule codes
+the linter uses::
 
     from reshard_lint.runtime import strict
 

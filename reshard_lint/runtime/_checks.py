@@ -323,7 +323,7 @@ def resolve_target(target: Any, call: str) -> Any:
     return _NO_TARGET  # a MemorySpace, anything JAX will judge itself
 
 
-def _is_leaf_target(target: Any) -> bool:
+def is_leaf_target(target: Any) -> bool:
     return target is None or isinstance(target, (_Device, Sharding, PartitionSpec)) \
         or hasattr(target, "sharding") or type(target).__name__ == "MemorySpace"
 
@@ -375,7 +375,7 @@ def check_device_put(config: StrictConfig, x: Any, device: Any, call: str, stack
     if not any(checkable(leaf) for leaf in jax.tree_util.tree_leaves(x)) or not trace_state_clean():
         return
     leaves, treedef = jax.tree_util.tree_flatten_with_path(x)
-    if _is_leaf_target(device):
+    if is_leaf_target(device):
         targets: list[Any] = [device] * len(leaves)
     else:
         try:

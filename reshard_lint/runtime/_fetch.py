@@ -13,22 +13,17 @@ user's code is checked.
 
 numpy reads an array on *one CPU device* without ``_value``: jaxlib serves numpy's buffer
 protocol in C++ (a TPU or GPU array has no such buffer and goes through ``__array__``).
-So while the simulated pod may have several processes, numpy's conversion functions
-(``NUMPY_READS``) are replaced too (``wrap_numpy_read``): a ``jax.Array`` argument gets the
-same check first; any other argument passes after one type check.
+``_numpy_reads`` replaces numpy's conversion functions once such an array on another
+process's device exists; they check a ``jax.Array`` argument with ``check_read``.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
 import os
 import sys
 from functools import lru_cache
 from types import FrameType
-from typing import Any, Callable
-
-from jax._src.array import ArrayImpl
+from typing import Any
 
 from . import _state
 from ._checks import Topology, trace_state_clean, ids
@@ -177,12 +172,6 @@ def wrap_value(prop: property) -> property:
     return property(_value, doc=prop.__doc__)
 
 
-# numpy's module functions that read an array's memory, replaced while the simulated pod
-# may have several processes (_patch.py): the first argument is the array read.
-NUMPY_READS = ("asarray", "array", "asanyarray", "ascontiguousarray", "asfortranarray", "frombuffer")
-_NO_ARGUMENT = object()
-
-
 def check_read(array: Any, frame: FrameType | None, spelled: str) -> None:
     """``check_fetch`` for a read outside ``_value`` (numpy's), with _value's warm path."""
     __tracebackhide__ = True
@@ -195,30 +184,3 @@ def check_read(array: Any, frame: FrameType | None, spelled: str) -> None:
         hit = None
     if not hit:
         check_fetch(array, frame, spelled)
-
-
-def wrap_numpy_read(original: Callable[..., Any]) -> Callable[..., Any]:
-    """numpy's ``original`` (``np.asarray`` ...), checking a ``jax.Array`` argument first."""
-    spelled = f"np.{original.__name__}"
-    try:  # np.array(object=x): the first parameter's keyword
-        keyword: str | None = next(iter(inspect.signature(original).parameters))
-    except (StopIteration, TypeError, ValueError):
-        keyword = None
-    getframe = sys._getframe
-
-    @functools.wraps(original)
-    def read(a: Any = _NO_ARGUMENT, /, *args: Any, **kwargs: Any) -> Any:
-        __tracebackhide__ = True
-        if type(a) is ArrayImpl:  # numpy data, lists, scalars: this one check
-            if _state.current is not None:
-                check_read(a, getframe(1), spelled)
-        elif a is _NO_ARGUMENT:  # the array given by keyword, or no argument (numpy's error)
-            given = kwargs.get(keyword) if keyword is not None else None
-            if type(given) is ArrayImpl and _state.current is not None:
-                check_read(given, getframe(1), spelled)
-            return original(*args, **kwargs)
-        if args or kwargs:
-            return original(a, *args, **kwargs)
-        return original(a)
-
-    return read

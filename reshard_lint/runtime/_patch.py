@@ -1,5 +1,4 @@
-"""Installs and removes the wrappers around JAX's entry points (and numpy's conversion
-functions while the settings may simulate several processes). Imports jax.
+"""Installs and removes the wrappers around JAX's entry points. Imports jax.
 
 The wrappers are thin: one read of ``_state.current``, and when strict mode is off they call
 straight through. That keeps a wrapper that escaped removal (``from jax import device_put``
@@ -11,6 +10,10 @@ checked the first time it meets an argument sharding, and warm calls run no Pyth
 ours. A JAX without that function (another version) gets the older way instead:
 ``jax.jit`` is wrapped so that the functions it makes while strict mode is on check every
 call (``StrictJitted``).
+
+The calls that place arrays also tell ``_numpy_reads`` their targets while it is
+``watching``: numpy's conversion functions are replaced only once something is put on one
+device of another simulated process.
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ from jax._src import stages as _stages
 from jax.experimental import mesh_utils as _public_mesh_utils
 from jax._src.array import ArrayImpl
 
-from . import _checks, _draws, _fetch, _incompat, _jit, _local_data, _platform_patch, _pod, _seeds, _state
+from . import (_checks, _draws, _fetch, _incompat, _jit, _local_data, _numpy_reads, _platform_patch, _pod,
+               _seeds, _state)
 
 _HOST_TYPES = frozenset({np.ndarray, int, float, complex, bool})
 
@@ -45,9 +49,18 @@ def _wrap_device_put(original: Callable[..., Any]) -> Callable[..., Any]:
         config = _state.current
         # Inline, the calls that need no check: host data, and device_put(x, x.sharding)
         # (JAX's cheapest call, where a function call of ours would be a visible share).
-        if config is not None and type(x) not in _HOST_TYPES and (
-                type(x) is not ArrayImpl or (x._committed and device is not x._sharding)):
-            _checks.check_device_put(config, x, device, "device_put", stacklevel=2)
+        if config is not None:
+            if type(x) is ArrayImpl:
+                if device is not x._sharding:
+                    if device is not None and _numpy_reads.watching:
+                        _numpy_reads.note(config, device)
+                    if x._committed:
+                        _checks.check_device_put(config, x, device, "device_put", stacklevel=2)
+            else:
+                if device is not None and _numpy_reads.watching:
+                    _numpy_reads.note(config, device)
+                if type(x) not in _HOST_TYPES:
+                    _checks.check_device_put(config, x, device, "device_put", stacklevel=2)
         return original(x, device, **kwargs)
 
     return device_put
@@ -59,6 +72,8 @@ def _wrap_to_device(original: Callable[..., Any]) -> Callable[..., Any]:
         __tracebackhide__ = True
         config = _state.current
         if config is not None:
+            if _numpy_reads.watching:
+                _numpy_reads.note(config, device)
             _checks.check_device_put(config, self, device, "Array.to_device", stacklevel=2)
         return original(self, device, **kwargs)
 
@@ -72,6 +87,8 @@ def _wrap_process_local(original: Callable[..., Any]) -> Callable[..., Any]:
         __tracebackhide__ = True
         config = _state.current
         if config is not None:
+            if _numpy_reads.watching:
+                _numpy_reads.note(config, sharding)
             _checks.check_process_local_data(config, sharding, local_data, global_shape)
             built = _simulated_local(sharding, local_data, global_shape,
                                      "make_array_from_process_local_data")
@@ -132,6 +149,8 @@ def _wrap_host_local(original: Callable[..., Any]) -> Callable[..., Any]:
                 shardings = jax.tree_util.tree_map(
                     lambda spec: jax.sharding.NamedSharding(global_mesh, spec), pspecs,
                     is_leaf=lambda v: isinstance(v, jax.sharding.PartitionSpec))
+                if _numpy_reads.watching:
+                    _numpy_reads.note(config, shardings)
                 built = _simulated_local(shardings, local_inputs, None, "host_local_array_to_global_array")
                 if built is not None:
                     return built
@@ -145,7 +164,10 @@ def _wrap_from_callback(original: Callable[..., Any]) -> Callable[..., Any]:
     def make_array_from_callback(shape: Any, sharding: Any, data_callback: Any, *args: Any,
                                  **kwargs: Any) -> Any:
         __tracebackhide__ = True
-        if _state.current is not None and isinstance(sharding, jax.sharding.Sharding) \
+        config = _state.current
+        if config is not None and _numpy_reads.watching:
+            _numpy_reads.note(config, sharding)
+        if config is not None and isinstance(sharding, jax.sharding.Sharding) \
                 and not args and not kwargs.get("dtype"):
             topo = _pod.pod(next(iter(sharding.device_set)).platform)
             if topo is not None:
@@ -162,7 +184,10 @@ def _wrap_single_device_arrays(original: Callable[..., Any]) -> Callable[..., An
     @functools.wraps(original)
     def make_array_from_single_device_arrays(shape: Any, sharding: Any, arrays: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
-        if _state.current is not None and isinstance(sharding, jax.sharding.Sharding):
+        config = _state.current
+        if config is not None and _numpy_reads.watching:
+            _numpy_reads.note(config, sharding)
+        if config is not None and isinstance(sharding, jax.sharding.Sharding):
             topo = _pod.pod(next(iter(sharding.device_set)).platform)
             if topo is not None:
                 with _state_suspended():
@@ -263,6 +288,8 @@ def _wrap_miss_path(original: Callable[..., Any]) -> Callable[..., Any]:
         __tracebackhide__ = True  # pytest: show the user's line, not this frame
         config = _state.current
         if config is not None:
+            if _numpy_reads.watching:
+                _numpy_reads.note_jit(config, p.params)
             _jit.check_jit_miss(config, p.params, args_flat, fun, args)
         return original(p, args_flat, fun, args, kwargs)
 
@@ -315,59 +342,30 @@ def _targets() -> list[tuple[Any, str, Callable[[Any], Any]]]:  # a wrapper of a
     ]
 
 
-def _apply(targets: list[tuple[Any, str, Callable[[Any], Any]]],
-           into: list[tuple[Any, str, Any, Any]]) -> None:
-    for owner, name, make in targets:
-        original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
-        wrapper = make(original)
-        setattr(owner, name, wrapper)
-        into.append((owner, name, original, wrapper))
+def install(config: _state.StrictConfig | None = None) -> None:
+    """Wrap JAX's entry points once (later calls keep them), and settle numpy's conversion
+    functions for ``config`` (``_numpy_reads``; None: suspended). Caller holds the settings
+    lock."""
+    if not _patches:
+        _seeds.start()
+        for owner, name, make in _targets():
+            original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
+            wrapper = make(original)
+            setattr(owner, name, wrapper)
+            _patches.append((owner, name, original, wrapper))
+    _numpy_reads.settle(config)
 
 
-def _restore(patches: list[tuple[Any, str, Any, Any]]) -> None:
-    while patches:
-        owner, name, original, wrapper = patches.pop()
+def uninstall() -> None:
+    """Put back exactly the objects that were there. Caller holds the settings lock."""
+    _numpy_reads.restore()
+    while _patches:
+        owner, name, original, wrapper = _patches.pop()
         present = owner.__dict__.get(name) if isinstance(owner, type) else getattr(owner, name, None)
         # Someone patched over us meanwhile: restoring would silently drop their patch, and
         # our wrapper underneath is pass-through once strict mode is off.
         if present is wrapper:
             setattr(owner, name, original)
-
-
-# numpy's conversion functions (np.asarray ...), replaced only while the settings may
-# simulate several processes: a read of a one-device CPU array runs no Python of JAX's
-# (_fetch.py), and every other call of them pays one type check meanwhile.
-_numpy_patches: list[tuple[Any, str, Any, Any]] = []
-
-
-def _may_split(config: _state.StrictConfig) -> bool:
-    """Whether ``config`` may simulate more than one process: not ``processes=1`` nor a
-    one-host platform (``processes=None`` decides on the devices, when JAX has started)."""
-    if config.platform is not None:
-        from .platforms import platform
-
-        return platform(config.platform).hosts > 1
-    return config.processes != 1
-
-
-def install(config: _state.StrictConfig | None = None) -> None:
-    """Wrap JAX's entry points once (later calls keep them), and numpy's conversion functions
-    while ``config`` may simulate several processes (``None``, suspended: numpy's stay as they
-    are, the wrappers pass calls through). Caller holds ``_state._lock``."""
-    if not _patches:
-        _seeds.start()
-        _apply(_targets(), _patches)
-    if config is not None and _may_split(config) != bool(_numpy_patches):
-        if _numpy_patches:
-            _restore(_numpy_patches)
-        else:
-            _apply([(np, name, _fetch.wrap_numpy_read) for name in _fetch.NUMPY_READS], _numpy_patches)
-
-
-def uninstall() -> None:
-    """Put back exactly the objects that were there. Caller holds ``_state._lock``."""
-    _restore(_numpy_patches)
-    _restore(_patches)
     _seeds.stop()
 
 

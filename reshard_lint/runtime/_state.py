@@ -93,6 +93,12 @@ _process_config: StrictConfig | None = None
 current: StrictConfig | None = None
 
 
+def settings_lock() -> threading.RLock:
+    """The lock held while the settings change and the wrappers are installed or removed
+    (to install more of them later, as ``_numpy_reads`` does)."""
+    return _lock
+
+
 def _no_wrappers(install: bool, config: StrictConfig | None) -> None:
     raise RuntimeError("reshard_lint.runtime did not register its JAX wrappers")
 

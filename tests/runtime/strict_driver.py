@@ -35,7 +35,7 @@ ORIGINALS = {
     "jit": jax.jit,
     "jit_miss_path": pjit._run_python_pjit,
 }
-# numpy's functions that strict mode replaces while it simulates several processes
+# numpy's functions that strict mode replaces once something is put on another process's device
 NUMPY_READS = ("asarray", "array", "asanyarray", "ascontiguousarray", "asfortranarray", "frombuffer")
 ORIGINALS.update({f"np.{name}": getattr(np, name) for name in NUMPY_READS})
 

@@ -150,10 +150,7 @@ jax.device_put(x, mid)
 """)
 
 
-def test_numpy_is_replaced_only_while_the_pod_may_have_several_processes(python8: Run) -> None:
-    """numpy's conversion functions read a one-device CPU array without JAX's Python, so
-    strict mode replaces them while it simulates several processes, and only then."""
-    check(python8, """
+_NUMPY = """
 NAMES = ("asarray", "array", "asanyarray", "ascontiguousarray", "asfortranarray", "frombuffer")
 NUMPY = {name: getattr(np, name) for name in NAMES}
 def numpy_own():
@@ -161,27 +158,86 @@ def numpy_own():
 def numpy_replaced():
     return all(getattr(np, name) is not NUMPY[name] for name in NAMES)
 assert all(type(f).__name__ == "builtin_function_or_method" for f in NUMPY.values())
+"""
+
+
+def test_numpy_is_replaced_once_something_is_put_on_another_process_device(python8: Run) -> None:
+    """numpy's conversion functions read a one-device CPU array without JAX's Python, so
+    strict mode replaces them once a call it checks puts something on one device another
+    simulated process owns, and only while the settings simulate several processes."""
+    check(python8, _NUMPY + """
 with strict(processes=1):
+    far = jax.device_put(np.arange(2.0), devs[-1])  # one process: nobody else's device
     assert not restored() and numpy_own()
     with strict(processes=2):
-        assert numpy_replaced() and np.asarray.__wrapped__ is NUMPY["asarray"]
+        assert numpy_own()  # not before such a put
+        jax.device_put(np.arange(2.0), devs[1])  # this process's device
+        jax.device_put(np.arange(8.0), NamedSharding(mesh, P("x")))  # several devices: __array__
+        assert code_of(lambda: jax.device_put(x, mid)) == "RSH201" and numpy_own()
+        assert np.asarray(far).tolist() == [0, 1]  # made before: not seen (a miss, no error)
         far = jax.device_put(np.arange(2.0), devs[-1])
+        assert numpy_replaced() and np.asarray.__wrapped__ is NUMPY["asarray"]
         assert code_of(lambda: np.asarray(far)) == "RSH306"
         with suspended():  # kept: the wrappers pass calls through
             assert numpy_replaced() and np.asarray(far).tolist() == [0, 1]
         assert numpy_replaced()
+        with strict(processes=1):  # one process: removed
+            assert numpy_own()
+        assert numpy_replaced() and code_of(lambda: np.asarray(far)) == "RSH306"  # back again
     assert numpy_own()
 assert restored() and numpy_own()
 enable()  # auto: several processes when the devices split
+assert numpy_own()
+far.to_device(devs[6])
 assert numpy_replaced()
 enable(processes=1)
 assert numpy_own()
+disable()
+enable(platform="tpu-v4-16")  # two hosts: starts without them again
+assert numpy_own()
+jax.make_array_from_callback((4,), NamedSharding(Mesh(np.array(devs[4:5]), ("x",)), P()),
+                             lambda index: np.arange(4.0)[index])
+assert numpy_replaced()
 enable(platform="tpu-v4-8")  # one host
 assert numpy_own()
-enable(platform="tpu-v4-16")  # two hosts
-assert numpy_replaced()
 disable()
 assert restored() and numpy_own()
+with strict(processes=2, process=-1):  # played process 1: jax.devices()[0] is another's
+    jax.device_put(np.arange(2.0), devs[5])  # its own
+    assert numpy_own()
+    b = jax.device_put(np.arange(2.0), devs[0])
+    assert numpy_replaced() and code_of(lambda: np.asarray(b)) == "RSH306"
+with strict(processes=2):  # a jitted call's outputs on another process's device
+    f = jax.jit(lambda a: a + 1, out_shardings=jax.sharding.SingleDeviceSharding(devs[6]))
+    assert numpy_own()
+    out = f(np.arange(2.0))
+    assert numpy_replaced() and code_of(lambda: np.asarray(out)) == "RSH306"
+assert restored() and numpy_own()
+""")
+
+
+def test_numpy_untouched_by_a_program_that_never_puts_on_another_process_device(python8: Run) -> None:
+    """The wrappers cost more than numpy's cheapest call: a program that keeps its arrays on
+    its own devices, or spread over the mesh, runs with numpy's own functions throughout."""
+    check(python8, _NUMPY + """
+original = np.asarray
+with strict(processes=2):
+    local = jax.local_devices()
+    a = jax.device_put(np.arange(4.0), local[0])
+    b = a.to_device(local[-1])
+    c = jax.device_put(a, NamedSharding(Mesh(np.array(local), ("x",)), P("x")))
+    d = jax.device_put(x, NamedSharding(mesh, P()))  # every process's devices: read via __array__
+    e = jax.make_array_from_process_local_data(NamedSharding(mesh, P("x")), np.arange(8.0), (16,))
+    f = jax.jit(lambda v: v * 2, out_shardings=NamedSharding(mesh, P()))(x)
+    g = jax.numpy.arange(4.0) + 1  # uncommitted
+    h = jax.device_put({"w": np.ones(2)}, {"w": local[1]})
+    values = [np.asarray(v).tolist() for v in (a, b, c, d, f, g, h["w"])]
+    assert code_of(lambda: np.asarray(e)) == "RSH305"  # split across processes: __array__'s check
+    assert np.asarray is original and numpy_own()
+with strict(processes=2):
+    assert jax.device_put(np.arange(2.0), devs[-1]) is not None  # now one is
+    assert numpy_replaced()
+assert np.asarray is original and numpy_own()
 """)
 
 
