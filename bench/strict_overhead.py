@@ -22,9 +22,9 @@ than a batch cancels out of it. Cases:
   fetch     np.asarray of a fresh jitted result replicated over the mesh (readable on
             every process): every read of a value passes strict mode's fetch check (RSH305)
   procs     jax.process_index() + jax.local_devices(): the simulated pod's answers
-  numpy     np.asarray of numpy data (no copy: numpy's cheapest call). While the pod has
-            several processes strict mode replaces numpy's conversion functions, to check
-            a jax.Array argument; anything else passes after one type check
+  numpy     np.asarray of numpy data (no copy: numpy's cheapest call). Strict mode replaces
+            numpy's conversion functions only once something is put on one device of
+            another simulated process, which this script never does: numpy's own run
 Transfers on a shared CPU are noisy, so the table also shows the check alone ("check"):
 the time strict mode's wrapper spends before calling JAX, measured in a tight loop, and
 its share of the plain call ("check/off"), which is the overhead without the noise.
