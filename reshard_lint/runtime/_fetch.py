@@ -100,6 +100,10 @@ def check_fetch(array: Any, frame: FrameType | None, spelled: str | None = None)
     """Raise RSH305 / RSH306 when the simulated process cannot read ``array``'s value and the
     read, made from ``frame``, is the user's (``spelled``: how, when the caller knows)."""
     __tracebackhide__ = True  # pytest shows the user's call, not these frames
+    if not getattr(array, "committed", True):
+        # An uncommitted array sits on JAX's default device, here the first of all; on the
+        # pod, on the simulated process's own first device: always readable there.
+        return
     sharding = array.sharding
     config = _state.current
     key: tuple[Any, ...] | None = (sharding, array.shape, config.split if config is not None else None)

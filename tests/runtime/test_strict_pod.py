@@ -14,6 +14,7 @@ Run = Callable[..., subprocess.CompletedProcess[str]]
 SETUP = """
 import warnings
 import jax, numpy as np
+import jax.numpy as jnp
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from jax.experimental import multihost_utils
 import reshard_lint.runtime as rt
@@ -188,6 +189,12 @@ with strict(processes=2, process=-1) as config:
     assert e is not None and e.code == "RSH306" and "owned by simulated process 0" in str(e), e
     assert code_of(lambda: jax.device_put(a, jax.local_devices()[1])) is None
     assert code_of(lambda: jax.device_get(jax.device_put(np.ones(2), devs[0]))) == "RSH306"
+    # Uncommitted arrays: here on JAX's default device (devs[0], process 0's), on the pod on
+    # this process's own first device, so every read of them is fine (numpy's checked
+    # reads are installed by now: the put onto devs[0] above).
+    u = jnp.arange(4.0) * 2
+    assert not u.committed and u.tolist() == [0.0, 2.0, 4.0, 6.0]
+    assert np.asarray(u).tolist() == [0.0, 2.0, 4.0, 6.0] and jax.device_get(u).tolist()[3] == 6.0
     local = np.arange(8.0) + 100 * jax.process_index()
     g = jax.make_array_from_process_local_data(NamedSharding(mesh, P("x")), local)
     assert g.shape == (16,) and g.addressable_data(0).tolist() == [100.0, 101.0]
