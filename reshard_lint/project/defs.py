@@ -25,7 +25,7 @@ import ast
 from ..core.vocabulary import BUILD_WORDS, MOVE_WORDS, SOURCE_WORDS
 from ..stages.ast_walk import own_scope
 from .module_scan import IDENT, module_values
-from .module_tree import NO_NAMES, Code, per_tree
+from .module_tree import NO_NAMES, Code, code_of, per_tree
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 Def = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
@@ -37,14 +37,28 @@ Def = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 _MOVE_NAMES = tuple(w.rstrip("(") for w in MOVE_WORDS)
 
 
-def _code(code: Code, node: Def) -> str:
-    """The code of a definition: its decorators, and everything after its name."""
+def _spans(code: Code, node: Def) -> list[tuple[int, int, ast.AST]]:
+    """The spans of a definition's code: its decorators, and everything after its name."""
     keyword = "class" if type(node) is ast.ClassDef else "def"
     at = code.text.find(keyword, code.start(node)) + len(keyword)
     name = code.text.find(node.name, at)  # (-1: a name spelled otherwise, NFKC)
-    parts = [code.of(d) for d in node.decorator_list]
-    parts.append(code.span(name + len(node.name) if name >= 0 else at, code.end(node), node))
-    return "\n".join(parts)
+    out: list[tuple[int, int, ast.AST]] = [(code.start(d), code.end(d), d) for d in node.decorator_list]
+    out.append((name + len(node.name) if name >= 0 else at, code.end(node), node))
+    return out
+
+
+def _says(code: Code, node: Def, words: tuple[str, ...]) -> bool:
+    """Does the definition's code hold one of ``words``?"""
+    return any(code.says(a, b, words) for a, b, _ in _spans(code, node))
+
+
+def _names(code: Code, node: Def, names: set[str]) -> bool:
+    """Does the definition's code spell one of ``names`` (as a word)?"""
+    for a, b, _ in _spans(code, node):
+        for m in IDENT.finditer(code.text, a, b):
+            if m.group(0) in names and code.in_code(m.start()):
+                return True
+    return False
 
 
 def _returns(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -76,7 +90,7 @@ def _moving_functions(tree: ast.Module, text: str) -> frozenset[str]:
     places an array (the gate counts it as a placed array)."""
     if "def" not in text or not spelled(text, _MOVE_NAMES):
         return frozenset()  # no call of a mover is spelled (nor a module function that calls one)
-    return frozenset(_movers(tree)) & device_functions(text)
+    return frozenset(_movers(tree, text)) & device_functions(text)
 
 
 moving_functions = per_tree(_moving_functions, NO_NAMES)
@@ -89,36 +103,43 @@ def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     return {p.arg for p in every} - {"self", "cls"}
 
 
-def _movers(tree: ast.Module) -> set[str]:
+def _movers(tree: ast.Module, text: str) -> set[str]:
     """Functions whose bodies hand one of their parameters to a move (the array, or the
     target: ``device_put(x, NamedSharding(mesh, P()))``), or to another such function of
     the module (``place(v, sharding=target)``); a body that moves only what it makes
     itself (``device_put(jnp.array(True), sharding)``) moves nothing its caller gives.
     A body with branches counts too: the analysis follows a call of it where the call's
     values decide them (functions.relayed)."""
+    code = code_of(text, tree)
+    fns = {fn.name: fn for fn in tree.body if isinstance(fn, _FUNCS)}
     calls: dict[str, list[tuple[str, bool, set[str]]]] = {}  # function -> (callee, plain name, names read)
-    params: dict[str, set[str]] = {}
-    for fn in tree.body:
-        if not isinstance(fn, _FUNCS):
-            continue
-        params[fn.name] = _params(fn)
-        found = calls.setdefault(fn.name, [])
-        for node in ast.walk(fn):
-            if type(node) is ast.Call:
-                f = node.func
-                name = f.id if type(f) is ast.Name else f.attr if type(f) is ast.Attribute else ""
-                if name:
-                    read = {n.id for arg in (*node.args, *(k.value for k in node.keywords))
-                            for n in ast.walk(arg) if type(n) is ast.Name}
-                    found.append((name, type(f) is ast.Name, read))
+
+    def calls_of(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str, bool, set[str]]]:
+        found = calls.get(fn.name)
+        if found is None:
+            found = calls[fn.name] = []
+            for node in ast.walk(fn):
+                if type(node) is ast.Call:
+                    f = node.func
+                    name = f.id if type(f) is ast.Name else f.attr if type(f) is ast.Attribute else ""
+                    if name:
+                        read = {n.id for arg in (*node.args, *(k.value for k in node.keywords))
+                                for n in ast.walk(arg) if type(n) is ast.Name}
+                        found.append((name, type(f) is ast.Name, read))
+        return found
+
     out: set[str] = set()
+    words = _MOVE_NAMES
     for _ in range(3):  # through at most two helpers of the module
-        more = {name for name, found in calls.items() if name not in out and any(
-            (callee.endswith(_MOVE_NAMES) or plain and callee in out) and not params[name].isdisjoint(read)
-            for callee, plain, read in found)}
+        # (a function whose text names no move nor mover calls none: its tree is not walked)
+        more = {name for name, fn in fns.items() if name not in out
+                and (not code.ascii or any(w in code.text[code.start(fn): code.end(fn)] for w in words))
+                and any((callee.endswith(_MOVE_NAMES) or plain and callee in out) and not _params(fn).isdisjoint(read)
+                        for callee, plain, read in calls_of(fn))}
         if not more:
             break
         out |= more
+        words = (*_MOVE_NAMES, *sorted(out))
     return out
 
 
@@ -136,9 +157,9 @@ def _device_functions(tree: ast.Module, text: str) -> frozenset[str]:
         # No code says a source (nor can a module-level name bound to one: ``_held``)
         # and none moves: the walk below would add nothing.
         return frozenset()
-    code = Code(text)
+    code = code_of(text, tree)
     held: set[str] | None = None  # module-level names bound to device values, when needed
-    movers = _movers(tree) if moves else set()
+    movers = _movers(tree, text) if moves else set()
     out: set[str] = set()
     for node in _definitions(tree):
         is_fn = type(node) is not ast.ClassDef
@@ -146,13 +167,12 @@ def _device_functions(tree: ast.Module, text: str) -> frozenset[str]:
             if _returns(node):  # type: ignore[arg-type]
                 out.add(node.name)
             continue
-        body = _code(code, node)
-        if any(w in body for w in SOURCE_WORDS):
+        if _says(code, node, SOURCE_WORDS):
             builds = True
         else:
             if held is None:
                 held = _held(text)
-            builds = bool(held) and not held.isdisjoint(IDENT.findall(body))
+            builds = bool(held) and _names(code, node, held)
         if builds and (not is_fn or _returns(node)):  # type: ignore[arg-type]
             out.add(node.name)  # (a function that gives its caller nothing, an assert_*: nothing to follow)
     return frozenset(out)
@@ -199,9 +219,9 @@ def _building_classes(tree: ast.Module, text: str) -> frozenset[str]:
     class that builds no devices gives nothing its caller does not have)."""
     if "class" not in text or not any(w in text for w in BUILD_WORDS):
         return frozenset()
-    code = Code(text)
+    code = code_of(text, tree)
     return frozenset(s.name for s in tree.body if type(s) is ast.ClassDef
-                     and any(w in _code(code, s) for w in BUILD_WORDS))
+                     and _says(code, s, BUILD_WORDS))
 
 
 building_classes = per_tree(_building_classes, NO_NAMES)

@@ -107,7 +107,7 @@ def _attribute_reads(tree: ast.Module, text: str) -> dict[str, frozenset[str]]:
 
 
 _NO_READS: dict[str, frozenset[str]] = {}
-attribute_reads = per_tree(_attribute_reads, _NO_READS)
+attribute_reads = per_tree(_attribute_reads, _NO_READS, together=False)
 
 
 def _per_content(view: FileView, mod: ModuleFile, text: str, compute: Callable[[str], T]) -> T:

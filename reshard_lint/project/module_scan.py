@@ -13,7 +13,7 @@ from typing import Callable, NamedTuple, TypeVar
 
 from ..core.vocabulary import VALUE_PATTERN
 from .guarded import guarded_statements
-from .module_tree import NO_NAMES, Code, per_tree, statements
+from .module_tree import NO_NAMES, Code, code_of, per_tree, statements
 
 T = TypeVar("T")
 IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -92,7 +92,7 @@ def _code_names(tree: ast.Module, text: str) -> frozenset[str]:
     return frozenset(out)
 
 
-code_names = per_tree(_code_names, NO_NAMES)
+code_names = per_tree(_code_names, NO_NAMES, together=False)
 
 
 def per_content(memo: dict[tuple[object, ...], object], path: str | None, text_digest: str | None, text: str,
@@ -135,7 +135,7 @@ def _module_values(tree: ast.Module, text: str) -> dict[str, tuple[Value, ...]]:
     each target name with the values bound to it, in order."""
     if "=" not in text:
         return {}  # every assignment spells one
-    code = Code(text)
+    code = code_of(text, tree)
     found: dict[str, list[Value]] = {}
     stmts: list[ast.stmt] = list(tree.body)
     if "\n " in text or "\n\t" in text:

@@ -17,7 +17,9 @@ engine is not imported.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
+import sys
 from collections import OrderedDict
 from typing import Callable, Iterator, TypeVar
 
@@ -30,7 +32,8 @@ _TREES: OrderedDict[str, ast.Module | None] = OrderedDict()
 _KEEP_TREES = 16  # trees are large: the gate asks a module's facts together, then moves on
 _FACTS: OrderedDict[tuple[str, str], object] = OrderedDict()
 _KEEP_FACTS = 20_000  # facts are small (sets of names)
-_last: list[tuple[str, str]] = []  # (text, digest) of the text asked last: several facts in a row
+_last: list[tuple[str, str]] = []
+_last_code: list["Code"] = []  # (text, digest) of the text asked last: several facts in a row
 
 
 def text_digest(text: str) -> str:
@@ -70,9 +73,16 @@ def forget(text: str) -> None:
     _TREES.pop(text_digest(text), None)
 
 
-def per_tree(compute: Callable[[ast.Module, str], T], empty: T) -> Callable[[str], T]:
+# The facts read together, from one tree, when a module is first asked for one: the gate
+# asks them of a module at different times, and its tree would otherwise be parsed again.
+_TOGETHER: list[Callable[[str], object]] = []
+_reading: list[bool] = []  # reading the facts of one tree together
+
+
+def per_tree(compute: Callable[[ast.Module, str], T], empty: T, together: bool = True) -> Callable[[str], T]:
     """``fact(text)``: ``compute(tree, text)`` once per content, ``empty`` for a text
-    that does not parse (facts are read, never changed)."""
+    that does not parse (facts are read, never changed). ``together``: computed with
+    the other such facts of the text when the first of them is asked."""
     name = compute.__name__
 
     def fact(text: str) -> T:
@@ -84,7 +94,17 @@ def per_tree(compute: Callable[[ast.Module, str], T], empty: T) -> Callable[[str
         _FACTS[key] = found
         if len(_FACTS) > _KEEP_FACTS:
             _FACTS.popitem(last=False)
+        if together and tree is not None and not _reading:
+            _reading.append(True)
+            try:
+                for other in _TOGETHER:
+                    other(text)
+            finally:
+                _reading.pop()
         return found
+
+    if together:
+        _TOGETHER.append(fact)
 
     fact.__name__ = name
     fact.__doc__ = compute.__doc__
@@ -114,11 +134,28 @@ NO_NAMES: frozenset[str] = frozenset()
 _COMMENT = re.compile(r"#[^\n]*")
 
 
+def code_of(text: str, tree: ast.Module) -> "Code":
+    """``Code(text, tree)``, kept for the text asked last (its facts are read one after
+    another)."""
+    if _last_code and _last_code[0].text is text and _last_code[0].tree is tree:
+        return _last_code[0]
+    _last_code[:] = [Code(text, tree)]
+    return _last_code[0]
+
+
+def _inside(spans: list[tuple[int, int]], at: int) -> bool:
+    i = bisect.bisect_right(spans, (at, sys.maxsize)) - 1
+    return i >= 0 and spans[i][0] <= at < spans[i][1]
+
+
 class Code:
     """Offsets into one text, and the code of a span of it (strings and comments blanked)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, tree: ast.Module | None = None) -> None:
         self.text = text
+        self.tree = tree  # for in_code: its string literals
+        self._strings: list[tuple[int, int]] | None = None
+        self._fstrings: list[tuple[int, int]] = []
         self.ascii = text.isascii()
         starts = [0]
         i = text.find("\n")
@@ -168,6 +205,53 @@ class Code:
                     if chars[i] == "#":
                         chars[i] = " "
         return _COMMENT.sub(lambda m: " " * len(m.group(0)), "".join(chars))
+
+    def says(self, start: int, end: int, words: tuple[str, ...]) -> bool:
+        """Does the code of ``text[start:end]`` hold one of ``words`` (none holds a quote
+        or ``#``: a word that begins in code is code)?"""
+        text = self.text
+        for w in words:
+            i = text.find(w, start, end)
+            while i >= 0:
+                if self.in_code(i):
+                    return True
+                i = text.find(w, i + 1, end)
+        return False
+
+    def in_code(self, at: int) -> bool:
+        """Is the character at ``at`` code: not in a string literal, nor after a comment's
+        ``#`` on its line?"""
+        if self._strings is None:
+            self._strings, self._fstrings = self._literals()
+        if _inside(self._strings, at):
+            return False
+        line = self.text.rfind("\n", 0, at) + 1
+        q = self.text.find("#", line, at)
+        while q >= 0:
+            if not _inside(self._strings, q) and not _inside(self._fstrings, q):
+                return False
+            q = self.text.find("#", q + 1, at)
+        return True
+
+    def _literals(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+        """The spans of the module's string literals (not an f-string's parts) and of its
+        f-strings, sorted."""
+        strings: list[tuple[int, int]] = []
+        fstrings: list[tuple[int, int]] = []
+        if self.tree is not None:
+            todo: list[ast.AST] = [self.tree]
+            while todo:
+                node = todo.pop()
+                t = type(node)
+                if t is ast.JoinedStr:
+                    fstrings.append((self.start(node), self.end(node)))
+                    todo.extend(v.value for v in node.values if type(v) is ast.FormattedValue)  # type: ignore[attr-defined]
+                    continue
+                if t is ast.Constant and isinstance(node.value, (str, bytes)):  # type: ignore[attr-defined]
+                    strings.append((self.start(node), self.end(node)))
+                    continue
+                todo.extend(ast.iter_child_nodes(node))
+        return sorted(strings), sorted(fstrings)
 
     def of(self, node: ast.AST) -> str:
         """The code of ``node``'s own span."""
