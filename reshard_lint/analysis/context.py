@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterable, Mapping
 from ..core import vocabulary as api
 from ..stages import runtime_facts as rf
 
-from .devices import PLATFORMS, Evaluator, Verdict
+from .devices import PLATFORMS, DevFn, Evaluator, Verdict
 from .tree import Module
 from .values import DevVal, MeshVal, undecidable
 
@@ -234,19 +234,13 @@ class FileContext:
 
     def different_on(self, a: MeshVal | DevVal, b: MeshVal | DevVal) -> tuple[str, ...]:
         """The target platforms on which the two hold other devices."""
-        da = a.devices if isinstance(a, MeshVal) else a
-        db = b.devices if isinstance(b, MeshVal) else b
-        if a is b or da.fn is db.fn or _platform_clash(da, db):
-            return ()
-        return self.devices.different_on(da.fn, db.fn, _sizes(da, db))
+        lists = _two_lists(a, b)
+        return self.devices.different_on(*lists) if lists else ()
 
     def reordered_on(self, a: MeshVal | DevVal, b: MeshVal | DevVal) -> tuple[str, ...]:
         """The target platforms on which the two hold their devices in different orders."""
-        da = a.devices if isinstance(a, MeshVal) else a
-        db = b.devices if isinstance(b, MeshVal) else b
-        if a is b or da.fn is db.fn or _platform_clash(da, db):
-            return ()
-        return self.devices.reordered_on(da.fn, db.fn, _sizes(da, db))
+        lists = _two_lists(a, b)
+        return self.devices.reordered_on(*lists) if lists else ()
 
     @property
     def platforms(self) -> tuple[str, ...]:
@@ -254,11 +248,8 @@ class FileContext:
 
     def differs(self, a: MeshVal | DevVal, b: MeshVal | DevVal) -> bool:
         """True when the two differ in set or order on every topology that runs both."""
-        da = a.devices if isinstance(a, MeshVal) else a
-        db = b.devices if isinstance(b, MeshVal) else b
-        if a is b or da.fn is db.fn or _platform_clash(da, db):
-            return False
-        found = self.devices.verdicts(da.fn, db.fn, _sizes(da, db))
+        lists = _two_lists(a, b)
+        found = self.devices.verdicts(*lists) if lists else set()
         return bool(found) and found <= {"different", "reordered"}
 
     def locality(self, d: MeshVal | DevVal) -> str:
@@ -275,6 +266,16 @@ class FileContext:
 
     def option(self, name: str, default: object) -> object:
         return self.settings.get(name, default)
+
+
+def _two_lists(a: MeshVal | DevVal, b: MeshVal | DevVal) -> tuple[DevFn, DevFn, Iterable[int]] | None:
+    """The device functions of two meshes or lists and their spelled sizes, to evaluate on
+    the models; None where no evaluation says anything (one list, or a platform clash)."""
+    da = a.devices if isinstance(a, MeshVal) else a
+    db = b.devices if isinstance(b, MeshVal) else b
+    if a is b or da.fn is db.fn or _platform_clash(da, db):
+        return None
+    return da.fn, db.fn, _sizes(da, db)
 
 
 def _one_list(a: DevVal, b: DevVal) -> bool:

@@ -80,3 +80,13 @@ def driver() -> Callable[[list[dict[str, Any]], Path], dict[str, Any]]:
 def jax_subprocess_env() -> dict[str, str]:
     """Environment for a child process that should see 8 CPU devices."""
     return jax_env()
+
+
+def outcomes(output: str) -> dict[str, str]:
+    """Test name -> PASSED or FAILED, from the short summary of a ``pytest -rA`` run."""
+    found: dict[str, str] = {}
+    for line in output.splitlines():
+        for word in ("PASSED", "FAILED"):
+            if line.startswith(word + " ") and "::" in line:
+                found[line.split("::", 1)[1].split()[0]] = word
+    return found

@@ -10,6 +10,8 @@ from typing import Callable
 
 import pytest
 
+from conftest import outcomes  # this directory is on sys.path (see conftest.py)
+
 USER_TESTS = textwrap.dedent('''\
     import jax
     import numpy as np
@@ -75,16 +77,6 @@ def _pytest_run(tmp: Path, env: dict[str, str], *args: str, tests: str, ini: str
                            "default", str(tmp / "test_user.py"), *args],
                           cwd=tmp, capture_output=True, text=True, env=env, timeout=240)
     return proc.returncode, proc.stdout + proc.stderr
-
-
-def outcomes(output: str) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for line in output.splitlines():
-        for word in ("PASSED", "FAILED"):
-            if line.startswith(word + " ") and "::" in line:
-                name = line.split("::", 1)[1].split()[0]
-                found[name] = word
-    return found
 
 
 def test_off_by_default_changes_nothing(pytest_run: Callable[..., tuple[int, str]]) -> None:

@@ -22,6 +22,8 @@ import textwrap
 from pathlib import Path
 from typing import Callable
 
+from conftest import outcomes  # this directory is on sys.path (see conftest.py)
+
 Run = Callable[..., subprocess.CompletedProcess[str]]
 
 # ------------------------------------------------------------------------------ pytest runs
@@ -75,15 +77,6 @@ def pytest_run(tmp: Path, env: dict[str, str], *args: str, head: str = "", conft
                            str(tmp / "test_user.py"), *args],
                           cwd=tmp, capture_output=True, text=True, env=env, timeout=240)
     return proc.returncode, proc.stdout + proc.stderr
-
-
-def outcomes(output: str) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for line in output.splitlines():
-        for word in ("PASSED", "FAILED"):
-            if line.startswith(word + " ") and "::" in line:
-                found[line.split("::", 1)[1].split()[0]] = word
-    return found
 
 
 def assert_stopped_at_mesh(out: str, failed: set[str]) -> None:
