@@ -8,8 +8,7 @@ Three kinds of names, each spelled here and nowhere else (tests/test_vocabulary.
 - the prefixes of the families the analysis reads by prefix (``jax.numpy.``, ``jax.lax.``);
 - API words: the last name of a call, attribute or keyword as code spells it, which the
   stages before the analysis read without resolving imports (the ast gate, the
-  components and slicing of long files, the project layer's words tested on a tree
-  node's code, ``coverage``),
+  components and slicing of long files, the project layer's text scans, ``coverage``),
   grouped by what a finding needs them for. The prefilter's substring words are derived
   from these groups (``DEVICE_SOURCE``, ``BUILDERS``, ``GATE_WORDS``).
 
@@ -379,8 +378,8 @@ BUILDERS = tuple(w for w in DEVICE_SOURCE if DEVICE_STEM not in w)
 GATE_WORDS = (MESH_WORD, *sorted(MESH_BUILDERS), NAMED_SHARDING_WORD, DEVICE_PUT_WORD)
 ID_WORDS = tuple(sorted(f".{w}" for w in ID_ATTRS))  # ".id", ".split"
 
-# The project layer's words, tested on the code of a node of a module's tree
-# (project/defs.py, module_text.py, module_scan.py, projects.py): what a value built from devices reads as (a device source, a mesh or
+# The project layer's text scans (project/defs.py, module_text.py, module_scan.py,
+# projects.py): what a value built from devices reads as (a device source, a mesh or
 # sharding constructor, a transfer) ...
 VALUE_WORDS = (*DEVICE_SOURCE, MESH_WORD, "mesh", "Sharding", DEVICE_PUT_WORD, "make_array", "shard")
 # ... the same words for a regular expression's alternation over a module-level line ...

@@ -127,12 +127,7 @@ def check_source(source: str, path: str = "<stdin>", settings: Settings = None, 
             # own text need not name any, and they seed its slice (components.py) as
             # what the file builds itself does.
             projects = engine.projects if engine is not None else _gate_projects(settings)
-            from ..project.projects import may_import_devices
-
-            if tree is None and gate and may_import_devices(source):
-                tree = _parse_or_none(source)  # one parse: the file's imports, then the gate, read it
-            imported, result.deps = projects.device_imports(source, path, tree if isinstance(tree, ast.Module)
-                                                            else None)
+            imported, result.deps = projects.device_imports(source, path)
         if gate:
             if not imported and not prefilter(source):
                 if not (compile_rejected and refused(source)):

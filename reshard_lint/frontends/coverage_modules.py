@@ -119,8 +119,10 @@ def text_facts(text: str, path: str, view: Any) -> ModuleFacts:
     froms, _ = import_lines(text)  # (its ``import a as b`` list: every ``import`` line is read below)
     for dots, module, names in froms:
         base = view.absolute(len(dots), module or None) if dots else module
-        for name, alias in names:
-            out.imports.extend(_from_import(view, base, name, alias or name))
+        for part in names.strip("()").split(","):
+            name, _, alias = part.strip().partition(" as ")
+            if name.strip():
+                out.imports.extend(_from_import(view, base, name.strip(), alias.strip() or name.strip()))
     for line in _IMPORT.findall(text):
         for part in line.split(","):
             module, _, alias = part.strip().partition(" as ")

@@ -96,9 +96,7 @@ class ReshardChecker:
             imported: frozenset[str] = frozenset()
             if may_import_devices(source):
                 project = _project_settings(self.filename)
-                # the file's imports are read from flake8's tree
-                imported = device_imports(source, self.filename, project,
-                                          self.tree if isinstance(self.tree, ast.Module) else None)[0]
+                imported = device_imports(source, self.filename, project)[0]
 
             def settings() -> dict[str, Any]:  # read once a file gets to the analysis
                 found = project or _project_settings(self.filename)

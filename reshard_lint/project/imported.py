@@ -2,34 +2,29 @@
 
 The prefilter and the ast gate skip a file whose own code builds no devices or mesh
 (gate.py); with imports followed, a file that only uses ``TRAIN`` and ``ROLLOUT`` from
-``mypkg.mesh`` can have a finding. This finds, from Python's trees of the file and of
-the modules it imports (module_scan.py, defs.py: one parse per content), the names
-imported from project modules that those modules may bind, at module level, to a value
-built from devices (what the analysis follows across modules), directly or re-exported,
-so that such a file goes to the engine whole. It says yes too often (a word in a
-value's code), never no to a name the analysis could resolve; the standard library
-only: the gate runs where the engine is not imported.
+``mypkg.mesh`` can have a finding. This finds, from the text alone, the names imported
+from project modules that those modules may bind, at module level, to a value built
+from devices (what the analysis follows across modules), directly or re-exported, so
+that such a file goes to the engine whole. It says yes too often (an assignment the
+text cannot place, a word in a value), never no to a name the analysis could resolve;
+the standard library only: the gate runs where the engine is not imported.
 """
 
 from __future__ import annotations
 
-import ast
+import re
 from typing import TYPE_CHECKING, Callable, TypeVar
 
 from ..core.vocabulary import VALUE_WORDS
 from .defs import call_bindings, callable_names, config_classes, device_functions, moving_functions
-from .module_scan import FromImport, Value, any_value, code_names, import_lines, module_values, per_content, \
-    star_imports
-from .module_tree import per_tree
+from .module_scan import IDENT, any_value, bindings, code_names, import_lines, per_content, star_imports
 from .modules import MODELLED, ModuleFile
-from .registries import registry_names
+from .registries import may_file_into, registry_names
 
 if TYPE_CHECKING:
     from .view import FileView  # FileView._summary calls this module: no import at run time
 
-STAR = (("*", ""),)
-# Names a module's code may bind without spelling them (``globals()["TRAIN"] = mesh``).
-_DYNAMIC = frozenset({"globals", "setattr", "__dict__", "exec", "vars"})
+_NAME = re.compile(r"(\w+)(?:\s+as\s+(\w+))?")
 _DEPTH = 4  # re-exports followed through at most this many modules
 T = TypeVar("T")
 
@@ -48,11 +43,13 @@ def device_imports(source: str, view: FileView) -> frozenset[str]:
         if not base or base.split(".")[0] in MODELLED or index.find(base) is None:
             continue
         source_mod = index.find(base)
-        if names == STAR:
+        if names.strip() == "*":
             if source_mod is not None and _binds_any(view, source_mod, _DEPTH):
                 out.add("*")
             continue
-        for name, alias in names:
+        for name, alias in _NAME.findall(names.strip("()")):
+            if name == "import":
+                continue
             sub = index.find(f"{base}.{name}")
             if sub is not None:
                 # a module: its attributes may be device values
@@ -73,41 +70,19 @@ def device_imports(source: str, view: FileView) -> frozenset[str]:
 def _device_attributes(source: str, local: str, view: FileView, mod: ModuleFile) -> set[str]:
     """``{local., local.X, ...}`` for the attributes X that ``source`` reads of the module
     ``mod`` (imported whole as ``local``) and that it may bind to a device value; empty
-    when there is none. (The text finds the candidates, ``local.X`` spelled anywhere, a
-    superset of the tree's; the tree of ``source`` is read only for those the module may
-    bind to a device value.)"""
+    when there is none."""
     attrs: set[str] = set()
     needle = local + "."
     i = source.find(needle)
     while i >= 0:  # str.find, not a lookbehind regex: that tries every position of the file
         if i == 0 or not (source[i - 1].isalnum() or source[i - 1] in "_."):
-            j = k = i + len(needle)
-            while k < len(source) and (source[k].isalnum() or source[k] == "_"):
-                k += 1
-            if k > j:
-                attrs.add(source[j:k])
+            m = IDENT.match(source, i + len(needle))
+            if m is not None:
+                attrs.add(m.group(0))
         i = source.find(needle, i + len(needle))
-    if not source.isascii():
-        attrs |= attribute_reads(source).get(local, frozenset())  # a name spelled otherwise (NFKC)
     found = {f"{local}.{a}" for a in sorted(attrs) if _exports(view, mod, a, _DEPTH)}
-    if found:
-        read = attribute_reads(source).get(local, frozenset())
-        found = {f for f in found if f[len(needle):] in read}  # in code, not in a comment or string
     found |= {f"{name}>" for name in found if _moves(view, mod, name[len(needle):], _DEPTH)}
     return found | {needle} if found else found
-
-
-def _attribute_reads(tree: ast.Module, text: str) -> dict[str, frozenset[str]]:
-    """``name -> {attr, ...}`` of every ``name.attr`` the module's code reads."""
-    found: dict[str, set[str]] = {}
-    for node in ast.walk(tree):
-        if type(node) is ast.Attribute and type(node.value) is ast.Name:
-            found.setdefault(node.value.id, set()).add(node.attr)
-    return {name: frozenset(attrs) for name, attrs in found.items()}
-
-
-_NO_READS: dict[str, frozenset[str]] = {}
-attribute_reads = per_tree(_attribute_reads, _NO_READS, together=False)
 
 
 def _per_content(view: FileView, mod: ModuleFile, text: str, compute: Callable[[str], T]) -> T:
@@ -115,7 +90,7 @@ def _per_content(view: FileView, mod: ModuleFile, text: str, compute: Callable[[
 
 
 def _module_imports(view: FileView, mod: ModuleFile, text: str) \
-        -> tuple[list[FromImport], list[tuple[str, str]]]:
+        -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
     return _per_content(view, mod, text, import_lines)
 
 
@@ -131,11 +106,12 @@ def _text(view: FileView, mod: ModuleFile) -> str | None:
     return found[0]
 
 
-def _bindings(view: FileView, mod: ModuleFile, text: str) -> dict[str, tuple[Value, ...]]:
-    """The module-level assignments of a module (in its body, or directly in a
+def _bindings(view: FileView, mod: ModuleFile, text: str) -> dict[str, list[str]]:
+    """The module-level assignments of a module (a line in column 0, or one level into a
     module-level ``if``, ``try`` or ``with`` block: guarded.py): each target name with
-    the values bound to it (module_scan.module_values)."""
-    return _per_content(view, mod, text, module_values)
+    the right-hand sides bound to it, continuation lines included. One scan per module
+    and content."""
+    return _per_content(view, mod, text, bindings)
 
 
 def files_registry(view: FileView, mod: ModuleFile, name: str) -> bool:
@@ -146,7 +122,8 @@ def files_registry(view: FileView, mod: ModuleFile, name: str) -> bool:
 
 
 def _registry(view: FileView, mod: ModuleFile, text: str, name: str) -> bool:
-    return name in _per_content(view, mod, text, registry_names)
+    # Python's tree of the module only where its text may bind and subscript the name.
+    return may_file_into(text, name) and name in _per_content(view, mod, text, registry_names)
 
 
 def calls_function(view: FileView, mod: ModuleFile, name: str) -> bool:
@@ -170,7 +147,9 @@ def reexports_callable(view: FileView, mod: ModuleFile, name: str, depth: int = 
         return False
     inner = view.of(mod)
     for dots, module, names in _module_imports(view, mod, text)[0]:
-        taken_names = [name] if names == STAR else [taken for taken, alias in names if (alias or taken) == name]
+        star = names.strip() == "*"
+        taken_names = [name] if star else [taken for taken, alias in _NAME.findall(names.strip("()"))
+                                            if (alias or taken) == name and taken != "import"]
         if not taken_names:
             continue
         base = inner.absolute(len(dots), module or None) if dots else module
@@ -192,6 +171,14 @@ def binds_call(view: FileView, mod: ModuleFile, name: str) -> bool:
     return text is not None and name in _per_content(view, mod, text, call_bindings)
 
 
+# A module-level value an importer can read as it is: numbers (a tuple of them, literal
+# arithmetic), a string of one literal, True or False.
+_CONSTANT = re.compile(r"\s*(?:[-+*/%()\d_., ]+|'[\w .:/-]*'|\"[\w .:/-]*\"|True|False)\s*(?:#[^\n]*)?")
+
+
+_CONSTRUCTION = re.compile(r"\s*(\w+)\(\)\s*(?:#[^\n]*)?")
+
+
 def exports_constant(view: FileView, mod: ModuleFile, name: str) -> bool:
     """Does ``mod`` bind ``name`` once at module level to a literal constant
     (``NUM_DEVICES = 4``, ``SHAPE = (2, 4)``, ``AXIS = 'data'``), or define it as a
@@ -204,11 +191,10 @@ def exports_constant(view: FileView, mod: ModuleFile, name: str) -> bool:
     if name in _per_content(view, mod, text, config_classes):
         return True
     values = _bindings(view, mod, text).get(name, ())
-    if len(values) != 1:
-        return False
-    if values[0].constructs:
-        return values[0].constructs in _per_content(view, mod, text, config_classes)  # CONFIG = MeshConfig()
-    return values[0].literal
+    if len(values) == 1 and (made := _CONSTRUCTION.fullmatch(values[0])) is not None:
+        return made.group(1) in _per_content(view, mod, text, config_classes)  # CONFIG = MeshConfig()
+    return len(values) == 1 and any(c.isdigit() or c in "'\"TF" for c in values[0]) \
+        and _CONSTANT.fullmatch(values[0]) is not None
 
 
 def _moves(view: FileView, mod: ModuleFile, name: str, depth: int) -> bool:
@@ -221,8 +207,8 @@ def _moves(view: FileView, mod: ModuleFile, name: str, depth: int) -> bool:
         return True
     inner = view.of(mod)
     for dots, module, names in _module_imports(view, mod, text)[0]:
-        for taken, alias in names:
-            if (alias or taken) != name:
+        for taken, alias in _NAME.findall(names.strip("()")):
+            if (alias or taken) != name or taken == "import":
                 continue
             base = inner.absolute(len(dots), module or None) if dots else module
             source = view.project.index.find(base) if base and base.split(".")[0] not in MODELLED else None
@@ -260,30 +246,30 @@ def _exports_uncached(view: FileView, mod: ModuleFile, text: str, name: str, dep
         return True  # a dict the module's functions file into (registries.py)
     if name in _per_content(view, mod, text, device_functions):
         return True  # a function whose body builds or moves device values (defs.py)
-    for value in _bindings(view, mod, text).get(name, ()):
-        if any(w in value.code for w in VALUE_WORDS):
+    for rhs in _bindings(view, mod, text).get(name, ()):
+        if any(w in rhs for w in VALUE_WORDS):
             return True
         # ``X = handlers.X`` through a module imported whole: that module's X, not
         # whether it binds anything (an alias of a class read as a device value made
         # every importer of pytree_checkpoint_handler.py summarise it).
-        for head, attr in value.attributes:
+        for head, attr in _ATTRIBUTE.findall(rhs):
             sub = _module_named(view, mod, text, head)
             if sub is not None:
                 if _exports(view, sub, attr, depth - 1):
                     return True
             elif head not in seen and _exports(view, mod, head, depth, seen):
                 return True
-        rest = value.names - seen
+        rest = set(IDENT.findall(_ATTRIBUTE.sub(" ", rhs))) - seen
         if any(_exports(view, mod, other, depth, seen) for other in rest):
             return True  # ALIAS = TRAIN
     froms, imports = _module_imports(view, mod, text)
-    if not any(names == STAR or any((alias or taken) == name for taken, alias in names) for _, _, names in froms) \
+    if not any(name in names or names.strip() == "*" for _, _, names in froms) \
             and not any(alias == name for _, alias in imports):
         return False
     index = view.project.index
     inner = view.of(mod)
     for dots, module, names in froms:
-        if names != STAR and not any((alias or taken) == name for taken, alias in names):
+        if name not in names and names.strip() != "*":
             continue
         base = inner.absolute(len(dots), module or None) if dots else module
         if not base or base.split(".")[0] in MODELLED:
@@ -291,11 +277,11 @@ def _exports_uncached(view: FileView, mod: ModuleFile, text: str, name: str, dep
         source = index.find(base)
         if source is None:
             continue
-        if names == STAR:
+        if names.strip() == "*":
             if _exports(view, source, name, depth - 1):
                 return True
             continue
-        for taken, alias in names:
+        for taken, alias in _NAME.findall(names.strip("()")):
             if (alias or taken) != name:
                 continue
             sub = index.find(f"{base}.{taken}")
@@ -327,19 +313,17 @@ def star_sources(view: FileView, mod: ModuleFile) -> list[str]:
 
 def star_source(view: FileView, mod: ModuleFile, name: str) -> str | None:
     """The module whose ``name`` a top-level ``from m import *`` of ``mod`` binds there
-    (``from .meshes import *`` in a package's ``__init__.py``), or None: ``mod``'s code
-    must not name ``name`` anywhere else (a binding of its own, a later assignment; a
-    comment or string is no binding), and exactly one of its star imports may bind it
-    (its module's code names it or its ``__all__`` lists it, or it imports another with
-    a star, or binds names it does not spell: ``globals()``, ``setattr`` ...). Absolute;
-    the caller asks that module for the name. A module that does not parse imports
-    nothing here."""
+    (``from .meshes import *`` in a package's ``__init__.py``), or None: ``mod`` must not
+    name ``name`` anywhere else in its text (a binding of its own, a later assignment),
+    and exactly one of its star imports may bind it (its module names it, or imports
+    another with a star). Absolute; the caller asks that module for the name."""
     text = _text(view, mod)
     if text is None or name.startswith("_"):
         return None
-    names = _per_content(view, mod, text, code_names)
-    if name in names or not names.isdisjoint(_DYNAMIC):
-        return None
+    word = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
+    if word.search(text) and (name in _per_content(view, mod, text, code_names) or not _per_content(
+            view, mod, text, code_names)):
+        return None  # named in its code (a comment or string is no binding), or unreadable
     inner = view.of(mod)
     found: list[str] = []
     for dots, module in _per_content(view, mod, text, star_imports):
@@ -352,11 +336,13 @@ def star_source(view: FileView, mod: ModuleFile, name: str) -> str | None:
         source_text = _text(view, source)
         if source_text is None:
             return None
-        spelled = _per_content(view, source, source_text, code_names)
-        if name in spelled or not spelled.isdisjoint(_DYNAMIC) \
-                or _per_content(view, source, source_text, star_imports):
+        if word.search(source_text) or _per_content(view, source, source_text, star_imports):
             found.append(base)
     return found[0] if len(found) == 1 else None
+
+
+# ``head.attr`` in a value (not ``x.head.attr``: a chain's head is its first name).
+_ATTRIBUTE = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\.([A-Za-z_]\w*)")
 
 
 def _module_named(view: FileView, mod: ModuleFile, text: str, head: str) -> ModuleFile | None:
@@ -365,12 +351,12 @@ def _module_named(view: FileView, mod: ModuleFile, text: str, head: str) -> Modu
     froms, imports = _module_imports(view, mod, text)
     index = view.project.index
     for dots, module, names in froms:
-        if not any((alias or taken) == head for taken, alias in names):
+        if head not in names:
             continue
         base = view.of(mod).absolute(len(dots), module or None) if dots else module
         if not base or base.split(".")[0] in MODELLED:
             continue
-        for taken, alias in names:
+        for taken, alias in _NAME.findall(names.strip("()")):
             if (alias or taken) == head:
                 return index.find(f"{base}.{taken}")
     for module, alias in imports:
@@ -390,8 +376,7 @@ def _binds_any(view: FileView, mod: ModuleFile, depth: int) -> bool:
     if key in memo:
         return bool(memo[key])
     memo[key] = False  # a cycle of modules importing each other: no
-    # a module-level value, or a function or class that builds or moves device values
-    found = any_value(text) or bool(_per_content(view, mod, text, device_functions))
+    found = any_value(text)
     if not found:
         inner = view.of(mod)
         for dots, module, names in _module_imports(view, mod, text)[0]:
@@ -401,7 +386,8 @@ def _binds_any(view: FileView, mod: ModuleFile, depth: int) -> bool:
             source = view.project.index.find(base)
             if source is None or source == mod:
                 continue
-            if any(taken != "*" and _exports(view, source, taken, depth - 1) for taken, _ in names):
+            if any(taken != "import" and _exports(view, source, taken, depth - 1)
+                   for taken, _ in _NAME.findall(names.strip("()"))):
                 found = True
                 break
     memo[key] = found

@@ -34,15 +34,16 @@ def module_level(text: str, full: bool) -> ModuleLevel:
     """What ``Projects._summarise`` runs of ``text``, and the summary part of its interface
     (the warm ``check`` asks for that alone, interface.py); ``full``: keeping the
     functions importers call (defs.py), its summary part marked ``F``."""
+    from ..stages import newer_syntax
     from ..stages.nesting import too_deep
     from .defs import callable_names, config_classes, device_functions
     from .hashes import summary_part
-    from .module_tree import tree_of
     from .registries import candidates, decorated_by_own
 
     mark = "F" if full else ""
-    tree = tree_of(text)  # the tree the gate's facts of this content were read from, when still kept
-    if tree is None:
+    try:
+        tree = newer_syntax.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ModuleLevel(mark + summary_part("\0unparsable", set()), None, text, set(), frozenset(), set())
     if too_deep(text, tree) is not None:
         return ModuleLevel(mark + summary_part("\0too deep", set()), None, text, set(), frozenset(), set())

@@ -7,7 +7,6 @@ running the module body only. Layouts are found once per directory.
 
 from __future__ import annotations
 
-import ast
 import os
 from typing import TYPE_CHECKING, Callable, Mapping
 
@@ -55,27 +54,18 @@ class Projects:
         module = project.index.find(name) if name is not None else None
         return FileView(project, module)
 
-    def device_imports(self, source: str, path: str, tree: ast.Module | None = None) \
-            -> tuple[frozenset[str], dict[str, str]]:
+    def device_imports(self, source: str, path: str) -> tuple[frozenset[str], dict[str, str]]:
         """Names ``source`` imports from its project that may hold device values (the
-        gate's question, from Python's trees: project/imported.py), and the project files
-        the answer was read from, with their digests. ``tree``: Python's tree of
-        ``source`` where the caller has it (flake8's), read instead of a parse."""
+        gate's question, from the text: project/imported.py), and the project files the
+        answer was read from, with their digests."""
         if not may_import_devices(source):
             return frozenset(), {}
         view = self.view(path)
         if view is None:
             return frozenset(), {}
         from .imported import device_imports
-        from .module_tree import forget, remember
 
-        if tree is None:
-            return device_imports(source, view), view.deps
-        remember(source, tree)
-        try:
-            return device_imports(source, view), view.deps
-        finally:
-            forget(source)  # the caller's analysis holds it (module_tree.forget)
+        return device_imports(source, view), view.deps
 
     def interfaces(self, path: str, deps: Mapping[str, str]) -> dict[str, str]:
         """The interfaces (interface.py) of the project files ``path``'s result read."""
@@ -93,18 +83,13 @@ class Projects:
         from ..analysis.mutation import share
         from ..analysis.tree import Module
         from ..analysis.values import QualVal
-        from .module_tree import forget
         from .recording import RecordingAnalyzer
 
         run = module_level(text, full)
         view.shape = run.shape
         if run.tree is None:
             return None  # unknown: the importing file is not the place to report it
-        if run.body is text:
-            tree = run.tree
-            forget(text)  # this analysis's own now: no other gets its nodes
-        else:
-            tree = newer_syntax.parse(run.body)
+        tree = run.tree if run.body is text else newer_syntax.parse(run.body)
         # The context keeps the module: it places and spells the exported values' nodes
         # in the importers' messages.
         module = Module(tree, run.body)
@@ -169,7 +154,6 @@ def gate_projects(settings: Mapping[str, object]) -> Projects:
     return projects
 
 
-def device_imports(source: str, path: str, settings: Mapping[str, object], tree: ast.Module | None = None) \
-        -> tuple[frozenset[str], dict[str, str]]:
+def device_imports(source: str, path: str, settings: Mapping[str, object]) -> tuple[frozenset[str], dict[str, str]]:
     """``Projects.device_imports`` in a process that has no engine."""
-    return gate_projects(settings).device_imports(source, path, tree)
+    return gate_projects(settings).device_imports(source, path)

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from typing import Iterator
 
 from ..stages.ast_walk import own_scope
-from .module_tree import NO_NAMES, per_tree
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Reads of a dict that change nothing in it.
@@ -50,12 +50,43 @@ def candidates(tree: ast.Module) -> frozenset[str]:
     return frozenset(found)
 
 
-def _registry_names(tree: ast.Module, text: str) -> frozenset[str]:
-    """``candidates`` of a module's text (module_tree.py: its tree, parsed once per content)."""
+def may_file_into(text: str, name: str) -> bool:
+    """May ``name`` be among ``registry_names(text)``, from the text alone? A line of the
+    module begins with it (the one binding at the module's top that ``candidates`` asks
+    for: ``name = {}``, ``name: dict = {}``), or with a parenthesis, or a semicolon is
+    followed on its line by the name, a parenthesis or a line continuation (``x = 1;
+    name = {}``); and the text subscripts it (``name[k]``, with blanks, comments or line
+    continuations before the bracket: every store into the dict is such a subscript).
+    False rules ``name`` out without parsing the module: most names an importer asks
+    about are neither. A text outside ASCII may spell the identifier otherwise (NFKC):
+    True."""
+    if not text.isascii():
+        return True
+    # str.find, not a regex that starts with a lookbehind: that tries every position.
+    i = text.find(name)
+    while i >= 0:
+        if (i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_.")) \
+                and _BRACKET.match(text, i + len(name)) is not None:
+            break
+        i = text.find(name, i + 1)
+    else:
+        return False
+    word = re.escape(name)
+    return re.search(rf"(?m)^\f*(?:{word}(?!\w)|\()", text) is not None or ";" in text and re.search(
+        rf"(?m);[^\n]*(?:(?<![\w.]){word}(?!\w)|\(|\\\r?$)", text) is not None
+
+
+# What may stand between a name and the bracket of its subscript.
+_BRACKET = re.compile(r"(?:[ \t\f\r\n\\]|#[^\n]*\n)*\[")
+
+
+def registry_names(text: str) -> frozenset[str]:
+    """``candidates`` of a module's text (the project layer's text memo keeps it per content)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
     return candidates(tree)
-
-
-registry_names = per_tree(_registry_names, NO_NAMES)
 
 
 def decorated_by_own(tree: ast.Module) -> frozenset[str]:
