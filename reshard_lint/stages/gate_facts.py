@@ -356,6 +356,7 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
     sources = _instances(source_scopes, facts) if (ctors and origin) or device_target else 0
     if ctors and sources >= 2 and origin:
         return True  # RSH2xx/RSH3xx: an array with a known mesh and a second device source
+    named: _DeviceNames | None = None  # built once, for this test or the reorders' below
     if sources and origin and ctor_nodes:
         # Two meshes from one device source: `devs = jax.devices()`, then meshes of
         # `devs` and of `devs[:4]` (or of a filter of it, or one per turn of a loop).
@@ -371,7 +372,7 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
         return True  # RSH306: host data put on a device of the global list, then read
     if not (ctors and reorders) and not shardings and not (ids and indexed):
         return False
-    devices = _DeviceNames(facts)
+    devices = named or _DeviceNames(facts)
     if ctors and any(devices.mentioned(r, scope, aliases) for scope, r in reorders):
         return True  # RSH101/RSH102
     if ids and indexed:
