@@ -1,6 +1,7 @@
 """How much reshard-lint's strict mode adds to a jax.device_put and to a jitted call.
 
 Run: python bench/strict_overhead.py [--devices 8] [--samples 21] [--only device_put|jit|pod]
+                                    [--clock cpu|wall]
 
 Each case times batches of warm device_put calls (each blocked until ready) with strict
 mode off and on, alternating off/on batches in the same process so drift hits both
@@ -25,6 +26,9 @@ than a batch cancels out of it. Cases:
   numpy     np.asarray of numpy data (no copy: numpy's cheapest call). Strict mode replaces
             numpy's conversion functions only once something is put on one device of
             another simulated process, which this script never does: numpy's own run
+Times are the process's CPU time (every thread's: JAX's CPU backend copies on its own
+threads) by default: on a shared machine, time spent waiting for a core is not the call's,
+and wall time then measures the neighbours (--clock wall measures it anyway).
 Transfers on a shared CPU are noisy, so the table also shows the check alone ("check"):
 the time strict mode's wrapper spends before calling JAX, measured in a tight loop, and
 its share of the plain call ("check/off"), which is the overhead without the noise.
@@ -47,7 +51,12 @@ def main() -> None:
     parser.add_argument("--only", choices=("device_put", "jit", "pod"),
                         help="time only the device_put cases, the jit cases or the simulated "
                              "pod's cases (eager, fetch, procs, numpy)")
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                        help="time.process_time (every thread's CPU time, the default) or "
+                             "time.perf_counter (wall)")
     args = parser.parse_args()
+    global _clock
+    _clock = time.process_time if args.clock == "cpu" else time.perf_counter
 
     import jax
 
@@ -66,7 +75,7 @@ def main() -> None:
 
     sizes = [("1 KB", 1 << 10), ("1 MB", 1 << 20), ("16 MB", 16 << 20)]
     print(f"jax {jax.__version__}, {n} CPU devices ({os.cpu_count()} cores, load average "
-          f"{os.getloadavg()[0]:.1f}), {args.samples} batches per mode, times are medians per call")
+          f"{os.getloadavg()[0]:.1f}), {args.samples} batches per mode, {args.clock} times are medians per call")
     header = f"{'case':<8} {'size':>6} {'calls/batch':>11} {'off (us)':>10} {'strict (us)':>12} " \
              f"{'ratio':>7} {'overhead':>9} {'check (us)':>10} {'check/off':>10}"
     print(header)
@@ -250,11 +259,14 @@ def _us(seconds: float) -> str:
     return f"{seconds * 1e6:.1f}" if seconds >= 1e-5 else f"{seconds * 1e6:.3f}"
 
 
+_clock: Callable[[], float] = time.process_time
+
+
 def batch(call: Callable[[], Any], calls: int) -> float:
-    start = time.perf_counter()
+    start = _clock()
     for _ in range(calls):
         call()
-    return (time.perf_counter() - start) / calls
+    return (_clock() - start) / calls
 
 
 if __name__ == "__main__":

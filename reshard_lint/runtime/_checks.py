@@ -286,14 +286,28 @@ def _classify_uncached(src: Sharding, dst: Any, ndim: int, requested: Split,
 def memoized(fn: Callable[..., Finding | None]) -> Callable[..., Finding | None]:
     """A warm call must cost next to nothing: shardings are hashable and few, so the
     verdict for a (source, target) pair is computed once; an unhashable custom sharding
-    is judged every time."""
-    cached = lru_cache(maxsize=4096)(fn)
+    is judged every time.
 
-    def verdict(*args: Any) -> Finding | None:
+    Two levels: the very same two objects again (a loop putting onto one sharding) are
+    found by identity, without hashing shardings (JAX's NamedSharding hashes in Python);
+    equal objects made anew (``NamedSharding(mesh, spec)`` written in the loop) by equality.
+    The identity entry holds the two objects, so their ids cannot be reused meanwhile."""
+    cached = lru_cache(maxsize=4096)(fn)
+    same: dict[tuple[Any, ...], tuple[Any, Any, Finding | None]] = {}
+
+    def verdict(source: Any, target: Any, *rest: Any) -> Finding | None:
+        key = (id(source), id(target), *rest)
+        hit = same.get(key)
+        if hit is not None and hit[0] is source and hit[1] is target:
+            return hit[2]
         try:
-            return cached(*args)
+            found = cached(source, target, *rest)
         except TypeError:
-            return fn(*args)
+            return fn(source, target, *rest)
+        if len(same) >= 4096:
+            same.clear()
+        same[key] = (source, target, found)
+        return found
 
     return verdict
 
@@ -306,9 +320,23 @@ classify = memoized(_classify_uncached)
 _NO_TARGET = object()
 
 
+# Warm device_put calls of one array that need no check (``check_device_put`` said so, and
+# the target is no single device of another simulated process): key (id of the array's
+# sharding, id of the target, rank, committed, split, local_asked) -> (sharding, target).
+# The entry holds the two objects, so their ids cannot be reused while it stands.
+quiet: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+
+
+# Types of targets checked as they are (JAX's shardings and its Device), learned as met.
+TARGET_TYPES: set[type] = set()
+
+
 def resolve_target(target: Any, call: str) -> Any:
     """A Device or Sharding to check against, None for no target, _NO_TARGET to skip."""
-    if target is None or isinstance(target, (_Device, Sharding)):
+    if target is None:
+        return target
+    if isinstance(target, (_Device, Sharding)):
+        TARGET_TYPES.add(type(target))
         return target
     if isinstance(target, PartitionSpec):
         try:
@@ -347,8 +375,10 @@ def _emit(config: StrictConfig, found: Finding, call: str, what: str, stacklevel
     raise ReshardError(message, code=found.code, call=call, source=found.source, target=found.target)
 
 
-def check_device_put(config: StrictConfig, x: Any, device: Any, call: str, stacklevel: int) -> None:
+def check_device_put(config: StrictConfig, x: Any, device: Any, call: str, stacklevel: int) -> bool:
     """Check ``jax.device_put(x, device)`` (or ``x.to_device(device)``) before JAX runs it.
+    True when ``x`` is one array and the call, under these settings, has nothing to report
+    whatever the trace state: the same call again needs no check (``quiet``).
 
     ``stacklevel`` counts frames from this function's caller to the user's call, as
     ``warnings.warn`` does.
@@ -356,24 +386,27 @@ def check_device_put(config: StrictConfig, x: Any, device: Any, call: str, stack
     __tracebackhide__ = True  # pytest shows the user's call, not these frames
     if type(x) is ArrayImpl:  # the common case, kept free of pytree work
         if not x._committed:
-            return
+            return True
         sharding = x.sharding
         if device is sharding:  # device_put(x, x.sharding): JAX's cheapest call stays cheap
-            return
-        target = resolve_target(device, call)
-        if target is _NO_TARGET:
-            return
-        found = classify(sharding, target, x.ndim, config.split, local_asked)
+            return True
+        if type(device) in TARGET_TYPES:  # (isinstance against JAX's types costs more)
+            target = device
+        else:
+            target = resolve_target(device, call)
+            if target is _NO_TARGET:
+                return True
+        found = classify(sharding, target, len(x.aval.shape), config.split, local_asked)
         # Tracing is ruled out last: it costs more than the cached verdict and rarely matters.
         if found is not None and trace_state_clean():
             _emit(config, found, call, "an array", stacklevel + 1)
-        return
+        return found is None
 
     if isinstance(x, _PLAIN_DATA):  # host data: JAX places it freely on every host count
-        return
+        return False
     # The cheap C++ flatten first; paths (for the message) only when something can fire.
     if not any(checkable(leaf) for leaf in jax.tree_util.tree_leaves(x)) or not trace_state_clean():
-        return
+        return False
     leaves, treedef = jax.tree_util.tree_flatten_with_path(x)
     if is_leaf_target(device):
         targets: list[Any] = [device] * len(leaves)
@@ -383,7 +416,7 @@ def check_device_put(config: StrictConfig, x: Any, device: Any, call: str, stack
 
             targets = list(flatten_axes(f"{call} device", treedef, device))
         except Exception:  # a device tree that is not a prefix of x: JAX says so itself
-            return
+            return False
     findings: list[tuple[Finding, str]] = []
     for (path, leaf), raw_target in zip(leaves, targets):
         if not checkable(leaf):
@@ -396,13 +429,14 @@ def check_device_put(config: StrictConfig, x: Any, device: Any, call: str, stack
             what = f"leaf {jax.tree_util.keystr(path) or '(root)'}"
             findings.append((found, what))
     if not findings:
-        return
+        return False
     errors = [f for f in findings if f[0].code != "RSH202" or config.reorder == "raise"]
     if errors:
         found, what = min(errors, key=lambda f: _RANK[f[0].code])
         _emit(config, found, call, what, stacklevel + 1)
     for found, what in findings:
         _emit(config, found, call, what, stacklevel + 1)
+    return False
 
 
 # --------------------------------------------------------------------------- RSH304

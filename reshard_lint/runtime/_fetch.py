@@ -25,7 +25,7 @@ from functools import lru_cache
 from types import FrameType
 from typing import Any
 
-from . import _state
+from . import _state, _where
 from ._checks import Topology, trace_state_clean, ids
 from ._format import fmt_ids, fmt_procs
 from ._pod import pod
@@ -94,6 +94,10 @@ def _who_reads(frame: FrameType | None, spelled: str | None = None) -> str | Non
 # (sharding, shape, split) -> True for a value this process can read: a warm read costs one
 # dict lookup (every np.asarray of a fresh array passes here).
 _readable: dict[Any, bool] = {}
+# The same key -> the simulated processes holding pieces of a value this process cannot
+# read. JAX itself reads such values (a reshard within one mesh goes through the host on
+# CPU, reading _value on every call): that read must not recompute where the pieces are.
+_split: dict[Any, frozenset[int]] = {}
 
 
 def check_fetch(array: Any, frame: FrameType | None, spelled: str | None = None) -> None:
@@ -110,30 +114,21 @@ def check_fetch(array: Any, frame: FrameType | None, spelled: str | None = None)
     try:
         if _readable.get(key):
             return
+        holders = _split.get(key)
     except TypeError:  # an unhashable custom sharding: judged every time
-        key = None
-    some = next(iter(sharding.device_set))
-    topo = pod(some.platform)
-    if topo is None:
-        if key is not None:
-            _readable[key] = True  # nothing simulated for this split: every value is readable
-        return
-    try:
-        holders = _unreadable(sharding, tuple(array.shape), topo)
-    except Exception:  # a sharding that cannot say where its pieces are: JAX decides
-        return
+        key, holders = None, None
     if holders is None:
-        if key is not None:
-            if len(_readable) > 4096:
-                _readable.clear()
-            _readable[key] = True
-        return
+        holders = _holders(sharding, array.shape, key)
+        if holders is None:
+            return
     if not trace_state_clean():
         return
     spelled = _who_reads(frame, spelled)
     if spelled is None:
         return
     devices = ids(sorted(sharding.device_set, key=lambda d: d.id))
+    topo = pod(next(iter(sharding.device_set)).platform)
+    assert topo is not None  # (it told the holders)
     me = topo.me
     if me not in holders:
         # Nothing of it is here: it was put on another process's device (RSH306's case).
@@ -164,7 +159,7 @@ def wrap_value(prop: property) -> property:
     def _value(self: Any) -> Any:
         __tracebackhide__ = True
         config = _state.current
-        if config is not None and self._npy_value is None:
+        if config is not None and self._npy_value is None and not _where.inside:
             try:  # the warm path inline: no call frame for a value already judged readable
                 hit = _readable.get((self.sharding, self.shape, config.split))
             except TypeError:
@@ -174,6 +169,29 @@ def wrap_value(prop: property) -> property:
         return fget(self)
 
     return property(_value, doc=prop.__doc__)
+
+
+def _holders(sharding: Any, shape: Any, key: tuple[Any, ...] | None) -> frozenset[int] | None:
+    """The simulated processes holding pieces of a value of this sharding and shape when this
+    process cannot read it, else None; remembered under ``key`` (None: not hashable)."""
+    topo = pod(next(iter(sharding.device_set)).platform)
+    if topo is None:
+        if key is not None:
+            _readable[key] = True  # nothing simulated for this split: every value is readable
+        return None
+    try:
+        holders = _unreadable(sharding, tuple(shape), topo)
+    except Exception:  # a sharding that cannot say where its pieces are: JAX decides
+        return None
+    if key is not None:
+        if len(_readable) + len(_split) > 4096:
+            _readable.clear()
+            _split.clear()
+        if holders is None:
+            _readable[key] = True
+        else:
+            _split[key] = holders
+    return holders
 
 
 def check_read(array: Any, frame: FrameType | None, spelled: str) -> None:

@@ -53,10 +53,10 @@ _installed: list[tuple[str, Any, Any]] = []
 _judged: dict[Any, bool] = {}
 
 
-def note(config: _state.StrictConfig, target: Any) -> None:
+def note(config: _state.StrictConfig, target: Any) -> bool:
     """A call strict mode checks, under ``config``, is about to make an array on ``target``
     (a Device, a Sharding, a PartitionSpec, a pytree of them): install the wrappers when
-    that is one device another simulated process owns. Never raises."""
+    that is one device another simulated process owns (and say so). Never raises."""
     key: tuple[Any, Any] | None = (target, config.split)
     try:
         foreign = _judged.get(key)
@@ -73,6 +73,7 @@ def note(config: _state.StrictConfig, target: Any) -> None:
             _judged[key] = foreign
     if foreign:
         _arm(config)
+    return bool(foreign)
 
 
 def note_jit(config: _state.StrictConfig, params: dict[str, Any]) -> None:

@@ -34,12 +34,27 @@ from jax.experimental import mesh_utils as _public_mesh_utils
 from jax._src.array import ArrayImpl
 
 from . import (_checks, _draws, _fetch, _incompat, _jit, _local_data, _numpy_reads, _platform_patch, _pod,
-               _seeds, _state)
+               _seeds, _state, _where)
 
 _HOST_TYPES = frozenset({np.ndarray, int, float, complex, bool})
+_quiet = _checks.quiet
 
 # (owner, attribute, original, wrapper), in installation order.
 _patches: list[tuple[Any, str, Any, Any]] = []
+
+
+def _check_array_put(config: _state.StrictConfig, x: Any, device: Any, key: tuple[Any, ...]) -> None:
+    """The device_put wrapper's check of one array, remembered under ``key`` when the same
+    call again needs none."""
+    __tracebackhide__ = True
+    foreign = device is not None and _numpy_reads.watching and _numpy_reads.note(config, device)
+    # Only a Sharding or Device target means the same thing every time: a PartitionSpec's
+    # mesh is the context's, None the default device.
+    if _checks.check_device_put(config, x, device, "device_put", stacklevel=3) \
+            and type(device) in _checks.TARGET_TYPES and _numpy_reads.watching and not foreign:
+        if len(_quiet) >= 4096:
+            _quiet.clear()
+        _quiet[key] = (x._sharding, device)
 
 
 def _wrap_device_put(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -47,21 +62,30 @@ def _wrap_device_put(original: Callable[..., Any]) -> Callable[..., Any]:
     def device_put(x: Any, device: Any = None, **kwargs: Any) -> Any:
         __tracebackhide__ = True  # pytest: show the user's line, not this frame
         config = _state.current
-        # Inline, the calls that need no check: host data, and device_put(x, x.sharding)
-        # (JAX's cheapest call, where a function call of ours would be a visible share).
+        # Inline, the calls that need no check: host data, device_put(x, x.sharding) (JAX's
+        # cheapest call, where a function call of ours would be a visible share), and a call
+        # already found quiet (the same array sharding and target again, as in a loop).
         if config is not None:
             if type(x) is ArrayImpl:
-                if device is not x._sharding:
-                    if device is not None and _numpy_reads.watching:
-                        _numpy_reads.note(config, device)
-                    if x._committed:
-                        _checks.check_device_put(config, x, device, "device_put", stacklevel=2)
+                source = x._sharding
+                if device is not source:
+                    key = (id(source), id(device), len(x.aval.shape), x._committed, config.split,
+                           _checks.local_asked)
+                    seen = _quiet.get(key)
+                    if seen is None or seen[0] is not source or seen[1] is not device:
+                        _check_array_put(config, x, device, key)
             else:
                 if device is not None and _numpy_reads.watching:
                     _numpy_reads.note(config, device)
                 if type(x) not in _HOST_TYPES:
                     _checks.check_device_put(config, x, device, "device_put", stacklevel=2)
-        return original(x, device, **kwargs)
+        # JAX's own reads of the array's properties below answer truthfully (_where.inside).
+        outer = _where.inside
+        _where.inside = True
+        try:
+            return original(x, device, **kwargs)
+        finally:
+            _where.inside = outer
 
     return device_put
 

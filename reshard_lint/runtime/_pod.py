@@ -25,7 +25,7 @@ from typing import Any, Callable
 import jax
 from jax._src import xla_bridge as _xb
 
-from . import _checks, _state
+from . import _checks, _state, _where
 from ._checks import Topology, topology
 from ._seeds import ProcessIndex
 from ._where import from_library, library_globals
@@ -260,7 +260,7 @@ def wrap_addressable_shards(prop: property) -> property:
 
     def addressable_shards(self: Any) -> Any:
         shards = fget(self)
-        if _state.current is not None and not from_library(sys._getframe(1)):
+        if _state.current is not None and not _where.inside and not from_library(sys._getframe(1)):
             local = _local_shards(self, shards)
             if local is not None:
                 return local
@@ -276,8 +276,8 @@ def wrap_is_fully_addressable(prop: property) -> property:
     def is_fully_addressable(self: Any) -> bool:
         # JAX's own device_put asks on every call: its answer is JAX's property body,
         # inline (self.sharding.is_fully_addressable), after one set lookup.
-        if id(sys._getframe(1).f_globals) in library_globals or _state.current is None \
-                or from_library(sys._getframe(1)):
+        if _where.inside or id(sys._getframe(1).f_globals) in library_globals \
+                or _state.current is None or from_library(sys._getframe(1)):
             return self.sharding.is_fully_addressable
         devices = self.sharding.device_set
         topo = pod(next(iter(devices)).platform)

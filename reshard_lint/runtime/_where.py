@@ -57,6 +57,11 @@ def user_location(frame: FrameType | None = None) -> tuple[str, int] | None:
 _REAL = ("jax.", "jaxlib.", "reshard_lint.runtime.")
 
 
+# True while JAX's own device_put runs under strict mode's wrapper: every read of an array's
+# properties then is JAX's (answered truthfully, as from_library would find), without
+# looking at the caller's frame, which would make Python build a frame object per read.
+inside = False
+
 # ids of the globals of modules found to be JAX's (or strict mode's): modules live as long
 # as the process, so no other dict can take one of these ids. JAX's device_put asks an
 # array's is_fully_addressable on every call: the common answer must be a set lookup.

@@ -352,3 +352,26 @@ with strict(reorder="ignore"):
         warnings.simplefilter("error")
         jax.device_put(x, rev)
 """)
+
+
+def test_a_call_found_clean_is_checked_again_where_its_meaning_changed(python8: Run) -> None:
+    # A warm device_put of the same array onto the same Sharding skips the check; the same
+    # objects must still raise where they mean another move (a PartitionSpec under another
+    # context mesh), and a call that raised raises every time.
+    check(python8, """
+spec = P("x")
+same_set = Mesh(np.array(devs), ("x",))
+other_set = Mesh(np.array(devs[:4]), ("x",))
+with strict(processes=2):
+    for _ in range(3):
+        with jax.set_mesh(same_set):
+            jax.device_put(x, spec)
+    with jax.set_mesh(other_set):
+        assert code_of(lambda: jax.device_put(x, spec)) == "RSH201"
+    for _ in range(3):
+        jax.device_put(x, NamedSharding(mesh, P()))
+        assert code_of(lambda: jax.device_put(x, half)) == "RSH201"
+with strict(processes=2, reorder="raise"):
+    for _ in range(2):
+        assert code_of(lambda: jax.device_put(x, rev)) == "RSH202"
+""")
