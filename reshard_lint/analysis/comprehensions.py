@@ -16,7 +16,7 @@ import ast
 from typing import TYPE_CHECKING, Callable, Optional, cast
 
 from . import devices as dv
-from .models import commitments, device_ids, id_filters, placement
+from .models import commitments, device_ids, id_filters, iteration, placement
 from .reasons import CONTAINER
 from . import unroll
 from .mutation import hashable, stored
@@ -253,6 +253,11 @@ class Comprehensions(InterpreterBase):
         is iterated (a row, an int of a range), a list of device ids or a shard list is;
         ``default`` otherwise. A tuple target takes each position (``_unpack_elements``)."""
         if type(target) is ast.Tuple or type(target) is ast.List:
+            if isinstance(it, GenVal):
+                # for x, y in batches(): what every element is, unpacked as an assignment
+                # unpacks it (Python raises where the lengths differ)
+                self.bind(target, iteration.taken(cast("Analyzer", self), it, self.ctx.code(iter_node, 40)), scope)
+                return
             self._unpack_elements(target, it, scope)
             return
         if type(target) is not ast.Name:
@@ -261,7 +266,8 @@ class Comprehensions(InterpreterBase):
         if isinstance(it, SeqVal) and it.items and (one := each(it.items)) is not None:
             element = one
         elif isinstance(it, GenVal):
-            element = it.element  # for b in batches(): what the generator yields
+            # for b in batches(): what the generator yields
+            element = iteration.taken(cast("Analyzer", self), it, self.ctx.code(iter_node, 40))
         elif isinstance(it, HostVal):
             element = placement.host_element(cast("Analyzer", self), it, iter_node)
         else:
@@ -278,14 +284,17 @@ class Comprehensions(InterpreterBase):
         rows = it.items if isinstance(it, SeqVal) else ()
         culprit = it.culprit if isinstance(it, Unknown) else ""  # the container's own
         for i, name_node in enumerate(names):
-            if type(name_node) is not ast.Name:
+            if type(name_node) not in (ast.Name, ast.Tuple, ast.List):
                 continue
             column = [r.items[i] for r in rows if isinstance(r, SeqVal) and len(r.items) == len(names)]
             value: Value = unknown(CONTAINER, culprit)
             one = each(column) if column and len(column) == len(rows) else None
             if one is not None:
                 value = one
-            inner.vars[name_node.id] = value
+            if type(name_node) is ast.Name:
+                inner.vars[name_node.id] = value
+            else:
+                self.bind(name_node, value, inner)  # for i, (x, y) in ...: that position unpacked
 
 
 def _stands_for_each(target: ast.expr, it: Value, read: set[str]) -> bool:

@@ -79,7 +79,7 @@ class Expressions(InterpreterBase):
 
     def eval_Constant(self, node: ast.Constant, scope: Scope) -> Value:
         v = node.value
-        if v is None or v is True or v is False:
+        if v is None or v is True or v is False or v is Ellipsis:
             return ConstVal(v)
         t = type(v)
         if isinstance(v, int):  # not a bool: those are above
@@ -88,7 +88,7 @@ class Expressions(InterpreterBase):
             return ConstVal(v)
         if (t is str or t is bytes) and not self.ctx.module.concatenation(node):
             return ConstVal(v)
-        return UNKNOWN  # ``...``; 'a' 'b', several literals, not read
+        return UNKNOWN  # 'a' 'b', several literals, not read
 
     def eval_UnaryOp(self, node: ast.UnaryOp, scope: Scope) -> Value:
         v = self.eval(node.operand, scope)
@@ -359,7 +359,12 @@ class Expressions(InterpreterBase):
     def binop(self, node: ast.AST, left: Value, right: Value, op: ast.operator,
               lnode: ast.AST, rnode: ast.AST) -> Value:
         if isinstance(left, IntVal) and isinstance(right, IntVal):
-            return int_arith(op, left, right, augmented=type(node) is ast.AugAssign)
+            out = int_arith(op, left, right, augmented=type(node) is ast.AugAssign)
+            if out is not UNKNOWN:
+                return out
+        if _number(left) and _number(right) and type(node) is not ast.AugAssign:
+            # Python numbers either way (``n / 8`` is a float): host data.
+            return HostVal(self.ctx.lazy_code(node, 40), node)
         if type(op) is ast.Add and ordered(left) and ordered(right):
             f, g = left.fn, right.fn
             joined = left.derive(lambda m: f(m).as_list().concat(g(m).as_list()),
@@ -410,6 +415,11 @@ def _unset_attribute(cls: ClassVal, attr: str) -> str:
         return ATTRIBUTE
     count = sites.value.get(attr, 0)
     return ATTRIBUTE if count > 1 else ATTRIBUTE_LATER if count == 1 else ATTRIBUTE_ELSEWHERE
+
+
+def _number(v: Value) -> bool:
+    """A Python int, float or bool the analysis holds."""
+    return isinstance(v, IntVal) or (isinstance(v, ConstVal) and type(v.value) in (int, float, bool))
 
 
 # Values that are never None: a device list, a mesh, a sharding, an array.

@@ -460,7 +460,8 @@ def join(a: Value, b: Value, name: str = "") -> Value:
         return HostVal(a._desc, a.node, a.uncommitted or b.uncommitted)
     for v in (a, b):
         if isinstance(v, Unknown) and v.reason:
-            return v
+            # For its reason, not as that binding: the other path bound something else.
+            return again(v)
     return Unknown(PATHS, f"'{name}'" if name else "")
 
 

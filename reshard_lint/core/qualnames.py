@@ -20,7 +20,7 @@ MUTATING_METHODS = frozenset({
 
 BUILTINS = frozenset({"list", "tuple", "reversed", "sorted", "len", "set", "frozenset", "int", "range",
                       "enumerate", "zip", "map", "setattr", "delattr", "slice", "isinstance", "dict",
-                      "property"})
+                      "property", "iter", "next", "round"})
 
 
 def canonical(qual: str) -> str | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from .registry import HANDLERS, Handler, handles  # noqa: F401 - the table and its decorator
 
 from . import (  # noqa: F401 (register)
-               builtins, commitments, devices, fetches, host, meshes, numpy, randomness, ranges, shard_map,
+               builtins, commitments, devices, fetches, host, iteration, meshes, numpy, randomness, ranges, shard_map,
                test_util,
                transfers, transforms, tree_map,
                )

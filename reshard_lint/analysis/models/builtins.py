@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ...core import vocabulary as api
 from . import device_ids, placement, ranges
+from .iteration import element_of
 from .registry import handles
 from .. import tree
 from ..arguments import Call
@@ -16,7 +17,7 @@ from ..scope import Scope
 from .. import devices as dv
 from ..valueops import NO_KEY, dotted, each, ordered
 from ..values import (
-    UNKNOWN, ArrayVal, ConstVal, DevVal, FuncVal, HostVal, IntVal, MeshVal, OwnShardingVal, QualVal, RangeVal, SeqVal,
+    UNKNOWN, ArrayVal, ConstVal, DevVal, FuncVal, GenVal, HostVal, IntVal, MeshVal, OwnShardingVal, QualVal, RangeVal, SeqVal,
     ShardingVal, Shuffle, SliceVal,
     Value, is_unknown, undecidable, unknown,
 )
@@ -208,9 +209,11 @@ def _enumerate(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
         return UNKNOWN
     if isinstance(v, HostVal):
         return v.again()
+    index = HostVal(an.ctx.lazy_code(node, 40, " (an index)"), node)
+    if isinstance(v, GenVal):
+        return GenVal(SeqVal((index, v.element)))  # enumerate(batches()): (i, what it yields)
     if not isinstance(v, SeqVal):
         return UNKNOWN
-    index = HostVal(an.ctx.lazy_code(node, 40, " (an index)"), node)
     return SeqVal(tuple(SeqVal((index, item)) for item in v.items), "tuple", view=True)
 
 
@@ -218,6 +221,11 @@ def _enumerate(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
 def _zip(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     """Tuples of the elements at each position, as far as the shortest goes."""
     values = [v for v, _ in call.positional]
+    if any(isinstance(c, GenVal) for c in values) and not call.has_star and not set(call.keywords) - {"strict"}:
+        # With an iterator: an iterator of tuples, each position what stands for every
+        # element of its argument (models/iteration.py), where each has one.
+        elements = [e for e in (element_of(an, c, node) for c in values) if e is not None]
+        return GenVal(SeqVal(tuple(elements))) if len(elements) == len(values) else unknown(UNFOLLOWED_CALL, "zip")
     columns = [c for c in values if isinstance(c, (SeqVal, HostVal))]
     if call.has_star or not columns or set(call.keywords) - {"strict"} or len(columns) != len(values):
         return UNKNOWN

@@ -84,6 +84,12 @@ def random_result(an: "Analyzer", name: str, call: Call, node: ast.Call) -> Valu
         return placed
     if is_unknown(key):
         return placement.unknown_operand([key], node)
+    if short not in _KEY_ONLY:
+        # randint, choice, bernoulli, ...: computed from the key and the other arguments,
+        # uncommitted where every one is host data (the dtype is no array).
+        args = [v for v, _ in call.positional] + [v for k, (v, _) in call.keywords.items() if k != "dtype"]
+        if (operands := _of_operands(an, args, node)) is not None:
+            return operands
     return unknown(UNMODELLED_JAX, named(name, None))
 
 
