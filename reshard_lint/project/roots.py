@@ -1,7 +1,9 @@
 """The project root and the directories imports are resolved from.
 
 The root is the nearest ancestor holding ``pyproject.toml``, ``setup.cfg``, ``setup.py``
-or ``.git``. Import roots default to the root and its ``src/`` (ruff's ``src`` default,
+or ``.git``; without one, the directory that holds the file's top package (the first
+ancestor without ``__init__.py``: where ``python -m pkg.main`` runs from, so ``pkg.moves``
+and ``from . import moves`` resolve), or the file's own directory when it is in no package. Import roots default to the root and its ``src/`` (ruff's ``src`` default,
 so that both flat and ``src/`` layouts work); a ``src`` setting (a list of directories,
 relative to the root) replaces them.
 """
@@ -32,8 +34,19 @@ def find_root(path: str) -> str:
             return d
         parent = os.path.dirname(d)
         if parent == d:
-            return here
+            return _package_parent(here)
         d = parent
+
+
+def _package_parent(directory: str) -> str:
+    """The first of ``directory`` and its ancestors that is no package directory."""
+    d = directory
+    while os.path.isfile(os.path.join(d, "__init__.py")):
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    return d
 
 
 def layout_for(path: str, src: Sequence[str] | None = None, root: str | None = None) -> Layout:

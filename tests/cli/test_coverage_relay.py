@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from .conftest import run, write
@@ -150,3 +152,44 @@ def test_a_call_in_a_function_only_its_file_calls_is_judged_with_that_functions_
     # Decorated, it may run where its own run does not show.
     write(root, "relay/main.py", "import functools\n" + warm.replace("def warm", "@functools.lru_cache\ndef warm"))
     assert [s[:2] for s in _sites(root, "relay/meshes.py")] == [(14, "unresolved")]
+
+
+MOVES = """\
+import jax
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+
+def relay(x, mesh):
+    return jax.device_put(x, NamedSharding(mesh, P()))
+"""
+MAIN = """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+from {imp}
+
+train = Mesh(np.array(jax.devices()), ("x",))
+serve = Mesh(np.array(jax.devices()[:4]), ("x",))
+x = jax.device_put(np.zeros(8), NamedSharding(train, P("x")))
+y = {call}(x, serve)
+"""
+
+
+def test_a_package_without_a_project_marker_resolves_its_own_imports(tmp_path: Path) -> None:
+    # A checkout with no pyproject.toml, setup.cfg, setup.py or .git: pkg's modules are
+    # named from the directory above the package, as `python -m pkg.main` runs them, so the
+    # other module's function is followed and its put across device sets found.
+    for imp, call in (("pkg.moves import relay", "relay"), (". import moves", "moves.relay")):
+        root = tmp_path / call
+        write(root, "pkg/__init__.py", "")
+        write(root, "pkg/moves.py", MOVES)
+        write(root, "pkg/main.py", MAIN.format(imp=imp, call=call))
+        if any((p / m).exists() for p in root.parents for m in (".git", "pyproject.toml", "setup.cfg", "setup.py")):
+            return  # the machine's temporary directory sits in a project: its marker decides
+        assert _check(root) == [("pkg/main.py", 9, 5, "RSH201")]
+        r = run("check", "--isolated", "--no-cache", "--exit-zero", "--format", "json", "pkg/main.py", cwd=root)
+        assert [(d["location"]["row"], d["code"]) for d in json.loads(r.stdout)] == [(9, "RSH201")]
+        flake8 = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select", "RSH",
+                                 "pkg/main.py"], cwd=root, capture_output=True, text=True)
+        assert flake8.stdout.splitlines() == [flake8.stdout.splitlines()[0]] and \
+            flake8.stdout.startswith("pkg/main.py:9:5: RSH201 "), flake8.stdout + flake8.stderr

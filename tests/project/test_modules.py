@@ -32,6 +32,18 @@ def test_without_a_marker_the_files_directory_is_the_root(tmp_path: Path) -> Non
         str(tmp_path).startswith(root) and any(os.path.exists(os.path.join(root, m)) for m in MARKERS))
 
 
+def test_without_a_marker_a_package_resolves_from_the_directory_above_it(tmp_path: Path) -> None:
+    _tree(tmp_path, {"work/pkg/__init__.py": "", "work/pkg/sub/__init__.py": "",
+                     "work/pkg/sub/moves.py": "", "work/pkg/main.py": ""})
+    root = find_root(str(tmp_path / "work/pkg/sub/moves.py"))
+    if any(os.path.exists(os.path.join(root, m)) for m in MARKERS):
+        return  # the machine's /tmp sits in a project: the marker decides (test above)
+    assert root == str(tmp_path / "work")
+    index = ModuleIndex(layout_for(str(tmp_path / "work/pkg/main.py")))
+    assert index.module_name(str(tmp_path / "work/pkg/sub/moves.py")) == "pkg.sub.moves"
+    assert index.find("pkg.sub.moves").path == str(tmp_path / "work/pkg/sub/moves.py")
+
+
 def test_flat_and_src_layouts(tmp_path: Path) -> None:
     _tree(tmp_path, {"pyproject.toml": "", "src/mypkg/__init__.py": "", "src/mypkg/mesh.py": "",
                      "scripts/train.py": "", "tools.py": ""})
