@@ -159,7 +159,9 @@ def wrap_value(prop: property) -> property:
     def _value(self: Any) -> Any:
         __tracebackhide__ = True
         config = _state.current
-        if config is not None and self._npy_value is None and not _where.inside:
+        # Also when JAX holds the value on the host already: JAX's own read (a CPU reshard
+        # within one mesh goes through the host) is no user's, and checked nothing.
+        if config is not None and not _where.running.jax_put:
             try:  # the warm path inline: no call frame for a value already judged readable
                 hit = _readable.get((self.sharding, self.shape, config.split))
             except TypeError:
@@ -198,8 +200,8 @@ def check_read(array: Any, frame: FrameType | None, spelled: str) -> None:
     """``check_fetch`` for a read outside ``_value`` (numpy's), with _value's warm path."""
     __tracebackhide__ = True
     config = _state.current
-    if config is None or array._npy_value is not None:
-        return  # a value JAX holds on the host was read (and checked) through _value
+    if config is None:
+        return
     try:
         hit = _readable.get((array.sharding, array.shape, config.split))
     except TypeError:

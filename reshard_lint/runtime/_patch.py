@@ -38,6 +38,7 @@ from . import (_checks, _draws, _fetch, _incompat, _jit, _local_data, _numpy_rea
 
 _HOST_TYPES = frozenset({np.ndarray, int, float, complex, bool})
 _quiet = _checks.quiet
+_running = _where.running
 
 # (owner, attribute, original, wrapper), in installation order.
 _patches: list[tuple[Any, str, Any, Any]] = []
@@ -79,13 +80,14 @@ def _wrap_device_put(original: Callable[..., Any]) -> Callable[..., Any]:
                     _numpy_reads.note(config, device)
                 if type(x) not in _HOST_TYPES:
                     _checks.check_device_put(config, x, device, "device_put", stacklevel=2)
-        # JAX's own reads of the array's properties below answer truthfully (_where.inside).
-        outer = _where.inside
-        _where.inside = True
+        # JAX's own reads of the array's properties below answer truthfully (_where.running).
+        running = _running
+        outer = running.jax_put
+        running.jax_put = True
         try:
             return original(x, device, **kwargs)
         finally:
-            _where.inside = outer
+            running.jax_put = outer
 
     return device_put
 

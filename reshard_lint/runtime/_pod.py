@@ -260,7 +260,7 @@ def wrap_addressable_shards(prop: property) -> property:
 
     def addressable_shards(self: Any) -> Any:
         shards = fget(self)
-        if _state.current is not None and not _where.inside and not from_library(sys._getframe(1)):
+        if _state.current is not None and not _where.running.jax_put and not from_library(sys._getframe(1)):
             local = _local_shards(self, shards)
             if local is not None:
                 return local
@@ -276,7 +276,7 @@ def wrap_is_fully_addressable(prop: property) -> property:
     def is_fully_addressable(self: Any) -> bool:
         # JAX's own device_put asks on every call: its answer is JAX's property body,
         # inline (self.sharding.is_fully_addressable), after one set lookup.
-        if _where.inside or id(sys._getframe(1).f_globals) in library_globals \
+        if _where.running.jax_put or id(sys._getframe(1).f_globals) in library_globals \
                 or _state.current is None or from_library(sys._getframe(1)):
             return self.sharding.is_fully_addressable
         devices = self.sharding.device_set

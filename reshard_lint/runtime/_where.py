@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import sysconfig
+import threading
 from types import FrameType
 
 _packages: tuple[str, ...] | None = None
@@ -57,10 +58,17 @@ def user_location(frame: FrameType | None = None) -> tuple[str, int] | None:
 _REAL = ("jax.", "jaxlib.", "reshard_lint.runtime.")
 
 
-# True while JAX's own device_put runs under strict mode's wrapper: every read of an array's
-# properties then is JAX's (answered truthfully, as from_library would find), without
-# looking at the caller's frame, which would make Python build a frame object per read.
-inside = False
+class _Running(threading.local):
+    """``jax_put``: True while JAX's own device_put runs under strict mode's wrapper, in this
+    thread: every read of an array's properties then is JAX's (answered truthfully, as
+    from_library would find), without looking at the caller's frame, which would make
+    Python build a frame object per read. Per thread: another thread's user code reading
+    meanwhile is still the user's."""
+
+    jax_put = False  # (a class attribute: every thread starts from it)
+
+
+running = _Running()
 
 # ids of the globals of modules found to be JAX's (or strict mode's): modules live as long
 # as the process, so no other dict can take one of these ids. JAX's device_put asks an

@@ -375,3 +375,27 @@ with strict(processes=2, reorder="raise"):
     for _ in range(2):
         assert code_of(lambda: jax.device_put(x, rev)) == "RSH202"
 """)
+
+
+def test_threads_putting_arrays_leave_the_users_reads_checked(python8: Run) -> None:
+    # While JAX's own device_put runs, its reads of an array's properties are JAX's: that is
+    # known per thread, so threads putting arrays concurrently never leave the user's own
+    # reads afterwards (or in another thread meanwhile) unchecked; nor does JAX's own read
+    # of the value (a CPU reshard within one mesh copies through the host, and keeps it).
+    check(python8, """
+def putter():
+    for _ in range(300):
+        jax.device_put(x, x.sharding)
+        jax.device_put(x, NamedSharding(mesh, P()))
+with strict(processes=2):
+    assert code_of(lambda: np.asarray(x)) == "RSH305"
+    threads = [threading.Thread(target=putter) for _ in range(6)]
+    for t in threads: t.start()
+    seen = set()
+    while any(t.is_alive() for t in threads):
+        seen.add(code_of(lambda: np.asarray(x)))
+    for t in threads: t.join()
+    assert seen == {"RSH305"}, seen
+    assert code_of(lambda: np.asarray(x)) == "RSH305"
+    assert code_of(lambda: x.is_fully_addressable) is None and x.is_fully_addressable is False
+""")
