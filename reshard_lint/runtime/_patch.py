@@ -66,20 +66,24 @@ def _wrap_device_put(original: Callable[..., Any]) -> Callable[..., Any]:
         # Inline, the calls that need no check: host data, device_put(x, x.sharding) (JAX's
         # cheapest call, where a function call of ours would be a visible share), and a call
         # already found quiet (the same array sharding and target again, as in a loop).
-        if config is not None:
-            if type(x) is ArrayImpl:
-                source = x._sharding
-                if device is not source:
-                    key = (id(source), id(device), len(x.aval.shape), x._committed, config.split,
-                           _checks.local_asked)
-                    seen = _quiet.get(key)
-                    if seen is None or seen[0] is not source or seen[1] is not device:
-                        _check_array_put(config, x, device, key)
-            else:
-                if device is not None and _numpy_reads.watching:
-                    _numpy_reads.note(config, device)
-                if type(x) not in _HOST_TYPES:
-                    _checks.check_device_put(config, x, device, "device_put", stacklevel=2)
+        if config is None:
+            return original(x, device, **kwargs)
+        if type(x) is ArrayImpl:
+            source = x._sharding
+            if device is source:
+                # JAX hands x back after one read of its is_fully_addressable, which the
+                # pod's property answers from its caller's frame: cheaper than marking.
+                return original(x, device, **kwargs)
+            key = (id(source), id(device), len(x.aval.shape), x._committed, config.split,
+                   _checks.local_asked)
+            seen = _quiet.get(key)
+            if seen is None or seen[0] is not source or seen[1] is not device:
+                _check_array_put(config, x, device, key)
+        else:
+            if device is not None and _numpy_reads.watching:
+                _numpy_reads.note(config, device)
+            if type(x) not in _HOST_TYPES:
+                _checks.check_device_put(config, x, device, "device_put", stacklevel=2)
         # JAX's own reads of the array's properties below answer truthfully (_where.running).
         running = _running
         outer = running.jax_put

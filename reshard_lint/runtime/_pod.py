@@ -275,10 +275,10 @@ def wrap_is_fully_addressable(prop: property) -> property:
 
     def is_fully_addressable(self: Any) -> bool:
         # JAX's own device_put asks on every call: its answer is JAX's property body,
-        # inline (self.sharding.is_fully_addressable), after one set lookup.
-        if _where.running.jax_put or id(sys._getframe(1).f_globals) in library_globals \
-                or _state.current is None or from_library(sys._getframe(1)):
-            return self.sharding.is_fully_addressable
+        # inline (without its call of the sharding property), after one set lookup.
+        if id(sys._getframe(1).f_globals) in library_globals or _state.current is None \
+                or from_library(sys._getframe(1)):
+            return self._sharding.is_fully_addressable
         devices = self.sharding.device_set
         topo = pod(next(iter(devices)).platform)
         if topo is not None:
