@@ -94,10 +94,6 @@ def _who_reads(frame: FrameType | None, spelled: str | None = None) -> str | Non
 # (sharding, shape, split) -> True for a value this process can read: a warm read costs one
 # dict lookup (every np.asarray of a fresh array passes here).
 _readable: dict[Any, bool] = {}
-# The same key -> the simulated processes holding pieces of a value this process cannot
-# read. JAX itself reads such values (a reshard within one mesh goes through the host on
-# CPU, reading _value on every call): that read must not recompute where the pieces are.
-_split: dict[Any, frozenset[int]] = {}
 
 
 def check_fetch(array: Any, frame: FrameType | None, spelled: str | None = None) -> None:
@@ -114,13 +110,11 @@ def check_fetch(array: Any, frame: FrameType | None, spelled: str | None = None)
     try:
         if _readable.get(key):
             return
-        holders = _split.get(key)
     except TypeError:  # an unhashable custom sharding: judged every time
-        key, holders = None, None
+        key = None
+    holders = _holders(sharding, array.shape, key)
     if holders is None:
-        holders = _holders(sharding, array.shape, key)
-        if holders is None:
-            return
+        return
     if not trace_state_clean():
         return
     spelled = _who_reads(frame, spelled)
@@ -175,7 +169,8 @@ def wrap_value(prop: property) -> property:
 
 def _holders(sharding: Any, shape: Any, key: tuple[Any, ...] | None) -> frozenset[int] | None:
     """The simulated processes holding pieces of a value of this sharding and shape when this
-    process cannot read it, else None; remembered under ``key`` (None: not hashable)."""
+    process cannot read it, else None (then remembered as readable under ``key``; None: not
+    hashable)."""
     topo = pod(next(iter(sharding.device_set)).platform)
     if topo is None:
         if key is not None:
@@ -185,14 +180,10 @@ def _holders(sharding: Any, shape: Any, key: tuple[Any, ...] | None) -> frozense
         holders = _unreadable(sharding, tuple(shape), topo)
     except Exception:  # a sharding that cannot say where its pieces are: JAX decides
         return None
-    if key is not None:
-        if len(_readable) + len(_split) > 4096:
+    if holders is None and key is not None:
+        if len(_readable) > 4096:
             _readable.clear()
-            _split.clear()
-        if holders is None:
-            _readable[key] = True
-        else:
-            _split[key] = holders
+        _readable[key] = True
     return holders
 
 
