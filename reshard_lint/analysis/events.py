@@ -38,6 +38,9 @@ class MeshBuilt(Event):
     """``Mesh(devs, names)`` or ``jax.make_mesh(...)`` with what is known of its devices."""
 
     mesh: MeshVal
+    # Built inside another module's function that a call here ran (functions.relayed):
+    # that construction, while ``node`` is the call that handed it the list.
+    through: Optional[ast.AST] = None
 
 
 @dataclass(eq=False)
@@ -47,6 +50,7 @@ class ShardingBuilt(Event):
     first: Value
     first_node: ast.AST
     spec_node: Optional[ast.AST]
+    through: Optional[ast.AST] = None  # as MeshBuilt's
 
 
 TransferKind = Literal[

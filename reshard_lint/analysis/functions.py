@@ -13,7 +13,7 @@ import ast
 from typing import Optional, Sequence
 
 from .arguments import Call
-from .events import Transfer
+from .events import Event, Transfer
 from .callsites import bind_arguments
 from .interpreter_base import InterpreterBase
 from ..stages.ast_walk import own_scope
@@ -90,13 +90,14 @@ class Functions(InterpreterBase):
                 or not (type(fn) is ast.Lambda or isinstance(fn, FUNCTIONS) and fn.body):
             return None
         self.relay = (call, self.quiet + 1, len(self.inline_stack) + 1)
+        self.relay_args = tuple(params.values())
         held, self.relay_held = self.relay_held, []
         self.relay_gaps = set()
         before = self.undecided
         try:
             result = self.run_callable(func, params, quiet=True)
         finally:
-            self.relay = None
+            self.relay, self.relay_args = None, ()
             events, self.relay_held = self.relay_held, held
             gaps, self.relay_gaps = self.relay_gaps, set()
         decided = self.undecided == before
@@ -117,7 +118,7 @@ class Functions(InterpreterBase):
             fn = func.node
             self.relay_gaps.add((func.home or "", fn.name if not isinstance(fn, ast.Lambda) else "<lambda>"))
 
-    def relaying(self, event: Transfer) -> bool:
+    def relaying(self, event: Event) -> bool:
         """Is ``event`` a transfer of the relayed run itself, or of a function it calls
         (quietly, for its result; a callback it traces), not of a pass that settles a
         loop's names or of an expected-error block? A function of this file it calls

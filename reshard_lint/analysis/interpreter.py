@@ -26,7 +26,7 @@ from .classes import Classes
 from .callsites import NO_CALL_SITE, CallSites, parameter
 from .comprehensions import Comprehensions
 from .context import FileContext
-from .events import Event, Transfer
+from .events import Event, MeshBuilt, ShardingBuilt, Transfer
 from .expressions import Expressions, none_test, truth
 from .flow import Flow
 from .functions import Functions
@@ -83,6 +83,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, Wit
         # (the call here, quiet level, helper depth) while another module's function runs
         # for a call of this file's own code: its transfers are this call's (emit).
         self.relay: Optional[tuple[Call, int, int]] = None
+        self.relay_args: tuple[Value, ...] = ()  # the values its parameters were bound to
         self.relay_held: list[Event] = []  # its transfers, reported once its run ends (functions.py)
         self.relay_gaps: set[tuple[str, str]] = set()  # the functions it did not run (functions.unfollowed)
         # Tests, loops and handlers whose path the analysis could not decide, counted.
@@ -194,6 +195,22 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, Wit
                 return f"{ctx.code(call.node, 40)}, through its {inner.spelled} at {ctx.at(inner.node)},"
             self.relay_held.append(replace(event, node=call.node, value_node=moved, target_node=None,
                                            through=event.node, through_value=event.value_node, func=spelled))
+        elif self.relay is not None and isinstance(event, (MeshBuilt, ShardingBuilt)) \
+                and self.relaying(event) and self.handed_in(event):
+            # A construction inside another module's function whose wrong part this call
+            # hands it: reported at the call (a factory stays silent on its own, since its
+            # parameter is unknown there).
+            self.relay_held.append(replace(event, node=self.relay[0].node, through=event.node))
+
+    def handed_in(self, event: MeshBuilt | ShardingBuilt) -> bool:
+        """Does the call being relayed hand the construction what is wrong with it? A
+        mesh's reordering written in this file (the list passed in, reordered here), or a
+        sharding's non-mesh first argument passed by the call or taken from the default
+        of a parameter it left out."""
+        if isinstance(event, MeshBuilt):
+            steps = event.mesh.devices.steps
+            return bool(steps) and all(self.ctx.module.owner(outer) is self.ctx.module for outer, _ in steps)
+        return isinstance(event.first, DevVal) and any(v is event.first for v in self.relay_args)
 
     def new_token(self, node: ast.AST) -> str:
         self.token += 1

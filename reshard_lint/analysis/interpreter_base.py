@@ -39,6 +39,7 @@ class InterpreterBase:
     building: list[InstanceVal]
     outside: list[Optional[frozenset[str]]]
     relay: Optional[tuple[Call, int, int]]
+    relay_args: tuple[Value, ...]
     relay_held: list[Event]
     relay_gaps: set[tuple[str, str]]
     managing: Optional[tuple[ast.AST, list[tuple[Value, Value]]]]
@@ -87,7 +88,7 @@ class InterpreterBase:
 
         def relayed(self, func: FuncVal, params: dict[str, Value], call: Call) -> Optional[Value]: ...
 
-        def relaying(self, event: Transfer) -> bool: ...
+        def relaying(self, event: Event) -> bool: ...
 
         def unfollowed(self, func: FuncVal) -> None: ...
 

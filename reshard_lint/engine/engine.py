@@ -360,7 +360,7 @@ class Engine:
             for rule in self.by_event.get(type(event), ()):
                 for diag in rule.check(event):  # type: ignore[arg-type]
                     if through is not None:
-                        diag = _through(ctx, diag, through)
+                        diag = _through(ctx, diag, through, type(event).__name__ != "Transfer")
                     key = id(event.node)  # type: ignore[attr-defined]
                     # Where the code runs is decided here, when a rule has something to say.
                     why = ctx.silenced_by(rule.runtimes, event.node, through)  # type: ignore[attr-defined]
@@ -451,10 +451,13 @@ def lint_source(source: str, path: str = "<stdin>", settings: Mapping[str, objec
     return check_source(source, path, engine=engine_for(settings), tree=tree)
 
 
-def _through(ctx: Any, diag: Diagnostic, inner: object) -> Diagnostic:
-    """A diagnostic at a call of another module's function, pointing at the transfer
-    inside it that the call's arguments make fail, and without a fix: the code to change
-    may be in either file."""
+def _through(ctx: Any, diag: Diagnostic, inner: object, construction: bool = False) -> Diagnostic:
+    """A diagnostic at a call of another module's function, pointing at the transfer (or
+    the mesh or sharding construction) inside it that the call's arguments make fail.
+    A transfer's has no fix: the code to change may be in either file. A construction's
+    keeps the rule's own, which only rewrites what this file wrote (RSH102's undoing of a
+    reordering step inside the call)."""
     where = ctx.locate(inner)
-    extra = (Related(where[1], where[2], "the transfer this call runs", where[0]),) if where is not None else ()
-    return replace(diag, fix=None, related=diag.related + extra)
+    what = "the construction this call runs" if construction else "the transfer this call runs"
+    extra = (Related(where[1], where[2], what, where[0]),) if where is not None else ()
+    return replace(diag, fix=diag.fix if construction else None, related=diag.related + extra)

@@ -258,8 +258,8 @@ def _undo(ctx: FileContext, event: MeshBuilt, devs: DevVal) -> Fix | None:
     if len(devs.steps) != 1 or len(devs.reorders) != 1:
         return None
     outer, inner = devs.steps[0]
-    if inner is None:
-        return None
+    if inner is None or ctx.module.owner(outer) is not ctx.module:
+        return None  # (a step another module wrote is placed in that module's lines)
     o_line, o_col, o_end_line, o_end_col = ctx.span(outer)
     m_line, m_col, m_end_line, m_end_col = ctx.span(event.node)
     if (o_line, o_col) < (m_line, m_col) or (o_end_line, o_end_col) > (m_end_line, m_end_col):

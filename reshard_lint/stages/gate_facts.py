@@ -370,6 +370,8 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
         return True  # RSH306: a committed array put on a device of the global list
     if device_target and sources and one_mesh_use:
         return True  # RSH306: host data put on a device of the global list, then read
+    if imported and any(_made_by_imported(c, scope, facts, imported) for scope, c in ctor_nodes):
+        return True  # RSH101/RSH102: the list's order is the imported function's (a rotation there)
     if not (ctors and reorders) and not shardings and not (ids and indexed):
         return False
     devices = named or _DeviceNames(facts)
@@ -393,6 +395,30 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
         if devices.mentioned(first, scope, aliases):
             return True
     return False
+
+
+def _imported_call(node: ast.AST, imported: frozenset[str]) -> bool:
+    """A call of a function imported from the project that may make device values:
+    ``order()`` or ``config.order()``."""
+    if type(node) is not ast.Call:
+        return False
+    func = node.func  # type: ignore[attr-defined]
+    if type(func) is ast.Name:
+        return func.id in imported
+    return type(func) is ast.Attribute and type(func.value) is ast.Name \
+        and f"{func.value.id}.{func.attr}" in imported
+
+
+def _made_by_imported(ctor: ast.Call, scope: int, facts: GateFacts, imported: frozenset[str]) -> bool:
+    """Are a mesh's devices (or part of them) what an imported function returns, called
+    in the constructor's arguments or bound to a name they use? Its order, a reordering
+    included, is made in the other module, where no call builds this mesh."""
+    inside = [sub for arg in (*ctor.args, *ctor.keywords) for sub in walk(arg)]
+    if any(_imported_call(sub, imported) for sub in inside):
+        return True
+    used = {sub.id for sub in inside if type(sub) is ast.Name}
+    return any(_imported_call(value, imported) for at, names, _, value in facts.assigns
+               if at in (scope, 0) and used.intersection(names))
 
 
 def _imported_arguments(facts: GateFacts, imported: frozenset[str]) -> tuple[int, bool]:

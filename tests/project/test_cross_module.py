@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -94,17 +95,61 @@ def test_check_reports_the_markers_with_related_locations_in_the_other_file() ->
                   "movers": "ops/meshes.py", "guarded": "hosts/meshes.py",
                   "tables": "tablepkg/mesh.py", "reexports": "meshpkg/meshes.py",
                   "containers": "team/meshes.py"}.get(root.name)
-        if root.name in ("configs", "jitted", "ranges", "relayed"):
+        if root.name in ("configs", "jitted", "ranges", "relayed", "handed"):
             # configs: the meshes are built in the importing file, sized by config.py's
             # values; jitted: in either module (test_jitted_functions_of_another_module_*);
             # ranges: one built in the importing file too (test_ranges_of_a_configuration_*);
-            # relayed: its one finding is a reordered mesh's (RSH102), with no other place.
+            # relayed: its one finding is a reordered mesh's (RSH102), with no other place;
+            # handed: constructions at the calls that hand them a wrong part
+            # (test_a_construction_a_call_hands_a_wrong_part_is_reported_at_the_call).
             continue
         # The transfer inside another module's function that a call runs with its arguments.
         helpers = {"movers": "ops/placing.py", "containers": "team/sync.py"}.get(root.name)
         for f in found:  # both meshes built in the other module: a factory's body, or its module level
             inside = [helpers] if ", through its " in str(f["message"]) else []
             assert [r.get("filename") for r in f["related"]] == [meshes, meshes, *inside]  # type: ignore[union-attr]
+
+
+def test_a_construction_a_call_hands_a_wrong_part_is_reported_at_the_call() -> None:
+    # A factory that builds a mesh from the list it is given, and a helper whose default
+    # "mesh" is a device list, are silent on their own (their callers decide); a call that
+    # hands the factory a reversed list, or leaves the default in, is where the bug is.
+    root = PROJECTS / "handed"
+    path = root / "main.py"
+    result = Engine().lint_source(path.read_text(encoding="utf-8"), str(path))
+    flipped, grid, sharding = result.diagnostics
+    assert "(kit/meshes.py:10, jax.devices()[::-1]) is built from a reordered device list" in flipped.message
+    assert [(Path(r.path or "").name, r.line, r.message) for r in flipped.related] == \
+        [("meshes.py", 10, "the construction this call runs")]
+    # The reordering is written in this file: undoing it is this file's edit.
+    assert flipped.fix is not None and [(e.line, e.col, e.replacement) for e in flipped.fix.edits] == \
+        [(12, 32, "jax.devices()")]
+    assert (grid.line, grid.fix is not None) == (13, True)
+    assert sharding.message.startswith('replicate({"mean": np.zeros((16,), np... builds a NamedSharding at '
+                                       "kit/place.py:9: NamedSharding gets a device list (jax.devices())")
+    assert sharding.fix is None  # the default to change is in kit/place.py
+    # The unsafe fix runs: the call then builds a natural-order mesh (checked by the rule's
+    # examples under JAX); applied, the file has no RSH102 left.
+    work = Path(tempfile.mkdtemp()) / "handed"
+    shutil.copytree(root, work)
+    subprocess.run([tool("reshard-lint"), "check", "--no-cache", "--unsafe-fixes", "--fix", "--select", "RSH102",
+                    "main.py"], cwd=work, capture_output=True, text=True)
+    fixed = (work / "main.py").read_text(encoding="utf-8")
+    assert "make_mesh(devices=jax.devices())  # RSH102:15" in fixed
+    again = subprocess.run([tool("reshard-lint"), "check", "--no-cache", "--select", "RSH102", "main.py"],
+                           cwd=work, capture_output=True, text=True)
+    assert again.returncode == 0, again.stdout
+
+
+def test_flake8_finds_the_constructions_handed_in_from_other_modules() -> None:
+    # The gate passes kit/stages.py, whose own text names no device or reordering.
+    root = PROJECTS / "handed"
+    proc = subprocess.run([sys.executable, "-m", "flake8", "--select", "RSH", "--format",
+                           "%(path)s:%(row)d:%(col)d:%(code)s", "."], cwd=root, capture_output=True, text=True)
+    got = sorted(tuple(line.split(":")) for line in proc.stdout.split())
+    want = sorted((f"./{p.relative_to(root)}", str(line), str(col), code)
+                  for p in root.rglob("*.py") for line, col, code in _expected(p))
+    assert got == want, proc.stderr
 
 
 def test_a_transfer_run_for_a_call_is_reported_there_and_counted_once() -> None:
