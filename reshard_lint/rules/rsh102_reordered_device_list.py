@@ -147,6 +147,22 @@ a = jax.device_put(np.arange(8.0), NamedSharding(ring, P('x')))
 b = jax.device_put(np.arange(8.0), NamedSharding(natural, P('x')))
 print(a * b)  # RSH203:7
 """),
+        Invalid(_HEAD + """
+hosts = sorted(jax.devices(), key=lambda d: (d.process_index, d.id), reverse=True)
+mesh = Mesh(np.array(hosts), ('x',))  # RSH102:8
+natural = Mesh(np.array(jax.devices()), ('x',))
+a = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+b = jax.device_put(np.arange(8.0), NamedSharding(natural, P('x')))
+print(a + b)  # RSH203:7
+"""),
+        Valid(_HEAD + """
+# (process, id) is jax.devices()'s own order (2 processes x 4 CPU devices: the same list).
+hosts = Mesh(np.array(sorted(jax.devices(), key=lambda d: (d.process_index, d.id))), ('x',))
+natural = Mesh(np.array(jax.devices()), ('x',))
+a = jax.device_put(np.arange(8.0), NamedSharding(natural, P('x')))
+b = jax.device_put(a, NamedSharding(hosts, P('x')))
+print(a + b)
+"""),
         Valid(_HEAD + """
 # Devices handed to jax.make_mesh / create_device_mesh are ordered by the platform
 # (TPU: physical coordinates, GPU: device id, CPU: as given), so a reversed list is

@@ -15,6 +15,7 @@ from ..arguments import Call
 from ..reasons import ATTRIBUTE, CONTAINER, UNFOLLOWED_CALL
 from ..scope import Scope
 from .. import devices as dv
+from ..devarray import DevArr
 from ..valueops import NO_KEY, dotted, each, ordered
 from ..values import (
     UNKNOWN, ArrayVal, ConstVal, DevVal, FuncVal, GenVal, HostVal, IntVal, MeshVal, OwnShardingVal, QualVal, RangeVal, SeqVal,
@@ -164,6 +165,17 @@ def _sorted(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     key_node = call.arg_node(-1, "key")
     key_text = an.ctx.code(key_node, 60) if key_node is not None else ""
     by_id = key_node is None or _is_id_key(key_node)
+    if key_node is not None and _is_process_id_key(key_node):
+        # (process, id): jax.devices()'s own enumeration, process by process (devices.py),
+        # on every platform the model knows; reversed, every device moves.
+        how = f"sorted({v.desc}, key={key_text}, reverse=True)" if rev else v.desc
+        out = v.derive(lambda m: DevArr.of(sorted(f(m).flat, key=lambda i: (m.process_of(i), i), reverse=rev)),
+                       how, fresh=v.fresh, is_set=False, order_by="written" if rev else "enumeration")
+        out.reorders = ("reverse=True",) if rev else ()
+        first = call.arg_node(0)
+        out.steps = ((node, first),) if rev and first is not None else ()
+        out.shuffle = None
+        return out
     if key_node is not None and any(k in key_text for k in _PHYSICAL_KEYS):
         # Physical order is the platform's to decide; not a reordering the linter can see.
         return v.derive(undecidable, f"sorted({v.desc}, key={key_text})", is_set=False)
@@ -182,6 +194,16 @@ def _sorted(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     how = f"sorted({v.desc}, key={key_text})"
     return v.derive(lambda m: f(m).ravel().as_list().permuted("sort" + token), how, reorder=how,
                     is_set=False)
+
+
+def _is_process_id_key(key: ast.AST) -> bool:
+    """``lambda d: (d.process_index, d.id)``."""
+    if not (isinstance(key, ast.Lambda) and len(key.args.args) == 1 and isinstance(key.body, ast.Tuple)):
+        return False
+    p = key.args.args[0].arg
+    attrs = [e.attr for e in key.body.elts if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name)
+             and e.value.id == p]
+    return attrs == ["process_index", "id"] and len(key.body.elts) == 2
 
 
 def _is_id_key(key: ast.AST) -> bool:
