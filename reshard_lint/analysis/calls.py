@@ -40,6 +40,8 @@ class Calls(InterpreterBase):
         if type(func_node) is ast.Attribute:
             recv = self.eval(func_node.value, scope)
             args = self._args(node, scope)
+            if self.recorder is not None:
+                self.record_call(node, args)
             method = func_node.attr
             if isinstance(recv, QualVal):
                 return self.call_qual(f"{recv.qual}.{method}", args, node, scope)
@@ -54,9 +56,21 @@ class Calls(InterpreterBase):
             return self.call_method(recv, method, args, node, scope)
         func = self.eval(func_node, scope)
         args = self._args(node, scope, consumed=isinstance(func, QualVal) and canonical(func.qual) in api.CONSUMING)
+        if self.recorder is not None:
+            self.record_call(node, args)
         if isinstance(func, QualVal):
             return self.call_qual(func.qual, args, node, scope)
         return self.call_value(func, args, node, scope)
+
+    def record_call(self, node: ast.Call, args: Call) -> None:
+        """The arguments of a call another module's analysis asked for (foreign.py), at
+        each evaluation: where it runs, this call's values there."""
+        assert self.recorder is not None
+        at = self.recorder.get((node.lineno, node.col_offset))
+        # The run of the function that holds the call, with what its own callers pass
+        # (joined), not a quiet one for one caller's result or a loop's settling pass.
+        if at is not None and not self.quiet:
+            at.append(args)
 
     def call_value(self, func: Value, args: Call, node: ast.Call, scope: Scope,
                    bound: Optional[Value] = None) -> Value:

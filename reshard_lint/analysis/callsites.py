@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 from ..stages.call_counts import SyntaxCounts, local_counts
 from .arguments import Call
-from .values import UNKNOWN, ClassVal, FuncVal, SeqVal, Value, func_name, is_unknown, join, unknown
+from .values import UNKNOWN, ClassVal, FuncVal, SeqVal, Unknown, Value, func_name, is_unknown, join, unknown
 
 NO_CALL_SITE = "a parameter no call site feeds"
+FOREIGN_VALUE = "a value another module passes that the analysis does not follow"
 ESCAPES = "a parameter of a function passed where the analysis cannot follow its calls"
 UNSEEN_CALLS = "a parameter of a function called where the analysis did not follow the call"
 DISAGREE = "a parameter whose call sites pass different values"
@@ -62,6 +63,11 @@ class CallSites:
         # The scheduler asks for every waiting function after each run: count once.
         self._expected: dict[ast.AST, Optional[int]] = {}
         self._locals: dict[ast.FunctionDef | ast.AsyncFunctionDef, Optional[SyntaxCounts]] = {}
+        # Functions whose parameters other modules' calls feed, directly or through a
+        # function so fed (interpreter.run_function)
+        self.fed: set[ast.AST] = set()
+        # The other modules' calls of one of this module's functions (the interpreter's)
+        self.foreign: Optional[Callable[[FuncVal], Optional[list[tuple[ast.Call, list[Call]]]]]] = None
 
     @property
     def counts(self) -> SyntaxCounts:
@@ -107,9 +113,28 @@ class CallSites:
         self._expected.pop(func.node, None)
 
     def expected(self, func: FuncVal) -> Optional[int]:
-        """How many call sites the module spells for ``func``; None: it escapes."""
+        """How many call sites the module spells for ``func``; None: it escapes. A function
+        the module never calls takes the calls the project's other modules make, where
+        all of them are seen (``foreign``: analysis/foreign.py)."""
         if func.node not in self._expected:
-            self._expected[func.node] = self._count(func)
+            n = self._count(func)
+            found = self.foreign(func) if n == 0 and self.foreign is not None else None
+            if found:
+                sites = self.sites.setdefault(func.node, {})
+                bound = UNKNOWN if func.owner is not None else None  # __init__'s self: its run's
+                for call, evaluations in found:
+                    params: Optional[dict[str, Value]] = None
+                    for args in evaluations:
+                        one = bind_arguments(func.node, args, func.defaults, bound)
+                        if one is None:
+                            params = None
+                            break
+                        params = one if params is None else {k: join(v, one.get(k, UNKNOWN))
+                                                             for k, v in params.items()}
+                    sites[id(call)] = Site(call, params)
+                n = len(found)
+                self.fed.add(func.node)
+            self._expected[func.node] = n
         return self._expected[func.node]
 
     def _count(self, func: FuncVal) -> Optional[int]:
@@ -201,7 +226,9 @@ class CallSites:
             for other in vals[1:]:
                 v = join(v, other)
             if is_unknown(v) and not all(is_unknown(x) for x in vals):
-                v = unknown(DISAGREE, parameter(n, of, what))
+                # A call of another module the analysis did not evaluate says so itself.
+                v = next((x for x in vals if isinstance(x, Unknown) and x.reason == FOREIGN_VALUE), None) \
+                    or unknown(DISAGREE, parameter(n, of, what))
             out[n] = v
         return out
 

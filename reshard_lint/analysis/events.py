@@ -98,6 +98,9 @@ class Transfer(Event):
     # element, a jax.tree.map callback run per leaf: unroll.py), each of which may give
     # the call other values: a fix written from this run's must hold for the others.
     repeated: bool = False
+    # Made in a run whose arguments other modules' calls pass (analysis/foreign.py): each
+    # such call reports it (its relay); coverage counts it here, no rule reads it here.
+    fed: bool = False
 
 
 @dataclass(eq=False)

@@ -50,6 +50,8 @@ class Functions(InterpreterBase):
         # function has its call sites there.
         if not self.quiet and func.home is None and (isinstance(func.node, FUNCTIONS) or func.name is not None):
             self.callsites.observe(func, node, params, (self.context_mesh, self.mesh_context))
+            if self.fed_depth:
+                self.callsites.fed.add(func.node)  # its arguments are other modules' calls' too
         return params
 
     def call_function(self, func: FuncVal, call: Call, node: ast.AST, *, bound: Optional[Value] = None,

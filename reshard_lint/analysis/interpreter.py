@@ -83,6 +83,10 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, Wit
         # (the call here, quiet level, helper depth) while another module's function runs
         # for a call of this file's own code: its transfers are this call's (emit).
         self.relay: Optional[tuple[Call, int, int]] = None
+        # (line, column) of calls whose arguments another module's analysis asks for
+        # (foreign.py) -> the arguments at each evaluation; None: no such question
+        self.recorder: Optional[dict[tuple[int, int], list[Call]]] = None
+        self.fed_depth = 0  # > 0 inside a run fed by other modules' calls (run_function)
         self.relay_args: tuple[Value, ...] = ()  # the values its parameters were bound to
         self.relay_held: list[Event] = []  # its transfers, reported once its run ends (functions.py)
         self.relay_gaps: set[tuple[str, str]] = set()  # the functions it did not run (functions.unfollowed)
@@ -180,6 +184,8 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, Wit
 
     def emit(self, event: Event) -> None:
         if not self.quiet:
+            if self.fed_depth and self.elsewhere(event):
+                return
             self.sink(event)
         elif self.relay is not None and isinstance(event, Transfer) and self.relaying(event):
             # A transfer of another module's function, run for a call here with this
@@ -201,6 +207,22 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, Wit
             # hands it: reported at the call (a factory stays silent on its own, since its
             # parameter is unknown there).
             self.relay_held.append(replace(event, node=self.relay[0].node, through=event.node))
+
+    def elsewhere(self, event: Event) -> bool:
+        """In a run fed by other modules' calls: is ``event`` theirs to report? A transfer
+        (each call's relay reports it, named by the call, interpreter.emit), or a
+        construction whose wrong part a caller wrote (handed_in, there). Coverage still
+        counts the transfer here (engine.py)."""
+        if isinstance(event, Transfer):
+            event.fed = True
+            self.sink(event)
+            return True
+        if isinstance(event, MeshBuilt):
+            steps = event.mesh.devices.steps
+            return bool(steps) and all(self.ctx.module.owner(outer) is not self.ctx.module for outer, _ in steps)
+        if isinstance(event, ShardingBuilt) and isinstance(event.first, DevVal) and event.first.node is not None:
+            return self.ctx.module.owner(event.first.node) is not self.ctx.module
+        return False
 
     def handed_in(self, event: MeshBuilt | ShardingBuilt) -> bool:
         """Does the call being relayed hand the construction what is wrong with it? A
@@ -306,6 +328,16 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, Wit
         return out
 
     def run_function(self, func: FuncVal, parent: Scope, self_val: Optional[InstanceVal]) -> None:
+        # A run fed by other modules' calls (foreign.py), or by calls made in such a run:
+        # its transfers are those calls' to report (their relays), not this module's.
+        fed = func.node in self.callsites.fed
+        self.fed_depth += fed
+        try:
+            self._run_function(func, parent, self_val)
+        finally:
+            self.fed_depth -= fed
+
+    def _run_function(self, func: FuncVal, parent: Scope, self_val: Optional[InstanceVal]) -> None:
         fn = func.node
         assert isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
         body = fn.body if isinstance(fn, FUNCTIONS) else []

@@ -40,6 +40,8 @@ class InterpreterBase:
     outside: list[Optional[frozenset[str]]]
     relay: Optional[tuple[Call, int, int]]
     relay_args: tuple[Value, ...]
+    recorder: Optional[dict[tuple[int, int], list[Call]]]
+    fed_depth: int
     relay_held: list[Event]
     relay_gaps: set[tuple[str, str]]
     managing: Optional[tuple[ast.AST, list[tuple[Value, Value]]]]

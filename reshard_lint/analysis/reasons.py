@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..core import vocabulary as api
-from .callsites import DISAGREE, ESCAPES, NO_CALL_SITE, RECURSIVE, STAR, UNSEEN_CALLS
+from .callsites import DISAGREE, ESCAPES, FOREIGN_VALUE, NO_CALL_SITE, RECURSIVE, STAR, UNSEEN_CALLS
 from .values import PATHS
 
 IMPORTED = "a name imported from another module"
@@ -31,7 +31,7 @@ OTHER = "a value the analysis does not model"
 EXPECTED_ERROR = "a transfer between two meshes in a block that expects an error"
 
 __all__ = [
-    "ATTRIBUTE", "ATTRIBUTE_ELSEWHERE", "ATTRIBUTE_LATER", "CONFIG", "COMMITTED_OPERAND", "COMPUTED_LAYOUT", "CONTAINER", "DISAGREE", "ESCAPES", "EXPECTED_ERROR", "IMPORTED",
+    "ATTRIBUTE", "ATTRIBUTE_ELSEWHERE", "ATTRIBUTE_LATER", "CONFIG", "COMMITTED_OPERAND", "COMPUTED_LAYOUT", "CONTAINER", "DISAGREE", "ESCAPES", "EXPECTED_ERROR", "FOREIGN_VALUE", "IMPORTED",
     "MESH_CONTEXT",
     "NOT_COMPARABLE", "NOT_REACHED", "NO_CALL_SITE", "OTHER", "PACKAGE_CALL", "PATHS", "RECURSIVE", "STAR",
     "UNFOLLOWED_CALL", "UNKNOWN_OBJECT", "UNMODELLED_JAX", "UNSEEN_CALLS", "named", "outside_reason",

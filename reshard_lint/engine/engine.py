@@ -332,6 +332,7 @@ class Engine:
         """Diagnostics for a parsed module; ``observer`` also sees every transfer event and
         the diagnostic anchored at each call (``reshard-lint coverage``)."""
         from ..analysis import Analyzer
+        from ..analysis.foreign import foreign_calls
         from ..analysis.context import FileContext
 
         rules = self.rules
@@ -357,6 +358,8 @@ class Engine:
                 # of that module (coverage counts it there, with this call's verdict among
                 # its contexts), not a second one here.
                 (transfers if through is None else ctx.relayed_transfers).append(event)
+            if getattr(event, "fed", False):
+                return  # (analysis/foreign.py: the calls in other modules report it)
             for rule in self.by_event.get(type(event), ()):
                 for diag in rule.check(event):  # type: ignore[arg-type]
                     if through is not None:
@@ -375,6 +378,10 @@ class Engine:
             rule.start(ctx)
             finishers.append(rule)
         analyzer = Analyzer(ctx, sink)
+        if project is not None:
+            # A function this file never calls takes the calls other modules make of it
+            # (the file's own analysis only: a summary for an importer runs no such search).
+            analyzer.callsites.foreign = partial(foreign_calls, ctx)
         if observer is not None:
             analyzer.expected_sink = transfers.append
         analyzer.run()

@@ -16,6 +16,7 @@ from .summaries import callable_export, exportable, frozen_config, registry_expo
 from .view import FileView, Project
 
 if TYPE_CHECKING:
+    from ..analysis.arguments import Call
     from ..analysis.context import FileContext
     from ..analysis.values import Value
 
@@ -49,7 +50,8 @@ class Projects:
                 directory, src=list(src) if isinstance(src, (list, tuple)) else None)
         project = self._projects.get(layout)
         if project is None:
-            project = self._projects[layout] = Project(layout, self._summarise, lambda p: self.unsaved(p))
+            project = self._projects[layout] = Project(layout, self._summarise, lambda p: self.unsaved(p),
+                                                       record=self._record)
         name = project.index.module_name(path)
         module = project.index.find(name) if name is not None else None
         return FileView(project, module)
@@ -134,6 +136,40 @@ class Projects:
             # An exported function keeps its module's scope as its closure: not taken apart.
             analyzer.release(keep_values=functions)
         return exports, ctx
+
+
+    def _record(self, text: str, path: str, view: FileView, keys: frozenset[tuple[int, int]]) \
+            -> "tuple[dict[tuple[int, int], list[Call]], FileContext] | None":
+        """The whole module ``text`` analysed (its functions' own runs included) for the
+        arguments of the calls at ``keys`` ((line, column)), each evaluation's; and its
+        context, which places their values' nodes in another module's messages."""
+        from ..stages import newer_syntax
+        from ..analysis import Analyzer
+        from ..analysis.context import FileContext
+        from ..analysis.mutation import share
+        from ..analysis.tree import Module
+
+        try:
+            tree = newer_syntax.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        ctx = FileContext(Module(tree, text), text, path, self.settings)
+        ctx.python_tree = tree
+        ctx.project = view
+        ctx.display = view.project.display(path)
+        analyzer = Analyzer(ctx, _ignore)
+        recorder: dict[tuple[int, int], list[Call]] = {k: [] for k in keys}
+        analyzer.recorder = recorder
+        try:
+            analyzer.run()
+        except RecursionError:
+            return None
+        finally:
+            analyzer.release(keep_values=True)  # (the arguments' values outlive the run)
+        # Containers among them are another module's: changed in place there, copied.
+        share(v for calls in recorder.values() for call in calls
+              for v in (*(x for x, _ in call.positional), *(x for x, _ in call.keywords.values())))
+        return recorder, ctx
 
 
 def _ignore(event: object) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Callable, Mapping
 
@@ -21,13 +22,17 @@ from .interface import UNKNOWN
 from .summaries import Summary, digest, made, reexport
 
 if TYPE_CHECKING:
+    from ..analysis.arguments import Call
     from ..analysis.context import FileContext
     from ..analysis.values import Value
 
 # Texts of project files kept by a Project, the most recently read.
 _RECENT = 8
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 Analyse = Callable[[str, str, "FileView", bool], "tuple[dict[str, Value], FileContext] | None"]
+Recorded = "tuple[dict[tuple[int, int], list[Call]], FileContext]"
+Record = Callable[[str, str, "FileView", frozenset[tuple[int, int]]], "Recorded | None"]
 
 
 def read_file(path: str) -> str | None:
@@ -71,8 +76,12 @@ def _stamp(path: str) -> tuple[int, int] | None:
 
 class Project:
     def __init__(self, layout: Layout, analyse: Analyse,
-                 unsaved: Callable[[str], str | None] = lambda path: None) -> None:
+                 unsaved: Callable[[str], str | None] = lambda path: None, record: Record | None = None) -> None:
         self.layout = layout
+        self._record = record
+        # (file, digest, call positions) -> the recorded arguments, the file's context, and
+        # the deps and contexts of its view (FileView.arguments_at)
+        self.recorded: dict[tuple[str, str, frozenset[tuple[int, int]]], object] = {}
         self.index = ModuleIndex(layout)
         self.unsaved = unsaved  # an editor's text of the file, when it has one open
         self._analyse = analyse
@@ -88,6 +97,59 @@ class Project:
         # (file, dict name) -> whether only that module's body files into the dict, and the
         # files the answer was read from (FileView.files_only_here)
         self.sealed: dict[tuple[str, str], tuple[bool, dict[str, str]]] = {}
+        # identifier -> the project files that spell it, with every file's digest (built
+        # once, on the first question of callers.py); parsed trees by digest
+        self._words: tuple[dict[str, list[str]], dict[str, str]] | None = None
+        self.words_made = 0
+        self._trees: OrderedDict[str, ast.Module | None] = OrderedDict()
+        # (file, function) -> its calls in other modules and the files read (FileView.calls_of)
+        self.callers: dict[tuple[str, str], tuple[object, dict[str, str], int]] = {}
+
+    def words(self, check: bool) -> int:
+        """Build the index of the identifiers project files spell, or again where ``check``
+        finds a file changed since; its generation (callers' answers keep theirs)."""
+        if self._words is None or check and not self.current(self._words[1]):
+            from .registries import project_files
+
+            words: dict[str, list[str]] = {}
+            read: dict[str, str] = {}
+            for path in project_files(self.layout.import_roots):
+                found = self.text(path)
+                if found is None:
+                    continue
+                read[path] = found[1]
+                spelled = set(_WORD.findall(found[0])) if found[0].isascii() else {"*"}
+                for w in spelled:
+                    words.setdefault(w, []).append(path)
+            self._words = (words, read)
+            self.words_made += 1
+        return self.words_made
+
+    def files_naming(self, name: str, deps: dict[str, str]) -> list[str]:
+        """The project files (under the import roots) whose text spells ``name`` as an
+        identifier (after ``words``); every file's digest goes to ``deps``. A file that
+        spells identifiers outside ASCII counts for every name."""
+        assert self._words is not None
+        words, read = self._words
+        deps.update(read)
+        return sorted(set(words.get(name, [])) | set(words.get("*", [])))
+
+    def view_of(self, path: str) -> FileView:
+        """The view of the project from the module at ``path``."""
+        name = self.index.module_name(path)
+        return FileView(self, self.index.find(name) if name is not None else None)
+
+    def tree(self, text: str) -> ast.Module | None:
+        """Python's tree of a project file's text (the last few kept by digest)."""
+        key = digest(text)
+        if key in self._trees:
+            self._trees.move_to_end(key)
+            return self._trees[key]
+        tree = _parsed(text)
+        self._trees[key] = tree
+        if len(self._trees) > 32:
+            self._trees.popitem(last=False)
+        return tree
 
     def display(self, path: str) -> str:
         rel = os.path.relpath(path, self.layout.root)
@@ -210,6 +272,54 @@ class FileView:
         self.shape: str | None = None
         self._values: dict[str, Value | None] = {}  # value(), asked for every qualified call
         self._sealed: dict[tuple[str, str], bool] = {}  # files_only_here, asked at each filing
+        self._words_checked = False  # Project.words: the project's files checked for changes
+
+    def calls_of(self, path: str, name: str) -> list[tuple[str, ast.Call]] | None:
+        """The calls the project's other modules make of ``name``, a top-level function or
+        class of the module at ``path`` (callers.py), or None where they cannot all be
+        seen; the files read are this view's dependencies."""
+        from .callers import calls_of
+
+        # The project's files are checked for changes once per view (one file's analysis).
+        made = self.project.words(check=not self._words_checked)
+        self._words_checked = True
+        key = (os.path.realpath(path), name)
+        known = self.project.callers.get(key)
+        if known is None or known[2] != made:
+            deps: dict[str, str] = {}
+            known = (calls_of(self.project, path, name, deps), deps, made)
+            self.project.callers[key] = known
+        self.deps.update(known[1])
+        return known[0]  # type: ignore[return-value]  # (callers holds what calls_of gives)
+
+    def arguments_at(self, path: str, keys: frozenset[tuple[int, int]]) -> dict[tuple[int, int], list[Call]] | None:
+        """The arguments of the calls at ``keys`` ((line, column)) of the project file at
+        ``path``, as that file's own analysis evaluates them (each evaluation's; none for a
+        call its analysis does not reach). Its context and those of the modules it read
+        join this view's, so that messages place their nodes; its files are this view's
+        dependencies."""
+        project = self.project
+        found = project.text(path)
+        if found is None or project._record is None:
+            return None
+        key = (os.path.realpath(path), found[1], keys)
+        known = project.recorded.get(key)
+        if known is None or not project.current(known[2]):  # type: ignore[index]
+            view = project.view_of(path)
+            made = project._record(found[0], path, view, keys)
+            deps = dict(view.deps)
+            deps[path] = found[1]
+            known = (made, view.contexts, deps)
+            project.recorded[key] = known
+        made, contexts, deps = known  # type: ignore[misc]
+        self.deps.update(deps)
+        if made is None:
+            return None
+        calls, ctx = made
+        for c in (ctx, *contexts):
+            if c not in self.contexts:
+                self.contexts.append(c)
+        return calls
 
     def files_only_here(self, path: str, name: str) -> bool:
         """Can only the module body of ``path`` (this view's file) file items into its

@@ -370,6 +370,10 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
         return True  # RSH306: a committed array put on a device of the global list
     if device_target and sources and one_mesh_use:
         return True  # RSH306: host data put on a device of the global list, then read
+    if any(id(r) in in_meshes for _, r in reorders):
+        # Mesh(trainer.mesh.devices.T, ...): a reordering written in the constructor, of
+        # devices this file may not make (a parameter another module's call feeds).
+        return True
     if imported and any(_made_by_imported(c, scope, facts, imported) for scope, c in ctor_nodes):
         return True  # RSH101/RSH102: the list's order is the imported function's (a rotation there)
     if not (ctors and reorders) and not shardings and not (ids and indexed):

@@ -95,13 +95,14 @@ def test_check_reports_the_markers_with_related_locations_in_the_other_file() ->
                   "movers": "ops/meshes.py", "guarded": "hosts/meshes.py",
                   "tables": "tablepkg/mesh.py", "reexports": "meshpkg/meshes.py",
                   "containers": "team/meshes.py"}.get(root.name)
-        if root.name in ("configs", "jitted", "ranges", "relayed", "handed"):
+        if root.name in ("configs", "jitted", "ranges", "relayed", "handed", "callers"):
             # configs: the meshes are built in the importing file, sized by config.py's
             # values; jitted: in either module (test_jitted_functions_of_another_module_*);
             # ranges: one built in the importing file too (test_ranges_of_a_configuration_*);
             # relayed: its one finding is a reordered mesh's (RSH102), with no other place;
             # handed: constructions at the calls that hand them a wrong part
-            # (test_a_construction_a_call_hands_a_wrong_part_is_reported_at_the_call).
+            # (test_a_construction_a_call_hands_a_wrong_part_is_reported_at_the_call);
+            # callers: reorderings in functions only other modules call, with what they pass.
             continue
         # The transfer inside another module's function that a call runs with its arguments.
         helpers = {"movers": "ops/placing.py", "containers": "team/sync.py"}.get(root.name)
@@ -141,15 +142,34 @@ def test_a_construction_a_call_hands_a_wrong_part_is_reported_at_the_call() -> N
     assert again.returncode == 0, again.stdout
 
 
-def test_flake8_finds_the_constructions_handed_in_from_other_modules() -> None:
-    # The gate passes kit/stages.py, whose own text names no device or reordering.
-    root = PROJECTS / "handed"
+@pytest.mark.parametrize("name", ["handed", "callers"])
+def test_flake8_finds_what_other_modules_hand_in(name: str) -> None:
+    # handed: the gate passes kit/stages.py, whose own text names no device or reordering;
+    # callers: lab/meshes.py and lab/engine.py take their parameters from main.py's calls.
+    root = PROJECTS / name
     proc = subprocess.run([sys.executable, "-m", "flake8", "--select", "RSH", "--format",
                            "%(path)s:%(row)d:%(col)d:%(code)s", "."], cwd=root, capture_output=True, text=True)
     got = sorted(tuple(line.split(":")) for line in proc.stdout.split())
     want = sorted((f"./{p.relative_to(root)}", str(line), str(col), code)
                   for p in root.rglob("*.py") for line, col, code in _expected(p))
     assert got == want, proc.stderr
+
+
+def test_a_function_only_other_modules_call_takes_the_literals_they_pass() -> None:
+    # build_meshes() through the package's re-export and Engine(mesh) leave n_data and the
+    # seed at their defaults; sized(int(sys.argv[1])) passes a value main.py computes and
+    # handed_on escapes into a list: those stay unknown, and nothing is claimed there.
+    root = PROJECTS / "callers"
+    meshes = root / "lab" / "meshes.py"
+    result = Engine().lint_source(meshes.read_text(encoding="utf-8"), str(meshes))
+    [mirror] = result.diagnostics
+    assert (mirror.code, mirror.line) == ("RSH102", 10)
+    # main.py is a dependency of the result: an edit there can change it.
+    assert "main.py" in {Path(p).name for p in result.deps}
+    proc = subprocess.run([tool("reshard-lint"), "check", "--no-cache", "--format", "concise", "."], cwd=root,
+                          capture_output=True, text=True)
+    assert sorted(line.split(" ")[0] for line in proc.stdout.splitlines() if " RSH" in line) == \
+        ["lab/engine.py:13:28:", "lab/meshes.py:10:14:"]
 
 
 def test_a_transfer_run_for_a_call_is_reported_there_and_counted_once() -> None:

@@ -1,0 +1,111 @@
+"""Call sites in the project's other modules, for a function its own module never calls.
+
+``make_mesh(shape=(2, 4), devices=None)`` defined in ``servekit/mesh.py`` and called only
+from ``serve.py``, ``DecodeEngine.__init__(self, mesh, layout_seed=0)`` constructed only in
+another module: the module's own analysis saw no call, so every parameter was "a parameter
+no call site feeds". The project layer finds every call the other modules make
+(project/callers.py); each becomes a call site whose arguments are what the call spells
+as literals (numbers, strings, ``None``, tuples and lists of them) or the defaults of the
+parameters it leaves out, and an unknown of its own for anything else (a value the other
+module computes). The function's run then takes what every call site agrees on, as for
+calls in its own module (callsites.py): a seed every caller leaves at its default is that
+default, a mesh each caller builds in its own ``main()`` stays unknown.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Optional
+
+from ..core import vocabulary as api
+from .arguments import Call
+from .callsites import FOREIGN_VALUE
+from .values import UNKNOWN, ConstVal, FuncVal, IntVal, SeqVal, Value, is_unknown, unknown
+
+if TYPE_CHECKING:
+    from .context import FileContext
+
+
+# (the call in the other module, the values of its arguments at each evaluation there)
+ForeignCall = tuple[ast.Call, list[Call]]
+
+
+def foreign_calls(ctx: FileContext, func: FuncVal) -> Optional[list[ForeignCall]]:
+    """The other modules' calls of ``func`` (a top-level function, or a top-level class's
+    ``__init__``: its constructions), or None when there are none or not all are seen."""
+    view = ctx.project
+    fn = func.node
+    if view is None or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    top = ctx.module.tree.body
+    owner = func.owner
+    if func.home is not None:
+        return None
+    if owner is not None:
+        if fn.name != "__init__" or owner.home is not None or not any(s is owner.node for s in top):
+            return None
+        name = owner.node.name
+    elif any(s is fn for s in top):
+        name = fn.name
+    else:
+        return None
+    # Only a body that builds or moves something is worth the other modules' calls (the
+    # search reads the project's files): a parameter handed on to another function stays
+    # unknown there, as before.
+    body = "".join(ctx.module.lines[fn.lineno - 1:fn.end_lineno])
+    if not any(w in body for w in api.BUILD_WORDS):
+        return None
+    found = view.calls_of(ctx.path, name)
+    if not found:
+        return None
+    out: list[ForeignCall] = []
+    asked: dict[str, frozenset[tuple[int, int]]] = {}
+    for path, call in found:
+        spelled = Call(call, [(k, _literal(v, f"{name}() at {view.project.display(path)}:{call.lineno}"), a)
+                              for k, v, a in _arguments(call)])
+        if any(is_unknown(v) for v in _values(spelled)):
+            asked[path] = asked.get(path, frozenset()) | {(call.lineno, call.col_offset)}
+        out.append((call, [spelled]))
+    for path, keys in asked.items():
+        # Values the calling module computes (a mesh its main() builds): that module's
+        # own analysis evaluates the call, and each evaluation is a context of this one.
+        recorded = view.arguments_at(path, keys)
+        if recorded is None:
+            continue
+        for i, (call, spelled) in enumerate(out):
+            evaluated = recorded.get((call.lineno, call.col_offset))
+            if evaluated and found[i][0] == path:
+                out[i] = (call, list(evaluated))
+    return out
+
+
+def _values(call: Call) -> list[Value]:
+    return [v for v, _ in call.positional] + [v for v, _ in call.keywords.values()]
+
+
+def _arguments(call: ast.Call) -> list[tuple[Optional[str], ast.expr, ast.AST]]:
+    out: list[tuple[Optional[str], ast.expr, ast.AST]] = [(None, a, a) for a in call.args]
+    out += [(k.arg, k.value, k) for k in call.keywords]
+    return out
+
+
+def _literal(node: ast.expr, where: str) -> Value:
+    """What a literal argument of another module's call is; an unknown of its own else."""
+    if isinstance(node, ast.Constant):
+        v = node.value
+        if isinstance(v, bool) or v is None or v is Ellipsis:
+            return ConstVal(v)
+        if isinstance(v, int):
+            return IntVal(lambda _m: v, literal=v)
+        if isinstance(v, (float, complex, str, bytes)):
+            return ConstVal(v)
+        return UNKNOWN
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+            and type(node.operand.value) is int:
+        n = -node.operand.value
+        return IntVal(lambda _m: n, literal=n)
+    if isinstance(node, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in node.elts):
+        items = tuple(_literal(e, where) for e in node.elts)
+        if not any(is_unknown(i) for i in items):
+            return SeqVal(items, "tuple" if isinstance(node, ast.Tuple) else "list")
+    return unknown(FOREIGN_VALUE, where)
