@@ -30,9 +30,10 @@ class ReorderedDeviceList(Rule):
     priority = 10
     fix_safety = "unsafe"
     events = (MeshBuilt,)
-    what = "Flags a mesh built from a reordered device list: `jax.devices()` reversed (`[::-1]`, `reversed()`, `np.flip`), rotated (`d[k:] + d[:k]`, `np.concatenate([d[k:], d[:k]])`), rolled (`np.roll`), permuted with a shared seed (`rng.permutation(devs)`, `devs[rng.permutation(len(devs))]`), sorted by a key other than the device id, an axis of a grid reversed (`grid[:, ::-1]`), or another mesh's devices transposed or reordered (`mesh.devices.T`). A list made from a set (`list(x.devices())`) is RSH101: its order differs between processes. A topology builder that reshapes and transposes a fresh `jax.devices()` grid for the program's only mesh stays silent, and so do lists sorted by physical coordinates and devices handed to `jax.make_mesh(..., devices=...)` or `mesh_utils.create_device_mesh(shape, devices=...)`: JAX keeps their order on CPU, but sorts them by device id on GPU and lays them out by physical coordinates on TPU (`create_device_mesh` in jax/_src/mesh_utils.py), so a reversed list handed to them is a reordering on CPU only. Which devices such a mesh holds is the same on every platform and is checked (RSH201)."
+    what = "Flags a mesh built from a reordered device list: `jax.devices()` reversed (`[::-1]`, `reversed()`, `np.flip`), rotated (`d[k:] + d[:k]`, `np.concatenate([d[k:], d[:k]])`), rolled (`np.roll`), permuted with a shared seed (`rng.permutation(devs)`, `devs[rng.permutation(len(devs))]`), sorted by a key other than the device id, an axis of a grid reversed (`grid[:, ::-1]`), or another mesh's devices transposed or reordered (`mesh.devices.T`). A list made from a set (`list(x.devices())`) is RSH101: its order differs between processes. A reordered list handed to a builder, `jax.make_mesh(shape, names, devices=jax.devices()[::-1])` or `Mesh(mesh_utils.create_device_mesh(shape, devices=reversed_list), names)`, is flagged too, as a reordering on CPU: there the builders keep the order they are given, while GPU sorts the devices by id and TPU lays them out by physical coordinates (`create_device_mesh` in jax/_src/mesh_utils.py, jax 0.10.2), so it is silent when the project's `platforms` leave CPU out. A topology builder that reshapes and transposes a fresh `jax.devices()` grid for the program's only mesh stays silent, and so do lists sorted by physical coordinates or by id, and a list shuffled with no seed all processes share handed to a builder (its order is the platform's on GPU and TPU)."
     why = 'JAX treats meshes with the same devices in another order as different device assignments. Arrays on a reordered mesh cannot meet arrays on natural-order meshes (`jax.make_mesh`, library code) inside `jit`: JAX raises `ValueError: Received incompatible devices for jitted computation`. A `device_put` between the two orders moves every shard the order places on another device (RSH202 counts them); reversing `jax.devices()` on a real cluster sends every shard of an array split over the mesh to another host.'
     fix_text = 'Unsafe. When the reordering is written inside the mesh construction (for example `Mesh(np.array(jax.devices()[::-1]), ...)`), the fix removes that one step. This changes which device holds which shard, so it is applied only with `--unsafe-fixes`.'
+    platforms_text = "Judged where the code writes the order: a reordered `jax.devices()` list is reordered on every platform. Handed to `jax.make_mesh(..., devices=...)` or `mesh_utils.create_device_mesh(shape, devices=...)`, it is reordered on CPU only (GPU builders sort by device id, TPU builders by physical coordinates): the rule fires there only when the project's `platforms` include CPU, and its message says so."
     references = ('jax-ml/jax#15903 (ops between meshes with transposed device order fail)', 'AI-Hypercomputer/maxtext#2863 (set_mesh changed device order, then incompatible devices)')
 
     def start(self, ctx: FileContext) -> None:
@@ -47,6 +48,8 @@ class ReorderedDeviceList(Rule):
             return
         if not ctx.is_reordered(devs):
             return
+        if devs.order_by == "builder" and "cpu" not in ctx.devices.platforms:
+            return  # GPU and TPU builders re-sort what they are given (_physical in models/meshes.py)
         diag = self._diagnostic(ctx, event, devs)
         if devs.fresh and set(devs.reorders) <= _TRANSPOSES:
             self._topology.append((event.node, diag))
@@ -64,6 +67,18 @@ class ReorderedDeviceList(Rule):
             origin = f"the devices of mesh {describe_mesh(ctx, devs.from_mesh)} reordered by {', '.join(devs.reorders)}"
         else:
             origin = f"a reordered device list ({devs.desc})"
+        if devs.order_by == "builder":
+            if devs.from_mesh is None or devs.fresh:
+                origin = f"a reordered device list ({devs.builder_input or devs.desc})"
+            msg = (
+                f"mesh {describe_mesh(ctx, event.mesh)} is laid out by a mesh builder from {origin}: on CPU "
+                "the builder keeps the order it is given (GPU sorts by device id, TPU by physical "
+                "coordinates), so on CPU arrays on it cannot meet arrays on natural-order meshes inside jit "
+                "(\"Received incompatible devices for jitted computation\") and a device_put between the two "
+                "moves every shard the order places on another device; pass the devices in natural order "
+                "(jax.devices()), or leave devices= out"
+            )
+            return Diagnostic(self.code, line, col, msg, end_line, end_col, fix=_undo(ctx, event, devs))
         msg = (
             f"mesh {describe_mesh(ctx, event.mesh)} is built from {origin}: arrays on it cannot meet "
             "arrays on natural-order meshes inside jit (\"Received incompatible devices for jitted "
@@ -147,14 +162,36 @@ a = jax.device_put(np.arange(8.0), NamedSharding(ring, P('x')))
 b = jax.device_put(np.arange(8.0), NamedSharding(natural, P('x')))
 print(a * b)  # RSH203:7
 """),
-        Valid(_HEAD + """
-# Devices handed to jax.make_mesh / create_device_mesh are ordered by the platform
-# (TPU: physical coordinates, GPU: device id, CPU: as given), so a reversed list is
-# not a reordering the linter can claim everywhere.
+        Invalid(_HEAD + """
+mesh = jax.make_mesh((8,), ('x',), devices=jax.devices()[::-1])  # RSH102:8
+natural = jax.make_mesh((8,), ('x',))
+a = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+b = jax.device_put(np.arange(8.0), NamedSharding(natural, P('x')))
+print(a + b)  # RSH203:7
+""", fixed=_HEAD + """
+mesh = jax.make_mesh((8,), ('x',), devices=jax.devices())  # RSH102:8
+natural = jax.make_mesh((8,), ('x',))
+a = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+b = jax.device_put(np.arange(8.0), NamedSharding(natural, P('x')))
+print(a + b)  # RSH203:7
+""", note="a builder keeps the order given on CPU (GPU and TPU re-sort it)"),
+        Invalid(_HEAD + """
 from jax.experimental import mesh_utils
-mesh = jax.make_mesh((8,), ('x',), devices=jax.devices()[::-1])
-grid = Mesh(mesh_utils.create_device_mesh((2, 4), devices=jax.devices()[::-1]), ('a', 'b'))
-print(mesh.shape, grid.shape)
+devs = list(reversed(jax.devices()))
+grid = Mesh(mesh_utils.create_device_mesh((2, 4), devices=devs), ('a', 'b'))  # RSH102:8
+natural = Mesh(np.array(jax.devices()).reshape(2, 4), ('a', 'b'))
+a = jax.device_put(np.ones((2, 4)), NamedSharding(grid, P('a', 'b')))
+b = jax.device_put(np.ones((2, 4)), NamedSharding(natural, P('a', 'b')))
+print(a + b)  # RSH203:7
+"""),
+        Valid(_HEAD + """
+# Sorted by id, or shuffled with no shared seed: handed to a builder, the order is
+# the platform's on GPU and TPU (RSH101 leaves builders alone).
+import random
+devs = list(jax.devices())
+random.shuffle(devs)
+mesh = jax.make_mesh((8,), ('x',), devices=sorted(devs, key=lambda d: d.id))
+print(mesh.shape)
 """),
         Valid(_HEAD + """
 devs = np.array(jax.devices())
