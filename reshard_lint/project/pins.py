@@ -150,13 +150,14 @@ def _text_lines(path: str) -> list[str]:
         return []
 
 
-def _installed(root: str) -> Optional[tuple[str, Version]]:
+def _installed(root: str) -> Optional[tuple[str, Version, str]]:
+    """(the environment, the version, its METADATA file) of a JAX installed at the root."""
     for venv in _VENVS:
         for info in sorted(glob.glob(os.path.join(root, venv, "lib", "python*", "site-packages",
                                                   f"{api.JAX_PACKAGE}-*.dist-info"))):
             v = parse_version(os.path.basename(info)[len(api.JAX_PACKAGE) + 1:-len(".dist-info")])
             if v is not None:
-                return (f"{venv}/", v)
+                return (f"{venv}/", v, os.path.join(info, "METADATA"))
     return None
 
 
@@ -175,11 +176,24 @@ def jax_versions(path: str) -> Optional[JaxVersions]:
     return _read(root, stamps)
 
 
+def pin_files(path: str) -> list[str]:
+    """The files ``jax_versions`` reads for ``path`` (an installed JAX: its METADATA): a
+    result that rests on them holds while they are unchanged (the cache's dependencies)."""
+    if not path or path.startswith("<"):
+        return []
+    root = find_root(path)
+    out = _sources(root)
+    installed = _installed(root)
+    if installed is not None:
+        out.append(installed[2])
+    return out
+
+
 @lru_cache(maxsize=64)
 def _read(root: str, stamps: tuple[tuple[str, float], ...]) -> Optional[JaxVersions]:
     installed = _installed(root)
     if installed is not None:
-        where, v = installed
+        where, v, _ = installed
         text = ".".join(map(str, v))
         return JaxVersions(f"JAX {text} (installed in {where})", v, _next(v))
     low: Optional[Version] = None
