@@ -11,6 +11,7 @@ from ..core.diagnostic import Diagnostic, Edit, Fix
 from ..analysis.events import MeshBuilt
 from ..analysis.values import DevVal
 from .base import Grounding, Invalid, Outcome, Rule, Valid
+from .helpers.jax_version import project_jax
 
 _HEAD = """\
 import jax
@@ -30,10 +31,10 @@ class ReorderedDeviceList(Rule):
     priority = 10
     fix_safety = "unsafe"
     events = (MeshBuilt,)
-    what = "Flags a mesh built from a reordered device list: `jax.devices()` reversed (`[::-1]`, `reversed()`, `np.flip`), rotated (`d[k:] + d[:k]`, `np.concatenate([d[k:], d[:k]])`), rolled (`np.roll`), permuted with a shared seed (`rng.permutation(devs)`, `devs[rng.permutation(len(devs))]`), sorted by a key other than the device id, an axis of a grid reversed (`grid[:, ::-1]`), or another mesh's devices transposed or reordered (`mesh.devices.T`). A list made from a set (`list(x.devices())`) is RSH101: its order differs between processes. A reordered list handed to a builder, `jax.make_mesh(shape, names, devices=jax.devices()[::-1])` or `Mesh(mesh_utils.create_device_mesh(shape, devices=reversed_list), names)`, is flagged too, as a reordering on CPU: there the builders keep the order they are given, while GPU sorts the devices by id and TPU lays them out by physical coordinates (`create_device_mesh` in jax/_src/mesh_utils.py, jax 0.10.2), so it is silent when the project's `platforms` leave CPU out. A topology builder that reshapes and transposes a fresh `jax.devices()` grid for the program's only mesh stays silent, and so do lists sorted by physical coordinates or by id, and a list shuffled with no seed all processes share handed to a builder (its order is the platform's on GPU and TPU)."
+    what = "Flags a mesh built from a reordered device list: `jax.devices()` reversed (`[::-1]`, `reversed()`, `np.flip`), rotated (`d[k:] + d[:k]`, `np.concatenate([d[k:], d[:k]])`), rolled (`np.roll`), permuted with a shared seed (`rng.permutation(devs)`, `devs[rng.permutation(len(devs))]`), sorted by a key other than the device id, an axis of a grid reversed (`grid[:, ::-1]`), or another mesh's devices transposed or reordered (`mesh.devices.T`). A list made from a set (`list(x.devices())`) is RSH101: its order differs between processes. A reordered list handed to a builder, `jax.make_mesh(shape, names, devices=jax.devices()[::-1])` or `Mesh(mesh_utils.create_device_mesh(shape, devices=reversed_list), names)`, is flagged too, as a reordering on CPU: there the builders keep the order they are given, while GPU sorts the devices by id and TPU lays them out by physical coordinates (`create_device_mesh` in jax/_src/mesh_utils.py, jax 0.10.2), and on GPU in JAX before 0.10.2 (the first release whose `create_device_mesh` sorts a GPU list by id), so it is silent when the project's `platforms` leave out CPU, and GPU or its JAX is 0.10.2 or later (the version read as RSH308 reads it). A topology builder that reshapes and transposes a fresh `jax.devices()` grid for the program's only mesh stays silent, and so do lists sorted by physical coordinates or by id, and a list shuffled with no seed all processes share handed to a builder (its order is the platform's on GPU and TPU)."
     why = 'JAX treats meshes with the same devices in another order as different device assignments. Arrays on a reordered mesh cannot meet arrays on natural-order meshes (`jax.make_mesh`, library code) inside `jit`: JAX raises `ValueError: Received incompatible devices for jitted computation`. A `device_put` between the two orders moves every shard the order places on another device (RSH202 counts them); reversing `jax.devices()` on a real cluster sends every shard of an array split over the mesh to another host.'
     fix_text = 'Unsafe. When the reordering is written inside the mesh construction (for example `Mesh(np.array(jax.devices()[::-1]), ...)`), the fix removes that one step. This changes which device holds which shard, so it is applied only with `--unsafe-fixes`.'
-    platforms_text = "Judged where the code writes the order: a reordered `jax.devices()` list is reordered on every platform. Handed to `jax.make_mesh(..., devices=...)` or `mesh_utils.create_device_mesh(shape, devices=...)`, it is reordered on CPU only (GPU builders sort by device id, TPU builders by physical coordinates): the rule fires there only when the project's `platforms` include CPU, and its message says so."
+    platforms_text = "Judged where the code writes the order: a reordered `jax.devices()` list is reordered on every platform. Handed to `jax.make_mesh(..., devices=...)` or `mesh_utils.create_device_mesh(shape, devices=...)`, it is reordered on CPU, and on GPU before JAX 0.10.2 (from 0.10.2 GPU builders sort by device id; TPU builders lay devices out by physical coordinates): the rule fires only when the project's `platforms` include one of those, and its message names them."
     references = ('jax-ml/jax#15903 (ops between meshes with transposed device order fail)', 'AI-Hypercomputer/maxtext#2863 (set_mesh changed device order, then incompatible devices)')
 
     def start(self, ctx: FileContext) -> None:
@@ -48,9 +49,10 @@ class ReorderedDeviceList(Rule):
             return
         if not ctx.is_reordered(devs):
             return
-        if devs.order_by == "builder" and "cpu" not in ctx.devices.platforms:
-            return  # GPU and TPU builders re-sort what they are given (_physical in models/meshes.py)
-        diag = self._diagnostic(ctx, event, devs)
+        where = _builder_platforms(ctx) if devs.order_by == "builder" else ""
+        if devs.order_by == "builder" and not where:
+            return  # the target platforms' builders re-sort what they are given
+        diag = self._diagnostic(ctx, event, devs, where)
         if devs.fresh and set(devs.reorders) <= _TRANSPOSES:
             self._topology.append((event.node, diag))
             return
@@ -61,7 +63,7 @@ class ReorderedDeviceList(Rule):
             return list(self._topology)
         return []
 
-    def _diagnostic(self, ctx: FileContext, event: MeshBuilt, devs: DevVal) -> Diagnostic:
+    def _diagnostic(self, ctx: FileContext, event: MeshBuilt, devs: DevVal, where: str = "") -> Diagnostic:
         line, col, end_line, end_col = ctx.span(event.node)
         if devs.from_mesh is not None and not devs.fresh:
             origin = f"the devices of mesh {describe_mesh(ctx, devs.from_mesh)} reordered by {', '.join(devs.reorders)}"
@@ -71,12 +73,12 @@ class ReorderedDeviceList(Rule):
             if devs.from_mesh is None or devs.fresh:
                 origin = f"a reordered device list ({devs.builder_input or devs.desc})"
             msg = (
-                f"mesh {describe_mesh(ctx, event.mesh)} is laid out by a mesh builder from {origin}: on CPU "
-                "the builder keeps the order it is given (GPU sorts by device id, TPU by physical "
-                "coordinates), so on CPU arrays on it cannot meet arrays on natural-order meshes inside jit "
-                "(\"Received incompatible devices for jitted computation\") and a device_put between the two "
-                "moves every shard the order places on another device; pass the devices in natural order "
-                "(jax.devices()), or leave devices= out"
+                f"mesh {describe_mesh(ctx, event.mesh)} is laid out by a mesh builder from {origin}, whose "
+                f"order the builder keeps {where}: there arrays on it cannot meet arrays on natural-order "
+                "meshes inside jit (\"Received incompatible devices for jitted computation\") and a device_put "
+                "between the two moves every shard the order places on another device (TPU lays the devices "
+                "out by physical coordinates); pass the devices in natural order (jax.devices()), or leave "
+                "devices= out"
             )
             return Diagnostic(self.code, line, col, msg, end_line, end_col, fix=_undo(ctx, event, devs))
         msg = (
@@ -288,6 +290,26 @@ print(mesh.shape)
         multi=Outcome("error", r"incompatible devices"),
         single=Outcome("error", r"incompatible devices"),
     )
+
+
+# The first JAX whose create_device_mesh sorts a GPU list by device id (jax/_src/mesh_utils.py:
+# the `platform == 'gpu'` branch is in the 0.10.2 wheel, not in 0.7.2 to 0.10.1); before it,
+# GPU keeps the order given, as CPU does.
+GPU_SORTS_FROM = (0, 10, 2)
+
+
+def _builder_platforms(ctx: FileContext) -> str:
+    """Where a builder keeps a reordered list's order, among the target platforms: CPU
+    always, GPU when the project may run a JAX before 0.10.2 (project/pins.py); '' for none."""
+    platforms = ctx.devices.platforms
+    cpu = "cpu" in platforms
+    gpu = "gpu" in platforms and not (
+        (versions := project_jax(ctx)) is not None and versions.all_from(GPU_SORTS_FROM))
+    if cpu and gpu:
+        return "on CPU, and on GPU before JAX 0.10.2 (which sorts a GPU list by device id)"
+    if gpu:
+        return "on GPU before JAX 0.10.2 (which sorts a GPU list by device id)"
+    return "on CPU (GPU sorts by device id from JAX 0.10.2)" if cpu else ""
 
 
 def _undo(ctx: FileContext, event: MeshBuilt, devs: DevVal) -> Fix | None:

@@ -10,9 +10,9 @@ from ..analysis.guards import ONE_PROCESS_TEST, pinned
 from ..analysis.render import describe_mesh
 from ..analysis.values import ArrayVal
 from ..core.diagnostic import Diagnostic
-from ..project.pins import jax_versions, pin_files
 from .base import Grounding, Invalid, Outcome, Rule, Valid
 from .helpers.crossing import related
+from .helpers.jax_version import project_jax
 from .rsh301_global_to_device_put import multicontroller
 
 # The first JAX release whose process_allgather refuses a global array without
@@ -56,14 +56,7 @@ class UntiledGlobalAllgather(Rule):
             return
         if pinned(ctx.module, event.node, ONE_PROCESS_TEST) or not multicontroller(event):
             return
-        versions = jax_versions(ctx.path)
-        if ctx.project is not None:
-            # The verdict and the message rest on these files: a cached result holds while
-            # they are unchanged (engine/runner.py, as for where the code runs).
-            for path in pin_files(ctx.path):
-                found = ctx.project.project.digest_of(path)
-                if found is not None:
-                    ctx.project.deps[path] = found
+        versions = project_jax(ctx)
         if versions is not None and versions.none_from(RAISES_FROM):
             return  # before 0.8, tiled was ignored for such arrays: it works
         if versions is not None and versions.all_from(RAISES_FROM):

@@ -84,3 +84,36 @@ def test_a_cached_result_follows_the_pin(tmp_path: Path) -> None:
     assert "with jax>=0.9 in requirements.txt" in run("jax>=0.9")
     assert "RSH308" not in run("jax==0.4.30")
     assert "with jax==0.8.0 in requirements.txt" in run("jax==0.8.0")
+
+
+BUILDER = """\
+import jax
+
+mesh = jax.make_mesh((8,), ('x',), devices=jax.devices()[::-1])
+print(mesh.shape)
+"""
+
+
+@pytest.mark.parametrize(("platforms", "pin", "said"), [
+    (["tpu", "gpu", "cpu"], "", "keeps on CPU, and on GPU before JAX 0.10.2"),
+    (["tpu", "gpu", "cpu"], "jax==0.10.2", "keeps on CPU (GPU sorts by device id from JAX 0.10.2)"),
+    (["tpu", "gpu"], "jax==0.9.0", "keeps on GPU before JAX 0.10.2"),
+    (["tpu", "gpu"], "jax>=0.10.2", None),
+    (["tpu"], "", None),
+])
+def test_a_builder_keeps_a_reordered_list_on_cpu_and_older_gpu(
+        tmp_path: Path, platforms: list[str], pin: str, said: str | None) -> None:
+    """RSH102 on a reordered list handed to a builder: CPU keeps the order given, and so
+    does GPU before JAX 0.10.2 (the 0.7.2 to 0.10.1 wheels have no GPU branch in
+    create_device_mesh; 0.10.2 sorts a GPU list by id); TPU lays devices out by coordinates."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "requirements.txt").write_text(pin + "\n", encoding="utf-8")
+    path = tmp_path / "builder.py"
+    path.write_text(BUILDER, encoding="utf-8")
+    result = Engine({"platforms": platforms}).lint_source(BUILDER, str(path))
+    found = [d.message for d in result.diagnostics if d.code == "RSH102"]
+    if said is None:
+        assert found == []
+    else:
+        (message,) = found
+        assert said in message
