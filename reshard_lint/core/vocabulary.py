@@ -392,8 +392,9 @@ DEVICE_SOURCE = _code_words(FRESH_CALLS, DEVICE_ATTRS, MESH_BUILDERS, DEVICE_CAL
 DEVICE_STEM = "device"
 BUILDERS = tuple(w for w in DEVICE_SOURCE if DEVICE_STEM not in w)
 # Names the gate's paths other than RSH104's need: a mesh constructor (an alias of one
-# names it too), a sharding, a transfer.
-GATE_WORDS = (MESH_WORD, *sorted(MESH_BUILDERS), NAMED_SHARDING_WORD, DEVICE_PUT_WORD)
+# names it too), a sharding, a transfer, and create_device_mesh, whose shape of this
+# process's device count is a finding without a mesh (RSH307).
+GATE_WORDS = (MESH_WORD, *sorted(MESH_BUILDERS), NAMED_SHARDING_WORD, DEVICE_PUT_WORD, CREATE_DEVICE_MESH)
 ID_WORDS = tuple(sorted(f".{w}" for w in ID_ATTRS))  # ".id", ".split"
 
 # The project layer's text scans (project/defs.py, module_text.py, module_scan.py,
