@@ -260,3 +260,22 @@ def test_two_meshes_of_one_device_source_reach_the_engine() -> None:
         "x = jax.device_put(np.arange(8.0), NamedSharding(meshes[0], P('x')))\n"
         "y = jax.device_put(x, NamedSharding(meshes[1], P('x')))\n")
     assert [d.code for d in ENGINE.lint_source(looped, "looped.py").diagnostics] == ["RSH201"]
+
+
+def test_a_builder_shaped_by_the_local_count_reaches_the_engine_without_a_mesh() -> None:
+    # RSH307 needs no Mesh, NamedSharding or device_put: create_device_mesh is a gate word.
+    src = ("import jax\nfrom jax.experimental import mesh_utils\n\njax.distributed.initialize()\n"
+           "grid = mesh_utils.create_device_mesh((jax.local_device_count(),))\n")
+    result = ENGINE.lint_source(src, "local_count.py")
+    assert [(d.code, d.line) for d in result.diagnostics] == [("RSH307", 5)]
+
+
+def test_an_untiled_allgather_of_a_global_array_reaches_the_engine() -> None:
+    # RSH308: an array with a known mesh meets one collective (a one-mesh use).
+    src = ("import jax\nimport numpy as np\nfrom jax.experimental import multihost_utils\n"
+           "from jax.sharding import NamedSharding, PartitionSpec as P\n\n"
+           "mesh = jax.make_mesh((jax.device_count(),), ('x',))\n"
+           "x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))\n"
+           "print(multihost_utils.process_allgather(x))\n")
+    result = ENGINE.lint_source(src, "gather.py")
+    assert [(d.code, d.line) for d in result.diagnostics] == [("RSH308", 8)]

@@ -73,4 +73,4 @@ def test_codes_are_unique_and_stable() -> None:
     codes = [r.code for r in all_rules()]
     assert codes == sorted(set(codes))
     assert codes == ["RSH101", "RSH102", "RSH103", "RSH104", "RSH201", "RSH202", "RSH203", "RSH204",
-                     "RSH301", "RSH302", "RSH303", "RSH304", "RSH305", "RSH306"]
+                     "RSH301", "RSH302", "RSH303", "RSH304", "RSH305", "RSH306", "RSH307", "RSH308"]

@@ -13,7 +13,11 @@ from typing import TYPE_CHECKING, Literal, Optional
 from .values import DevVal, DeviceIdVal, MeshVal, Text, Value
 
 if TYPE_CHECKING:
+    from typing import Callable
+
     from .context import FileContext
+    from .devarray import DevArr
+    from .devices import Model
 
 
 @dataclass(eq=False)
@@ -136,3 +140,27 @@ class Fetch(Event):
     value: Value
     value_node: Optional[ast.AST]
     func: str
+
+
+@dataclass(eq=False)
+class BuilderShape(Event):
+    """``jax.make_mesh(shape, ...)`` or ``mesh_utils.create_device_mesh(shape, ...)``: the
+    size of the shape and the devices it lays out (the ones given, or ``jax.devices()``),
+    each a function of the model topology (analysis/devices.py)."""
+
+    size: "Callable[[Model], int]"
+    devices: "Callable[[Model], DevArr]"
+    sizes: tuple[int, ...]  # device counts the program spells (devices.models_for)
+    exact: bool  # create_device_mesh needs every device given; make_mesh takes the first
+    func: Text
+
+
+@dataclass(eq=False)
+class Gather(Event):
+    """``multihost_utils.process_allgather(x, tiled=...)``, one event per array of ``x``
+    with a known mesh; ``tiled`` is what the call passes (None: not a literal)."""
+
+    value: Value
+    value_node: Optional[ast.AST]
+    tiled: Optional[bool]
+    func: Text

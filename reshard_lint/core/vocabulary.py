@@ -290,6 +290,9 @@ ORIGINS = frozenset({DEVICE_PUT_WORD, "make_array_from_callback", "make_array_fr
 ORIGIN_KEYWORDS = frozenset({"out_shardings", "device"})
 DEVICE_KEYWORD = "device"  # device_put(x, device=d)
 MESH_KEYWORD = "mesh"  # NamedSharding(mesh=...)
+# The distribution a project pins or installs (project/pins.py: RSH308 names its version).
+JAX_PACKAGE = "jax"
+TILED_KEYWORD = "tiled"  # multihost_utils.process_allgather(x, tiled=True)
 AXIS_TYPES_KEYWORD = "axis_types"  # Mesh(devs, names, axis_types=...), jax.make_mesh(...)
 # The members of jax.sharding.AxisType, and the type of every axis a builder gives when
 # axis_types is not passed (jax 0.10.2: jax/_src/mesh.py _normalize_axis_types for Mesh and
@@ -313,7 +316,14 @@ FETCH_METHODS = frozenset({"tolist"})
 JNP_MAKERS = frozenset({"array", "asarray"})
 # np.array(x) and np.asarray(x) fetch x (the same words as jnp's makers, the gate tells
 # the two apart by the module).
-ONE_MESH_USES = frozenset({ADDRESSABLE_DATA, ADDRESSABLE_SHARDS, "device_get"}) | JNP_MAKERS | FETCH_METHODS
+# process_allgather of a global array without tiled=True (RSH308) is such a use too.
+PROCESS_ALLGATHER_WORD = "process_allgather"
+ONE_MESH_USES = frozenset({ADDRESSABLE_DATA, ADDRESSABLE_SHARDS, "device_get", PROCESS_ALLGATHER_WORD}) \
+    | JNP_MAKERS | FETCH_METHODS
+# A builder's shape of this process's device count (RSH307): the calls that count this
+# process's devices, and the builders that lay out jax.devices() by default.
+LOCAL_COUNT_CALLS = frozenset({"local_device_count", "local_devices"})
+SHAPED_BUILDERS = frozenset({MAKE_MESH_WORD, CREATE_DEVICE_MESH})
 JNP_ALIAS = "jnp"  # ``jnp.f`` or ``jax.numpy.f``
 NUMPY_WORD = "numpy"
 # A device id used as a position (RSH104): ``d.id``, ``str.split``, but not jax.random.split.
@@ -382,8 +392,9 @@ DEVICE_SOURCE = _code_words(FRESH_CALLS, DEVICE_ATTRS, MESH_BUILDERS, DEVICE_CAL
 DEVICE_STEM = "device"
 BUILDERS = tuple(w for w in DEVICE_SOURCE if DEVICE_STEM not in w)
 # Names the gate's paths other than RSH104's need: a mesh constructor (an alias of one
-# names it too), a sharding, a transfer.
-GATE_WORDS = (MESH_WORD, *sorted(MESH_BUILDERS), NAMED_SHARDING_WORD, DEVICE_PUT_WORD)
+# names it too), a sharding, a transfer, and create_device_mesh, whose shape of this
+# process's device count is a finding without a mesh (RSH307).
+GATE_WORDS = (MESH_WORD, *sorted(MESH_BUILDERS), NAMED_SHARDING_WORD, DEVICE_PUT_WORD, CREATE_DEVICE_MESH)
 ID_WORDS = tuple(sorted(f".{w}" for w in ID_ATTRS))  # ".id", ".split"
 
 # The project layer's text scans (project/defs.py, module_text.py, module_scan.py,

@@ -213,6 +213,11 @@ class Project:
 
         out: dict[str, str] = {}
         for path, d in deps.items():
+            if not path.endswith(".py"):
+                # Not a module (a requirements file RSH308 read): its interface as Python
+                # says nothing of what it decides, so a result resting on it holds only
+                # while it is unchanged.
+                continue
             key = ("interface", path, d)
             gate = self.memo.get(key)
             if gate is None:

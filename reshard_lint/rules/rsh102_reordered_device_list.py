@@ -11,6 +11,7 @@ from ..core.diagnostic import Diagnostic, Edit, Fix
 from ..analysis.events import MeshBuilt
 from ..analysis.values import DevVal
 from .base import Grounding, Invalid, Outcome, Rule, Valid
+from .helpers.jax_version import project_jax
 
 _HEAD = """\
 import jax
@@ -30,9 +31,10 @@ class ReorderedDeviceList(Rule):
     priority = 10
     fix_safety = "unsafe"
     events = (MeshBuilt,)
-    what = "Flags a mesh built from a reordered device list: `jax.devices()` reversed (`[::-1]`, `reversed()`, `np.flip`), rotated (`d[k:] + d[:k]`, `np.concatenate([d[k:], d[:k]])`), rolled (`np.roll`), permuted with a shared seed (`rng.permutation(devs)`, `devs[rng.permutation(len(devs))]`), sorted by a key other than the device id, an axis of a grid reversed (`grid[:, ::-1]`), or another mesh's devices transposed or reordered (`mesh.devices.T`). A list made from a set (`list(x.devices())`) is RSH101: its order differs between processes. A topology builder that reshapes and transposes a fresh `jax.devices()` grid for the program's only mesh stays silent, and so do lists sorted by physical coordinates and devices handed to `jax.make_mesh(..., devices=...)` or `mesh_utils.create_device_mesh(shape, devices=...)`: JAX keeps their order on CPU, but sorts them by device id on GPU and lays them out by physical coordinates on TPU (`create_device_mesh` in jax/_src/mesh_utils.py), so a reversed list handed to them is a reordering on CPU only. Which devices such a mesh holds is the same on every platform and is checked (RSH201)."
+    what = "Flags a mesh built from a reordered device list: `jax.devices()` reversed (`[::-1]`, `reversed()`, `np.flip`), rotated (`d[k:] + d[:k]`, `np.concatenate([d[k:], d[:k]])`), rolled (`np.roll`), permuted with a shared seed (`rng.permutation(devs)`, `devs[rng.permutation(len(devs))]`), sorted by a key other than the device id, an axis of a grid reversed (`grid[:, ::-1]`), or another mesh's devices transposed or reordered (`mesh.devices.T`). A list made from a set (`list(x.devices())`) is RSH101: its order differs between processes. A reordered list handed to a builder, `jax.make_mesh(shape, names, devices=jax.devices()[::-1])` or `Mesh(mesh_utils.create_device_mesh(shape, devices=reversed_list), names)`, is flagged too, as a reordering on CPU: there the builders keep the order they are given, while GPU sorts the devices by id and TPU lays them out by physical coordinates (`create_device_mesh` in jax/_src/mesh_utils.py, jax 0.10.2), and on GPU in JAX before 0.10.2 (the first release whose `create_device_mesh` sorts a GPU list by id), so it is silent when the project's `platforms` leave out CPU, and GPU or its JAX is 0.10.2 or later (the version read as RSH308 reads it). A topology builder that reshapes and transposes a fresh `jax.devices()` grid for the program's only mesh stays silent, and so do lists sorted by physical coordinates or by id, and a list shuffled with no seed all processes share handed to a builder (its order is the platform's on GPU and TPU)."
     why = 'JAX treats meshes with the same devices in another order as different device assignments. Arrays on a reordered mesh cannot meet arrays on natural-order meshes (`jax.make_mesh`, library code) inside `jit`: JAX raises `ValueError: Received incompatible devices for jitted computation`. A `device_put` between the two orders moves every shard the order places on another device (RSH202 counts them); reversing `jax.devices()` on a real cluster sends every shard of an array split over the mesh to another host.'
     fix_text = 'Unsafe. When the reordering is written inside the mesh construction (for example `Mesh(np.array(jax.devices()[::-1]), ...)`), the fix removes that one step. This changes which device holds which shard, so it is applied only with `--unsafe-fixes`.'
+    platforms_text = "Judged where the code writes the order: a reordered `jax.devices()` list is reordered on every platform. Handed to `jax.make_mesh(..., devices=...)` or `mesh_utils.create_device_mesh(shape, devices=...)`, it is reordered on CPU, and on GPU before JAX 0.10.2 (from 0.10.2 GPU builders sort by device id; TPU builders lay devices out by physical coordinates): the rule fires only when the project's `platforms` include one of those, and its message names them."
     references = ('jax-ml/jax#15903 (ops between meshes with transposed device order fail)', 'AI-Hypercomputer/maxtext#2863 (set_mesh changed device order, then incompatible devices)')
 
     def start(self, ctx: FileContext) -> None:
@@ -47,7 +49,10 @@ class ReorderedDeviceList(Rule):
             return
         if not ctx.is_reordered(devs):
             return
-        diag = self._diagnostic(ctx, event, devs)
+        where = _builder_platforms(ctx) if devs.order_by == "builder" else ""
+        if devs.order_by == "builder" and not where:
+            return  # the target platforms' builders re-sort what they are given
+        diag = self._diagnostic(ctx, event, devs, where)
         if devs.fresh and set(devs.reorders) <= _TRANSPOSES:
             self._topology.append((event.node, diag))
             return
@@ -58,12 +63,24 @@ class ReorderedDeviceList(Rule):
             return list(self._topology)
         return []
 
-    def _diagnostic(self, ctx: FileContext, event: MeshBuilt, devs: DevVal) -> Diagnostic:
+    def _diagnostic(self, ctx: FileContext, event: MeshBuilt, devs: DevVal, where: str = "") -> Diagnostic:
         line, col, end_line, end_col = ctx.span(event.node)
         if devs.from_mesh is not None and not devs.fresh:
             origin = f"the devices of mesh {describe_mesh(ctx, devs.from_mesh)} reordered by {', '.join(devs.reorders)}"
         else:
             origin = f"a reordered device list ({devs.desc})"
+        if devs.order_by == "builder":
+            if devs.from_mesh is None or devs.fresh:
+                origin = f"a reordered device list ({devs.builder_input or devs.desc})"
+            msg = (
+                f"mesh {describe_mesh(ctx, event.mesh)} is laid out by a mesh builder from {origin}, whose "
+                f"order the builder keeps {where}: there arrays on it cannot meet arrays on natural-order "
+                "meshes inside jit (\"Received incompatible devices for jitted computation\") and a device_put "
+                "between the two moves every shard the order places on another device (TPU lays the devices "
+                "out by physical coordinates); pass the devices in natural order (jax.devices()), or leave "
+                "devices= out"
+            )
+            return Diagnostic(self.code, line, col, msg, end_line, end_col, fix=_undo(ctx, event, devs))
         msg = (
             f"mesh {describe_mesh(ctx, event.mesh)} is built from {origin}: arrays on it cannot meet "
             "arrays on natural-order meshes inside jit (\"Received incompatible devices for jitted "
@@ -163,14 +180,36 @@ a = jax.device_put(np.arange(8.0), NamedSharding(natural, P('x')))
 b = jax.device_put(a, NamedSharding(hosts, P('x')))
 print(a + b)
 """),
-        Valid(_HEAD + """
-# Devices handed to jax.make_mesh / create_device_mesh are ordered by the platform
-# (TPU: physical coordinates, GPU: device id, CPU: as given), so a reversed list is
-# not a reordering the linter can claim everywhere.
+        Invalid(_HEAD + """
+mesh = jax.make_mesh((8,), ('x',), devices=jax.devices()[::-1])  # RSH102:8
+natural = jax.make_mesh((8,), ('x',))
+a = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+b = jax.device_put(np.arange(8.0), NamedSharding(natural, P('x')))
+print(a + b)  # RSH203:7
+""", fixed=_HEAD + """
+mesh = jax.make_mesh((8,), ('x',), devices=jax.devices())  # RSH102:8
+natural = jax.make_mesh((8,), ('x',))
+a = jax.device_put(np.arange(8.0), NamedSharding(mesh, P('x')))
+b = jax.device_put(np.arange(8.0), NamedSharding(natural, P('x')))
+print(a + b)  # RSH203:7
+""", note="a builder keeps the order given on CPU (GPU and TPU re-sort it)"),
+        Invalid(_HEAD + """
 from jax.experimental import mesh_utils
-mesh = jax.make_mesh((8,), ('x',), devices=jax.devices()[::-1])
-grid = Mesh(mesh_utils.create_device_mesh((2, 4), devices=jax.devices()[::-1]), ('a', 'b'))
-print(mesh.shape, grid.shape)
+devs = list(reversed(jax.devices()))
+grid = Mesh(mesh_utils.create_device_mesh((2, 4), devices=devs), ('a', 'b'))  # RSH102:8
+natural = Mesh(np.array(jax.devices()).reshape(2, 4), ('a', 'b'))
+a = jax.device_put(np.ones((2, 4)), NamedSharding(grid, P('a', 'b')))
+b = jax.device_put(np.ones((2, 4)), NamedSharding(natural, P('a', 'b')))
+print(a + b)  # RSH203:7
+"""),
+        Valid(_HEAD + """
+# Sorted by id, or shuffled with no shared seed: handed to a builder, the order is
+# the platform's on GPU and TPU (RSH101 leaves builders alone).
+import random
+devs = list(jax.devices())
+random.shuffle(devs)
+mesh = jax.make_mesh((8,), ('x',), devices=sorted(devs, key=lambda d: d.id))
+print(mesh.shape)
 """),
         Valid(_HEAD + """
 devs = np.array(jax.devices())
@@ -267,6 +306,26 @@ print(mesh.shape)
         multi=Outcome("error", r"incompatible devices"),
         single=Outcome("error", r"incompatible devices"),
     )
+
+
+# The first JAX whose create_device_mesh sorts a GPU list by device id (jax/_src/mesh_utils.py:
+# the `platform == 'gpu'` branch is in the 0.10.2 wheel, not in 0.7.2 to 0.10.1); before it,
+# GPU keeps the order given, as CPU does.
+GPU_SORTS_FROM = (0, 10, 2)
+
+
+def _builder_platforms(ctx: FileContext) -> str:
+    """Where a builder keeps a reordered list's order, among the target platforms: CPU
+    always, GPU when the project may run a JAX before 0.10.2 (project/pins.py); '' for none."""
+    platforms = ctx.devices.platforms
+    cpu = "cpu" in platforms
+    gpu = "gpu" in platforms and not (
+        (versions := project_jax(ctx)) is not None and versions.all_from(GPU_SORTS_FROM))
+    if cpu and gpu:
+        return "on CPU, and on GPU before JAX 0.10.2 (which sorts a GPU list by device id)"
+    if gpu:
+        return "on GPU before JAX 0.10.2 (which sorts a GPU list by device id)"
+    return "on CPU (GPU sorts by device id from JAX 0.10.2)" if cpu else ""
 
 
 def _undo(ctx: FileContext, event: MeshBuilt, devs: DevVal) -> Fix | None:

@@ -165,7 +165,7 @@ print(placed['w'].sharding)
         Invalid(_HEAD + """
 # make_mesh takes the first prod(shape) devices of the list it is given, on every
 # platform (only their order is the platform's): here the last half of jax.devices().
-flipped = jax.make_mesh((jax.device_count() // 2,), ('x',), devices=jax.devices()[::-1])
+flipped = jax.make_mesh((jax.device_count() // 2,), ('x',), devices=jax.devices()[::-1])  # RSH102:11
 y = jax.device_put(x, NamedSharding(flipped, P('x')))  # RSH201:5
 """),
         Invalid(_HEAD + """
@@ -191,7 +191,7 @@ print(y.sharding, first)
 """),
         Valid(_HEAD + """
 # The same devices in the platform's order: reordered on CPU and TPU (RSH202), never a new set.
-flipped = jax.make_mesh((jax.device_count(),), ('x',), devices=jax.devices()[::-1])
+flipped = jax.make_mesh((jax.device_count(),), ('x',), devices=jax.devices()[::-1])  # RSH102:11
 y = jax.device_put(x, NamedSharding(flipped, P('x')))  # RSH202:5
 print(y.sharding)
 """),

@@ -97,7 +97,7 @@ print(float(y.sum()))
 # create_device_mesh / make_mesh order the devices they are given by platform (TPU:
 # physical coordinates, GPU: device id, CPU: as given): reordered on CPU and TPU.
 from jax.experimental import mesh_utils
-rev = Mesh(mesh_utils.create_device_mesh((jax.device_count(),), devices=jax.devices()[::-1]), ('x',))
+rev = Mesh(mesh_utils.create_device_mesh((jax.device_count(),), devices=jax.devices()[::-1]), ('x',))  # RSH102:7
 y = jax.device_put(x, NamedSharding(rev, P('x')))  # RSH202:5
 print(float(y.sum()))
 """),

@@ -13,8 +13,9 @@ from typing import Iterable
 
 from ..core.vocabulary import (
     ADDRESSABLE_SHARDS, DEVICE_ATTRS, DEVICE_CALLS, DEVICE_KEYWORD, DEVICE_PUT_WORD, FRESH_CALLS, ID_ATTRS, JAX,
-    JNP_ALIAS, JNP_MAKERS, MESH_BUILDERS, MESH_CTORS, MESH_KEYWORD, NAMED_SHARDING_WORD, NUMPY_WORD, ONE_MESH_USES,
-    ORIGIN_KEYWORDS, ORIGINS, REORDER_ATTRS, REORDERS, SHARD_MAP_WORD,
+    JNP_ALIAS, JNP_MAKERS, LOCAL_COUNT_CALLS, MESH_BUILDERS, MESH_CTORS, MESH_KEYWORD, NAMED_SHARDING_WORD,
+    NUMPY_WORD, ONE_MESH_USES, ORIGIN_KEYWORDS, ORIGINS, REORDER_ATTRS, REORDERS, SHAPED_BUILDERS,
+    SHARD_MAP_WORD,
 )
 from .ast_walk import FIELDS, fields as child_fields, walk
 
@@ -308,8 +309,11 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
     one_mesh_use = facts.one_mesh_use
     device_target = False  # device_put(x, devs[k]) or device_put(x, d)
     shardings: list[tuple[int, ast.Call]] = []
+    shaped = local_count = False  # a builder, and this process's device count (RSH307)
     for raw, node, scope in calls:
         name = aliases.get(raw, raw)
+        shaped = shaped or name in SHAPED_BUILDERS
+        local_count = local_count or name in LOCAL_COUNT_CALLS
         if name in DEVICE_CALLS:
             counted.add(id(node.func))  # jax.devices() is one source, not a call and an attribute
             if id(node) not in counted:
@@ -345,6 +349,8 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
             origin = True
         if not origin and name == "partial" and node.args and callee_name(node.args[0]) == SHARD_MAP_WORD:
             origin = True
+    if shaped and local_count:
+        return True  # RSH307: a builder that may be shaped by this process's device count
     source_scopes += [(scope, node) for scope, node in facts.sources if id(node) not in counted]
     if imported:
         used, called = _imported_arguments(facts, imported)

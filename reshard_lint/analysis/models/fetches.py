@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Optional
 from ...core import vocabulary as api
 from .registry import handles
 from ..arguments import Call
-from ..events import Fetch
+from ..events import Fetch, Gather
 from ..scope import Scope
 from ..valueops import leaves
-from ..values import ArrayVal, HostVal, Text, Value, text_of
+from ..values import ArrayVal, ConstVal, HostVal, Text, Value, text_of
 from .commitments import single_device
 
 if TYPE_CHECKING:
@@ -44,8 +44,28 @@ def _device_get(an: "Analyzer", call: Call, node: ast.Call, scope: Scope) -> Val
     return fetch(an, call.arg(0, "x"), node, call.arg_node(0, "x"), an.ctx.lazy_code(node.func, 30))
 
 
-@handles(api.PROCESS_ALLGATHER,
-         api.BROADCAST_ONE_TO_ALL)
+@handles(api.PROCESS_ALLGATHER)
+def _allgather(an: "Analyzer", call: Call, node: ast.Call, scope: Scope) -> Value:
+    """``process_allgather(x, tiled=False)``: a Gather event for each array of ``x`` with a
+    known mesh (from JAX 0.8 a global array raises there unless ``tiled=True``:
+    jax/experimental/multihost_utils.py ``_handle_array_process_allgather``); the result
+    is host data, as for the other collectives below."""
+    tiled: Optional[bool] = False  # process_allgather(in_tree, tiled=False)
+    if call.has_star:
+        tiled = None
+    elif call.given(1, api.TILED_KEYWORD):
+        v = call.arg(1, api.TILED_KEYWORD)
+        tiled = v.value if isinstance(v, ConstVal) and type(v.value) is bool else None
+    value, value_node = call.arg(0, "in_tree"), call.arg_node(0, "in_tree")
+    for leaf in leaves(value):
+        if isinstance(leaf, ArrayVal) and leaf.mesh is not None:
+            an.emit(Gather(node=node, ctx=an.ctx, value=leaf,
+                           value_node=value_node if leaf is value else None, tiled=tiled,
+                           func=an.ctx.lazy_code(node.func, 50)))
+    return _gathered(an, call, node, scope)
+
+
+@handles(api.BROADCAST_ONE_TO_ALL)
 def _gathered(an: "Analyzer", call: Call, node: ast.Call, scope: Scope) -> Value:
     """Collectives that hand every process the whole value as NumPy arrays ("Returns:
     Pytrees of numpy arrays", jax/experimental/multihost_utils.py 0.10.2; process 0's

@@ -12,7 +12,7 @@ from ...core.qualnames import canonical
 from .registry import handles
 from .. import devices as dv
 from ..arguments import Call
-from ..events import MeshBuilt, ShardingBuilt
+from ..events import BuilderShape, MeshBuilt, ShardingBuilt
 from ..scope import Scope
 from ..shard_indices import names_of
 from ..valueops import literal_shape, literal_sizes, ordered, shape_fns
@@ -88,9 +88,16 @@ def _physical(an: Analyzer, call: Call, node: ast.Call, shape_v: Value, devs: Va
     fresh = devs.fresh if isinstance(devs, DevVal) else True
     platforms = devs.platforms if isinstance(devs, DevVal) else frozenset({"default"})
     literal = literal_shape(shape_v)
-    return DevVal(fn=build, desc=desc, node=node, fresh=fresh, sizes=sizes, platforms=platforms,
-                  order_by="builder", builder_shape=literal or (),
-                  builder_input=devs.desc if given and isinstance(devs, DevVal) else "")
+    out = DevVal(fn=build, desc=desc, node=node, fresh=fresh, sizes=sizes, platforms=platforms,
+                 order_by="builder", builder_shape=literal or (),
+                 builder_input=devs.desc if given and isinstance(devs, DevVal) else "")
+    if given and isinstance(devs, DevVal) and devs.reorders and (devs.shuffle is None or devs.shuffle.agreed):
+        # CPU lays the devices out in the order given (GPU sorts them by id, TPU by
+        # coordinates): a reordering written into the list is one on CPU (RSH102 says so).
+        # A shuffle no seed shares is not carried: its order is the platform's on GPU and
+        # TPU, and on CPU each process's own (RSH101 leaves builders alone).
+        out.reorders, out.steps, out.from_mesh = devs.reorders, devs.steps, devs.from_mesh
+    return out
 
 
 def axis_types(an: Analyzer, call: Call, index: int, default: str, scope: Scope) -> Optional[str]:
@@ -121,9 +128,23 @@ def _axis_type(v: Value) -> Optional[str]:
     return member if canonical(base) == api.AXIS_TYPE and member in api.AXIS_TYPE_MEMBERS else None
 
 
+def _shaped(an: Analyzer, node: ast.Call, shape_v: Value, devs: Value, given: bool, exact: bool) -> None:
+    """A BuilderShape event where the shape's size and the devices are known functions of
+    the topology (a shape of this process's device count over every process's devices is
+    RSH307's)."""
+    fns = shape_fns(shape_v)
+    if fns is None or (given and not ordered(devs)):
+        return
+    src = devs.fn if given and isinstance(devs, DevVal) else dv.natural
+    sizes = literal_sizes(shape_v) + (devs.sizes if given and isinstance(devs, DevVal) else ())
+    an.emit(BuilderShape(node=node, ctx=an.ctx, size=lambda m: math.prod(f(m) for f in fns), devices=src,
+                         sizes=tuple(sizes), exact=exact, func=an.ctx.lazy_code(node.func, 40)))
+
+
 @handles(api.MAKE_MESH)
 def _make_mesh(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     given = call.given(-1, "devices")
+    _shaped(an, node, call.arg(0, "axis_shapes"), call.arg(-1, "devices"), given, exact=False)
     return make_mesh_value(an, call, node, call.arg(0, "axis_shapes"), call.arg(-1, "devices"), given,
                            axes=names_of(call.arg(1, "axis_names")),
                            types=axis_types(an, call, 2, api.AXIS_TYPE_EXPLICIT, scope))
@@ -148,6 +169,7 @@ def _create_device_mesh(an: Analyzer, call: Call, node: ast.Call, scope: Scope) 
     given = call.given(1, "devices")
     if call.given(2, "contiguous_submeshes"):
         return DevVal(fn=undecidable, desc=an.ctx.code(node, 60), node=node)
+    _shaped(an, node, shape_v, call.arg(1, "devices"), given, exact=True)
     return _physical(an, call, node, shape_v, call.arg(1, "devices"), given, exact=True)
 
 
