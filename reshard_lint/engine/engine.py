@@ -357,6 +357,8 @@ class Engine:
                 # of that module (coverage counts it there, with this call's verdict among
                 # its contexts), not a second one here.
                 (transfers if through is None else ctx.relayed_transfers).append(event)
+            elif observer is not None:
+                ctx.other_events.append(event)  # constructions, fetches: what explain draws
             for rule in self.by_event.get(type(event), ()):
                 for diag in rule.check(event):  # type: ignore[arg-type]
                     if through is not None:
