@@ -320,3 +320,20 @@ def test_a_cube_is_drawn_box_by_box_and_axes_renamed_with_it_move_nothing() -> N
 def test_ids_of_a_named_platform_are_shown_as_jax_numbers_them() -> None:
     [e] = explain_source(EDGES, "edges.py", 16, CPU_ONLY).explanations
     assert e.panels[0].source.ids == tuple(range(8)) and e.panels[0].target.ids == tuple(range(7, -1, -1))
+
+
+def test_figures_write_svg_and_html_with_their_own_legend() -> None:
+    source, _ = _example("RSH202", REVERSED)
+    rsh102 = next(n for n, t in enumerate(source.splitlines(), 1) if "# RSH102" in t)
+    es = explain_source(source, "x.py", rsh102, SETTINGS).explanations
+    source, line = _example("RSH305", "jax.device_get(x)")
+    es += explain_source(source, "x.py", line, SETTINGS).explanations
+    root = ET.fromstring(svg(es))
+    texts = " ".join(t.text or "" for t in root.iter(f"{SVG}text"))
+    assert "at another position than in jax.devices() order (*)" in texts
+    assert "a device the drawn process does not own (!)" in texts and "keeps its shard" not in texts
+    parser = _Tags()
+    parser.feed(page(es))
+    parser.close()
+    text = "".join(parser.text)
+    assert parser.stack == [] and "RSH102" in text and "layout not known" not in text
