@@ -337,3 +337,13 @@ def test_figures_write_svg_and_html_with_their_own_legend() -> None:
     parser.close()
     text = "".join(parser.text)
     assert parser.stack == [] and "RSH102" in text and "layout not known" not in text
+
+
+def test_a_list_from_the_devices_of_an_array_of_unknown_origin_is_not_drawn() -> None:
+    """RSH101 on list(arr.devices()) of a parameter: the order is the finding, the devices
+    are not known, and nothing is guessed."""
+    source = ("import jax\nimport numpy as np\nfrom jax.sharding import Mesh\n\n\n"
+              "def from_unknown_array(arr):\n    return Mesh(np.array(list(arr.devices())), ('x',))\n")
+    out = explain_source(source, "x.py", 7, SETTINGS)
+    assert not out.explanations and [u[0] for u in out.undrawn] == ["RSH101"]
+    assert "does not know which devices this mesh holds" in out.undrawn[0][2]

@@ -68,6 +68,11 @@ def explain_source(source: str, path: str, line: int, settings: Mapping[str, obj
 def _why_not(diag: Any, events: Sequence[Any]) -> str:
     if not events:
         return f"the analysis recorded no mesh or device list behind this {diag.code}"
+    if all(type(ev).__name__ in ("MeshBuilt", "ShardingBuilt") for ev in events):
+        # list(arr.devices()) of an array of unknown origin: the finding rests on how the
+        # list was made (from a set), not on which devices it holds.
+        return ("the analysis does not know which devices this mesh holds on any model topology: "
+                "the finding rests on how its device list was made")
     return "the analysis does not know the devices of both sides on any model topology"
 
 
