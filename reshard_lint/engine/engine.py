@@ -358,6 +358,8 @@ class Engine:
                 # of that module (coverage counts it there, with this call's verdict among
                 # its contexts), not a second one here.
                 (transfers if through is None else ctx.relayed_transfers).append(event)
+            elif observer is not None:
+                ctx.other_events.append(event)  # constructions, fetches: what explain draws
             if getattr(event, "fed", False):
                 return  # (analysis/foreign.py: the calls in other modules report it)
             for rule in self.by_event.get(type(event), ()):

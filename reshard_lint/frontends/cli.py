@@ -171,8 +171,9 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
     use_stdin = paths == ["-"]
     if "-" in paths and not use_stdin:
         raise UsageError("'-' (standard input) cannot be combined with other paths")
-    if args.diff and args.fix:
-        raise UsageError("--diff shows the fixes without applying them; use --fix or --diff, not both")
+    if args.diff and (args.fix or args.fix_only):
+        flag = "--fix" if args.fix else "--fix-only"
+        raise UsageError(f"--diff shows the fixes without applying them; use {flag} or --diff, not both")
     cfg, rules, cache_dir = config_for(args)
     codes = [r["code"] for r in rules]
     selectable = [*BUILTIN_CODES, *codes]
@@ -190,7 +191,7 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
     sel = Selection(select=select + cfg.extend_select + cli_extend,
                     ignore=(cli_ignore if cli_ignore is not None else cfg.ignore) + cli_extend_ignore)
     settings = rule_settings(rules, cfg, args)
-    fix = args.fix or (args.unsafe_fixes and not args.diff)
+    fix = args.fix or args.fix_only or (args.unsafe_fixes and not args.diff)
     unsafe = args.unsafe_fixes
     status_error = False
     rule_meta = {r["code"]: r for r in rules}
@@ -312,6 +313,10 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
     if args.diff:
         for unified in diffs:
             stdout.write(unified)
+    elif args.fix_only:
+        # What remains is another run's to report (the pre-commit lint hook's); an internal
+        # error, the reason for status 2, is said all the same.
+        formatter(args.format)([f for f in findings if f.diag.code == INTERNAL_ERROR], rule_meta, stdout)
     else:
         formatter(args.format)(findings, rule_meta, stdout)
         if args.show_noqa and silenced:
@@ -336,7 +341,12 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
         left = 0 if unsafe else sum(1 for f in findings if f.diag.fix is not None and not f.diag.fix.safe)
         left_s = f"; {left} with {'an unsafe fix' if left == 1 else 'unsafe fixes'}, left for --unsafe-fixes" \
             if left else ""
-        if fix:
+        if args.fix_only:
+            # Nothing when nothing changed: a pre-commit batch that fixed nothing stays silent.
+            changed = sum(1 for o in outcomes if o.fixed)
+            if total_fixed:
+                _summary(f"Fixed {total_fixed} in {changed} file{'s' * (changed != 1)}.")
+        elif fix:
             _summary(f"Fixed {total_fixed}, {n} remaining{left_s}.")
         elif args.diff:
             # n counts what the files would hold after the fixes shown: what --fix leaves.
@@ -374,7 +384,7 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
                      + (" ..." if k > 5 else ""))
     if status_error:
         return 2
-    if args.exit_zero:
+    if args.exit_zero or args.fix_only:
         return 0
     if args.diff:
         return 1 if diffs or n else 0
@@ -478,6 +488,10 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--fix", action="store_true", help="apply safe fixes")
     f.add_argument("--unsafe-fixes", action="store_true",
                    help="also apply unsafe fixes (implies --fix unless --diff is given)")
+    f.add_argument("--fix-only", action="store_true",
+                   help="apply safe fixes (with --unsafe-fixes, unsafe ones too) and report nothing of what "
+                        "remains: no findings, exit 0 unless an error; 'Fixed N in K files.' on stderr when "
+                        "it changed a file (the pre-commit fix hook)")
     f.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; change nothing")
     o = c.add_argument_group("output")
     o.add_argument("--format", choices=("text", "concise", "json", "sarif", "github"), default="text",

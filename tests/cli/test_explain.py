@@ -79,9 +79,72 @@ def test_no_diagnostic_on_the_line_is_exit_1_and_says_where_they_are() -> None:
     assert "no diagnostic on this line" in r.stderr and "22, 58, 62, 65" in r.stderr
 
 
-def test_a_diagnostic_that_is_not_a_move_is_exit_1() -> None:
+def test_a_reordered_mesh_is_drawn_beside_the_natural_order() -> None:
+    """Issue 56: RSH102, the most common finding on real code, exited 1 with nothing drawn."""
     r = run("explain", "examples/train.py:22", cwd=ROOT)
-    assert r.returncode == 1 and "RSH102" in r.stderr and "not a transfer between two meshes" in r.stderr
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert r.stdout.startswith("examples/train.py:22:13: RSH102\n")
+    assert "natural: the same devices in the order jax.devices() lists them" in r.stdout
+    # One panel per way the platforms enumerate: multi-host TPU's is not id order.
+    assert "│ 0* │ 1* │ 4* │ 5* │ 2* │ 3* │ 6* │ 7* │" in r.stdout
+    assert "│ 7* │ 6* │ 5* │ 4* │ 3* │ 2* │ 1* │ 0* │" in r.stdout
+    assert "* at another position than in jax.devices() order" in r.stdout
+
+
+# A move made by another module's function, of an array whose mesh a third module built:
+# check reports it at the call (through the put in moves.py).
+_MESHES = """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+mesh = Mesh(np.array(jax.devices()), ('data',))
+half = Mesh(np.array(jax.devices()[:4]), ('data',))
+
+
+def load():
+    return jax.device_put(np.zeros(8), NamedSharding(mesh, P('data')))
+"""
+_MOVES = """\
+import jax
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+
+def move(x, m):
+    return jax.device_put(x, NamedSharding(m, P('data')))
+"""
+_MAIN = """\
+from pkg import moves
+from pkg.meshes import half, load
+
+
+def main():
+    x = load()
+    return moves.move(x, half)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def cross_module_project(root: Path) -> Path:
+    (root / "pyproject.toml").write_text("[project]\nname = 'demo'\nversion = '0'\n")
+    for name, text in (("__init__.py", ""), ("meshes.py", _MESHES), ("moves.py", _MOVES), ("main.py", _MAIN)):
+        write(root / "pkg", name, text)
+    return root / "pkg" / "main.py"
+
+
+def test_a_cross_module_move_draws_both_meshes(project: Path) -> None:
+    main = cross_module_project(project)
+    checked = run("check", "--format", "concise", main, cwd=project)
+    assert checked.returncode == 1 and "pkg/main.py:7:12: RSH201" in checked.stdout, checked.stdout
+    r = run("explain", "pkg/main.py:7", "--platforms", "cpu", cwd=project)
+    assert r.returncode == 0, r.stderr
+    assert "through its jax.device_put at pkg/moves.py:6" in r.stdout
+    assert "source: 'mesh' (pkg/meshes.py:5, jax.devices()), P('data')" in r.stdout
+    assert "target: 'half' (pkg/meshes.py:6, jax.devices()[:4]), P('data')" in r.stdout
+    assert "│ 0* │ 1* │ 2* │ 3* │ 4! │ 5! │ 6! │ 7! │    │ 0* │ 1* │ 2* │ 3* │" in r.stdout
 
 
 def test_unknown_meshes_is_exit_1(project: Path) -> None:

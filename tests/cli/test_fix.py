@@ -108,6 +108,24 @@ def test_diff_with_unsafe_fixes(project: Path) -> None:
     assert "-rev = Mesh(np.array(jax.devices()[::-1]), ('x',))" in both
 
 
+def test_fix_only_fixes_and_reports_nothing_of_what_remains(project: Path) -> None:
+    """The pre-commit fix hook (issue 56): the lint hook reports the findings, once."""
+    rsh103 = "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n\n" \
+             "s = NamedSharding(jax.devices(), P('x'))\n"
+    fixable = write(project, "a.py", rsh103)
+    write(project, "b.py", REORDERED)  # only unsafe fixes: kept, and not reported here
+    r = run("check", "--fix-only", "--no-cache", "a.py", "b.py", cwd=project)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "Fixed 1 in 1 file.\n")
+    assert "Mesh(np.array(jax.devices()), ('x',))" in fixable.read_text()
+    # Nothing left to fix: no output at all, though b.py keeps its findings.
+    again = run("check", "--fix-only", "--no-cache", "a.py", "b.py", cwd=project)
+    assert (again.returncode, again.stdout, again.stderr) == (0, "", "")
+    assert run("check", "--no-cache", "b.py", cwd=project).returncode == 1
+    unsafe = run("check", "--fix-only", "--unsafe-fixes", "--no-cache", "b.py", cwd=project)
+    assert unsafe.returncode == 0 and unsafe.stderr.startswith("Fixed ") and unsafe.stdout == ""
+    assert run("check", "--fix-only", "--diff", "b.py", cwd=project).returncode == 2
+
+
 def test_stdin_fix_writes_the_fixed_source_to_stdout(project: Path) -> None:
     r = run("check", "-", "--fix", "--stdin-filename", "m.py", cwd=project, input=REORDERED)
     assert r.stdout == REORDERED  # every fix here is unsafe: kept as written

@@ -105,18 +105,86 @@ def test_make_mesh_differs_on_tpu_only_and_says_the_order_is_a_stand_in() -> Non
     assert "of 8 devices" in e.panels[0].verdict
 
 
-def test_no_diagnostic_and_a_diagnostic_without_two_meshes() -> None:
+def test_no_diagnostic_and_a_file_that_does_not_parse() -> None:
     source, _ = _example("RSH202", REVERSED)
     out = explain_source(source, "x.py", 1, SETTINGS)
     assert not out.explanations and not out.undrawn and out.diagnostic_lines
-    rsh102 = next(n for n, t in enumerate(source.splitlines(), 1) if "# RSH102" in t)
-    out = explain_source(source, "x.py", rsh102, SETTINGS)
-    assert not out.explanations and out.undrawn[0][0] == "RSH102"
-    assert "not a transfer between two meshes" in out.undrawn[0][2]
-    source, line = _example("RSH301", "jax.devices()[0]")
-    [(code, _, why)] = explain_source(source, "x.py", line, SETTINGS).undrawn
-    assert code == "RSH301" and "one device, not a mesh" in why
     assert explain_source("def f(:\n", "x.py", 1, SETTINGS).error is not None
+
+
+def _every_marked_line() -> list[tuple[str, int, str, int]]:
+    """(rule, example index, code marked, line) for every diagnostic the examples mark."""
+    from reshard_lint.rules import all_rules
+
+    out = []
+    for rule in all_rules():
+        for i, ex in enumerate(rule.firing()):
+            for n, text in enumerate(ex.code.splitlines(), 1):
+                out += [(rule.code, i, m.group(1), n) for m in re.finditer(r"# (RSH\d{3}):\d+", text)]
+    return out
+
+
+def test_every_rsh1_rsh2_rsh3_finding_of_the_rule_examples_is_drawn() -> None:
+    """Issue 56: a construction (RSH1xx), a move (RSH2xx) and a placement (RSH3xx) each
+    draw their mesh or meshes; none says there is nothing to draw."""
+    from reshard_lint.rules import rule_by_code
+
+    marked = [m for m in _every_marked_line() if m[2][3] in "123"]
+    assert len(marked) > 100
+    missed = []
+    for code, i, drawn, line in marked:
+        source = rule_by_code(code).firing()[i].code  # type: ignore[union-attr]
+        out = explain_source(source, f"{code.lower()}_{i}.py", line, SETTINGS)
+        if drawn not in {e.code for e in out.explanations}:
+            missed.append((code, i, drawn, line, out.undrawn))
+    assert missed == []
+
+
+def test_a_reordered_mesh_is_drawn_beside_the_natural_order_per_platform() -> None:
+    source, _ = _example("RSH202", REVERSED)
+    rsh102 = next(n for n, t in enumerate(source.splitlines(), 1) if "# RSH102" in t)
+    [e] = explain_source(source, "x.py", rsh102, SETTINGS).explanations
+    assert e.code == "RSH102" and not e.move and (e.source.role, e.target.role) == ("natural", "built")
+    tpu, rest = e.panels
+    # jax.devices() enumerates process by process: on multi-host TPU not in id order.
+    assert tpu.source.ids == (0, 1, 4, 5, 2, 3, 6, 7) and tpu.target.ids == tpu.source.ids[::-1]
+    assert rest.title == "GPU (ids by process), CPU" and rest.source.ids == tuple(range(8))
+    assert rest.target.shards[:4] == ("p1",) * 4 and rest.moved == 8
+    check_snapshot("rsh102_reversed.txt", render([e]))
+
+
+def test_a_device_id_used_as_a_position_draws_ids_against_positions() -> None:
+    source, line = _example("RSH104", "for i in ids")
+    [e] = explain_source(source, "x.py", line, SETTINGS).explanations
+    tpu = e.panels[0]
+    assert tpu.title.startswith("multi-host TPU") and tpu.moved == 4
+    assert tpu.source.ids == tuple(range(8)) and tpu.target.ids == (0, 1, 4, 5, 2, 3, 6, 7)
+    cpu = next(p for p in e.panels if "CPU" in p.title)
+    assert cpu.moved == 0 and "IndexError" in cpu.note
+
+
+def test_a_fetch_draws_the_devices_this_process_cannot_read() -> None:
+    source, line = _example("RSH305", "jax.device_get(x)")
+    [e] = explain_source(source, "x.py", line, SETTINGS).explanations
+    cpu = next(p for p in e.panels if "CPU" in p.title)
+    assert cpu.source.marks == ("",) * 4 + (ABSENT,) * 4 and cpu.target.ids == (0, 1, 2, 3)
+    assert "seen from process 0" in cpu.topology
+
+
+def test_a_device_of_the_global_list_is_drawn_from_a_process_that_does_not_own_it() -> None:
+    source, line = _example("RSH306", "jax.devices('cpu')[0]))")
+    [e] = explain_source(source, "x.py", line, SETTINGS).explanations
+    for panel in e.panels:
+        assert "seen from process 1" in panel.topology
+        assert panel.target.ids == (0,) and panel.target.marks == (ABSENT,) and panel.target.shards == ("p0",)
+
+
+def test_an_operation_under_the_context_mesh_draws_both_lists() -> None:
+    source, line = _example("RSH203", "print(a[1:3])")
+    [e] = explain_source(source, "x.py", line, SETTINGS).explanations
+    assert e.source.role == "context mesh" and e.target.role == "array"
+    cpu = next(p for p in e.panels if "CPU" in p.title)
+    assert cpu.target.ids == (0,) and cpu.source.marks.count(ABSENT) == 7
 
 
 def test_one_platform_draws_only_that_platform() -> None:
@@ -199,8 +267,12 @@ def test_html_parses_balanced_with_an_svg_per_grid() -> None:
 
 def test_the_usage_page_shows_the_bundled_example_as_it_is() -> None:
     text = (ROOT / "docs" / "usage" / "explain.md").read_text(encoding="utf-8")
-    shown = text.split("```text\n", 1)[1].split("```", 1)[0]
-    assert shown == (SNAPSHOTS / "train_58_rsh202.txt").read_text(encoding="utf-8")
+    blocks = [b.split("```", 1)[0] for b in text.split("```text\n")[1:]]
+    assert blocks[0] == (SNAPSHOTS / "train_58_rsh202.txt").read_text(encoding="utf-8")
+    # The reordered mesh of line 22, on multi-host TPU and CPU.
+    out = explain_source((ROOT / "examples" / "train.py").read_text(), "examples/train.py", 22,
+                         {"runtime": "auto", "platforms": ("tpu", "cpu")})
+    assert blocks[1] == render(out.explanations)
 
 
 EDGES = """\
@@ -248,3 +320,30 @@ def test_a_cube_is_drawn_box_by_box_and_axes_renamed_with_it_move_nothing() -> N
 def test_ids_of_a_named_platform_are_shown_as_jax_numbers_them() -> None:
     [e] = explain_source(EDGES, "edges.py", 16, CPU_ONLY).explanations
     assert e.panels[0].source.ids == tuple(range(8)) and e.panels[0].target.ids == tuple(range(7, -1, -1))
+
+
+def test_figures_write_svg_and_html_with_their_own_legend() -> None:
+    source, _ = _example("RSH202", REVERSED)
+    rsh102 = next(n for n, t in enumerate(source.splitlines(), 1) if "# RSH102" in t)
+    es = explain_source(source, "x.py", rsh102, SETTINGS).explanations
+    source, line = _example("RSH305", "jax.device_get(x)")
+    es += explain_source(source, "x.py", line, SETTINGS).explanations
+    root = ET.fromstring(svg(es))
+    texts = " ".join(t.text or "" for t in root.iter(f"{SVG}text"))
+    assert "at another position than in jax.devices() order (*)" in texts
+    assert "a device the drawn process does not own (!)" in texts and "keeps its shard" not in texts
+    parser = _Tags()
+    parser.feed(page(es))
+    parser.close()
+    text = "".join(parser.text)
+    assert parser.stack == [] and "RSH102" in text and "layout not known" not in text
+
+
+def test_a_list_from_the_devices_of_an_array_of_unknown_origin_is_not_drawn() -> None:
+    """RSH101 on list(arr.devices()) of a parameter: the order is the finding, the devices
+    are not known, and nothing is guessed."""
+    source = ("import jax\nimport numpy as np\nfrom jax.sharding import Mesh\n\n\n"
+              "def from_unknown_array(arr):\n    return Mesh(np.array(list(arr.devices())), ('x',))\n")
+    out = explain_source(source, "x.py", 7, SETTINGS)
+    assert not out.explanations and [u[0] for u in out.undrawn] == ["RSH101"]
+    assert "does not know which devices this mesh holds" in out.undrawn[0][2]

@@ -44,11 +44,38 @@ def test_hover_on_a_crossing_draws_both_meshes(client: LspClient, tmp_path: Path
     assert value.split("```text\n", 1)[1][:-len("\n```")] == expected.rstrip("\n")
     assert "│ 7* │ 6* │" in value and "\x1b[" not in value
 
-    # Off every diagnostic, and on one that compares no two meshes (RSH102): no hover.
+    # Off every diagnostic: no hover.
     assert _hover(client, uri, 0, 0) is None
+    # A reordered mesh (RSH102, issue 56: the hover was empty): the natural order beside it.
     [rsh102] = [d for d in diags if d["code"] == "RSH102"]
     at = rsh102["range"]["start"]
-    assert _hover(client, uri, at["line"], at["character"]) is None
+    got = _hover(client, uri, at["line"], at["character"])
+    assert isinstance(got, dict) and got["range"] == rsh102["range"]
+    value = got["contents"]["value"]
+    expected = render(explain_source(EXAMPLE, str(path), at["line"] + 1, settings).explanations)
+    assert value.split("```text\n", 1)[1][:-len("\n```")] == expected.rstrip("\n")
+    assert ": RSH102\n" in value and "natural jax.devices() order" in value
+    assert "│ 7* │ 6* │ 5* │ 4* │ 3* │ 2* │ 1* │ 0* │" in value
+    assert client.shutdown() == 0
+
+
+def test_hover_on_a_cross_module_move_draws_both_meshes(client: LspClient, tmp_path: Path) -> None:
+    """The array's mesh and the target's built in one module, the put in another, the
+    call in a third (issue 56: the hover was empty)."""
+    from tests.cli.test_explain import cross_module_project
+
+    client.initialize(tmp_path, options={"platforms": ["cpu"]})
+    main = cross_module_project(tmp_path)
+    text = main.read_text(encoding="utf-8")
+    uri = main.as_uri()
+    client.open(uri, text)
+    [rsh201] = [d for d in client.wait_diagnostics(uri) if d["code"] == "RSH201"]
+    start = rsh201["range"]["start"]
+    got = _hover(client, uri, start["line"], start["character"] + 3)
+    assert isinstance(got, dict)
+    value = got["contents"]["value"]
+    assert "source: 'mesh' (pkg/meshes.py:5, jax.devices()), P('data')" in value
+    assert "│ 0* │ 1* │ 2* │ 3* │ 4! │ 5! │ 6! │ 7! │    │ 0* │ 1* │ 2* │ 3* │" in value
     assert client.shutdown() == 0
 
 

@@ -1,10 +1,9 @@
-"""``reshard-lint explain FILE:LINE``: pictures of the two meshes behind a diagnostic.
+"""``reshard-lint explain FILE:LINE``: pictures of the meshes behind a diagnostic.
 
 Exit status, in the command's conventions (cli.py): 0 a picture was drawn; 1 there is
-nothing to draw at that line (no diagnostic, a diagnostic that is not a move between
-two meshes, meshes the analysis does not know, a file that does not parse), said on
-stderr; 2 a usage or configuration error (no such file, a line the file does not have,
-an ``--output`` that is neither .svg nor .html).
+nothing to draw at that line (no diagnostic, devices the analysis does not know, a file
+that does not parse), said on stderr; 2 a usage or configuration error (no such file, a
+line the file does not have, an ``--output`` that is neither .svg nor .html).
 """
 
 from __future__ import annotations
@@ -24,10 +23,11 @@ DEFAULT_COLUMNS = 100  # when stdout is not a terminal: stable output for pipes 
 
 def add_parser(sub: Any) -> None:
     c = sub.add_parser(
-        "explain", help="draw the two meshes behind a diagnostic as grids of device ids",
-        description="Draw the source and target meshes of the diagnostic at FILE:LINE as grids of "
-                    "device ids, for each target platform whose device order differs, with the devices "
-                    "whose shard moves marked. Exit status: 0 drawn, 1 nothing to draw at that line, "
+        "explain", help="draw the meshes behind a diagnostic as grids of device ids",
+        description="Draw the meshes of the diagnostic at FILE:LINE as grids of device ids, per "
+                    "target platform: a move's source and target with the devices whose shard moves "
+                    "marked, a construction beside the natural order, a placement with the devices "
+                    "each process owns. Exit status: 0 drawn, 1 nothing to draw at that line, "
                     "2 usage or configuration error.")
     c.add_argument("location", metavar="FILE:LINE",
                    help="a diagnostic's place, as check prints it (FILE:LINE or FILE:LINE:COL)")

@@ -12,94 +12,15 @@ axis names from ``analysis.partition.axis_names``, the layout from the recorded 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
+from .figures import explain_figure
+from .shapes import (ABSENT, MOVE_LEGEND, MOVES, PLATFORM_TITLES, PREFERRED_COUNTS, Explanation, Grid,
+                     Outcome, Panel, Side, merge_alike, shown_ids, verdict_text)
 from .shards import Piece, label, parse_spec, pieces, positions
 
-PLATFORM_TITLES = {"tpu": "multi-host TPU", "gpu": "GPU", "cpu": "CPU"}
-# The device counts a picture prefers, after the ones the program spells out: small
-# enough to read, the model's smallest multi-host size.
-_PREFERRED_COUNTS = (8, 16, 64)
-# What a device's mark says, for both renderers.
-MOVES = "moves"
-ABSENT = "absent"
-
-
-@dataclass(frozen=True)
-class Side:
-    role: str  # "source" (the array's mesh) or "target"
-    label: str  # 'mesh', or the call that made an unnamed mesh
-    description: str  # describe_mesh: "'mesh' (line 19, jax.devices())"
-    names: Optional[tuple[str, ...]]  # axis names when spelled as literals
-    spec: Optional[str]  # the PartitionSpec's text, when known
-
-
-@dataclass(frozen=True)
-class Grid:
-    shape: tuple[int, ...]
-    ids: tuple[int, ...]  # row-major, as the mesh's device array holds them
-    shards: tuple[str, ...]  # the piece each position holds (shards.label)
-    marks: tuple[str, ...]  # "", MOVES or ABSENT, per position
-    split: tuple[int, ...] = ()  # blocks per array dimension; () replicated
-
-    @property
-    def shard_count(self) -> str:
-        """``8 shards``, ``2 × 4 shards``, or that every device holds the whole array."""
-        if not any(n > 1 for n in self.split):
-            return "the whole array on each device"
-        return " × ".join(str(n) for n in self.split) + " shards"
-
-
-@dataclass(frozen=True)
-class Panel:
-    """Two grids on one topology, for every platform (layout) that draws them alike."""
-
-    kinds: tuple[tuple[str, str], ...]  # (platform title, what the analysis concluded there)
-    scope: str  # which topologies decided: "" (all of them) or " of 8 devices"
-    topology: str  # "8 devices, 2 processes of 4"
-    source: Grid
-    target: Grid
-    moved: int  # devices in both meshes whose shard differs
-    absent: int  # devices in one mesh only
-    note: str = ""  # a caveat about what the drawing stands for
-
-    @property
-    def title(self) -> str:
-        titles = [t for t, _ in self.kinds]
-        if "GPU (ids by process)" in titles and "GPU (ids by topology)" in titles:
-            # Both numberings draw alike: the numbering does not matter here.
-            titles[titles.index("GPU (ids by process)")] = "GPU"
-            titles.remove("GPU (ids by topology)")
-        return ", ".join(titles)
-
-    @property
-    def verdict(self) -> str:
-        return verdict_text(self.kinds, self.scope)
-
-
-@dataclass(frozen=True)
-class Explanation:
-    path: str
-    line: int
-    col: int  # 0-based, as the diagnostic has it
-    code: str
-    message: str
-    source: Side
-    target: Side
-    panels: tuple[Panel, ...]
-    same_on: tuple[str, ...]  # platform titles where both orders agree on the drawn topology
-    by_position: bool  # layout unknown: a device's shard is taken as its mesh position
-
-
-@dataclass
-class Outcome:
-    """What explain found at a line: pictures, and for each diagnostic it could not draw, why."""
-
-    explanations: list[Explanation] = field(default_factory=list)
-    undrawn: list[tuple[str, int, str]] = field(default_factory=list)  # (code, line, why)
-    diagnostic_lines: list[int] = field(default_factory=list)  # every line with a diagnostic
-    error: Optional[str] = None  # the file could not be parsed
+__all__ = ["ABSENT", "MOVES", "Explanation", "Grid", "Outcome", "Panel", "Side", "explain_source",
+           "verdict_text"]
 
 
 def explain_source(source: str, path: str, line: int, settings: Mapping[str, object]) -> Outcome:
@@ -114,8 +35,8 @@ def explain_source(source: str, path: str, line: int, settings: Mapping[str, obj
 
     try:
         # The whole file, without the gate: the diagnostics and the events behind them.
-        diagnostics = check_source(source, path, engine=engine_for(settings), imported=frozenset(), gate=False,
-                                   slicing=False, observer=observe, raise_errors=True).diagnostics
+        diagnostics = check_source(source, path, engine=engine_for(settings), imported=frozenset(),
+                                   gate=False, slicing=False, observer=observe, raise_errors=True).diagnostics
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         out.error = f"could not parse the file: {type(exc).__name__}: {exc}"
         return out
@@ -123,12 +44,18 @@ def explain_source(source: str, path: str, line: int, settings: Mapping[str, obj
     if not seen:
         return out
     ctx, transfers, anchored = seen[0]
+    # A call of another module's function is reported through the transfer it runs there
+    # (Transfer.through); constructions, fetches and context operations are events of their own.
+    observed = [*transfers, *ctx.relayed_transfers, *ctx.other_events]
     at_line = [d for d in diagnostics if d.line <= line <= max(d.line, d.end_line)]
     for diag in at_line:
-        events = [ev for ev in transfers if anchored.get(id(ev.node)) == diag]
+        events = [ev for ev in observed if anchored.get(id(ev.node)) == diag]
         explained = None
         for ev in events:
-            explained = _explain_event(ctx, ev, diag)
+            if type(ev).__name__ == "Transfer" and not diag.code.startswith("RSH3"):
+                explained = _explain_event(ctx, ev, diag)
+            if explained is None:
+                explained = explain_figure(ctx, ev, diag)
             if explained is not None:
                 break
         if explained is None:
@@ -139,16 +66,14 @@ def explain_source(source: str, path: str, line: int, settings: Mapping[str, obj
 
 
 def _why_not(diag: Any, events: Sequence[Any]) -> str:
-    from ...analysis.values import DevVal
-    from ...rules.helpers.crossing import pairs
-
     if not events:
-        return (f"this {diag.code} is not a transfer between two meshes; explain draws the two meshes "
-                "of a device_put, a jit sharding, a constraint or an operation (RSH201-RSH204)")
-    found = [pair for ev in events for pair in pairs(ev)]
-    if found and all(isinstance(p.target, DevVal) for p in found):
-        return "the target is one device, not a mesh: there is no second grid to draw"
-    return "the analysis does not know both meshes of this transfer on any model topology"
+        return f"the analysis recorded no mesh or device list behind this {diag.code}"
+    if all(type(ev).__name__ in ("MeshBuilt", "ShardingBuilt") for ev in events):
+        # list(arr.devices()) of an array of unknown origin: the finding rests on how the
+        # list was made (from a set), not on which devices it holds.
+        return ("the analysis does not know which devices this mesh holds on any model topology: "
+                "the finding rests on how its device list was made")
+    return "the analysis does not know the devices of both sides on any model topology"
 
 
 # Which comparison each crossing rule reports: the pair it flagged among a pytree's leaves.
@@ -217,12 +142,12 @@ def _explain_pair(ctx: Any, pair: Any, diag: Any) -> Optional[Explanation]:
             pa, pb, by_position = positions(a.shape), positions(b.shape), True
         panel = _panel(model, title, verdicts.get(model.platform, set()), scope, a, b, pa, pb, pair)
         panels.append(panel)
-    panels = _merge_alike(panels)
+    panels = merge_alike(panels)
     if "GPU (ids by process)" in same_on and "GPU (ids by topology)" in same_on:
         same_on[same_on.index("GPU (ids by process)")] = "GPU"
         same_on.remove("GPU (ids by topology)")
     return Explanation(ctx.path, diag.line, diag.col, diag.code, diag.message, source, target,
-                       tuple(panels), tuple(same_on), by_position)
+                       tuple(panels), tuple(same_on), by_position, MOVE_LEGEND)
 
 
 def _pick(ctx: Any, src_fn: Any, dst_fn: Any, sizes: Sequence[int], platform: str,
@@ -230,7 +155,7 @@ def _pick(ctx: Any, src_fn: Any, dst_fn: Any, sizes: Sequence[int], platform: st
     """The topology a platform is drawn on: a device count the program spells out, else
     the smallest of the model's; hosts of four devices; seen from process 0."""
     spelled = sorted({s for s in sizes if 2 <= s <= 4096})
-    order = {n: i for i, n in enumerate(spelled + [n for n in _PREFERRED_COUNTS if n not in spelled])}
+    order = {n: i for i, n in enumerate(spelled + [n for n in PREFERRED_COUNTS if n not in spelled])}
     models = [m for m in ctx.devices.models(sizes) if m.platform == platform and m.scattered == scattered]
     models.sort(key=lambda m: (order.get(m.n, len(order) + m.n), m.per_process != 4, m.per_process, m.proc))
     for m in models:
@@ -245,21 +170,6 @@ def _verdict_kind(found: set[str]) -> str:
     if found in ({"reordered"}, {"different"}):
         return next(iter(found))
     return "undecided" if found else "uncompared"
-
-
-def verdict_text(kinds: Sequence[tuple[str, str]], scope: str = "") -> str:
-    """What the analysis concluded, grouping the titles that share a conclusion:
-    ``kinds`` is (title, kind) per drawn platform."""
-    groups: dict[str, list[str]] = {}
-    for title, kind in kinds:
-        groups.setdefault(kind, []).append(title)
-    every = "on every {} topology" + scope + " the analysis tries"
-    say = {"reordered": "the same devices in another order " + every,
-           "different": "other devices " + every,
-           "undecided": "not decided on {} (its topologies disagree): no claim there",
-           "uncompared": "not compared on {}"}
-    return "; ".join(say[k].format(" and ".join(dict.fromkeys(t.split(" (")[0] for t in ts)))
-                     for k, ts in groups.items())
 
 
 def _verdicts(ctx: Any, src_fn: Any, dst_fn: Any, sizes: Sequence[int]) -> tuple[dict[str, set[str]], str]:
@@ -289,7 +199,7 @@ def _panel(model: Any, title: str, found: set[str], scope: str, a: Any, b: Any,
         note = ("the TPU builder order drawn is the model's stand-in (one fixed permutation per mesh "
                 "shape); JAX orders by the chips' coordinates, so the claim is that the two orders "
                 "differ, not these ids (docs/platforms.md)")
-    a_ids, b_ids = _shown_ids(a.flat, b.flat)
+    a_ids, b_ids = shown_ids(a.flat, b.flat)
     return Panel(
         ((title, _verdict_kind(found)),), scope,
         f"{model.n} devices, {model.processes} processes of {model.per_process}",
@@ -298,36 +208,5 @@ def _panel(model: Any, title: str, found: set[str], scope: str, a: Any, b: Any,
         moved, absent, note)
 
 
-# The model numbers the devices of a platform named in the code (jax.devices('cpu')) from
-# a base of its own, so that two platforms never share an id (analysis/devices.py).
-_PLATFORM_ID_BASE = 100_000
-
-
-def _shown_ids(a: Sequence[int], b: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The ids as a user would see them: without the model's platform base when both
-    meshes are on one named platform (100003 is device 3 of jax.devices('cpu'))."""
-    bases = {d // _PLATFORM_ID_BASE for d in (*a, *b)}
-    if len(bases) != 1:
-        return tuple(a), tuple(b)
-    base = bases.pop() * _PLATFORM_ID_BASE
-    return tuple(d - base for d in a), tuple(d - base for d in b)
-
-
 def _split(held: list[Piece]) -> tuple[int, ...]:
     return tuple(blocks for _, blocks in held[0]) if held else ()
-
-
-def _merge_alike(panels: list[Panel]) -> list[Panel]:
-    """One panel for the platforms that draw the same two grids (a reordering written in
-    the code looks the same wherever enumeration is the same)."""
-    out: list[Panel] = []
-    for p in panels:
-        at = next((i for i, q in enumerate(out)
-                   if (q.source, q.target, q.topology) == (p.source, p.target, p.topology)), None)
-        if at is None:
-            out.append(p)
-        else:
-            q = out[at]
-            out[at] = Panel(q.kinds + p.kinds, q.scope, q.topology, q.source, q.target, q.moved, q.absent,
-                            q.note or p.note)
-    return out

@@ -1,9 +1,10 @@
 """The language server's hover on a diagnostic: the same picture as ``reshard-lint explain``.
 
-Hovering inside a crossing diagnostic's range shows the two meshes as grids of device
-ids (the plain text form, in a Markdown code block, which every editor shows in a
-monospace font). Elsewhere, and on diagnostics that compare no two meshes, there is no
-hover: the editor already shows the diagnostic's message.
+Hovering inside a diagnostic's range shows its meshes as grids of device ids (the plain
+text form, in a Markdown code block, which every editor shows in a monospace font): a
+move's two meshes, a construction beside the natural order, a placement with the
+devices each process owns. Elsewhere, and where the analysis does not know the devices,
+there is no hover: the editor already shows the diagnostic's message.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import html
 import textwrap
 from typing import Optional, Sequence
 
-from .gather import ABSENT, MOVES, Explanation, Grid, Panel
+from .shapes import ABSENT, MOVES, Explanation, Grid, Panel
 from .text import axes, blocks, summary
 
 _MARK = {MOVES: "*", ABSENT: "!", "": ""}
@@ -90,7 +90,8 @@ def svg(explanations: Sequence[Explanation]) -> str:
         p.wrapped(f"{e.path}:{e.line}:{e.col + 1}: {e.code}", 120, 16, "bold")
         p.wrapped(e.message, 110, 13)
         for side in (e.source, e.target):
-            p.wrapped(f"{side.role}: {side.description}, {side.spec or 'layout not known'}", 110, 13)
+            layout = f", {side.spec or 'layout not known'}" if e.move else ""
+            p.wrapped(f"{side.role}: {side.description}{layout}", 110, 13)
         if e.by_position:
             p.wrapped("The array's layout is not known on both sides: a device's shard is drawn as its "
                       "position in the mesh.", 110, 13)
@@ -118,18 +119,32 @@ def svg(explanations: Sequence[Explanation]) -> str:
             p.wrapped(f"The same devices in the same order on {', '.join(e.same_on)}: nothing moves there.",
                       110, 13)
         p.y += 24
-    legend, y = _legend(16, p.y)
+    legend, y = _legend(16, p.y, legend_items(explanations))
     w, h = int(p.width), int(y + 16)
     head = f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" {FONT}>\n'
     background = '<rect width="100%" height="100%" fill="#ffffff"/>\n'
     return head + background + "\n".join(p.parts + legend) + "\n</svg>\n"
 
 
-def _legend(x: float, y: float) -> tuple[list[str], float]:
+def legend_items(explanations: Sequence[Explanation]) -> list[tuple[str, str]]:
+    """(mark, what it means) for the legends of ``explanations``: each legend's items as
+    the terminal prints them (``* text``, ``! text``), the swatch of its mark."""
+    out: dict[tuple[str, str], None] = {}
+    for e in explanations:
+        if not e.panels:
+            continue
+        for item in e.legend.split("   "):
+            item = item.strip()
+            mark = {"*": MOVES, "!": ABSENT}.get(item[:1], "")
+            out[(mark, f"{item[2:]} ({item[0]})" if mark else item)] = None
+        if e.move:
+            out[("", "keeps its shard")] = None
+    return list(out)
+
+
+def _legend(x: float, y: float, items: Sequence[tuple[str, str]]) -> tuple[list[str], float]:
     out = []
-    for mark, text in ((MOVES, "holds another shard after the move than before (*)"),
-                       (ABSENT, "in one of the two meshes only (!)"),
-                       ("", "keeps its shard")):
+    for mark, text in items:
         out.append(f'<rect x="{x}" y="{y}" width="18" height="14" fill="{FILL[mark]}" stroke="{STROKE}"/>'
                    f'<text x="{x + 26}" y="{y + 12}" font-size="13">{html.escape(text)}</text>')
         y += LINE_H + 2
@@ -160,8 +175,8 @@ def page(explanations: Sequence[Explanation], title: str = "reshard-lint explain
         body.append(f"<section><h2><code>{where}</code> {e.code}</h2>")
         body.append(f'<p class="msg">{html.escape(e.message)}</p><ul>')
         for side in (e.source, e.target):
-            body.append(f"<li>{side.role}: <code>{html.escape(side.description)}</code>, "
-                        f"<code>{html.escape(side.spec or 'layout not known')}</code></li>")
+            layout = f", <code>{html.escape(side.spec or 'layout not known')}</code>" if e.move else ""
+            body.append(f"<li>{side.role}: <code>{html.escape(side.description)}</code>{layout}</li>")
         body.append("</ul>")
         if e.by_position:
             body.append("<p>The array's layout is not known on both sides: a device's shard is drawn as "
@@ -183,8 +198,7 @@ def page(explanations: Sequence[Explanation], title: str = "reshard-lint explain
                         "nothing moves there.</p>")
         body.append("</section>")
     legend = "".join(f'<span class="swatch" style="background:{FILL[m]}"></span>{html.escape(t)}'
-                     for m, t in ((MOVES, "holds another shard after the move than before (*)"),
-                                  (ABSENT, "in one of the two meshes only (!)"), ("", "keeps its shard")))
+                     for m, t in legend_items(explanations))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>\n"
             + "\n".join(body) + f"\n<p>{legend}</p>\n</body></html>\n")

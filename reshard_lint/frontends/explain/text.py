@@ -13,7 +13,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from .gather import ABSENT, MOVES, Explanation, Grid, Panel, Side
+from .shapes import ABSENT, MOVES, Explanation, Grid, Panel, Side
 
 MARK = {MOVES: "*", ABSENT: "!", "": " "}
 _STYLE = {MOVES: "\x1b[1;33m", ABSENT: "\x1b[1;31m", "": "\x1b[2m", "head": "\x1b[1m"}
@@ -136,7 +136,7 @@ def panel_lines(e: Explanation, panel: Panel, columns: int, colour: bool) -> lis
             out.append("  " + _join(a, b, lw, colour))
     else:
         out += ["  " + x.out(colour) for x in left] + [""] + ["  " + x.out(colour) for x in right]
-    out.append("  " + summary(panel))
+    out += ["  " + s for s in textwrap.wrap(summary(panel), max(40, columns - 2))]
     if panel.note:
         out += ["  " + s for s in textwrap.wrap("Note: " + panel.note, max(40, columns - 2))]
     return out
@@ -150,6 +150,8 @@ def _join(a: Line, b: Line, lw: int, colour: bool) -> str:
 
 
 def summary(panel: Panel) -> str:
+    if panel.summary_text:
+        return panel.summary_text
     both = len(set(panel.source.ids) & set(panel.target.ids))
     parts = [f"{panel.moved} of the {both} devices in both meshes hold another shard after the move"]
     if panel.absent:
@@ -170,7 +172,7 @@ def render(explanations: Sequence[Explanation], columns: int = 100, colour: bool
         out += textwrap.wrap(e.message, columns, initial_indent="  ", subsequent_indent="  ")
         out.append("")
         for side in (e.source, e.target):
-            spec = f", {side.spec}" if side.spec else ", layout not known"
+            spec = "" if not e.move else f", {side.spec}" if side.spec else ", layout not known"
             out.append(f"  {side.role}: {side.description}{spec}")
         if e.by_position:
             out += textwrap.wrap("The array's layout is not known on both sides: a device's shard is "
@@ -186,7 +188,8 @@ def render(explanations: Sequence[Explanation], columns: int = 100, colour: bool
         if not e.panels:
             out.append("")
             out.append("  The two meshes agree on every drawn topology of the target platforms.")
-    if any(e.panels for e in explanations):
+    legends = dict.fromkeys(e.legend for e in explanations if e.panels and e.legend)
+    if legends:
         out.append("")
-        out.append(LEGEND)
+        out.extend(legends)
     return "\n".join(out) + "\n"
