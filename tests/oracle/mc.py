@@ -51,9 +51,12 @@ def _view(pl: dict, pos: dict, proc: dict, me: int) -> None:
     pl["devices"] = [pos.get(i, i) for i in ids]
     if "owners" in pl:
         pl["owners"] = {"real": pl["procs"]}
-    for key in ("indices",):
-        if isinstance(pl.get(key), dict):
-            pl[key] = {str(pos.get(int(k), k)): v for k, v in pl[key].items()}
+    idx = pl.get("indices")
+    if isinstance(idx, dict):
+        # every distinct piece on a device of this process: it has the whole value
+        pieces = {json.dumps(v) for v in idx.values()}
+        pl["holds_all"] = pieces == {json.dumps(v) for k, v in idx.items() if proc.get(int(k)) == me}
+        pl["indices"] = {str(pos.get(int(k), k)): v for k, v in idx.items()}
 
 
 def annotate(res: dict, devices: dict, me: int) -> None:
@@ -71,8 +74,9 @@ def annotate(res: dict, devices: dict, me: int) -> None:
         for o in rec.get("outs", []):
             for pl in [o.get("dst", {}), *o.get("srcs", [])]:
                 _view(pl, pos, proc, me)
-        if rec["api"] in FETCHES:
-            rec["foreign"] = any(p["src"].get("owned") in ("some", "none") for p in pairs)
+        if rec["api"] in FETCHES:  # reads a piece no device of this process holds
+            rec["foreign"] = any(p["src"].get("owned") == "none" or (
+                p["src"].get("owned") == "some" and not p["src"].get("holds_all", False)) for p in pairs)
         else:  # placed on devices none of which is this process's
             rec["foreign"] = any(p["dst"].get("owned") == "none" for p in pairs) or \
                 any(o.get("dst", {}).get("owned") == "none" for o in rec.get("outs", []))
