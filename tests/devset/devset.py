@@ -66,7 +66,8 @@ def _own(coverage: dict, diags: list, root: Path) -> tuple[dict, list]:
     return {"site_list": sites}, [d for d in diags if os.path.realpath(d["filename"]).startswith(base)]
 
 
-def run(projects: list[Project], work: Path, processes: int = 2, one_process: bool = True) -> tuple[list, dict]:
+def run(projects: list[Project], work: Path, processes: int = 2,
+        one_process: bool = True) -> tuple[list, dict]:
     """Every project in each mode; returns the results and the seconds each part took."""
     times = {}
     progs = [Program(p.name, str(p.root), p.entry or "", timeout=60) for p in projects]
@@ -136,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{r.project.name}: note: {n}")
             for mode, fs in r.findings.items():
                 for f in fs:
-                    print(f"{r.project.name} [{mode}]: {f['kind']} {f['path']}:{f['line']} {f['detail'][:200]}")
+                    print(f"{r.project.name} [{mode}]: {f['kind']} {f['path']}:{f['line']} "
+                          f"{f['detail'][:200]}")
         print("seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in times.items()))
     return 0
 

@@ -130,13 +130,13 @@ def row_figures(result: dict) -> dict:
     coverage or not), listed, resolved, wrong, misses by reason ('not a site' for a
     reached site coverage does not list)."""
     fig = result["figures"]
-    unlisted = sum(result["concrete_sites_without_static_site"].values())
+    unlisted = result["concrete_sites_without_static_site"]
     listed = fig.get("reached", 0)
     misses = Counter(result["misses_by_reason"])
-    if unlisted:
-        misses["not a site"] += unlisted
+    for api, n in unlisted.items():
+        misses[f"not a site ({api})"] += n
     wrong = sum(1 for f in result["findings"] if f["kind"] in ("wrong_verdict", "false_positive"))
-    return {"reached": listed + unlisted, "listed": listed,
+    return {"reached": listed + sum(unlisted.values()), "listed": listed,
             "resolved": listed - fig.get("reached_unresolved", 0), "wrong": wrong,
             "claims": sum(1 for f in result["findings"] if f["kind"] == "wrong_claim"),
             "misses": dict(misses)}

@@ -904,4 +904,3 @@ if __name__ == "__main__":
     # as tests.oracle.child and must record into these sites
     sys.modules.setdefault("tests.oracle.child", sys.modules[__name__])
     sys.exit(main(sys.argv[1:]))
-

@@ -96,7 +96,8 @@ def _crash_record(prog: Program, out: Path, pid: int, outcome: harness.ProcessOu
     stack = [[f, int(n)] for f, n in _FRAME.findall(outcome.stderr) if os.path.realpath(f).startswith(root)]
     res = {"id": prog.id, "status": outcome.status, "error": outcome.error_text[:300],
            "error_at": stack[0] if stack else None, "error_stack": stack,
-           "sites": [x["site"] for x in lines if "site" in x], "meshes": [x["mesh"] for x in lines if "mesh" in x],
+           "sites": [x["site"] for x in lines if "site" in x],
+           "meshes": [x["mesh"] for x in lines if "mesh" in x],
            "process": pid}
     if lines:
         annotate(res, lines[0]["devices"], pid)

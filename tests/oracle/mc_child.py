@@ -82,7 +82,8 @@ def _allgather(x, *args, **kw):
     if f is None:
         return real(x, *args, **kw)
     leaves = [a for a in jax.tree.leaves(x) if isinstance(a, jax.Array)]
-    rec = child.record(f, "process_allgather", [{"src": child.placement(a), "dst": {"k": "host"}} for a in leaves])
+    pairs = [{"src": child.placement(a), "dst": {"k": "host"}} for a in leaves]
+    rec = child.record(f, "process_allgather", pairs)
     try:
         return real(x, *args, **kw)
     except Exception as e:
@@ -102,7 +103,8 @@ class _DefaultDevice:
     def __call__(self, device):
         f = child.user_frame()
         if f is not None:
-            child.record(f, "default_device", [{"src": {"k": "scope"}, "dst": child.target_placement(device, None)}])
+            pair = {"src": {"k": "scope"}, "dst": child.target_placement(device, None)}
+            child.record(f, "default_device", [pair])
         return self._state(device)
 
     def __getattr__(self, name: str):
