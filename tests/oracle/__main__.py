@@ -54,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--json", help="write the JSON report here")
         p.add_argument("--no-fixes", action="store_true")
         p.add_argument("-j", "--jobs", type=int, default=2)
+        p.add_argument("--processes", type=int, action="append", default=None,
+                       help="also run multi-controller programs as real jobs of N processes (repeatable; "
+                            "run: 2 by default, report: none; 0 for none)")
     a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="oracle-") as tmp:
         work = Path(tmp)
@@ -65,7 +68,9 @@ def main(argv: list[str] | None = None) -> int:
                 from . import generator
                 first = a.seed if a.seed is not None else (generator.HELDOUT_START if a.heldout else generator.DEV_START)
                 corpora.append(generator.corpus(work / "generated", range(first, first + a.generated)))
-        result = orc.oracle(corpora, work, workers=a.jobs, fixes=not a.no_fixes)
+        procs = a.processes if a.processes is not None else ([2] if a.cmd == "run" else [])
+        result = orc.oracle(corpora, work, workers=a.jobs, fixes=not a.no_fixes,
+                            processes=tuple(n for n in procs if n > 1))
         result["findings"] = orc.relative(result["findings"], work)
         from .known import unexplained
         new, gone = unexplained(result["findings"])

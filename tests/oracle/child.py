@@ -64,6 +64,9 @@ ROOTS: list[str] = []  # roots of user code (absolute, with a trailing separator
 SITES: list[dict] = []
 _POS_CACHE: dict = {}
 _RECORDING = [True]
+# Whether a call that raises is repaired so that the program goes on (one process shows
+# every site); a real multi-controller run (tests/oracle/mc_child.py) turns it off.
+REPAIR = [True]
 
 
 # ---------------------------------------------------------------- placements
@@ -186,17 +189,38 @@ def target_placement(t, shape) -> dict:
 
 # ---------------------------------------------------------------- callers
 
+# JAX's pytree mapping, which calls a function the user handed it (``jax.tree.map(
+# functools.partial(jax.device_put, device=s), tree)``): the user's call of the mapping
+# is the site.
+_MAPPERS = (os.path.join("jax", "_src", "tree_util.py"), os.path.join("jax", "_src", "tree.py"))
+
+
+def _is_user(fn: str) -> bool:
+    return any(fn.startswith(r) for r in ROOTS)
+
+
 def user_frame(depth: int = 2):
-    """The frame that called the wrapper, if it is user code."""
+    """The frame that called the wrapper, if it is user code (through JAX's tree mapping)."""
     try:
         f = sys._getframe(depth)
     except ValueError:
         return None
-    fn = f.f_code.co_filename
-    for r in ROOTS:
-        if fn.startswith(r):
-            return f
+    while f is not None and f.f_code.co_filename.endswith(_MAPPERS):
+        f = f.f_back
+    if f is not None and _is_user(f.f_code.co_filename):
+        return f
     return None
+
+
+def user_stack(f) -> list:
+    """[file, line] of the user frames from ``f`` outwards, innermost first: a label or a
+    finding may sit on the line that calls the helper holding the site."""
+    out = []
+    while f is not None:
+        if _is_user(f.f_code.co_filename):
+            out.append([f.f_code.co_filename, f.f_lineno])
+        f = f.f_back
+    return out
 
 
 def position(f) -> tuple[str, int, int]:
@@ -217,7 +241,7 @@ def position(f) -> tuple[str, int, int]:
 
 def record(f, api: str, pairs: list, **extra) -> dict:
     path, line, col = position(f)
-    rec = {"path": path, "line": line, "col": col, "api": api, "pairs": pairs}
+    rec = {"path": path, "line": line, "col": col, "api": api, "pairs": pairs, "stack": user_stack(f)}
     rec.update(extra)
     SITES.append(rec)
     return rec
@@ -326,7 +350,7 @@ def _constraint_like(name):
             return real(x, shardings, *args, **kw)
         except Exception as e:
             rec["error"] = _err(e)
-            if any(p["src"]["k"] == "traced" for p in pairs):
+            if not REPAIR[0] or any(p["src"]["k"] == "traced" for p in pairs):
                 raise
             rec["repaired"] = True
             try:
@@ -347,6 +371,8 @@ def w_asarray_jnp(a, *args, device=None, **kw):
         return real(a, *args, device=device, **kw)
     except Exception as e:
         rec["error"] = _err(e)
+        if not REPAIR[0]:
+            raise
         rec["repaired"] = True
         return _REAL["device_put"](_host(a), device)
 
@@ -497,6 +523,9 @@ class _Jitted:
             try:
                 return self._inner(*args, **kw)
             except Exception as e:
+                if not REPAIR[0]:
+                    record(f, "jit-plain", [], error=_err(e))
+                    raise
                 if not any(isinstance(a, jax.Array) for a in _leaves((args, kw))):
                     raise
                 # an error inside (a constraint to other devices): recorded, then the call
@@ -507,7 +536,7 @@ class _Jitted:
         rec = record(f, "jit", pairs, outs=outs)
         if any(p["src"]["k"] == "traced" for p in pairs):
             return self._inner(*args, **kw)
-        if moved:
+        if moved and REPAIR[0]:
             # The same call a second time would crash the process (SIGSEGV): move the
             # arguments onto in_shardings first, which is what JAX does on the first call.
             rec["repaired"] = "in_shardings"
@@ -517,6 +546,8 @@ class _Jitted:
             return self._inner(*arglist, **kw)
         except Exception as e:
             rec["error"] = _err(e)
+            if not REPAIR[0]:
+                raise
             rec["repaired"] = True
             try:
                 return self._inner(*[_host_tree(a) for a in arglist], **{k: _host_tree(v) for k, v in kw.items()})
@@ -576,6 +607,8 @@ def _binop(name):
             return real(self, other)
         except Exception as e:
             rec["error"] = _err(e)
+            if not REPAIR[0]:
+                raise
             rec["repaired"] = True
             return jnp.asarray(getattr(np.asarray(_host(self)), name)(np.asarray(_host(other))))
     wrapper.__name__ = name
@@ -728,6 +761,9 @@ def install() -> None:
         setattr(np, name, _fetch(name))
     _REAL["to_device"] = ArrayImpl.to_device
     ArrayImpl.to_device = w_to_device
+    from .mc_child import install_recorders  # fetch methods, process_allgather, default_device
+
+    install_recorders()
     for name in _BINOPS:
         if hasattr(ArrayImpl, name):
             _REAL["binop" + name] = getattr(ArrayImpl, name)
@@ -763,12 +799,10 @@ def _purge(root: str) -> None:
             del sys.modules[name]
 
 
-def _error_site(tb) -> list:
-    where = None
-    for fr, line in traceback.walk_tb(tb):
-        if any(fr.f_code.co_filename.startswith(r) for r in ROOTS):
-            where = [fr.f_code.co_filename, line]
-    return where
+def _error_stack(tb) -> list:
+    """[file, line] of the user frames of a traceback, innermost first."""
+    return [[fr.f_code.co_filename, line] for fr, line in traceback.walk_tb(tb)
+            if _is_user(fr.f_code.co_filename)][::-1]
 
 
 def run_program(prog: dict) -> dict:
@@ -781,7 +815,7 @@ def run_program(prog: dict) -> dict:
     for extra in prog.get("path", []):
         sys.path.insert(0, extra)
     os.chdir(root)
-    status, error, where = "ok", "", None
+    status, error, where, stack = "ok", "", None, []
     reshard = None
     start = time.time()
     signal.signal(signal.SIGALRM, _alarm)
@@ -807,7 +841,8 @@ def run_program(prog: dict) -> dict:
         status, error = "timeout", "timeout"
     except BaseException as e:  # noqa: BLE001
         status, error = "error", _err(e)
-        where = _error_site(e.__traceback__)
+        stack = _error_stack(e.__traceback__)
+        where = stack[0] if stack else None
         if type(e).__name__ == "ReshardError":  # strict mode's (tests/oracle/strict_child.py)
             reshard = {"code": e.code, "at": [e.filename, e.lineno]}
     finally:
@@ -822,7 +857,7 @@ def run_program(prog: dict) -> dict:
         except Exception:
             pass
         _purge(root)
-    res = {"id": prog["id"], "status": status, "error": error, "error_at": where,
+    res = {"id": prog["id"], "status": status, "error": error, "error_at": where, "error_stack": stack,
            "seconds": round(time.time() - start, 3), "sites": list(SITES)}
     if reshard is not None:
         res["reshard"] = reshard
@@ -848,5 +883,24 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- for other recorders
+
+def wrap(name: str, orig, new) -> None:
+    """Record ``orig``'s calls through ``new`` wherever a public JAX module holds it
+    (tests/oracle/mc_child.py adds recorders this way); ``real(name)`` is the original."""
+    _REAL[name] = orig
+    _replace_everywhere(orig, new)
+
+
+def real(name: str):
+    return _REAL[name]
+
+
+error_text = _err
+
+
 if __name__ == "__main__":
+    # one module, whatever its name: the recorders of tests/oracle/mc_child.py import it
+    # as tests.oracle.child and must record into these sites
+    sys.modules.setdefault("tests.oracle.child", sys.modules[__name__])
     sys.exit(main(sys.argv[1:]))

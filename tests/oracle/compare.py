@@ -213,6 +213,11 @@ def check_claim(code: str, obs: Observed, kind: str) -> str | None:
 
 
 def _current_process(plat: str) -> int:
+    """The process a run played: 1 for ``proc1of2``, k for a real job's ``mc<N>-p<k>``
+    (tests/oracle/mc.py), else 0."""
+    real = re.fullmatch(r"mc\d+-p(\d+)", plat)
+    if real:
+        return int(real.group(1))
     return 1 if plat == "proc1of2" else 0
 
 
@@ -292,6 +297,7 @@ def compare(coverage: dict, diags: list[dict], concrete: dict[str, dict[str, dic
         for _, r in recs:
             matched_keys.add((r["path"], r["line"], r["col"]))
         figures["reached"] += 1
+        figures[f"reached_{verdict}"] += 1
         obs = _observe(recs, kind)
         codes = [d["code"] for d in diag_at.get((path, line, col), []) if d["code"].startswith(SITE_CODES)]
         f = None

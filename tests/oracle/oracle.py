@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import compare as cmp
+from . import mc
 from .run import PLATFORMS, ROOT, Program, apply_fixes, project_programs, run_concrete, run_static, with_platforms
 
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -254,13 +255,20 @@ def _error_id(res: dict, lm: dict | None) -> tuple:
     return (res["error"].split(":")[0], line)
 
 
-def oracle(corpora: list[Corpus], workdir: Path, workers: int = 2, fixes: bool = True) -> dict:
+def oracle(corpora: list[Corpus], workdir: Path, workers: int = 2, fixes: bool = True,
+           processes: tuple[int, ...] = ()) -> dict:
+    """The comparison over the corpora. ``processes``: also run, as real multi-controller
+    jobs of each of these process counts (tests/oracle/mc.py), the programs that use
+    ``jax.distributed``, their process index or their local devices (mc.MULTI_WORDS)."""
     t0 = time.time()
     progs = [p for c in corpora for p in c.programs]
     roots = [r for c in corpora for r in c.roots]
     coverage, diags = run_static(roots, cwd=str(ROOT), jobs=workers)
     t1 = time.time()
     concrete = run_concrete(progs, workers=workers, platforms=PLATFORMS)
+    multi = [p for p in progs if mc.multi_controller(p)]
+    for n in processes if multi else ():
+        concrete.update(mc.as_concrete(mc.run_jobs(multi, processes=n), n))
     t2 = time.time()
     result = cmp.compare(coverage, diags, concrete)
     fix_findings, fix_figures = run_fixes(corpora, diags, concrete, workdir, workers) if fixes else ([], {})
