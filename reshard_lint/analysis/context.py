@@ -138,7 +138,9 @@ class FileContext:
         ``jax.process_index()``, ``jax.distributed``, ``multihost_utils.process_allgather(...)``?"""
         if self._signs is None:
             facts = self.whole_facts if rf.may_use_multi_process(self.source) else None
-            self._signs = facts is not None and facts.multi_process
+            # Or a module of the project that launches several processes imports this
+            # one: its program runs here too (project/where.py).
+            self._signs = facts is not None and facts.multi_process or bool(self.decision.launched_by)
         return self._signs
 
     def silenced_by(self, runtimes: tuple[str, ...], *nodes: object) -> str | None:

@@ -429,6 +429,7 @@ SETENV_METHOD = "setenv"
 # Several processes whatever else the code says: the distributed runtime, and jax's
 # multi-process test runner (its main() and MultiProcessTest call jax.distributed.initialize).
 DISTRIBUTED_INITIALIZE = frozenset({"jax.distributed.initialize", "jax._src.distributed.initialize"})
+INITIALIZE_WORD = "initialize"  # the word a module that launches several processes spells
 MULTIPROCESS_TEST_MODULE = "jax._src.test_multiprocess"
 # Uses (not imports) that say the code is written for several processes (RSH301, RSH305,
 # RSH306 wait for one with runtime = "auto"): qualified names, and prefixes of families.

@@ -16,6 +16,7 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Callable, Mapping
 
 from ..core.collector import kept
+from .graph import ImportGraph
 from .modules import MODELLED, ModuleFile, ModuleIndex
 from .roots import Layout
 from .interface import UNKNOWN
@@ -101,6 +102,7 @@ class Project:
         # once, on the first question of callers.py); parsed trees by digest
         self._words: tuple[dict[str, list[str]], dict[str, str]] | None = None
         self.words_made = 0
+        self._graph: tuple[ImportGraph, int] | None = None
         self._trees: OrderedDict[str, ast.Module | None] = OrderedDict()
         # (file, function) -> its calls in other modules and the files read (FileView.calls_of)
         self.callers: dict[tuple[str, str], tuple[object, dict[str, str], int]] = {}
@@ -133,6 +135,13 @@ class Project:
         words, read = self._words
         deps.update(read)
         return sorted(set(words.get(name, [])) | set(words.get("*", [])))
+
+    def import_graph(self) -> ImportGraph:
+        """The project's import graph, read on demand (through the editor's text)."""
+        # Read again after the identifier index was (a file changed: Project.words).
+        if self._graph is None or self._graph[1] != self.words_made:
+            self._graph = (ImportGraph(self.index, lambda p: (self.text(p) or ("", ""))[0]), self.words_made)
+        return self._graph[0]
 
     def view_of(self, path: str) -> FileView:
         """The view of the project from the module at ``path``."""

@@ -21,8 +21,10 @@ changing their facts, which their interface hash holds: interface.py).
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Iterator, Mapping
 
+from ..core import vocabulary as api
 from ..core.config import runtime_for
 from ..stages import runtime_facts as rf
 from .modules import MODELLED
@@ -59,7 +61,37 @@ def decide(settings: Mapping[str, object], path: str, source: str, facts_of: Cal
     sources: list[tuple[str, rf.Facts]] = [("the file", whole.facts if whole is not None else rf.NONE)]
     if view is not None:
         sources.extend(_others(view, path, whole, deps))
-    return rf.decide(setting, sources), deps
+    decision = rf.decide(setting, sources)
+    if view is not None and decision.runtime == rf.MULTI and not (whole is not None and whole.multi_process):
+        launcher = _launcher(view, path, deps)
+        if launcher:
+            decision = replace(decision, launched_by=launcher)
+    return decision, deps
+
+
+def _launcher(view: "FileView", path: str, deps: dict[str, str]) -> str:
+    """A project module that calls ``jax.distributed.initialize`` and imports the module
+    at ``path``, directly or not (an entry point whose program runs as several processes,
+    and reaches this code); "" when none does. The project's files that spell the word
+    are asked (the identifier index, callers.py), at most eight of them."""
+    project = view.project
+    here = project.index.module_name(path)
+    if here is None:
+        return ""
+    project.words(check=False)
+    candidates = [f for f in project.files_naming(api.INITIALIZE_WORD, deps)
+                  if os.path.abspath(f) != os.path.abspath(path)]
+    if len(candidates) > 8:
+        return ""
+    graph = project.import_graph()
+    for other in candidates:
+        facts = _facts(project, other, deps)
+        name = project.index.module_name(other)
+        if facts is None or not facts.launches or name is None:
+            continue
+        if here in graph.dependencies(name):
+            return project.display(other)
+    return ""
 
 
 def _others(view: "FileView", path: str, whole: rf.FileFacts | None,

@@ -192,3 +192,40 @@ def test_cache_follows_an_edit_of_the_conftest_and_of_the_imported_module(tmp_pa
     shutil.copyfile(ROOT / "tests" / "conftest.py", conftest)
     shutil.copyfile(ROOT / "app" / "cpu_setup.py", setup)
     assert _check(root, *cache)[1] == want
+
+
+_EVALUATE = '''import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+
+def evaluate():
+    mesh = Mesh(np.array(jax.devices()), ("x",))
+    x = jax.device_put(np.zeros(8), NamedSharding(mesh, P("x")))
+    return jax.device_get(x)
+'''
+
+
+@pytest.mark.parametrize("main, fires", [
+    # the entry point launches several processes and runs evaluate: its fetch fails there
+    ("import jax\n\nfrom pkg.evaluate import evaluate\n\nif __name__ == '__main__':\n"
+     "    jax.distributed.initialize()\n    print(evaluate())\n", True),
+    # the same entry point without jax.distributed: a one-host program, nothing to say
+    ("from pkg.evaluate import evaluate\n\nif __name__ == '__main__':\n    print(evaluate())\n", False),
+    # a launcher that does not reach pkg.evaluate says nothing of it
+    ("import jax\n\nif __name__ == '__main__':\n    jax.distributed.initialize()\n", False),
+])
+def test_an_entry_point_that_launches_processes_makes_what_it_imports_multi_process(
+        tmp_path: Path, main: str, fires: bool) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "pkg" / "evaluate.py").write_text(_EVALUATE, encoding="utf-8")
+    (tmp_path / "main.py").write_text(main, encoding="utf-8")
+    want = ["pkg/evaluate.py:9:12: RSH305"] if fires else []
+    check = subprocess.run([tool("reshard-lint"), "check", "--no-cache", "--format", "concise", "."],
+                           cwd=tmp_path, capture_output=True, text=True)
+    assert [" ".join(line.split(" ")[:2]) for line in check.stdout.splitlines() if " RSH" in line] == want
+    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select", "RSH", "--format",
+                             "%(path)s:%(row)d:%(col)d: %(code)s", "pkg"], cwd=tmp_path, capture_output=True, text=True)
+    assert flake8.stdout.split("\n")[:-1] == want
