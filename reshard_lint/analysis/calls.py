@@ -216,7 +216,8 @@ class Calls(InterpreterBase):
             fns = shape_fns(shape_v)
             if fns is None:
                 return recv.derive(undecidable, recv.desc)
-            sizes = recv.sizes + literal_sizes(shape_v)
+            # A part of the devices reshaped says nothing of the job's size (every_device).
+            sizes = recv.sizes + (literal_sizes(shape_v) if dv.every_device(f) else ())
             return recv.derive(lambda m: f(m).reshape([g(m) for g in fns]), recv.desc, sizes=sizes)
         if method in ("flatten", "ravel", "tolist", "copy", "squeeze"):
             if method == "squeeze":

@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Literal, Sequence, TypeVar
 
 from .devarray import DevArr, ModelError, Undecided
 
-__all__ = ["DevArr", "ModelError", "Undecided", "Model", "Evaluator", "PLATFORMS", "builder_order",
+__all__ = ["DevArr", "ModelError", "Undecided", "Model", "Evaluator", "PLATFORMS", "builder_order", "every_device",
            "natural", "local", "models_for", "layouts", "Verdict", "DevFn"]
 
 Verdict = Literal["same", "reordered", "different", "unknown"]
@@ -117,6 +117,20 @@ def models_for(sizes: Iterable[int], platforms: Iterable[str] = ("cpu",)) -> tup
                 for platform, scattered in layouts(platforms):
                     out.append(Model(n, per, proc, platform, scattered))
     return tuple(out)
+
+
+def every_device(fn: DevFn) -> bool:
+    """Does the list hold every device of the job, on each of the standard topologies?
+    Only then does a literal shape laid over it fix the job's device count: a reshape of
+    ``devs[:4]`` to ``(2, 2)`` runs on a job of any size (a part of it)."""
+    for model in models_for(()):
+        try:
+            arr = fn(model)
+        except (ModelError, IndexError, ValueError, ZeroDivisionError, TypeError, RecursionError):
+            return False
+        if len(arr.flat) != model.n:
+            return False
+    return True
 
 
 def builder_order(ids: Sequence[int], shape: Sequence[int], model: Model) -> DevArr:

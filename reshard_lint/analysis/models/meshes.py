@@ -62,7 +62,8 @@ def _physical(an: Analyzer, call: Call, node: ast.Call, shape_v: Value, devs: Va
         if not (ordered(devs)):
             return DevVal(fn=undecidable, desc=an.ctx.code(node, 60), node=node, fresh=False)
         src = devs.fn
-        sizes += devs.sizes
+        # Laid over a part of the devices, the shape says nothing of the job's size.
+        sizes = (sizes if dv.every_device(src) else ()) + devs.sizes
         # A shuffle, a sort by another key or a set's order is a stand-in permutation:
         # the first devices of it are not a set the linter knows.
         opaque = devs.shuffle is not None or any(

@@ -97,7 +97,7 @@ def _np_reshape(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value
         return v.derive(undecidable, v.desc)
     f = v.fn
     return v.derive(lambda m: f(m).reshape([g(m) for g in fns]), v.desc,
-                    sizes=v.sizes + literal_sizes(shape_v))
+                    sizes=v.sizes + (literal_sizes(shape_v) if dv.every_device(f) else ()))
 
 
 @handles(api.NP_RAVEL)
