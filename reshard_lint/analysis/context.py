@@ -54,6 +54,10 @@ class FileContext:
         # its way decided, the functions it called that it did not run: (file or "" for
         # this one, name)), for coverage across files (frontends/coverage_relay.py).
         self.relay_runs: list[tuple[ast.AST, bool, frozenset[tuple[str, str]]]] = []
+        # Where the analysis itself failed and went on (interpreter.contained, asked for
+        # by coverage): (the function or top-level statement it was running, what failed).
+        # None: a failure ends the file's analysis (check: RSH002).
+        self.failures: list[tuple[ast.AST, str]] | None = None
         # JAX's experimental cross-host transfer path (TFRT TPU, or this flag) moves some
         # arrays between device sets: the different-set error is then not certain.
         self.cross_host_transfers = "jax_cross_host_transfer_socket_address" in source

@@ -249,6 +249,7 @@ class Functions(InterpreterBase):
         for n in self._param_names(fn.args):
             scope.vars[n] = params.get(n, UNKNOWN)
         self.inline_stack.append(fn)
+        home, self.home_now = self.home_now, func.home
         self.quiet += quiet
         saved_pending = len(self.pending)
         is_generator = generator(fn)
@@ -262,6 +263,7 @@ class Functions(InterpreterBase):
             rets = self.returns.pop()
         finally:
             self.stopped = ""  # the caller is in the middle of its statement
+            self.home_now = home
             self.quiet -= quiet
             self.inline_stack.pop()
             del self.pending[saved_pending:]  # nested defs are analysed on their own

@@ -29,8 +29,11 @@ NOT_REACHED = "a call the analysis did not run (a callback it does not follow, a
 NOT_COMPARABLE = "two meshes whose comparison is not certain on every topology"
 OTHER = "a value the analysis does not model"
 EXPECTED_ERROR = "a transfer between two meshes in a block that expects an error"
+# Code the analysis did not run because it failed before it (coverage lists the failure).
+AFTER_FAILURE = "a call the analysis did not run because it failed before it (an internal error)"
 
 __all__ = [
+    "AFTER_FAILURE",
     "ATTRIBUTE", "ATTRIBUTE_ELSEWHERE", "ATTRIBUTE_LATER", "CONFIG", "COMMITTED_OPERAND", "COMPUTED_LAYOUT", "CONTAINER", "DISAGREE", "ESCAPES", "EXPECTED_ERROR", "IMPORTED",
     "MESH_CONTEXT",
     "NOT_COMPARABLE", "NOT_REACHED", "NO_CALL_SITE", "OTHER", "PACKAGE_CALL", "PATHS", "RECURSIVE", "STAR",
