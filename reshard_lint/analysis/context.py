@@ -50,6 +50,9 @@ class FileContext:
         # Transfers of other modules' functions run for calls here (Transfer.through: the
         # call inside that function), kept for coverage when it observes the file.
         self.relayed_transfers: list[Any] = []
+        # Fetches, and the sites only coverage counts (events.Site, FetchSite), in program
+        # order, when an observer (coverage) is given the file; None: no site event is made.
+        self.coverage_sites: list[Any] | None = None
         # Each such run: (the call here, whether its transfers were reported: every test on
         # its way decided, the functions it called that it did not run: (file or "" for
         # this one, name)), for coverage across files (frontends/coverage_relay.py).

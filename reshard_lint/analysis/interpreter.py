@@ -216,7 +216,8 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, Wit
     def emit(self, event: Event) -> None:
         if not self.quiet:
             self.sink(event)
-        elif self.relay is not None and isinstance(event, Transfer) and self.relaying(event):
+        elif self.relay is not None and isinstance(event, Transfer) and not event.coverage_only \
+                and self.relaying(event):
             # A transfer of another module's function, run for a call here with this
             # call's arguments: reported at the call (functions.py), naming the argument
             # it moves when it moves one as it is.

@@ -53,6 +53,9 @@ IO_ERROR = "RSH003"
 # Codes about a whole file rather than a rule: `# noqa` never applies to them.
 ERROR_CODES = (PARSE_ERROR, INTERNAL_ERROR, IO_ERROR)
 _ANALYSIS_RECURSION_LIMIT = 12000
+# The events besides transfers that coverage counts as sites (analysis/events.py), by name:
+# importing the engine imports no analysis.
+_COVERAGE_EVENTS = frozenset({"Fetch", "FetchSite", "Site"})
 
 
 class Cancelled(Exception):
@@ -351,6 +354,8 @@ class Engine:
         ctx.where = partial(self._where, view=project)  # (called with ctx: no cycle through it)
         if contain_errors:
             ctx.failures = []
+        if observer is not None:
+            ctx.coverage_sites = []
         # anchor node id -> (priority, diagnostic): one diagnostic per call, the most specific.
         best: dict[int, tuple[int, Diagnostic]] = {}
         finishers: list[Rule] = []
@@ -365,6 +370,10 @@ class Engine:
                 # of that module (coverage counts it there, with this call's verdict among
                 # its contexts), not a second one here.
                 (transfers if through is None else ctx.relayed_transfers).append(event)
+            elif ctx.coverage_sites is not None and type(event).__name__ in _COVERAGE_EVENTS:
+                ctx.coverage_sites.append(event)
+            if getattr(event, "coverage_only", False):
+                return  # (events.Site, FetchSite: no rule reads them)
             for rule in self.by_event.get(type(event), ()):
                 for diag in rule.check(event):  # type: ignore[arg-type]
                     if through is not None:

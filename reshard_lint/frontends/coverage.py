@@ -18,14 +18,16 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Sequence, TextIO
 
-from ..core.vocabulary import JAX, JAX_PREFIX, TRANSFER_HINTS, TRANSFER_NAMES
+from ..core.vocabulary import JAX, JAX_PREFIX, SITE_NAMES, TRANSFER_HINTS, TRANSFER_NAMES
 from ..engine.engine import INTERNAL_ERROR, IO_ERROR, PARSE_ERROR
+from .coverage_failures import Failure, failure, stopped as lines_stopped, what as what_failed
 from ..stages.runtime_facts import COLOCATED
 from .coverage_modules import ModuleFacts, apply as cross_modules, facts_of, text_facts
 from .coverage_relay import text_refs
 
 # The final names of the transfer calls, as spelled through any jax import (core/vocabulary.py).
-_TEXT_HINTS = tuple(TRANSFER_NAMES) + TRANSFER_HINTS
+_SPELLED = TRANSFER_NAMES | SITE_NAMES
+_TEXT_HINTS = tuple(sorted(_SPELLED)) + TRANSFER_HINTS
 
 
 @dataclass
@@ -39,19 +41,6 @@ class Site:
     # Unresolved: what stopped the analysis, where it is known (analysis/reasons.py):
     # ``flax.nnx.state (flax, not modelled)``, ``parameter 'mesh' of train_step``.
     culprit: str = ""
-
-
-@dataclass
-class Failure:
-    """What coverage could not do, shaped as a finding: where (1-based line and column),
-    the code ``check`` gives it (RSH001 parse, RSH002 internal error, RSH003 unreadable),
-    and what failed."""
-
-    path: str
-    line: int
-    col: int
-    code: str
-    message: str
 
 
 @dataclass
@@ -89,10 +78,12 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
                 ModuleFacts(os.path.realpath(path), relay=text_refs(text))
             return out
     from ..analysis.reasons import AFTER_FAILURE, NOT_REACHED
-    from ..analysis.verdicts import Verdict, classify
+    from ..analysis.verdicts import Verdict, classify, classify_fetch
     from ..engine.engine import check_source, engine_for
 
-    found: dict[int, tuple[Any, str, list[Verdict]]] = {}
+    # call node id -> (the node, the site's kind, its verdicts, whether only coverage's own
+    # events (fetches, events.Site) made it)
+    found: dict[int, tuple[Any, str, list[Verdict], bool]] = {}
     relayed: list[tuple[Any, str, str, str]] = []
     values: dict[int, Any] = {}  # call node id -> (the value it moves, its target), as written
     spellings: dict[str, str] = {}
@@ -119,7 +110,24 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
                 v = Verdict("crossing", f"{quiet[0].code} silent ({quiet[1]}): {quiet[0].message}")
             else:
                 v = classify(ctx, ev, None)
-            found.setdefault(id(ev.node), (ev.node, ev.kind, []))[2].append(v)
+            found.setdefault(id(ev.node), (ev.node, ev.kind, [], False))[2].append(v)
+            values[id(ev.node)] = (ev.value_node, getattr(ev, "target_node", None))
+        for ev in ctx.coverage_sites:
+            # Fetches, and the sites no rule reads (events.Site: a Transfer of the same
+            # call takes its place).
+            fetch = hasattr(ev, "target") is False
+            if not fetch and id(ev.node) in found and found[id(ev.node)][0] is ev.node and not \
+                    found[id(ev.node)][3]:
+                continue
+            diag = anchored.get(id(ev.node))
+            quiet = silent.get(id(ev.node))
+            if diag is not None:
+                v = Verdict("crossing", f"{diag.code} {diag.message}")
+            elif quiet is not None:
+                v = Verdict("crossing", f"{quiet[0].code} silent ({quiet[1]}): {quiet[0].message}")
+            else:
+                v = classify_fetch(ctx, ev) if fetch else classify(ctx, ev, None)
+            found.setdefault(id(ev.node), (ev.node, "fetch" if fetch else ev.kind, [], True))[2].append(v)
             values[id(ev.node)] = (ev.value_node, getattr(ev, "target_node", None))
         for ev in ctx.relayed_transfers:
             diag = anchored.get(id(ev.node))
@@ -142,22 +150,22 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
         return out
     ctx = ctx_box[0]
     for where, what in ctx.failures or ():
-        out.failures.append(_failure(ctx, path, where, f"internal error while analysing {_what(where)}: {what}"))
+        out.failures.append(failure(ctx, path, where, f"internal error while analysing {what_failed(where)}: {what}"))
     reached: set[tuple[int, int]] = set()
     moved: dict[tuple[int, int], Any] = {}
-    for node, kind, verdicts in found.values():
+    for node, kind, verdicts, _ in found.values():
         try:
             line, col, _, _ = ctx.span(node)
         except KeyError:
             # The analysis placed a transfer of another module's code among this file's
             # (a bug of the tool): said where it is, not dropped.
-            out.failures.append(_failure(ctx, path, node, f"internal error: a {kind} of another module was "
-                                                          "reported among this file's transfer sites"))
+            out.failures.append(failure(ctx, path, node, f"internal error: a {kind} of another module "
+                                        "was reported among this file's transfer sites"))
             continue
         reached.add((line, col))
         moved[(line, col + 1)] = values.get(id(node), (None, None))
         out.sites.append(Site(path, line, col + 1, kind, *_merge(verdicts)))
-    stopped = _stopped(ctx)
+    stopped = lines_stopped(ctx)
     for line, col, name in _spelled_sites(ctx.module.tree, text, spellings):
         if (line, col) not in reached:
             why = AFTER_FAILURE if any(a <= line <= b for a, b in stopped) else NOT_REACHED
@@ -166,38 +174,6 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
     out.modules = facts_of(ctx, path, {(s.line, s.col): moved.get((s.line, s.col), (None, None))
                                        for s in out.sites}, relayed)
     return out
-
-
-def _failure(ctx: Any, path: str, node: ast.AST, message: str) -> Failure:
-    """A failure at ``node``: in this file, or in the other module's file that holds it."""
-    where = ctx.locate(node)
-    if where is None:
-        return Failure(path, 1, 1, INTERNAL_ERROR, message)
-    other, line, col = where
-    return Failure(other or path, line, col + 1, INTERNAL_ERROR, message)
-
-
-def _stopped(ctx: Any) -> list[tuple[int, int]]:
-    """The lines of this file the analysis did not run because it failed: a function's
-    whole body, and from a failed top-level statement to the end of the file (the module
-    body stops there, and the functions defined after it never run)."""
-    top = {id(stmt) for stmt in ctx.module.tree.body}
-    out: list[tuple[int, int]] = []
-    for node, _ in ctx.failures or ():
-        where = ctx.locate(node)
-        if where is None or where[0] is not None:
-            continue
-        first = where[1]
-        last = len(ctx.source.splitlines()) + 1 if id(node) in top and not isinstance(
-            node, (ast.FunctionDef, ast.AsyncFunctionDef)) else ctx.span(node)[2]
-        out.append((first, last))
-    return out
-
-
-def _what(node: ast.AST) -> str:
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return f"'{node.name}'"
-    return "a lambda" if isinstance(node, ast.Lambda) else "this statement"
 
 
 def _merge(verdicts: list[Any]) -> tuple[str, str, str]:
@@ -236,7 +212,7 @@ def _spelled_sites(tree: ast.Module, text: str, spellings: Mapping[str, str]) ->
         parts.append(f.id)
         name = parts[0]
         root = local_to_qual.get(f.id, "")
-        if name not in TRANSFER_NAMES or not (root == JAX or root.startswith(JAX_PREFIX)):
+        if name not in _SPELLED or not (root == JAX or root.startswith(JAX_PREFIX)):
             continue
         if len(parts) == 1 and not root.endswith("." + name):
             continue

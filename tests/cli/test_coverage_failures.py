@@ -134,7 +134,8 @@ FAILURES = [
 ]
 
 
-def test_a_failure_in_one_function_is_a_record_and_the_other_sites_stay_json(project: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_a_failure_in_one_function_is_a_record_and_the_other_sites_stay_json(
+        project: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     write(project, "train.py", BROKEN)
     r = _failing(project, tmp_path_factory.mktemp("inject"), "--format", "json", "--sites")
     assert r.returncode == 2, r.stdout + r.stderr
@@ -153,7 +154,8 @@ def test_a_failure_in_one_function_is_a_record_and_the_other_sites_stay_json(pro
     assert out["sites"] == 5 and out["verdicts"]["unresolved"] == 1
 
 
-def test_a_failure_in_one_function_is_a_record_and_the_other_sites_stay_text(project: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_a_failure_in_one_function_is_a_record_and_the_other_sites_stay_text(
+        project: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     write(project, "train.py", BROKEN)
     r = _failing(project, tmp_path_factory.mktemp("inject"))
     assert r.returncode == 2, r.stdout + r.stderr
@@ -164,7 +166,8 @@ def test_a_failure_in_one_function_is_a_record_and_the_other_sites_stay_text(pro
     assert r.stdout.startswith("5 transfer sites in 1 files\n")
 
 
-def test_a_failure_at_module_level_stops_the_module_body_there(project: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_a_failure_at_module_level_stops_the_module_body_there(
+        project: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     write(project, "train.py", BROKEN.replace("\n\ndef main():\n    bad(x)\n    explode()\n", "\nexplode()\n"))
     r = _failing(project, tmp_path_factory.mktemp("inject"), "--format", "json", "--sites")
     assert r.returncode == 2, r.stdout + r.stderr
