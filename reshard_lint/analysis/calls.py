@@ -262,7 +262,7 @@ class Calls(InterpreterBase):
         if contextmesh.jit_call(cast("Analyzer", self), jit, call, node):
             self._jit_site(jit, call, node)
             return UNKNOWN  # the call fails under the context mesh
-        if not _jit_transfers(jit, call):
+        if jit.sharded and self.ctx.coverage_sites is not None and not _jit_transfers(jit, call):
             self._jit_site(jit, call, node)
         ins = jit.in_shardings
         for i, (v, arg) in enumerate(call.positional):
