@@ -8,9 +8,12 @@ from typing import TYPE_CHECKING, Optional, cast
 from ..core import vocabulary as api
 from . import contextmesh, devices as dv, mutation
 from .arguments import Call
-from .events import Transfer, TransferKind
+from .events import Site, Transfer, TransferKind
 from .models import HANDLERS, commitments, device_ids, fetches, host, placement, shard_map, transforms
-from .reasons import CONTAINER, IMPORTED, UNFOLLOWED_CALL, UNKNOWN_OBJECT, UNMODELLED_JAX, named, outside_reason
+from .callsites import STAR
+from .reasons import (
+    CONTAINER, IMPORTED, MESH_CONTEXT, UNFOLLOWED_CALL, UNKNOWN_OBJECT, UNMODELLED_JAX, named, outside_reason,
+)
 from .interpreter_base import InterpreterBase
 from .scope import Scope
 from .tree import Arg, arg_keyword, arg_value, call_args
@@ -60,6 +63,12 @@ class Calls(InterpreterBase):
             self.record_call(node, args)
         if isinstance(func, QualVal):
             return self.call_qual(func.qual, args, node, scope)
+        if self.ctx.coverage_sites is not None and type(func_node) is ast.Name \
+                and func_node.id in fetches.SCALAR_FUNCTIONS and isinstance(func, Unknown) \
+                and len(args.positional) == 1 and isinstance(args.arg(0), ArrayVal):
+            # float(x) of an array (Python's float, which the analysis does not model): a
+            # site for coverage; its value is what it was before.
+            fetches.fetch(cast("Analyzer", self), args.arg(0), node, args.arg_node(0), func_node.id, scalar=True)
         return self.call_value(func, args, node, scope)
 
     def record_call(self, node: ast.Call, args: Call) -> None:
@@ -88,7 +97,8 @@ class Calls(InterpreterBase):
                               func.kwargs.get("out_shardings", UNKNOWN), func=args.arg(0),
                               plain=not func.star and not func.args and len(args.positional) == 1
                               and not args.keywords and not args.has_star
-                              and placement.keeps_placement(func.kwargs))
+                              and placement.keeps_placement(func.kwargs),
+                              sharded=tuple(k for k in api.JIT_SHARDINGS if k in func.kwargs))
             if isinstance(func.func, FuncVal):
                 return self.call_function(func.func, args, node, prefix=func.args, extra_kwargs=func.kwargs)
             if isinstance(func.func, QualVal) and func.made_by is not None:
@@ -159,6 +169,10 @@ class Calls(InterpreterBase):
             if method in fetches.METHODS:
                 return fetches.fetch(cast("Analyzer", self), recv, node, getattr(node.func, "value", None),
                                      f".{method}()")
+            if method in fetches.SCALAR_METHODS and self.ctx.coverage_sites is not None:
+                # A site for coverage (its value is what it was before: unknown, below).
+                fetches.fetch(cast("Analyzer", self), recv, node, getattr(node.func, "value", None),
+                              f".{method}()", scalar=True)
             if method in placement.SAME_ARRAY_METHODS:
                 return recv
             if method in placement.ARRAY_METHODS:
@@ -208,6 +222,23 @@ class Calls(InterpreterBase):
             return unknown(UNKNOWN_OBJECT, f"{dotted(node.func) or '(...).' + method}()")
         return UNKNOWN
 
+    def _jit_site(self, jit: JitVal, call: Call, node: ast.Call) -> None:
+        """A call of a function jitted with shardings that makes no jit_in or jit_out
+        transfer here (an argument or a sharding the analysis does not know, host data):
+        a site for coverage (events.Site), with the arguments it moves and the sharding."""
+        if not jit.sharded or self.ctx.coverage_sites is None:
+            return
+        out = "out_shardings" in jit.sharded
+        target = jit.out_shardings if out else jit.in_shardings
+        given = call.values()
+        value: Value = SeqVal(tuple(given)) if not call.has_star else unknown(STAR)
+        if out and self.mesh_context and not given:
+            value = unknown(MESH_CONTEXT)  # made on the context mesh, which may not be the target's
+        spelled = [arg_value(a) for _, a in (*call.positional, *call.keywords.values())]
+        self.emit(Site(node=node, ctx=self.ctx, kind="jit_out" if out else "jit_in", value=value, target=target,
+                       value_node=spelled[0] if len(spelled) == 1 and len(given) == 1 else None, target_node=None,
+                       func=self.ctx.lazy_code(node.func, 40)))
+
     def device_method(self, recv: DevVal, method: str, call: Call, node: ast.Call) -> Value:
         f = recv.fn
         if method in ("reshape",):
@@ -244,7 +275,10 @@ class Calls(InterpreterBase):
         # The compiled body sees the arguments' shardings: it runs with them.
         params = self.enter(jit.func, call, node, bound=bound)
         if contextmesh.jit_call(cast("Analyzer", self), jit, call, node):
+            self._jit_site(jit, call, node)
             return UNKNOWN  # the call fails under the context mesh
+        if jit.sharded and self.ctx.coverage_sites is not None and not _jit_transfers(jit, call):
+            self._jit_site(jit, call, node)
         ins = jit.in_shardings
         for i, (v, arg) in enumerate(call.positional):
             if not isinstance(v, ArrayVal):
@@ -327,6 +361,10 @@ class Calls(InterpreterBase):
         if name in fetches.FUNCTIONS:
             fetches.fetch(cast("Analyzer", self), call.arg(0), node, call.arg_node(0),
                           self.ctx.lazy_code(node.func, 30))
+        elif qual in fetches.SCALAR_FUNCTIONS and self.ctx.coverage_sites is not None \
+                and len(call.positional) == 1 and isinstance(call.arg(0), ArrayVal):
+            fetches.fetch(cast("Analyzer", self), call.arg(0), node, call.arg_node(0),
+                          self.ctx.lazy_code(node.func, 30), scalar=True)
         if name is None:
             if not qual.startswith(api.JAX_PREFIX) and qual != api.JAX and not mutation.unchanging(qual):
                 mutation.handed_on(call.handed(), self.assign_some_attribute)
@@ -449,3 +487,16 @@ def _why(call: Call, result: Value, project: object) -> Value:
         qual = call.positional[0][0].qual
         return unknown(IMPORTED if qual.split(".")[0] != "jax" else UNMODELLED_JAX, named(qual, project))
     return result
+
+
+def _jit_transfers(jit: JitVal, call: Call) -> bool:
+    """Whether ``call_jit`` makes a jit_in or jit_out transfer for this call: an array
+    argument with a known sharding to meet (as it tests below)."""
+    ins = jit.in_shardings
+    for i, (v, _) in enumerate(call.positional):
+        if not isinstance(v, ArrayVal):
+            continue
+        target = ins.items[i] if isinstance(ins, SeqVal) and i < len(ins.items) else ins
+        if isinstance(target, ShardingVal) or isinstance(jit.out_shardings, ShardingVal) and jit.context_specs is None:
+            return True
+    return False

@@ -62,7 +62,7 @@ class Classes(InterpreterBase):
                     unbound_fields = unbound_fields or bool(dec.args) or any(
                         k.arg not in _PLAIN_OPTIONS for k in dec.keywords)
         bases = [self.eval(base, scope) for base in stmt.bases]
-        cls = ClassVal(stmt)
+        cls = ClassVal(stmt, home=self.home_now)
         self.made.append(cls)
         body = stmt.body
         cscope = Scope(scope, "class", count_bindings(body))

@@ -53,10 +53,17 @@ class FileContext:
         # The other events (mesh constructions, fetches, context operations), kept only
         # when a front end observes the file: explain draws the meshes behind them.
         self.other_events: list[Any] = []
+        # Fetches, and the sites only coverage counts (events.Site, FetchSite), in program
+        # order, when an observer (coverage) is given the file; None: no site event is made.
+        self.coverage_sites: list[Any] | None = None
         # Each such run: (the call here, whether its transfers were reported: every test on
         # its way decided, the functions it called that it did not run: (file or "" for
         # this one, name)), for coverage across files (frontends/coverage_relay.py).
         self.relay_runs: list[tuple[ast.AST, bool, frozenset[tuple[str, str]]]] = []
+        # Where the analysis itself failed and went on (interpreter.contained, asked for
+        # by coverage): (the function or top-level statement it was running, what failed).
+        # None: a failure ends the file's analysis (check: RSH002).
+        self.failures: list[tuple[ast.AST, str]] | None = None
         # JAX's experimental cross-host transfer path (TFRT TPU, or this flag) moves some
         # arrays between device sets: the different-set error is then not certain.
         self.cross_host_transfers = "jax_cross_host_transfer_socket_address" in source

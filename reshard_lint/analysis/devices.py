@@ -211,6 +211,11 @@ class Evaluator:
         out = self._run(fn, model)
         return None if out is _UNDECIDED else out
 
+    def undecided(self, fn: DevFn, model: Model) -> bool:
+        """The analysis cannot tell the list on this topology (``run`` gives None for that
+        and for a topology where building it raises)."""
+        return self._run(fn, model) is _UNDECIDED
+
     def _run(self, fn: DevFn, model: Model) -> DevArr | None:
         self._alive.append(fn)
         return _eval(fn, model, self._cache)

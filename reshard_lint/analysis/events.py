@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Optional
+from typing import TYPE_CHECKING, ClassVar, Literal, Optional
 
 from .values import DevVal, DeviceIdVal, MeshVal, Text, Value
 
@@ -68,6 +68,10 @@ TransferKind = Literal[
     "binop",  # x + y
     "local_data",  # jax.make_array_from_process_local_data(s, data, global_shape)
     "host_to_global",  # multihost_utils.host_local_array_to_global_array(x, mesh, spec)
+    # Sites that only coverage counts (``Site``):
+    "assembly",  # jax.make_array_from_callback(shape, s, cb), make_array_from_single_device_arrays
+    "allgather",  # multihost_utils.process_allgather(x)
+    "default_device",  # jax.default_device(d)
 ]
 # The transfers that put an array on a target (no jit around them).
 PUT_KINDS: tuple[TransferKind, ...] = ("device_put", "to_device")
@@ -105,6 +109,19 @@ class Transfer(Event):
     # Made in a run whose arguments other modules' calls pass (analysis/foreign.py): each
     # such call reports it (its relay); coverage counts it here, no rule reads it here.
     fed: bool = False
+    coverage_only: ClassVar[bool] = False  # a Site
+
+
+@dataclass(eq=False)
+class Site(Transfer):
+    """A call that moves, assembles or places arrays where the analysis makes no
+    ``Transfer`` (a jitted call with shardings whose arguments it does not know, an
+    assembly from a callback, a gather, a default-device scope): a site for
+    ``reshard-lint coverage`` only, with the values it knows, so that the site is counted
+    and says what stopped it. No rule reads it (engine.analyse hands it to the observer
+    alone), and a ``Transfer`` of the same call takes its place."""
+
+    coverage_only: ClassVar[bool] = True
 
 
 @dataclass(eq=False)
@@ -140,6 +157,17 @@ class Fetch(Event):
     value: Value
     value_node: Optional[ast.AST]
     func: str
+    coverage_only: ClassVar[bool] = False
+
+
+@dataclass(eq=False)
+class FetchSite(Fetch):
+    """A read of a value that the rules do not judge (models/fetches.py): an array of
+    unknown placement, ``float(x)``, ``int(x)``, ``x.item()`` of an array, what
+    ``jax.device_get`` is given that is no array on a known mesh: a site for
+    ``reshard-lint coverage`` only."""
+
+    coverage_only: ClassVar[bool] = True
 
 
 @dataclass(eq=False)

@@ -170,7 +170,10 @@ class Expressions(InterpreterBase):
         return v
 
     def eval_Lambda(self, node: ast.Lambda, scope: Scope) -> Value:
-        fn = FuncVal(node, scope, self.defaults(node.args, scope))
+        # Made inside another module's function (a factory returning
+        # ``jax.jit(lambda x, w: x @ w, ...)``): that module's, so a call of it here runs
+        # as another module's function does, its transfers relayed to the call.
+        fn = FuncVal(node, scope, self.defaults(node.args, scope), home=self.home_now)
         self.made.append(fn)
         return fn
 

@@ -149,12 +149,14 @@ class Functions(InterpreterBase):
                 and canonical(dec.func.qual) == api.JIT:
             return JitVal(node, dec.kwargs.get("in_shardings", UNKNOWN),
                           dec.kwargs.get("out_shardings", UNKNOWN), func=func,
-                          plain=not dec.star and not dec.args and placement.keeps_placement(dec.kwargs))
+                          plain=not dec.star and not dec.args and placement.keeps_placement(dec.kwargs),
+                          sharded=tuple(k for k in api.JIT_SHARDINGS if k in dec.kwargs))
         if isinstance(dec, PartialVal) and isinstance(dec.func, QualVal) \
                 and canonical(dec.func.qual) == api.SHARD_MAP and not dec.star and not dec.args:
             return shard_map.shard_mapped(func, dec.kwargs.get("mesh"), dec.kwargs.get("out_specs", UNKNOWN), node)
         if isinstance(dec, JitVal):  # jax.jit(out_shardings=...) used as a decorator factory
-            return JitVal(dec.node, dec.in_shardings, dec.out_shardings, func=func, plain=dec.plain)
+            return JitVal(dec.node, dec.in_shardings, dec.out_shardings, func=func, plain=dec.plain,
+                          sharded=dec.sharded)
         if isinstance(dec, FuncVal) and isinstance(func, (FuncVal, JitVal)):
             # A decorator of the program's own (``@register("train")``, whose inner
             # function files the function in a table and returns it): Python binds the
@@ -252,6 +254,7 @@ class Functions(InterpreterBase):
         for n in self._param_names(fn.args):
             scope.vars[n] = params.get(n, UNKNOWN)
         self.inline_stack.append(fn)
+        home, self.home_now = self.home_now, func.home
         self.quiet += quiet
         saved_pending = len(self.pending)
         is_generator = generator(fn)
@@ -265,6 +268,7 @@ class Functions(InterpreterBase):
             rets = self.returns.pop()
         finally:
             self.stopped = ""  # the caller is in the middle of its statement
+            self.home_now = home
             self.quiet -= quiet
             self.inline_stack.pop()
             del self.pending[saved_pending:]  # nested defs are analysed on their own

@@ -53,6 +53,9 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, Wit
         self.sink = sink
         self.quiet = 0  # > 0 while evaluating a helper for its return value
         self.inline_stack: list[ast.AST] = []
+        # The file of the other module whose function is running (FuncVal.home), None
+        # for this file's: a function or class made while it runs is that module's too.
+        self.home_now: Optional[str] = None
         self.context_mesh: Value = UNKNOWN
         # Some mesh context (known or not) may be in force: results follow it, not uncommitted.
         self.mesh_context = False
@@ -141,7 +144,16 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, Wit
         scope = self.module_scope = with_rebound(Scope(None, "module", count_bindings(module.body)), module.body)
         self.top_run = True
         try:
-            self.exec_block(module.body, scope)
+            if self.ctx.failures is None:
+                self.exec_block(module.body, scope)
+            else:
+                # A failure of the analysis ends the module body there, as an exception of
+                # the program's would: what follows is not run (coverage lists its sites
+                # as not reached), and the functions defined before it still run.
+                self.stopped = ""
+                for stmt in module.body:
+                    if not self.contained(stmt, lambda: self.exec_stmt(stmt, scope)) or self.stopped:
+                        break
         finally:
             self.top_run = False
         for name in self.filed:
@@ -167,8 +179,32 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, Wit
             self.context_mesh = self.global_context
             self.mesh_context = global_mesh_context
             self.context_site = global_site
-            self.run_function(func, parent, self_val)
+            if self.ctx.failures is None:
+                self.run_function(func, parent, self_val)
+            else:
+                self.contained(func.node, lambda: self.run_function(func, parent, self_val))
             self.ran.add(id(func))
+
+    def contained(self, node: ast.AST, run: Callable[[], None]) -> bool:
+        """``run()``, whose failure (a bug of the analysis, not of the program) is noted at
+        ``node`` (``ctx.failures``) with the interpreter put back as it was before it: its
+        counters, flags and stacks (the functions and classes it made stay, for
+        ``release``). The events it emitted before it failed stand: each was judged whole.
+        False where it failed."""
+        failures = self.ctx.failures
+        assert failures is not None
+        kept = {k: v for k, v in vars(self).items() if v is None or isinstance(v, (bool, int, str, tuple))}
+        depths = {k: len(v) for k, v in vars(self).items() if type(v) is list and k != "made"}
+        try:
+            run()
+            return True
+        except Exception as exc:  # noqa: BLE001 - coverage lists what failed and goes on
+            failures.append((node, f"{type(exc).__name__}: {exc}"))
+            for k, v in kept.items():
+                setattr(self, k, v)
+            for k, n in depths.items():
+                del getattr(self, k)[n:]
+            return False
 
     def _ready(self, func: FuncVal) -> bool:
         return self._after_init(func) and self.callsites.ready(func)
@@ -187,7 +223,8 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, Wit
             if self.fed_depth and self.elsewhere(event):
                 return
             self.sink(event)
-        elif self.relay is not None and isinstance(event, Transfer) and self.relaying(event):
+        elif self.relay is not None and isinstance(event, Transfer) and not event.coverage_only \
+                and self.relaying(event):
             # A transfer of another module's function, run for a call here with this
             # call's arguments: reported at the call (functions.py), naming the argument
             # it moves when it moves one as it is.
@@ -294,7 +331,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, Wit
     def exec_def(self, stmt: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope,
                  self_val: InstanceVal | None = None) -> None:
         owner = self_val.cls if self_val is not None else None
-        fn = FuncVal(stmt, scope, self.defaults(stmt.args, scope), owner)
+        fn = FuncVal(stmt, scope, self.defaults(stmt.args, scope), owner, home=self.home_now)
         self.made.append(fn)
         func: Value = fn
         for dec in reversed(stmt.decorator_list):

@@ -26,6 +26,7 @@ class InterpreterBase:
     sink: Callable[[Event], None]
     quiet: int
     inline_stack: list[ast.AST]
+    home_now: Optional[str]
     context_mesh: Value
     mesh_context: bool
     context_site: Value

@@ -127,3 +127,35 @@ def split_across_processes(ctx: FileContext, array: ArrayVal) -> bool:
             return False
         seen = True
     return seen
+
+
+def whole_on_every_process(ctx: FileContext, array: ArrayVal) -> bool:
+    """True only when every process of the job can read the whole value on every topology
+    of every target platform that builds the mesh: a mesh of this process's devices alone
+    (each process reads its own array), or one on which every process holds every piece
+    (replicated, ``P()``, or sharded only over axes inside each process, over devices of
+    every process). A topology that cannot build the mesh does not count; at least one must."""
+    mesh, spec = array.mesh, array.sharding.spec
+    if mesh is None:
+        return False
+    if ctx.locality(mesh) == "local":
+        return True
+    used = spec_axes(spec) if spec is not None else None
+    names = axis_names(mesh)
+    if used is None or used and (names is None or not used <= set(names)):
+        return False
+    positions = [names.index(n) for n in sorted(used)] if used and names is not None else []
+    seen = False
+    for model in dv.models_for(mesh.devices.sizes, ctx.platforms):
+        arr = ctx.devices.run(mesh.devices.fn, model)
+        if arr is None:
+            if ctx.devices.undecided(mesh.devices.fn, model):
+                return False
+            continue  # a topology that cannot build the mesh never reads it
+        if not arr.flat or used and (arr.order or names is not None and arr.ndim != len(names)):
+            return False  # (a stand-in order places no piece)
+        if {model.process_of(i) for i in arr.flat} != set(range(model.processes)) \
+                or not _whole_on_every_process(arr, model, positions):
+            return False
+        seen = True
+    return seen

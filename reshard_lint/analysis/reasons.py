@@ -29,8 +29,19 @@ NOT_REACHED = "a call the analysis did not run (a callback it does not follow, a
 NOT_COMPARABLE = "two meshes whose comparison is not certain on every topology"
 OTHER = "a value the analysis does not model"
 EXPECTED_ERROR = "a transfer between two meshes in a block that expects an error"
+# Fetches (coverage): an array on a known mesh whose pieces the analysis cannot place on
+# the processes, or one split across processes that no rule reports there.
+SPLIT_UNKNOWN = "an array whose split across processes the analysis does not know"
+SPLIT_UNREPORTED = "a fetch of an array split across processes, on a path that one process may run alone"
+# A site no rule judges yet (coverage): what it does is named, not claimed.
+NOT_JUDGED = "a call the analysis counts but does not judge"
+CALLBACK_DATA = "the data a callback gives each shard, which the analysis does not run"
+NOT_OWN_DEVICE = "a device the analysis does not know to be this process's own"
+# Code the analysis did not run because it failed before it (coverage lists the failure).
+AFTER_FAILURE = "a call the analysis did not run because it failed before it (an internal error)"
 
 __all__ = [
+    "AFTER_FAILURE", "CALLBACK_DATA", "NOT_JUDGED", "NOT_OWN_DEVICE", "SPLIT_UNKNOWN", "SPLIT_UNREPORTED",
     "ATTRIBUTE", "ATTRIBUTE_ELSEWHERE", "ATTRIBUTE_LATER", "CONFIG", "COMMITTED_OPERAND", "COMPUTED_LAYOUT", "CONTAINER", "DISAGREE", "ESCAPES", "EXPECTED_ERROR", "FOREIGN_VALUE", "IMPORTED",
     "MESH_CONTEXT",
     "NOT_COMPARABLE", "NOT_REACHED", "NO_CALL_SITE", "OTHER", "PACKAGE_CALL", "PATHS", "RECURSIVE", "STAR",

@@ -351,6 +351,9 @@ class JitVal(Value):
     # jax.shard_map without a mesh: the specs of its results, on the context mesh of each
     # call (models/shard_map.py).
     context_specs: Optional[Value] = None
+    # The sharding keywords given (``in_shardings``, ``out_shardings``): each call is a
+    # site for coverage, whatever the analysis knows of them (events.Site).
+    sharded: tuple[str, ...] = ()
 
 
 @dataclass(eq=False)

@@ -16,10 +16,15 @@ from typing import Optional
 
 from .context import FileContext
 from .render import describe_mesh
-from .events import PUT_KINDS, Transfer
+from .events import PUT_KINDS, Fetch, Transfer
+from .models.commitments import single_device
 from .models.host import is_host
+from .partition import split_across_processes, whole_on_every_process
 from .reorder_cost import order_moves_nothing
-from .reasons import COMPUTED_LAYOUT, EXPECTED_ERROR, IMPORTED, NOT_COMPARABLE, OTHER, UNMODELLED_JAX, named
+from .reasons import (
+    COMPUTED_LAYOUT, EXPECTED_ERROR, IMPORTED, NOT_COMPARABLE, NOT_OWN_DEVICE, OTHER, SPLIT_UNKNOWN,
+    SPLIT_UNREPORTED, UNMODELLED_JAX, named,
+)
 from .values import (
     ArrayVal, DevVal, HostVal, MeshVal, OwnShardingVal, QualVal, SeqVal, ShardingVal, Unknown, Value,
 )
@@ -92,6 +97,8 @@ def classify(ctx: FileContext, event: Transfer, code: Optional[str]) -> Verdict:
 
 def _classify(ctx: FileContext, event: Transfer) -> Verdict:
     value, target = event.value, event.target
+    if event.kind == "default_device":
+        return _default_device(ctx, target)
     x = ctx.code(event.value_node, 30) if event.value_node is not None else "the value"
     if is_host(value):
         made = next((leaf for leaf in _leaves(value) if isinstance(leaf, HostVal)), None)
@@ -156,3 +163,46 @@ def _classify(ctx: FileContext, event: Transfer) -> Verdict:
         evidence = evidence or f"'{x}' is on mesh {describe_mesh(ctx, a.mesh)} and the target on " \
                                f"{describe_mesh(ctx, dst)}: the same devices in the same order"
     return Verdict(kind, evidence)
+
+
+def _default_device(ctx: FileContext, target: Value) -> Verdict:
+    """``jax.default_device(d)`` moves nothing itself; what its scope makes is placed on
+    ``d``: harmless on every process only where ``d`` is the process's own device."""
+    device = _device(target)
+    if device is None:
+        return _unresolved(ctx, target) if not isinstance(target, (DevVal, ShardingVal)) \
+            else Verdict("unresolved", NOT_OWN_DEVICE)
+    if ctx.locality(device) == "local":
+        return Verdict("same_devices", f"the default device {device.desc} ({ctx.at(device.node)}) is this "
+                                       "process's own")
+    return Verdict("unresolved", NOT_OWN_DEVICE, f"device {device.desc} ({ctx.at(device.node)})")
+
+
+def classify_fetch(ctx: FileContext, event: Fetch) -> Verdict:
+    """The verdict on a read of a value to this process's host (``jax.device_get``,
+    ``np.asarray``, ``.tolist()``, ``.item()``, ``float``), where no rule fires: resolved
+    only where the analysis knows that every process can read the whole value."""
+    value = event.value
+    x = ctx.code(event.value_node, 30) if event.value_node is not None else "the array"
+    if is_host(value):
+        made = next((leaf for leaf in _leaves(value) if isinstance(leaf, HostVal)), None)
+        where = f"{made.desc} ({ctx.at(made.node)})" if made is not None and made.node is not None \
+            else "a literal"
+        return Verdict("host_data", f"'{x}' is host data or uncommitted: {where}")
+    if not isinstance(value, ArrayVal):
+        return _unresolved(ctx, value)
+    if value.mesh is None:
+        device = single_device(value)
+        if device is not None and ctx.locality(device) == "local":
+            return Verdict("same_devices", f"'{x}' is on {device.desc} ({ctx.at(device.node)}), a device of this "
+                                           "process: it reads its own device")
+        if device is not None:
+            return Verdict("unresolved", SPLIT_UNKNOWN, f"device {device.desc} ({ctx.at(device.node)})")
+        return Verdict("unresolved", SPLIT_UNKNOWN, f"'{x}'")
+    mesh = describe_mesh(ctx, value.mesh)
+    if whole_on_every_process(ctx, value):
+        return Verdict("same_devices", f"'{x}' is on mesh {mesh}, whole on every process that reads it (this "
+                                       "process's devices, or every piece on every process)")
+    if split_across_processes(ctx, value):
+        return Verdict("unresolved", SPLIT_UNREPORTED, f"'{x}' on {mesh}")
+    return Verdict("unresolved", SPLIT_UNKNOWN, f"'{x}' on {mesh}")

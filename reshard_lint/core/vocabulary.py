@@ -56,6 +56,7 @@ MAKE_ARRAY_FROM_PROCESS_LOCAL_DATA = "jax.make_array_from_process_local_data"
 PROCESS_ALLGATHER = "jax.experimental.multihost_utils.process_allgather"
 BROADCAST_ONE_TO_ALL = "jax.experimental.multihost_utils.broadcast_one_to_all"
 JIT = "jax.jit"
+DEFAULT_DEVICE = "jax.default_device"  # a scope: coverage counts it (models/fetches.py)
 # Python's own decorator and test the analysis follows (analysis/interpreter.py,
 # models/builtins.py): a property's getter runs where the attribute is read.
 PROPERTY = "property"
@@ -138,6 +139,7 @@ ALIASES: dict[str, str] = {
     "jax.api.device_put": DEVICE_PUT,
     "jax._src.api.device_put": DEVICE_PUT,
     "jax.make_array_from_callback": MAKE_ARRAY_FROM_CALLBACK,
+    "jax.default_device": DEFAULT_DEVICE,
     "jax.make_array_from_single_device_arrays": MAKE_ARRAY_FROM_SINGLE_DEVICE_ARRAYS,
     "jax.make_array_from_process_local_data": MAKE_ARRAY_FROM_PROCESS_LOCAL_DATA,
     "jax.experimental.multihost_utils.process_allgather": PROCESS_ALLGATHER,
@@ -311,6 +313,12 @@ SHARD_DEVICE = "device"
 SHARD_ATTRS = frozenset({ADDRESSABLE_SHARDS, SHARD_DATA, SHARD_DEVICE})
 # Array methods that fetch the value to the host (models/fetches.py).
 FETCH_METHODS = frozenset({"tolist"})
+# Reads of a one-element array's value (models/fetches.py): sites for coverage, which no
+# rule judges (no mesh axis splits one element).
+SCALAR_FETCH_METHODS = frozenset({"item"})
+SCALAR_READS = frozenset({"float", "int"})
+# The keywords of jax.jit (and pjit) that place its inputs and results.
+JIT_SHARDINGS = ("in_shardings", "out_shardings")
 # jnp.array(x) and jnp.asarray(x) compute on x's devices: no fetch to the host (RSH305);
 # nor are they a computation under the context mesh (analysis/contextmesh.py).
 JNP_MAKERS = frozenset({"array", "asarray"})
@@ -367,6 +375,12 @@ TRANSFER_NAMES = frozenset({
     "host_local_array_to_global_array",
 })
 TRANSFER_HINTS = ("to_device", "in_shardings", "out_shardings", "device=")
+# The other calls coverage counts as sites (events.Site, Fetch), as code spells them:
+# listed where the analysis never ran them, and a file that spells one is analysed.
+SITE_NAMES = frozenset({
+    "device_get", "make_array_from_callback", "make_array_from_single_device_arrays", "process_allgather",
+    "default_device",
+})
 
 # --- the text tests' words (substrings), derived from the groups above ---------------------
 

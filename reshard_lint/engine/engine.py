@@ -53,6 +53,9 @@ IO_ERROR = "RSH003"
 # Codes about a whole file rather than a rule: `# noqa` never applies to them.
 ERROR_CODES = (PARSE_ERROR, INTERNAL_ERROR, IO_ERROR)
 _ANALYSIS_RECURSION_LIMIT = 12000
+# The events besides transfers that coverage counts as sites (analysis/events.py), by name:
+# importing the engine imports no analysis.
+_COVERAGE_EVENTS = frozenset({"Fetch", "FetchSite", "Site"})
 
 
 class Cancelled(Exception):
@@ -93,7 +96,8 @@ def check_source(source: str, path: str = "<stdin>", settings: Settings = None, 
                  observer: Observer | None = None,
                  raise_errors: bool = False,
                  select: Callable[[str], bool] | None = None,
-                 cancelled: Callable[[], bool] | None = None) -> FileResult:
+                 cancelled: Callable[[], bool] | None = None,
+                 contain_errors: bool = False) -> FileResult:
     """Take one file through the stages: prefilter -> gate -> slicing -> parse ->
     analysis and rules -> noqa and selection. What the caller already has, it passes:
 
@@ -117,7 +121,9 @@ def check_source(source: str, path: str = "<stdin>", settings: Settings = None, 
     that cannot be parsed or analysed raises, for the caller to say why, instead of
     being RSH001/RSH002; ``select(code)``: the selection, after which noqa comments
     silence what they name (``silenced``); ``cancelled`` is asked between stages and for
-    every event, and raises Cancelled.
+    every event, and raises Cancelled. ``contain_errors``: a failure of the analysis in one
+    function or top-level statement is noted for the observer (``FileContext.failures``)
+    and the analysis goes on with the rest of the file (coverage).
     """
     result = FileResult(path)
     if prepared is None:
@@ -159,10 +165,12 @@ def check_source(source: str, path: str = "<stdin>", settings: Settings = None, 
     _check(cancelled)
     # 4-5: parse, analysis and rules.
     if pause is None:
-        _analyse(result, source, path, settings, engine, prepared, observer, raise_errors, cancelled)
+        _analyse(result, source, path, settings, engine, prepared, observer, raise_errors, cancelled,
+                 contain_errors)
     else:
         with pause():
-            _analyse(result, source, path, settings, engine, prepared, observer, raise_errors, cancelled)
+            _analyse(result, source, path, settings, engine, prepared, observer, raise_errors, cancelled,
+                     contain_errors)
     # 6: selection and noqa (RSH002, a bug, is always selected).
     if select is not None:
         from ..core import noqa
@@ -180,7 +188,7 @@ _NO_SLICING = 10**12
 
 def _analyse(result: FileResult, original: str, path: str, settings: Settings, engine: Engine | None,
              prepared: Prepared, observer: Observer | None, raise_errors: bool,
-             cancelled: Callable[[], bool] | None) -> None:
+             cancelled: Callable[[], bool] | None, contain_errors: bool = False) -> None:
     """Stages 4 and 5: parse what the slicing kept (unless its tree came along), refuse
     nesting the analysis cannot follow, run the analysis and the rules."""
     from ..analysis.tree import Module
@@ -244,7 +252,8 @@ def _analyse(result: FileResult, original: str, path: str, settings: Settings, e
         view = engine.projects.view(path)
         result.diagnostics = engine.analyse(module, original, path, line_map, observer=observer,
                                             python_tree=python_tree, parsed_text=source, cancelled=cancelled,
-                                            call_counts=counts, project=view, file_facts=prepared.where)
+                                            call_counts=counts, project=view, file_facts=prepared.where,
+                                            contain_errors=contain_errors)
         if view is not None:
             result.deps = view.deps
     except Cancelled:
@@ -328,7 +337,7 @@ class Engine:
                 python_tree: ast.Module | None = None, parsed_text: str | None = None,
                 cancelled: Callable[[], bool] | None = None,
                 call_counts: "SyntaxCounts | None" = None, project: Any = None,
-                file_facts: Any = None) -> list[Diagnostic]:
+                file_facts: Any = None, contain_errors: bool = False) -> list[Diagnostic]:
         """Diagnostics for a parsed module; ``observer`` also sees every transfer event and
         the diagnostic anchored at each call (``reshard-lint coverage``)."""
         from ..analysis import Analyzer
@@ -344,6 +353,10 @@ class Engine:
         ctx.file_facts = file_facts  # a slice's: what the whole file says of where it runs
         ctx.project = project  # project/view.py FileView: values imported from the project's modules
         ctx.where = partial(self._where, view=project)  # (called with ctx: no cycle through it)
+        if contain_errors:
+            ctx.failures = []
+        if observer is not None:
+            ctx.coverage_sites = []
         # anchor node id -> (priority, diagnostic): one diagnostic per call, the most specific.
         best: dict[int, tuple[int, Diagnostic]] = {}
         finishers: list[Rule] = []
@@ -358,10 +371,14 @@ class Engine:
                 # of that module (coverage counts it there, with this call's verdict among
                 # its contexts), not a second one here.
                 (transfers if through is None else ctx.relayed_transfers).append(event)
-            elif observer is not None:
+            elif observer is not None and not getattr(event, "coverage_only", False):
                 ctx.other_events.append(event)  # constructions, fetches: what explain draws
-            if getattr(event, "fed", False):
-                return  # (analysis/foreign.py: the calls in other modules report it)
+            if ctx.coverage_sites is not None and type(event).__name__ in _COVERAGE_EVENTS:
+                ctx.coverage_sites.append(event)
+            if getattr(event, "coverage_only", False) or getattr(event, "fed", False):
+                # events.Site, FetchSite: no rule reads them; a fed transfer
+                # (analysis/foreign.py): the calls in other modules report it.
+                return
             for rule in self.by_event.get(type(event), ()):
                 for diag in rule.check(event):  # type: ignore[arg-type]
                     if through is not None:

@@ -5,7 +5,8 @@ shardings, constraints, reshard, asarray(device=), global-array assembly, eager
 operations between two arrays of known meshes). Sites the analysis ran get a verdict
 from analysis/verdicts.py; sites spelled in the file that it never ran (inside a
 callback it does not follow, an expected-error block) are unresolved, with that reason.
-The command reports; it does not judge: it exits 0.
+The command reports; it does not judge: it exits 0, or 2 where the analysis itself
+failed somewhere (a ``Failure``, listed in every format: a site is never lost silently).
 """
 
 from __future__ import annotations
@@ -17,13 +18,16 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Sequence, TextIO
 
-from ..core.vocabulary import JAX, JAX_PREFIX, TRANSFER_HINTS, TRANSFER_NAMES
+from ..core.vocabulary import JAX, JAX_PREFIX, SITE_NAMES, TRANSFER_HINTS, TRANSFER_NAMES
+from ..engine.engine import INTERNAL_ERROR, IO_ERROR, PARSE_ERROR
+from .coverage_failures import Failure, failure, stopped as lines_stopped, what as what_failed
 from ..stages.runtime_facts import COLOCATED
 from .coverage_modules import ModuleFacts, apply as cross_modules, facts_of, text_facts
 from .coverage_relay import text_refs
 
 # The final names of the transfer calls, as spelled through any jax import (core/vocabulary.py).
-_TEXT_HINTS = tuple(TRANSFER_NAMES) + TRANSFER_HINTS
+_SPELLED = TRANSFER_NAMES | SITE_NAMES
+_TEXT_HINTS = tuple(sorted(_SPELLED)) + TRANSFER_HINTS
 
 
 @dataclass
@@ -43,7 +47,7 @@ class Site:
 class FileCoverage:
     path: str
     sites: list[Site] = field(default_factory=list)
-    error: str | None = None
+    failures: list[Failure] = field(default_factory=list)
     # Where the file's code runs (docs/runtimes.md): why it is single-controller ("": it
     # is multi-controller), whether some of its code runs only through colocated Python,
     # and (why, code) of each finding of the multi-controller rules that this silenced.
@@ -51,6 +55,11 @@ class FileCoverage:
     colocated: bool = False
     silenced: list[tuple[str, str]] = field(default_factory=list)
     modules: ModuleFacts | None = None  # for the pass across the run's files (coverage_modules.py)
+
+    @property
+    def error(self) -> str | None:
+        """What failed in the file, or None."""
+        return "; ".join(f.message for f in self.failures) or None
 
 
 def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileCoverage:
@@ -68,11 +77,13 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
             out.modules = text_facts(text, path, view) if view is not None else \
                 ModuleFacts(os.path.realpath(path), relay=text_refs(text))
             return out
-    from ..analysis.reasons import NOT_REACHED
-    from ..analysis.verdicts import Verdict, classify
+    from ..analysis.reasons import AFTER_FAILURE, NOT_REACHED
+    from ..analysis.verdicts import Verdict, classify, classify_fetch
     from ..engine.engine import check_source, engine_for
 
-    found: dict[int, tuple[Any, str, list[Verdict]]] = {}
+    # call node id -> (the node, the site's kind, its verdicts, whether only coverage's own
+    # events (fetches, events.Site) made it)
+    found: dict[int, tuple[Any, str, list[Verdict], bool]] = {}
     relayed: list[tuple[Any, str, str, str]] = []
     values: dict[int, Any] = {}  # call node id -> (the value it moves, its target), as written
     spellings: dict[str, str] = {}
@@ -99,7 +110,24 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
                 v = Verdict("crossing", f"{quiet[0].code} silent ({quiet[1]}): {quiet[0].message}")
             else:
                 v = classify(ctx, ev, None)
-            found.setdefault(id(ev.node), (ev.node, ev.kind, []))[2].append(v)
+            found.setdefault(id(ev.node), (ev.node, ev.kind, [], False))[2].append(v)
+            values[id(ev.node)] = (ev.value_node, getattr(ev, "target_node", None))
+        for ev in ctx.coverage_sites:
+            # Fetches, and the sites no rule reads (events.Site: a Transfer of the same
+            # call takes its place).
+            fetch = hasattr(ev, "target") is False
+            if not fetch and id(ev.node) in found and found[id(ev.node)][0] is ev.node and not \
+                    found[id(ev.node)][3]:
+                continue
+            diag = anchored.get(id(ev.node))
+            quiet = silent.get(id(ev.node))
+            if diag is not None:
+                v = Verdict("crossing", f"{diag.code} {diag.message}")
+            elif quiet is not None:
+                v = Verdict("crossing", f"{quiet[0].code} silent ({quiet[1]}): {quiet[0].message}")
+            else:
+                v = classify_fetch(ctx, ev) if fetch else classify(ctx, ev, None)
+            found.setdefault(id(ev.node), (ev.node, "fetch" if fetch else ev.kind, [], True))[2].append(v)
             values[id(ev.node)] = (ev.value_node, getattr(ev, "target_node", None))
         for ev in ctx.relayed_transfers:
             diag = anchored.get(id(ev.node))
@@ -107,27 +135,41 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
             relayed.append((ev, v.verdict, v.detail, v.culprit))
 
     try:
-        # The whole file, without the gate (sites are counted where no rule can fire).
+        # The whole file, without the gate (sites are counted where no rule can fire); a
+        # failure of the analysis in one function is noted there and the rest goes on.
         check_source(text, path, engine=engine_for(settings), imported=frozenset(), gate=False,
-                     slicing=False, observer=observe, raise_errors=True)
+                     slicing=False, observer=observe, raise_errors=True, contain_errors=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         # A file Python cannot parse has no sites we can see; one nested deeper than the
         # analysis can follow is not read either.
-        out.error = f"could not parse the file: {type(exc).__name__}"
+        line = getattr(exc, "lineno", None) or 1
+        out.failures.append(Failure(path, line, getattr(exc, "offset", None) or 1, PARSE_ERROR,
+                                    f"could not parse the file: {type(exc).__name__}"))
         return out
     if not ctx_box:
         return out
     ctx = ctx_box[0]
+    for where, what in ctx.failures or ():
+        out.failures.append(failure(ctx, path, where, f"internal error while analysing {what_failed(where)}: {what}"))
     reached: set[tuple[int, int]] = set()
     moved: dict[tuple[int, int], Any] = {}
-    for node, kind, verdicts in found.values():
-        line, col, _, _ = ctx.span(node)
+    for node, kind, verdicts, _ in found.values():
+        try:
+            line, col, _, _ = ctx.span(node)
+        except KeyError:
+            # The analysis placed a transfer of another module's code among this file's
+            # (a bug of the tool): said where it is, not dropped.
+            out.failures.append(failure(ctx, path, node, f"internal error: a {kind} of another module "
+                                        "was reported among this file's transfer sites"))
+            continue
         reached.add((line, col))
         moved[(line, col + 1)] = values.get(id(node), (None, None))
         out.sites.append(Site(path, line, col + 1, kind, *_merge(verdicts)))
+    stopped = lines_stopped(ctx)
     for line, col, name in _spelled_sites(ctx.module.tree, text, spellings):
         if (line, col) not in reached:
-            out.sites.append(Site(path, line, col + 1, name, "unresolved", NOT_REACHED))
+            why = AFTER_FAILURE if any(a <= line <= b for a, b in stopped) else NOT_REACHED
+            out.sites.append(Site(path, line, col + 1, name, "unresolved", why))
     out.sites.sort(key=lambda s: (s.line, s.col))
     out.modules = facts_of(ctx, path, {(s.line, s.col): moved.get((s.line, s.col), (None, None))
                                        for s in out.sites}, relayed)
@@ -170,7 +212,7 @@ def _spelled_sites(tree: ast.Module, text: str, spellings: Mapping[str, str]) ->
         parts.append(f.id)
         name = parts[0]
         root = local_to_qual.get(f.id, "")
-        if name not in TRANSFER_NAMES or not (root == JAX or root.startswith(JAX_PREFIX)):
+        if name not in _SPELLED or not (root == JAX or root.startswith(JAX_PREFIX)):
             continue
         if len(parts) == 1 and not root.endswith("." + name):
             continue
@@ -201,7 +243,7 @@ TOP_CULPRITS = 5  # culprits listed per reason in the summary
 class Report:
     files: int = 0
     sites: list[Site] = field(default_factory=list)
-    errors: list[tuple[str, str]] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
     decisions: dict[str, Decision] = field(default_factory=dict)
 
     def add_decisions(self, fc: FileCoverage) -> None:
@@ -247,6 +289,7 @@ class Report:
             "unresolved_reasons": self.reasons(),
             "unresolved_culprits": self.culprits(),
             "runtime_decisions": self.runtime_decisions(),
+            "failures": [asdict(f) for f in self.failures],
         }
         if with_sites:
             out["site_list"] = [asdict(s) for s in self.sites]
@@ -263,7 +306,7 @@ def collect(paths: Sequence[str], settings: Mapping[str, object], jobs: int) -> 
         try:
             items.append((i, decode(read_bytes(p), p).text, p))
         except SourceError as exc:
-            report.errors.append((p, exc.reason))
+            report.failures.append(Failure(p, 1, 1, IO_ERROR, f"could not read the file: {exc.reason}"))
     results: dict[int, FileCoverage] = {}
 
     def take(index: int, out: FileCoverage) -> None:
@@ -288,9 +331,9 @@ def collect(paths: Sequence[str], settings: Mapping[str, object], jobs: int) -> 
         fc = results[i]
         report.sites.extend(fc.sites)
         report.add_decisions(fc)
-        if fc.error:
-            report.errors.append((fc.path, fc.error))
+        report.failures.extend(fc.failures)
     report.sites.sort(key=lambda s: (s.path, s.line, s.col))
+    report.failures.sort(key=lambda f: (f.path, f.line, f.col, f.message))
     return report
 
 
@@ -315,7 +358,8 @@ def _work(item: tuple[int, str, str]) -> tuple[int, FileCoverage]:
     try:
         return index, file_coverage(text, path, _SETTINGS)
     except Exception as exc:  # noqa: BLE001 - one file's failure must not lose the others
-        return index, FileCoverage(path, error=f"internal error: {type(exc).__name__}: {exc}")
+        return index, FileCoverage(path, failures=[
+            Failure(path, 1, 1, INTERNAL_ERROR, f"internal error: {type(exc).__name__}: {exc}")])
 
 
 def render_text(report: Report, out: TextIO, with_sites: bool = False, top: int = 10) -> None:
@@ -355,8 +399,10 @@ def render_text(report: Report, out: TextIO, with_sites: bool = False, top: int 
         for d in decisions:
             codes = ", ".join(f"{c} {n}" for c, n in d["codes"].items())
             out.write(f"  {d['files']:>7}  {d['findings']:>8}  {d['reason']}{f' ({codes})' if codes else ''}\n")
-    for p, why in report.errors:
-        out.write(f"not analysed: {p}: {why}\n")
+    if report.failures:
+        out.write("\nnot analysed, in whole or in part:\n")
+        for f in report.failures:
+            out.write(f"{f.path}:{f.line}:{f.col}: {f.code} {f.message}\n")
 
 
 def render_json(report: Report, out: TextIO, with_sites: bool = False) -> None:
@@ -400,11 +446,14 @@ def cmd_coverage(args: Any, stdout: TextIO) -> int:
     for m in missing:
         err(f"{m}: no such file or directory")
     report = collect(files, settings, args.jobs if args.jobs and args.jobs > 0 else cpu_count())
-    for s in report.sites:
+    placed: list[Site | Failure] = [*report.sites, *report.failures]
+    for s in placed:
         rel = os.path.relpath(s.path) if os.path.isabs(s.path) else s.path
         s.path = s.path if rel.startswith("..") else rel
     if args.format == "json":
         render_json(report, stdout, args.sites)
     else:
         render_text(report, stdout, args.sites)
-    return 0
+    # Exit status as check's: 2 where the analysis itself failed (its sites there are
+    # not all counted), else 0: coverage reports, it does not judge.
+    return 2 if any(f.code == INTERNAL_ERROR for f in report.failures) else 0

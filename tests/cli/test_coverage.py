@@ -47,7 +47,8 @@ def test_json_has_exactly_the_documented_keys_and_counts_add_up(project: Path) -
     write(project, "train.py", MIXED)
     out = _json(cwd=project)
     assert list(out) == ["files", "sites", "verdicts", "unresolved_reasons", "unresolved_culprits",
-                         "runtime_decisions"]
+                         "runtime_decisions", "failures"]
+    assert out["failures"] == []
     assert out["files"] == 1
     assert list(out["verdicts"]) == list(VERDICTS)
     assert sum(out["verdicts"].values()) == out["sites"] == 7

@@ -204,9 +204,12 @@ def test_jitted_functions_of_another_module_place_their_results_and_trace_the_ca
     # out_shardings are sites of their own, resolved where the call passes an array.
     proc = subprocess.run([tool("reshard-lint"), "coverage", "--sites", "--format", "json", "."],
                           capture_output=True, text=True, cwd=root, timeout=300)
-    sites = {(s["path"], s["line"]): s["verdict"] for s in json.loads(proc.stdout)["site_list"]}
-    assert sites[("jitpkg/train_step.py", 9)] == sites[("jitpkg/reordered.py", 10)] == "crossing"
-    assert sites[("jitpkg/same.py", 9)] == "same_devices"
+    sites = {(s["path"], s["line"], s["kind"]): s["verdict"] for s in json.loads(proc.stdout)["site_list"]}
+    assert sites[("jitpkg/train_step.py", 9, "device_put")] == sites[("jitpkg/reordered.py", 10, "device_put")] \
+        == "crossing"
+    assert sites[("jitpkg/same.py", 9, "device_put")] == "same_devices"
+    # The jitted call inside it is a site too: host data in, placed on its out_shardings.
+    assert sites[("jitpkg/same.py", 9, "jit_out")] == "host_data"
 
 
 def test_ranges_of_a_configuration_module_decide_the_meshes_built_on_them() -> None:

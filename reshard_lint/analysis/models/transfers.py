@@ -10,14 +10,15 @@ from . import placement
 from .registry import handles
 from .. import tree
 from ..arguments import Call
-from ..events import TransferKind
+from ..events import Site, TransferKind
+from ..reasons import CALLBACK_DATA
 from .commitments import on_device
 from .host import is_host
 from .meshes import as_target
 from ..scope import Scope
 from ..values import (
     ArrayVal, HostVal, JitVal, MeshVal, OwnShardingVal, PartialVal, QualVal, SeqVal, ShardingVal,
-    SpecVal, UNKNOWN, Unknown, Value, again,
+    SpecVal, UNKNOWN, Unknown, Value, again, unknown,
 )
 
 if TYPE_CHECKING:
@@ -104,6 +105,18 @@ def _unplaced(x: Value, target: Value) -> Unknown:
 @handles(api.MAKE_ARRAY_FROM_CALLBACK, api.MAKE_ARRAY_FROM_SINGLE_DEVICE_ARRAYS)
 def _from_callback(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     s = as_target(an, call.arg(1, "sharding"), call.arg_node(1, "sharding"))
+    # A global array assembled on ``s``: a site for coverage (events.Site), from the
+    # per-device arrays given, or from what a callback makes, which the analysis does not run.
+    if an.ctx.coverage_sites is None:
+        return array_on(s, node)
+    if an.current_name == api.MAKE_ARRAY_FROM_CALLBACK:
+        callback = call.arg_node(2, "data_callback")
+        data: Value = unknown(CALLBACK_DATA, an.ctx.code(callback, 40) if callback is not None else "")
+        data_node = None
+    else:
+        data, data_node = call.arg(2, "arrays"), call.arg_node(2, "arrays")
+    an.emit(Site(node=node, ctx=an.ctx, kind="assembly", value=data, target=s, value_node=data_node,
+                 target_node=call.arg_node(1, "sharding"), func=an.ctx.lazy_code(node.func, 50)))
     return array_on(s, node)
 
 
@@ -137,7 +150,8 @@ def _jit(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     outs = as_target(an, call.arg(-1, "out_shardings"), call.arg_node(-1, "out_shardings"))
     return JitVal(node, ins, outs, func=call.arg(0, "fun"),
                   plain=not call.has_star and len(call.positional) <= 1
-                  and placement.keeps_placement(call.keywords))
+                  and placement.keeps_placement(call.keywords),
+                  sharded=tuple(k for k in api.JIT_SHARDINGS if k in call.keywords))
 
 
 @handles("functools.partial")
