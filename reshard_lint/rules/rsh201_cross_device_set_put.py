@@ -279,17 +279,7 @@ rollout = Mesh(np.array(jax.devices()[n:]), ('x',))
 a = jax.device_put(np.arange(8.0), NamedSharding(trainer, P()))
 b = jax.device_put(a, NamedSharding(rollout, P()))  # RSH201:5
 """, note="the same layout moved to the other processes' devices (trainer and rollout halves): "
-               "JAX's cross-host transfer path, which CPU does not support"),
-        Valid(_HEAD + """
-jax.config.update('jax_cross_host_transfer_socket_address', '127.0.0.1:0')
-n = jax.device_count() // 2
-trainer = Mesh(np.array(jax.devices()[:n]), ('x',))
-rollout = Mesh(np.array(jax.devices()[n:]), ('x',))
-a = jax.device_put(np.arange(8.0), NamedSharding(trainer, P()))
-print(a.sharding, rollout.shape)
-if False:
-    b = jax.device_put(a, NamedSharding(rollout, P()))
-""", note="with the transfer socket flag JAX moves it over the network (not run here)"),
+                "JAX's cross-host transfer path, which CPU does not support"),
         Invalid(_HEAD + """
 def split_meshes():
     devs = jax.devices()
