@@ -41,28 +41,46 @@ def foreign_somewhere(ctx: FileContext, device: DevVal) -> bool:
 
 # What the other processes see, by what is put there (2 processes x 4 CPU devices, jax
 # 0.10.2: tests/multicontroller/test_global_device.py).
-_COMMITTED = ("every process but its owner raises \"Cross-host transfers are not supported by this "
+_COMMITTED = ("every process but {owner} raises \"Cross-host transfers are not supported by this "
               "backend\" (TPU: \"Cannot copy array to non-addressable device\")")
-_HOST = ("on every process but its owner the result is an array that process cannot read "
+_HOST = ("on every process but {owner} the result is an array that process cannot read "
          "(\"Fetching value for jax.Array that spans non-addressable (non process local) devices is not "
          "possible\")")
-_EITHER = ("on every process but its owner a committed array raises \"Cross-host transfers are not supported "
+_EITHER = ("on every process but {owner} a committed array raises \"Cross-host transfers are not supported "
            "by this backend\" and host data becomes an array that process cannot read")
 _FIX = ("take the device from this process's list (jax.local_devices(backend=...)[k]) or guard the code with "
-        "if jax.process_index() == owner")
+        "if jax.process_index() == {index}")
 _PLACED = {
     "context": ("makes what the block computes from no committed array (jnp.ones, jnp.stack ...) on {dev}, "
                 "a device of the global list that other processes do not own: on every process but its "
                 "owner those arrays cannot be read (\"Fetching value for jax.Array that spans "
                 "non-addressable (non process local) devices is not possible\")"),
     "jit_out": ("places the result on {dev}, a device of the global list that other processes do not own: on "
-                "every process but its owner the call returns an array that process cannot read (\"Fetching "
+                "every process but {owner} the call returns an array that process cannot read (\"Fetching "
                 "value for jax.Array that spans non-addressable (non process local) devices is not possible\"), "
                 "so results and timings taken there are not this process's"),
     "keyword": ("makes the array on {dev}, a device of the global list that other processes do not own: on "
-                "every process but its owner it cannot be read (\"Fetching value for jax.Array that spans "
+                "every process but {owner} it cannot be read (\"Fetching value for jax.Array that spans "
                 "non-addressable (non process local) devices is not possible\")"),
 }
+
+
+def owner_of(ctx: FileContext, device: DevVal) -> int | None:
+    """The process that owns the device on every topology (``jax.devices()[0]``: process 0),
+    or None where that depends on the topology."""
+    owners = set()
+    for model in dv.models_for(device.sizes):
+        arr = ctx.devices.run(device.fn, model)
+        if arr is None or len(arr.flat) != 1:
+            return None
+        owners.add(model.process_of(arr.flat[0]))
+    return owners.pop() if len(owners) == 1 else None
+
+
+def _fill(ctx: FileContext, device: DevVal, text: str) -> str:
+    owner = owner_of(ctx, device)
+    return text.format(owner="its owner" if owner is None else f"process {owner} (its owner)",
+                       index="owner" if owner is None else owner, dev=device.desc)
 
 
 class NonAddressableDevicePut(Rule):
@@ -119,7 +137,7 @@ class NonAddressableDevicePut(Rule):
             and isinstance(event.node.func, ast.Attribute) else event.value_node  # x.to_device(d): x
         x = ctx.code(moved, 30) if moved is not None else "the value"
         msg = (f"{event.spelled} puts '{x}' on {device.desc}, a device of the global list that other processes "
-               f"do not own: {what}; {_FIX}")
+               f"do not own: {_fill(ctx, device, what)}; {_fill(ctx, device, _FIX)}")
         self.reported.add(id(event.node))
         line, col, end_line, end_col = ctx.span(event.node)
         yield Diagnostic(self.code, line, col, msg, end_line, end_col)
@@ -129,7 +147,7 @@ class NonAddressableDevicePut(Rule):
             return
         ctx = event.ctx
         what = f"the jitted call {ctx.code(event.node, 40)}" if event.kind == "jit_out" else f"{event.spelled}(...)"
-        msg = f"{what} {_PLACED[event.kind].format(dev=event.device.desc)}; {_FIX}"
+        msg = f"{what} {_fill(ctx, event.device, _PLACED[event.kind])}; {_fill(ctx, event.device, _FIX)}"
         self.reported.add(id(event.node))
         line, col, end_line, end_col = ctx.span(event.node)
         yield Diagnostic(self.code, line, col, msg, end_line, end_col)
