@@ -43,6 +43,11 @@ b = jax.device_put(np.arange(8.0), d)
 print('put', [e.id for e in b.devices()], b.is_fully_addressable)
 print('read', np.asarray(b).tolist())
 """,
+    "uncommitted": """
+b = jax.device_put(jnp.arange(8.0) * 2, d)
+print('put', [e.id for e in b.devices()], b.is_fully_addressable)
+print('read', np.asarray(b).tolist())
+""",
     "host_tree_keyword": """
 b = jax.device_put({'w': np.ones(3)}, device=jax.devices('cpu')[0])
 print('put', b['w'].is_fully_addressable)
@@ -130,8 +135,9 @@ def test_a_process_local_array_raises_on_the_other_process(results: dict[str, Sn
     assert "Cross-host transfers are not supported by this backend" in p1.error_text, res.details()
 
 
-MADE = [("host", "put [0] False"), ("host_tree_keyword", "put False"), ("jit_out", "jit [0] False"),
-        ("default_device", "made [0] False"), ("device_keyword", "made [0] False")]
+MADE = [("host", "put [0] False"), ("uncommitted", "put [0] False"), ("host_tree_keyword", "put False"),
+        ("jit_out", "jit [0] False"), ("default_device", "made [0] False"),
+        ("device_keyword", "made [0] False")]
 
 
 @pytest.mark.parametrize("case,made", MADE)
