@@ -87,6 +87,19 @@ def test_a_mesh_and_the_devices_it_is_built_from_are_one_source() -> None:
     assert result.stage == "gate" and not result.diagnostics
 
 
+@pytest.mark.parametrize("line", [
+    "with jax.default_device(jax.devices('cpu')[0]):\n    e = jnp.ones(3)\n",
+    "e = jax.jit(jnp.sin, out_shardings=jax.sharding.SingleDeviceSharding(jax.devices()[1]))(1.0)\n",
+    "e = jnp.zeros(3, device=jax.devices()[1])\n",
+])
+def test_code_placed_on_a_global_device_reaches_the_engine(line: str) -> None:
+    # RSH306 without device_put, a mesh or a sharding of one: the prefilter and the gate
+    # let the placement through.
+    src = "import jax\nimport jax.numpy as jnp\n\njax.distributed.initialize()\n" + line
+    result = ENGINE.lint_source(src, "placed.py")
+    assert [(d.code, d.line) for d in result.diagnostics] == [("RSH306", 5)]
+
+
 def test_a_put_on_a_global_device_reaches_the_engine_without_a_mesh() -> None:
     # RSH306 needs no mesh: the prefilter must not ask for one.
     src = ("import jax\nimport numpy as np\n\njax.distributed.initialize()\n"
@@ -96,16 +109,17 @@ def test_a_put_on_a_global_device_reaches_the_engine_without_a_mesh() -> None:
     assert [(d.code, d.line) for d in result.diagnostics] == [("RSH306", 6)]
 
 
-def test_a_read_of_host_data_put_on_a_global_device_reaches_the_engine() -> None:
-    # RSH306's read: one device source, no mesh, no second source; the read is the finding
-    # (in multi-process code: jax.process_index() is used, an import would not say so).
+def test_host_data_put_on_a_global_device_reaches_the_engine() -> None:
+    # RSH306 whatever the array: one device source, no mesh, no second source; the put is
+    # the finding (in multi-process code: jax.process_index() is used, an import would not
+    # say so), and the read of what it made is not a second one.
     src = ("import jax\nimport numpy as np\nprint('process', jax.process_index())\n\n\n"
            "def check():\n    try:\n        first = jax.devices()[0]\n    except IndexError:\n"
            "        raise SystemExit('no devices')\n"
            "    b = jax.device_put(np.arange(8.0), first)\n    return np.asarray(b + 1)\n")
     result = ENGINE.lint_source(src, "read.py")
-    assert [(d.code, d.line) for d in result.diagnostics] == [("RSH306", 12)]
-    assert "(line 11)" in result.diagnostics[0].message  # the put, not the computation
+    assert [(d.code, d.line) for d in result.diagnostics] == [("RSH306", 11)]
+    assert "cannot read" in result.diagnostics[0].message
 
 
 def test_a_mesh_of_devices_the_file_does_not_make_is_no_source() -> None:

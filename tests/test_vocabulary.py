@@ -163,7 +163,9 @@ def test_the_prefilter_words_are_derived_from_the_vocabulary() -> None:
     assert set(V.DEVICE_SOURCE) == expected
     assert set(V.BUILDERS) == {w for w in expected if V.DEVICE_STEM not in w} == set(V.MESH_BUILDERS)
     assert all(V.DEVICE_STEM in w for w in expected - set(V.BUILDERS))
-    assert set(V.GATE_WORDS) == V.MESH_CTORS | {V.NAMED_SHARDING_WORD, V.DEVICE_PUT_WORD, V.CREATE_DEVICE_MESH}
+    assert set(V.GATE_WORDS) == V.MESH_CTORS | {V.NAMED_SHARDING_WORD, V.DEVICE_PUT_WORD, V.CREATE_DEVICE_MESH} \
+        | V.ONE_DEVICE_WORDS \
+        | {f"{V.DEVICE_KEYWORD}="}
     assert set(V.ID_WORDS) == {"." + w for w in V.ID_ATTRS}
     # The prefilter spells no word of its own: its only letters are in its regular
     # expressions (Python's syntax: ``as``, brackets, strings).

@@ -292,6 +292,7 @@ class Calls(InterpreterBase):
                                    func=self.ctx.code(node.func, 40)))
         outs = jit.out_shardings if jit.context_specs is None \
             else shard_map.on_context(cast("Analyzer", self), jit, node)
+        commitments.placed(cast("Analyzer", self), "jit_out", node, outs, None)
         if isinstance(outs, ShardingVal):
             for v, arg in call.positional:
                 if isinstance(v, ArrayVal):
@@ -394,6 +395,8 @@ class Calls(InterpreterBase):
             return host.jnp_result(cast("Analyzer", self), name, call, node)
         target = call.arg(-1, "device")
         first = call.arg(0)
+        commitments.placed(cast("Analyzer", self), "keyword", node, target,
+                           call.arg_node(-1, "device"))
         if name in (api.JNP_ASARRAY, api.JNP_ARRAY) and isinstance(first, ArrayVal):
             self.transfer("asarray", node, first, target, call.arg_node(0),
                           call.arg_node(-1, "device"), self.ctx.code(node.func, 40))

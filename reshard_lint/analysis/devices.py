@@ -324,8 +324,9 @@ class Evaluator:
         """Same mesh shape on disjoint sets of processes, on some topology that runs both.
 
         JAX's experimental cross-host transfer takes such arrays (and moves them where the
-        backend supports it or the transfer socket flag is set), so on that topology the
-        different-device-set error is not what happens: the rule claims nothing.
+        backend supports it or the transfer socket flag is set; CPU raises "does not support
+        cross-host device transfers"), so on that topology the different-device-set error
+        is not what happens: RSH201 says which error is.
         ``devs[:4]`` and ``devs[4:]`` are such a pair on two hosts of four devices.
         """
         for model in self.models(sizes):

@@ -124,6 +124,24 @@ class Site(Transfer):
     coverage_only: ClassVar[bool] = True
 
 
+PlacementKind = Literal[
+    "context",  # with jax.default_device(d): what the block computes from no committed operand
+    "jit_out",  # jax.jit(f, out_shardings=SingleDeviceSharding(d))(...)
+    "keyword",  # jnp.zeros(n, device=d), jnp.asarray(x, device=d)
+]
+
+
+@dataclass(eq=False)
+class Placement(Event):
+    """Code that places its results on one device whatever its operands are: ``device``
+    is that device (a single ``DevVal``), ``target_node`` where the code writes it."""
+
+    kind: PlacementKind
+    device: DevVal
+    target_node: Optional[ast.AST]
+    func: Text  # read it as ``spelled``
+
+
 @dataclass(eq=False)
 class IdAsIndex(Event):
     """``devs[i]`` where ``devs`` is a device list and ``i`` a device id."""

@@ -138,9 +138,9 @@ def _classify(ctx: FileContext, event: Transfer) -> Verdict:
             return Verdict("unresolved", NOT_COMPARABLE)
         relation = ctx.compare(a.mesh, dst)
         if relation == "different":
-            # Another device set on every topology, and no rule claims a failure: JAX's
-            # experimental cross-host path may move an identical layout between process
-            # sets (RSH201 stays silent there), or no rule reads this kind of call.
+            # Another device set on every topology, and no rule claims a failure: the
+            # file sets the cross-host transfer flag (RSH201 stays silent there), or no
+            # rule reads this kind of call.
             apart = ctx.different_on(a.mesh, dst)
             where = "every topology" if set(apart) >= set(ctx.platforms) \
                 else f"every {' and '.join(apart)} topology"

@@ -47,6 +47,8 @@ PARTITION_SPEC = "jax.sharding.PartitionSpec"
 AXIS_TYPE = "jax.sharding.AxisType"
 SINGLE_DEVICE_SHARDING = "jax.sharding.SingleDeviceSharding"
 SET_MESH = "jax.set_mesh"
+# the device computations without committed operands run on (``with jax.default_device(d):``)
+DEFAULT_DEVICE = "jax.default_device"
 # arrays
 DEVICE_PUT = "jax.device_put"
 DEVICE_GET = "jax.device_get"
@@ -130,6 +132,8 @@ ALIASES: dict[str, str] = {
     # the same constructor with memory_kind= keyword-only (jax/_src/sharding_impls.py)
     "jax._src.sharding_impls.make_single_device_sharding": SINGLE_DEVICE_SHARDING,
     "jax.set_mesh": SET_MESH,
+    "jax.default_device": DEFAULT_DEVICE,
+    "jax._src.config.default_device": DEFAULT_DEVICE,
     "jax.sharding.set_mesh": SET_MESH,
     "jax.sharding.use_mesh": SET_MESH,
     "jax.experimental.use_mesh": SET_MESH,
@@ -338,6 +342,13 @@ NUMPY_WORD = "numpy"
 ID_ATTRS = frozenset({"id", "split"})
 RANDOM_SPLIT = "random.split"
 
+# What places results on one device whatever the operands (RSH306; the gate's device
+# targets besides device_put's): ``with jax.default_device(d):``,
+# ``SingleDeviceSharding(d)`` (as jit's out_shardings or a put's target), ``x.to_device(d)``;
+# and a ``device=`` keyword (DEVICE_KEYWORD).
+ONE_DEVICE_WORDS = frozenset({"default_device", "SingleDeviceSharding"})  # prefilter words too
+ONE_DEVICE_PLACERS = ONE_DEVICE_WORDS | frozenset({"to_device"})
+
 # Keywords that place the result of a jnp function (jnp.zeros(device=...),
 # jnp.sum(x, out_sharding=...)): the host model leaves such a result unknown
 # (models/host.py), and the long-file stages keep such a call (CARRYING_KEYWORDS).
@@ -406,9 +417,10 @@ DEVICE_SOURCE = _code_words(FRESH_CALLS, DEVICE_ATTRS, MESH_BUILDERS, DEVICE_CAL
 DEVICE_STEM = "device"
 BUILDERS = tuple(w for w in DEVICE_SOURCE if DEVICE_STEM not in w)
 # Names the gate's paths other than RSH104's need: a mesh constructor (an alias of one
-# names it too), a sharding, a transfer, and create_device_mesh, whose shape of this
-# process's device count is a finding without a mesh (RSH307).
-GATE_WORDS = (MESH_WORD, *sorted(MESH_BUILDERS), NAMED_SHARDING_WORD, DEVICE_PUT_WORD, CREATE_DEVICE_MESH)
+# names it too), a sharding, a transfer, create_device_mesh, whose shape of this process's
+# device count is a finding without a mesh (RSH307), and a single-device placement (RSH306).
+GATE_WORDS = (MESH_WORD, *sorted(MESH_BUILDERS), NAMED_SHARDING_WORD, DEVICE_PUT_WORD, CREATE_DEVICE_MESH,
+              *sorted(ONE_DEVICE_WORDS), f"{DEVICE_KEYWORD}=")
 ID_WORDS = tuple(sorted(f".{w}" for w in ID_ATTRS))  # ".id", ".split"
 
 # The project layer's text scans (project/defs.py, module_text.py, module_scan.py,

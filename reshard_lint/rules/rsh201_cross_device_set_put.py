@@ -21,8 +21,8 @@ class CrossDeviceSetPut(Rule):
     fix_safety = "unsafe"
     events = (Transfer,)
     runtimes = ("multi-controller",)
-    what = 'Flags `jax.device_put(x, s)`, its pytree form, `x.to_device(s)` and `device_put(x, P(...))` under `jax.set_mesh` (also in a function every call of which runs there), when the array `x` was made on one mesh and `s` is on a mesh with a **different set of devices** (in any memory: `s.with_memory_kind(...)` is on the devices of s; a subset, a superset, other devices, another platform), including a row or column of a device grid (`grid[1]`, `grid[:, 0]`) and the first `prod(shape)` devices that `jax.make_mesh(shape, names, devices=...)` keeps from the list it is given (on every platform; the platform decides only their order). The array may be computed: JAX commits what it computes from an array (a slice, arithmetic with host data, `jnp`, `jax.random`, `jax.lax` and `jax.nn` functions, array methods, a jitted call given no shardings, `jax.grad`, `jax.value_and_grad` and `jax.vmap` of a function) to the devices of that array, so such a result is on the mesh of its operand. The results of `jax.shard_map(f, mesh=m, ..., out_specs=...)` are on m, placed by `out_specs`.'
-    why = 'On one host this works, so tests never see it. In multi-controller JAX the move crosses hosts and JAX raises `ValueError: For a cross-host reshard in multi-controller JAX, input and target sharding should have the same set of devices` (some processes raise `NotImplementedError: Cannot reshard an input that is not fully addressable` instead), when the expensive multi-host job starts.'
+    what = 'Flags `jax.device_put(x, s)`, its pytree form, `x.to_device(s)` and `device_put(x, P(...))` under `jax.set_mesh` (also in a function every call of which runs there), when the array `x` was made on one mesh and `s` is on a mesh with a **different set of devices** (in any memory: `s.with_memory_kind(...)` is on the devices of s; a subset, a superset, other devices, another platform), including a row or column of a device grid (`grid[1]`, `grid[:, 0]`) and the first `prod(shape)` devices that `jax.make_mesh(shape, names, devices=...)` keeps from the list it is given (on every platform; the platform decides only their order). The array may be computed: JAX commits what it computes from an array (a slice, arithmetic with host data, `jnp`, `jax.random`, `jax.lax` and `jax.nn` functions, array methods, a jitted call given no shardings, `jax.grad`, `jax.value_and_grad` and `jax.vmap` of a function) to the devices of that array, so such a result is on the mesh of its operand. The results of `jax.shard_map(f, mesh=m, ..., out_specs=...)` are on m, placed by `out_specs`. A move of the same layout between disjoint device groups (`P()` on the trainer half to `P()` on the rollout half) is a different set too, where CPU is among the target `platforms`; a file that sets `jax_cross_host_transfer_socket_address` (the experimental cross-host transfer of JAX) is left alone.'
+    why = 'On one host this works, so tests never see it. In multi-controller JAX the move crosses hosts and JAX raises `ValueError: For a cross-host reshard in multi-controller JAX, input and target sharding should have the same set of devices` (some processes raise `NotImplementedError: Cannot reshard an input that is not fully addressable` instead), when the expensive multi-host job starts. The same layout moved to the devices of other processes (the trainer half to the rollout half, `P()` to `P()`) takes the experimental cross-host transfer of JAX instead, which needs backend support or the `jax_cross_host_transfer_socket_address` flag: under 2 processes x 4 CPU devices (jax 0.10.2), `jax.device_put(x, NamedSharding(rollout, P()))` of an array replicated on the devices of process 0 raises `ValueError: The backend ({backend.platform}, {backend.platform_version}) does not support cross-host device transfers` on both processes (JAX prints the braces literally; tests/multicontroller/test_global_device.py). A GPU or TPU backend that supports cross-host transfers moves it (the cross-host transfer tests of JAX itself run on GPU and TPU only), so this case is reported only where CPU is among the target `platforms` (the default), and a file that sets that flag is left alone.'
     fix_text = "Unsafe. The fix rebuilds the target on the array's own mesh: `jax.device_put(x, NamedSharding(x.sharding.mesh, P('x')))`; for a pytree moved to one spec (a list, tuple or dict of arrays, or a jitted call's result), a target per leaf: `jax.device_put(tree, jax.tree.map(lambda a: NamedSharding(a.sharding.mesh, P('x')), tree))`. It is offered only where the result is well-formed for what the analysis knows: the array is written again as the call writes it, and only when that is a name or an attribute chain (evaluated twice at no cost and with no side effect); every leaf is an array on a known mesh and every leaf goes to the same spec; the target is a `NamedSharding` whose `PartitionSpec` can be written at the call and names only axes of the array's own mesh (both read from literals: the mesh's `Mesh(devs, names)` or `jax.make_mesh(shape, names)`, the spec's `P(...)`; else JAX would raise \"Resource axis ... not found in mesh\"); every dimension the spec splits stays divisible (it splits the array as the array is split already, or as finely as the target's mesh did on every topology the model runs; else JAX's `IndivisibleError`); under a context mesh (`jax.set_mesh`, or in a function that may be called under one) only a target that keeps the array's sharding, since multi-controller JAX refuses a reshard on another mesh there (\"Received incompatible devices for jitted computation ... jit's context mesh\"); and the names it writes are not rebound in the function around the call; at a call the analysis runs more than once with other values (a loop over a sequence it knows, a `jax.tree.map` callback run per leaf), only a spec written in the target's own code, which is the same on every run (`NamedSharding(m, P('x'))`, not a name bound to a sharding per run). A spec of literal axes built in another module of the project is written again at the call; where the file imports no `NamedSharding`, `PartitionSpec` or `jax`, the fix adds `from jax.sharding import NamedSharding`, `from jax.sharding import PartitionSpec as P` or `import jax` with libcst's import codemod, unless the name is already used for something else in the file. A `NamedSharding(...)` written at the call over several lines or with more arguments (`memory_kind=`) keeps its spec, its other arguments and its comments: only its mesh argument becomes `x.sharding.mesh`. That changes which devices hold the result: where the code meant to move the data to the target's devices (weights to the rollout devices), the fixed code keeps them where they are. So it is applied only with `--unsafe-fixes`, and offered as unsafe in the editor. Moving data between device groups on purpose needs a host transfer or `jax.make_array_from_process_local_data`, which the fix does not attempt. Every fix offered on the rule's examples and the test fixtures is applied and run under JAX, on one process and on two (tests/oracle/test_fix_runs.py)."
     references = ('jax-ml/jax#26645', 'jax-ml/jax#34264', 'sgl-project/sglang-jax#470', 'google/tunix#843')
 
@@ -35,15 +35,29 @@ class CrossDeviceSetPut(Rule):
         for pair in pairs(event):
             if pair.src is None or pair.dst is None or ctx.compare(pair.src, pair.dst) != "different":
                 continue
-            if cross_host_path(ctx, pair):
-                continue
             x = array_label(ctx, event, pair)
+            if cross_host_path(ctx, pair):
+                # The same layout on other processes' devices (trainer and rollout halves):
+                # JAX takes its cross-host transfer path, which needs backend support
+                # (jax 0.10.2 dispatch.py _is_supported_cross_host_transfer: CPU has none,
+                # jax's own cross-host tests run on GPU and TPU) or the socket flag, whose
+                # presence silences the rule above. Claimed only where CPU is a target.
+                if "cpu" not in ctx.platforms:
+                    continue
+                raised = ("multi-controller JAX tries its "
+                          "cross-host transfer (the same layout on other processes' devices), which the CPU backend lacks, so "
+                          "there every process raises "
+                          "\"The backend ... does not support cross-host device transfers\" (a GPU or TPU "
+                          "backend with cross-host transfers, or jax_cross_host_transfer_socket_address, "
+                          "moves it)")
+            else:
+                raised = ("multi-controller JAX raises \"input and target sharding should have the same set of "
+                          "devices\"")
             msg = (
                 f"{event.spelled} moves '{x}' {sides(ctx, pair)}, a different device set"
-                f"{different_clause(ctx, pair)}: "
-                "multi-controller JAX raises \"input and target sharding should have the same set of "
-                f"devices\"; build the target on the array's own mesh: {fix_hint(ctx, event, pair)}, or move the "
-                "data between device groups through the host (jax.make_array_from_process_local_data)"
+                f"{different_clause(ctx, pair)}: {raised}; build the target on the array's own mesh: "
+                f"{fix_hint(ctx, event, pair)}, or move the data between device groups through the host "
+                "(jax.make_array_from_process_local_data)"
             )
             yield report(self.code, event, pair, msg, fix=rebuild_on_own_mesh(ctx, event, pair))
             return
@@ -258,17 +272,14 @@ print(y.sharding)
 y = jax.device_put(x, NamedSharding(x.sharding.mesh, P()))
 print(y.sharding)
 """),
-        Valid(_HEAD + """
-# The same layout moved to the other processes' devices takes JAX's cross-host
-# transfer path where the backend supports it (or with the transfer socket flag).
+        Invalid(_HEAD + """
 n = jax.device_count() // 2
-src = Mesh(np.array(jax.devices()[:n]), ('x',))
-dst = Mesh(np.array(jax.devices()[n:]), ('x',))
-a = jax.device_put(np.arange(8.0), NamedSharding(src, P()))
-print(a.sharding, dst.shape)
-if False:
-    b = jax.device_put(a, NamedSharding(dst, P()))
-""", note="the cross-host path needs backend support, so the move itself is not run on CPU"),
+trainer = Mesh(np.array(jax.devices()[:n]), ('x',))
+rollout = Mesh(np.array(jax.devices()[n:]), ('x',))
+a = jax.device_put(np.arange(8.0), NamedSharding(trainer, P()))
+b = jax.device_put(a, NamedSharding(rollout, P()))  # RSH201:5
+""", note="the same layout moved to the other processes' devices (trainer and rollout halves): "
+                "JAX's cross-host transfer path, which CPU does not support"),
         Invalid(_HEAD + """
 def split_meshes():
     devs = jax.devices()
@@ -444,6 +455,7 @@ print(y.sharding.spec)
     ) + FLOW_EXAMPLES
 
     grounding = Grounding(
-        multi=Outcome("error", r"same set of devices|not fully addressable|addressable devices"),
+        multi=Outcome("error", r"same set of devices|not fully addressable|addressable devices"
+                               r"|does not support cross-host device transfers"),
         single=Outcome("ok"),
     )

@@ -117,7 +117,7 @@ print(to_device(np.ones(2), jax.local_devices()[0]))
 """),
         Valid(_HEAD + """
 import jax.numpy as jnp
-print(jax.device_put(jnp.ones(3), jax.devices()[0]))
+print(jax.device_put(jnp.ones(3), jax.local_devices()[0]))
 """),
         Valid(_HEAD + """
 y = jax.device_put(x, NamedSharding(mesh, P()))

@@ -14,8 +14,8 @@ from typing import Iterable
 from ..core.vocabulary import (
     ADDRESSABLE_SHARDS, DEVICE_ATTRS, DEVICE_CALLS, DEVICE_KEYWORD, DEVICE_PUT_WORD, FRESH_CALLS, ID_ATTRS, JAX,
     JNP_ALIAS, JNP_MAKERS, LOCAL_COUNT_CALLS, MESH_BUILDERS, MESH_CTORS, MESH_KEYWORD, NAMED_SHARDING_WORD,
-    NUMPY_WORD, ONE_MESH_USES, ORIGIN_KEYWORDS, ORIGINS, REORDER_ATTRS, REORDERS, SHAPED_BUILDERS,
-    SHARD_MAP_WORD,
+    NUMPY_WORD, ONE_DEVICE_PLACERS, ONE_MESH_USES, ORIGIN_KEYWORDS, ORIGINS, REORDER_ATTRS, REORDERS,
+    SHAPED_BUILDERS, SHARD_MAP_WORD,
 )
 from .ast_walk import FIELDS, fields as child_fields, walk
 
@@ -342,11 +342,16 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
                     one_mesh_use = True  # device_put(x): the single-device path (RSH301)
         elif name == NAMED_SHARDING_WORD:
             shardings.append((scope, node))
+        elif name in ONE_DEVICE_PLACERS:
+            device_target = True  # jax.default_device(d), SingleDeviceSharding(d), x.to_device(d)
         elif name in _ONE_MESH_USES and id(node) not in in_meshes \
                 and not (raw in _JNP_MAKERS and _on_jnp(node.func)):  # not np.array(jax.devices())
             one_mesh_use = True
         if not origin and any(k.arg in ORIGIN_KEYWORDS for k in node.keywords):
             origin = True
+        if not device_target and any(k.arg == DEVICE_KEYWORD and type(k.value) in (ast.Subscript, ast.Name)
+                                     for k in node.keywords):
+            device_target = True  # jnp.zeros(n, device=devs[0])
         if not origin and name == "partial" and node.args and callee_name(node.args[0]) == SHARD_MAP_WORD:
             origin = True
     if shaped and local_count:
@@ -372,10 +377,8 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
             return True
     if ctors and origin and one_mesh_use:
         return True  # RSH203 under a context mesh, RSH305, RSH301 without a target
-    if device_target and sources >= 2:
-        return True  # RSH306: a committed array put on a device of the global list
-    if device_target and sources and one_mesh_use:
-        return True  # RSH306: host data put on a device of the global list, then read
+    if device_target and sources:
+        return True  # RSH306: a device of the global list used as this process's, whatever the array
     if any(id(r) in in_meshes for _, r in reorders):
         # Mesh(trainer.mesh.devices.T, ...): a reordering written in the constructor, of
         # devices this file may not make (a parameter another module's call feeds).

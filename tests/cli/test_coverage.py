@@ -479,10 +479,12 @@ jax.device_put(x, NamedSharding(second, P('x')))
     assert by_line[20][0] == "unresolved"
 
 
-def test_disjoint_halves_in_one_layout_are_a_crossing_no_rule_reports(project: Path) -> None:
-    # Another device set on every topology. JAX moves an identical layout between process
-    # sets on its experimental cross-host path where the backend supports it (TPU), so
-    # RSH201 claims no failure; the placement still changes, and coverage says so.
+def test_disjoint_halves_in_one_layout_are_a_crossing_rsh201_reports(project: Path) -> None:
+    # Another device set on every topology. JAX tries its cross-host transfer for an
+    # identical layout between process sets, which the CPU backend lacks (2 processes x 4
+    # CPU devices: "The backend ... does not support cross-host device transfers"), so with
+    # CPU among the target platforms RSH201 reports it; without CPU no rule claims a
+    # failure, and coverage still says the placement changes.
     write(project, "halves.py", """\
 import jax
 import numpy as np
@@ -494,7 +496,12 @@ second = Mesh(np.array(devs[4:]), ("x",))
 x = jax.device_put(np.zeros(8), NamedSharding(first, P()))
 y = jax.device_put(x, NamedSharding(second, P()))
 """)
-    assert run("check", "--isolated", "halves.py", cwd=project).returncode == 0
+    assert run("check", "--isolated", "halves.py", cwd=project).returncode == 1
+    out = _json("--sites", cwd=project)
+    by_line = {s["line"]: (s["verdict"], s["detail"]) for s in out["site_list"]}
+    assert by_line[9][0] == "crossing" and by_line[9][1].startswith("RSH201 jax.device_put moves 'x'")
+    write(project, "pyproject.toml", "[tool.reshard-lint]\nplatforms = [\"tpu\", \"gpu\"]\n")
+    assert run("check", "halves.py", cwd=project).returncode == 0
     out = _json("--sites", cwd=project)
     by_line = {s["line"]: (s["verdict"], s["detail"]) for s in out["site_list"]}
     assert by_line[9] == ("crossing", "'x' is on mesh 'first' (line 6, jax.devices()[:4]) and the target on "

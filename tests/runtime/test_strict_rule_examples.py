@@ -66,6 +66,23 @@ NOT_AT_RUN_TIME: dict[str, str] = {
 }
 
 
+# RSH306 reports the placement (where the mistake is written: issue 58), strict mode the
+# read of what it placed (where JAX fails on the process that does not own the device; the
+# put itself raises nothing there): (key, the read's line, code).
+AT_THE_READ: dict[str, tuple[int, str]] = {
+    "RSH306-fires-3": (9, "RSH306"),  # host data put on jax.devices()[0]
+    "RSH306-fires-4": (13, "RSH306"),  # the same, through a name bound in a try
+    "RSH306-fires-5": (10, "RSH306"),  # a host tree put there with device=
+    "RSH306-fires-7": (12, "RSH306"),  # a jitted call with out_shardings=SingleDeviceSharding(d)
+    "RSH306-fires-9": (12, "RSH306"),  # read on the owner, and after the guard
+}
+NOT_AT_RUN_TIME.update({
+    "RSH306-fires-6": "strict mode does not follow jax.default_device: an uncommitted array made "
+                      "under it is on device 0 of the one simulating host, which it reads",
+    "RSH306-fires-8": "strict mode does not follow a jnp function's device= keyword: the array "
+                      "jnp.zeros(3, device=d) makes is read as this host's",
+})
+
 # Programs without a marker that strict mode stops, correctly: the linter cannot decide them
 # (it stays silent on unknown values), the run sees the real arrays. (key, line, code, why)
 RUNTIME_ONLY: dict[str, tuple[int, str, str]] = {
@@ -175,7 +192,12 @@ def test_rule_examples_and_fixtures_under_strict_mode(outcomes: dict[str, dict[s
             count("fixtures")
             count(f"fixtures {v}")
         expected_only = RUNTIME_ONLY.get(key)
-        if expected_only is not None:
+        read = AT_THE_READ.get(key)
+        if read is not None:
+            if (got["status"], got["line"], got["code"]) != ("error", *read):
+                problems.append(f"{key}: expected strict mode at the read {read}, got {got['code']} at "
+                                f"line {got['line']}: {got['error']}")
+        elif expected_only is not None:
             if (got["line"], got["code"]) != expected_only[:2]:
                 problems.append(f"{key}: expected the run-time-only {expected_only[:2]}, got "
                                 f"{got['code']} at line {got['line']}: {got['error']}")

@@ -14,10 +14,14 @@ from typing import TYPE_CHECKING, Optional
 
 from .. import devices as dv
 from ...core import vocabulary as api
+from ..arguments import Call
+from ..events import Placement, PlacementKind
+from ..scope import Scope
 from ..valueops import const_int
 from ..values import (
-    ArrayVal, ConstVal, DevVal, HostVal, IntVal, ShardingVal, Unknown, Value,
+    UNKNOWN, ArrayVal, ConstVal, DevVal, HostVal, IntVal, ShardingVal, Unknown, Value,
 )
+from .registry import handles
 
 if TYPE_CHECKING:
     from ..interpreter import Analyzer
@@ -114,3 +118,33 @@ def single_device(v: Value) -> Optional[DevVal]:
             and v.sharding.device.single:
         return v.sharding.device
     return None
+
+
+def one_device(target: Value) -> Optional[DevVal]:
+    """The device a target names when it is one device: a ``Device`` or a
+    ``SingleDeviceSharding(device)``."""
+    if isinstance(target, ShardingVal) and target.mesh is None and isinstance(target.device, DevVal) \
+            and target.device.single:
+        return target.device
+    if isinstance(target, DevVal) and target.single:
+        return target
+    return None
+
+
+def placed(an: "Analyzer", kind: PlacementKind, node: ast.AST, target: Value,
+           target_node: Optional[ast.AST]) -> None:
+    """An event for code that puts its results on ``target`` whatever its operands, when
+    that is one device (RSH306 reads where that device comes from)."""
+    device = one_device(target)
+    if device is not None:
+        an.emit(Placement(node=node, ctx=an.ctx, kind=kind, device=device, target_node=target_node,
+                          func=an.ctx.lazy_code(getattr(node, "func", node), 40)))
+
+
+@handles(api.DEFAULT_DEVICE)
+def _default_device(an: "Analyzer", call: Call, node: ast.Call, scope: Scope) -> Value:
+    # ``with jax.default_device(d):`` computations there with no committed operand run on
+    # d (uncommitted); committed operands keep theirs (2 processes on loopback:
+    # tests/multicontroller/test_global_device.py).
+    placed(an, "context", node, call.arg(0, "device"), call.arg_node(0, "device"))
+    return UNKNOWN

@@ -70,7 +70,8 @@ def _flatten(v: Value) -> Iterator[Value]:
 
 
 def cross_host_path(ctx: FileContext, pair: Pair) -> bool:
-    """An identical layout moved to other processes' devices: JAX may transfer it."""
+    """An identical layout moved to other processes' devices: JAX tries its cross-host
+    transfer, which needs backend support (not CPU) or the transfer socket flag."""
     src, dst = pair.src, pair.dst
     target = pair.target
     if src is None or dst is None or not isinstance(target, ShardingVal):
