@@ -209,6 +209,12 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
             rep.noqa_unknown = noqa_unknown(rep.source.text, codes)
         except SourceError as exc:
             rep.error = decode_error(exc.reason)
+        if not args.stdin_filename and rep.error is None:
+            from .stdin_note import stdin_note
+
+            note = stdin_note(rep.source.text, [os.getcwd(), cfg.root])
+            if note:
+                err(f"note: {note}")
         reports = [rep]
         cache = None
     else:
