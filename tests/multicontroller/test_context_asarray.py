@@ -19,6 +19,9 @@ import sys
 
 import pytest
 
+from reshard_lint.rules import expected_markers
+
+from ..conftest import FIXTURES
 from .harness import run_batch
 
 pytestmark = [pytest.mark.multicontroller, pytest.mark.xdist_group("multicontroller-test_context_asarray")]
@@ -39,6 +42,7 @@ cases = {
     "asarray(f32, dtype=jnp.bfloat16)": lambda: jnp.asarray(f32, dtype=jnp.bfloat16),
     "asarray(f64, dtype=jnp.float32)": lambda: jnp.asarray(f64, dtype=jnp.float32),
     "asarray(f32, dtype=jnp.float32, copy=True)": lambda: jnp.asarray(f32, dtype=jnp.float32, copy=True),
+    "asarray(f32, dtype=None)": lambda: jnp.asarray(f32, dtype=None),
     "asarray([1.0, 2.0], dtype=jnp.float32)": lambda: jnp.asarray([1.0, 2.0], dtype=jnp.float32),
     "asarray(3.0, dtype=jnp.float32)": lambda: jnp.asarray(3.0, dtype=jnp.float32),
     "array(f32)": lambda: jnp.array(f32),
@@ -111,3 +115,38 @@ def test_the_analysis_follows_what_jax_does(tmp_path) -> None:
         assert p.status == "error" and f"line {FAILING_LINE}" in p.error_text + p.stderr, multi.details()
     # The analysis: RSH303 at the put that fails, nothing at the two that run.
     assert _check(PROGRAM, tmp_path) == [(FAILING_LINE, "RSH303")]
+
+
+# The fixture's puts, each run on its own under the fixture's set_mesh on 2 processes: the
+# lines it marks RSH303 raise on every process, the others run.
+FIXTURE = FIXTURES / "context_asarray.py"
+
+
+def _fixture_snippet(text: str) -> str:
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("with jax.sharding.set_mesh"))
+    puts = {i + 1: line.strip().split("  #")[0] for i, line in enumerate(lines)
+            if i > start and "jax.device_put(" in line}
+    return "\n".join(lines[:start]) + f"""
+import json
+outcome = {{}}
+with jax.sharding.set_mesh(mesh):
+    for line, code in {puts!r}.items():
+        try:
+            exec(code)
+            outcome[line] = "ok"
+        except Exception as e:
+            outcome[line] = type(e).__name__ + ": " + str(e)[:80]
+print("FIXTURE " + json.dumps(outcome))
+"""
+
+
+def test_the_fixtures_markers_are_what_two_processes_do() -> None:
+    text = FIXTURE.read_text(encoding="utf-8")
+    marked = {line for line, _, code in expected_markers(text) if code == "RSH303"}
+    multi, = run_batch([_fixture_snippet(text)], processes=2, devices=4, timeout=120)
+    assert multi.all_ok(), multi.details()
+    for p in multi.processes:
+        seen = json.loads(next(x for x in p.stdout.splitlines() if x.startswith("FIXTURE "))[8:])
+        assert {int(k) for k, v in seen.items() if v != "ok"} == marked, seen
+        assert len(seen) == 10 and len(marked) == 6
