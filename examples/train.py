@@ -1,7 +1,7 @@
 """A small multi-host data-parallel training script, with the mistakes reshard-lint finds.
 
-Run on every host of a TPU pod or GPU cluster (one process per host). On one host it
-runs fine; on several, three of the lines below fail or hang at start-up.
+On one host it runs fine; on several (one process per host) `reshard-lint check` finds four bugs:
+two lines that fail (RSH201, RSH301), a reversed mesh (RSH102) and the full reshuffle onto it (RSH202).
 """
 
 from __future__ import annotations

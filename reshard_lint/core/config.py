@@ -217,11 +217,19 @@ def _str_list(value: object, where: str) -> list[str]:
 
 
 def check_codes(items: Iterable[str], known: Sequence[str], where: str) -> None:
-    """Each item must be a code or a prefix of one (``RSH``, ``RSH2``, ``RSH201``)."""
+    """Each ``RSH`` item must be one of our codes or a prefix of one (``RSH``, ``RSH2``,
+    ``RSH201``): a misspelt one (``RSH999``, ``RSHX``) is a mistake. Another tool's code
+    (``E501``, ``PLR0913``) is accepted and matches none of ours, as ruff accepts unknown
+    plugin codes, so one select/ignore list serves flake8, ruff and reshard-lint; a prefix of
+    ``RSH`` itself (``R``) matches ours, as it does in flake8."""
     for item in items:
-        if not any(code.startswith(item.upper()) for code in known) or not item.upper().startswith("RSH"):
+        code = item.upper()
+        if code.startswith("RSH") and not any(k.startswith(code) for k in known):
             raise ConfigError(f"{where}: unknown code {item!r}; known codes: {', '.join(known)} "
                               "(or a prefix such as RSH2)")
+        if not re.fullmatch(r"[A-Z]+[0-9]*", code):
+            raise ConfigError(f"{where}: {item!r} is not a code (letters then digits, "
+                              "such as RSH201, RSH2 or E501)")
 
 
 def split_codes(text: str) -> list[str]:

@@ -326,6 +326,15 @@ JIT_SHARDINGS = ("in_shardings", "out_shardings")
 # jnp.array(x) and jnp.asarray(x) compute on x's devices: no fetch to the host (RSH305);
 # nor are they a computation under the context mesh (analysis/contextmesh.py).
 JNP_MAKERS = frozenset({"array", "asarray"})
+# Their dtype and copy arguments: (keyword, position, default) per maker. Under jax.set_mesh
+# a NumPy array already of the dtype asked for comes back without a copy, uncommitted on the
+# process's own device, where every other spelling is committed to the context mesh
+# (analysis/models/host.py; tests/multicontroller/test_context_asarray.py, jax 0.10.2).
+JNP_MAKER_DTYPE = {"asarray": ("dtype", 1), "array": ("dtype", 1)}
+JNP_MAKER_COPY: dict[str, tuple[str, int | None, object]] = {
+    "asarray": ("copy", None, None),  # keyword-only, default None: copy only when needed
+    "array": ("copy", 2, True),  # default True: always a copy
+}
 # np.array(x) and np.asarray(x) fetch x (the same words as jnp's makers, the gate tells
 # the two apart by the module).
 # process_allgather of a global array without tiled=True (RSH308) is such a use too.

@@ -212,8 +212,15 @@ def _analyse(result: FileResult, original: str, path: str, settings: Settings, e
         what = exc.msg
         if "too many nested" in what or "too deeply nested" in what:
             what = f"nesting too deep: {what}"
+        # Python's offset is 1-based, in characters of the line (flake8's E999 shows it one
+        # further, as it takes it for 0-based); past the line's end (an unclosed bracket at
+        # the end of the file) it is the line's end.
+        text_line = (exc.text or "").rstrip("\r\n")
+        column = max(exc.offset or 1, 1)
+        if exc.text is not None:
+            column = min(column, len(text_line) + 1)
         _failed(result, PARSE_ERROR, line,
-                f"could not parse the file: {what} (line {line}, column {max(exc.offset or 1, 1)})")
+                f"could not parse the file: {what} (line {line}, column {column})", column - 1)
         return
     except (UnicodeEncodeError, UnicodeDecodeError, UnicodeTranslateError) as exc:  # (with a reason)
         if raise_errors:
@@ -434,10 +441,11 @@ class Engine:
         return decision
 
 
-def _failed(result: FileResult, code: str, line: int, message: str) -> FileResult:
-    """``result`` as a file that could not be parsed or analysed: one diagnostic saying why."""
+def _failed(result: FileResult, code: str, line: int, message: str, col: int = 0) -> FileResult:
+    """``result`` as a file that could not be parsed or analysed: one diagnostic saying why,
+    at ``col`` (0-based) of ``line``."""
     result.error, result.error_code = message, code
-    result.diagnostics = [Diagnostic(code, line, 0, message)]
+    result.diagnostics = [Diagnostic(code, line, col, message)]
     return result
 
 

@@ -210,6 +210,12 @@ def cmd_check(args: argparse.Namespace, stdout: TextIO) -> int:
             rep.noqa_unknown = noqa_unknown(rep.source.text, codes)
         except SourceError as exc:
             rep.error = decode_error(exc.reason)
+        if not args.stdin_filename and rep.error is None:
+            from .stdin_note import stdin_note
+
+            note = stdin_note(rep.source.text, [os.getcwd(), cfg.root])
+            if note:
+                err(f"note: {note}")
         reports = [rep]
         cache = None
     else:
@@ -503,7 +509,8 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("-v", "--verbose", action="store_true",
                    help="also say on stderr how many files the cache served and how many were analysed")
     s = c.add_argument_group("files and configuration")
-    s.add_argument("--stdin-filename", metavar="NAME", help="the file name to report for -")
+    s.add_argument("--stdin-filename", metavar="NAME",
+                   help="the file name to report for -, and its place in the project (its imports are followed)")
     s.add_argument("--config", metavar="FILE", help="read settings from this pyproject.toml")
     s.add_argument("--isolated", action="store_true", help="ignore configuration files")
     s.add_argument("--extend-exclude", metavar="GLOBS", help="more paths or names to skip (comma-separated)")

@@ -423,6 +423,14 @@ def add_parser(sub: Any) -> None:
     c.add_argument("--format", choices=("text", "json"), default="text")
     c.add_argument("--sites", action="store_true",
                    help="list every site with its verdict and evidence, or its reason")
+    from ..core.config import RUNTIMES
+
+    # As for check and explain: a verdict can depend on where the code runs (a crossing
+    # single-controller JAX carries out is resolved there) and on the target platforms.
+    c.add_argument("--runtime", choices=RUNTIMES,
+                   help="where the programs run (as for check; overrides the configuration's runtime)")
+    c.add_argument("--platforms", metavar="LIST",
+                   help="target platforms, comma-separated: tpu,gpu,cpu (default: the configuration's)")
     c.add_argument("--config", metavar="FILE", help="read settings from this pyproject.toml")
     c.add_argument("--isolated", action="store_true", help="ignore configuration files")
     c.add_argument("--extend-exclude", metavar="GLOBS", help="more paths or names to skip (comma-separated)")

@@ -3,8 +3,9 @@
 It speaks the Language Server Protocol over stdio through pygls and offers:
 
 * diagnostics on open, save and change (debounced), with the rule's severity, a link to
-  its documentation and related locations (where the two meshes behind a crossing are
-  built); ``# noqa`` comments are honoured as flake8 honours them;
+  its page when one exists (the clone's docs/rules/CODE.md), and related locations (where
+  the two meshes behind a crossing are built); ``# noqa`` comments are honoured as flake8
+  honours them;
 * code actions: the rule's fix as a quick fix, "Add `# noqa: RSHnnn`", and a
   ``source.fixAll.reshard-lint`` action that applies every safe fix;
 * hover on a crossing diagnostic: its two meshes drawn as grids of device ids
@@ -339,8 +340,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     if _MISSING is not None:
-        print(f"reshard-lint lsp needs pygls>=1.3 ({_MISSING}); install it with: "
-              "pip install 'reshard-lint[lsp]'", file=sys.stderr)
+        # reshard-lint is on no package index (the name there could be anyone's): the
+        # extra is installed from the clone, or its one dependency directly.
+        print(f"reshard-lint lsp needs pygls>=1.3 ({_MISSING}); install it into this environment "
+              "with: pip install 'pygls>=1.3' (or pip install '/path/to/reshard-lint[lsp]' "
+              "from the clone)", file=sys.stderr)
         return 2
     # stdout carries the protocol, so logs go to a file or stderr, never stdout.
     handler: logging.Handler = logging.FileHandler(args.log_file) if args.log_file \

@@ -78,15 +78,21 @@ def elsewhere(path: str, line: int, col: int) -> types.Location:
     return types.Location(uri=Path(path).resolve().as_uri(), range=types.Range(start=at, end=at))
 
 
-# The one place that says where rule pages live; every diagnostic links to DOCS_BASE + CODE.md.
-DOCS_BASE = DOCS_URL.split("{code}")[0]
+# The clone's rule pages (docs/rules/CODE.md beside the package: a clone, or an editable
+# install of one); a package installed from the clone has no docs/ and links nothing.
+CLONE_DOCS = Path(__file__).resolve().parents[2] / "docs" / "rules"
 
 
 SOURCE = "reshard-lint"
 
 
-def docs_url(code: str) -> str:
-    return f"{DOCS_BASE}{code}.md"
+def docs_url(code: str) -> str | None:
+    """A page of the rule that exists: the published one, else the clone's file, else None
+    (the diagnostic then has no link; ``reshard-lint rule CODE`` prints the page)."""
+    if DOCS_URL:
+        return DOCS_URL.format(code=code)
+    page = CLONE_DOCS / f"{code}.md"
+    return page.as_uri() if page.is_file() else None
 
 
 def to_lsp(d: Diagnostic, uri: str, pos: Positions) -> types.Diagnostic:
@@ -99,12 +105,13 @@ def to_lsp(d: Diagnostic, uri: str, pos: Positions) -> types.Diagnostic:
             else elsewhere(r.path, r.line, r.col), message=r.message)
         for r in d.related
     ]
+    href = docs_url(d.code) if rule is not None else None
     return types.Diagnostic(
         range=pos.range(d.line, d.col, d.end_line, d.end_col),
         message=d.message,
         severity=severity,
         code=d.code,
-        code_description=types.CodeDescription(href=docs_url(d.code)) if rule is not None else None,
+        code_description=types.CodeDescription(href=href) if href else None,
         source=SOURCE,
         related_information=related or None,
     )

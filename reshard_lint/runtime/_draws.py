@@ -296,8 +296,13 @@ def wrap_device_set(prop: property) -> property:
 # --------------------------------------------------------------------------- the mesh
 
 
-def wrap_mesh_new(original: staticmethod) -> staticmethod:
-    make = original.__func__
+def wrap_mesh_new(original: Any) -> Any:
+    """``Mesh.__new__`` as found in the class's ``__dict__``: the staticmethod Python makes
+    of a ``__new__`` in a class body, or a plain function (or other callable) when a test
+    harness or a library assigned ``Mesh.__new__ = f`` later, which Python accepts and calls
+    with the class first. The wrapper is stored in the same kind it found."""
+    wrapped = isinstance(original, staticmethod)
+    make = original.__func__ if wrapped else original
 
     def __new__(cls: Any, *args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True  # pytest: show the user's line, not this frame
@@ -306,7 +311,7 @@ def wrap_mesh_new(original: staticmethod) -> staticmethod:
             check_mesh(args[0] if args else kwargs.get("devices"))
         return make(cls, *args, **kwargs)
 
-    return staticmethod(__new__)
+    return staticmethod(__new__) if wrapped else __new__
 
 
 def check_mesh(devices: Any) -> None:

@@ -27,7 +27,7 @@ from typing import Any
 
 from . import _state, _where
 from ._checks import Topology, trace_state_clean, ids
-from ._format import fmt_ids, fmt_procs
+from ._format import fmt_ids, fmt_procs, fmt_spec
 from ._pod import pod
 from .errors import ReshardError
 
@@ -136,7 +136,7 @@ def check_fetch(array: Any, frame: FrameType | None, spelled: str | None = None)
             f"{_FETCH_ERROR}); put it on jax.local_devices(backend=...)[k] instead")
         raise ReshardError(message, code="RSH306", call=spelled, source=devices)
     spec = getattr(sharding, "spec", None)
-    how = f"sharded {spec}" if spec is not None else "sharded"
+    how = f"sharded {fmt_spec(spec)}" if spec is not None else "sharded"
     message = (
         f"RSH305 {spelled} fetches an array {how} on devices {fmt_ids(devices)}, whose pieces "
         f"are split across simulated processes {fmt_procs(holders)}: multi-controller JAX raises "

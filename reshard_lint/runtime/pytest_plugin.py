@@ -169,6 +169,13 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         with suspended():
             yield
         return
+    # The marker's settings win for what it names; the rest are the run's (flags, then ini),
+    # so reshard_strict(processes=2) under --reshard-strict-platform=tpu-v5e-16 simulates 2
+    # processes of that platform instead of silently dropping the platform.
+    _, processes, reorder, platform, process = _settings(item.config)
+    for key, value in (("processes", processes), ("reorder", reorder), ("platform", platform),
+                       ("process", process)):
+        kwargs.setdefault(key, value)
     with strict(**kwargs):
         yield
 

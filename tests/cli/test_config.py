@@ -162,7 +162,7 @@ def test_auto_runtime_reads_pathways_backend_per_file(tmp_path: Path) -> None:
     ('selec = ["RSH"]\n', ["unknown key 'selec'", "allowed: select"]),
     ('select = "RSH2"\n', ["select must be a list of strings"]),
     ('ignore = ["RSH9"]\n', ["ignore", "unknown code 'RSH9'"]),
-    ('[tool.reshard-lint.per-file-ignores]\n"t/*" = ["E501"]\n', ["per-file-ignores", "'E501'"]),
+    ('[tool.reshard-lint.per-file-ignores]\n"t/*" = ["RSH99"]\n', ["per-file-ignores", "'RSH99'"]),
     ('select = ["RSH2"\n', ["not valid TOML"]),
 ])
 def test_broken_settings_one_clear_message_exit_2(tmp_path: Path, body: str, words: list[str]) -> None:

@@ -63,6 +63,8 @@ CASES: dict[str, tuple[Callable[[Path], None] | None, str, int, str]] = {
     "parse-error": (_bytes(PARSE_ERROR_SOURCE.encode()), "RSH001", 3, "could not parse the file: "),
 }
 NAMES = {"RSH001": "parse-error", "RSH003": "io-error"}
+# The column of each finding: 1, but a syntax error's is where Python points (the stray comma).
+COLUMN = {"parse-error": PARSE_ERROR_SOURCE.splitlines()[2].index(",") + 1}
 
 
 def _make(project: Path, case: str) -> None:
@@ -77,11 +79,12 @@ def _make(project: Path, case: str) -> None:
 def test_exit_status_and_formats(project: Path, case: str) -> None:
     _make(project, case)
     _, code, line, message = CASES[case]
-    header = f"h.py:{line}:1: {code} {message}"
+    col = COLUMN.get(case, 1)
+    header = f"h.py:{line}:{col}: {code} {message}"
 
     r = run("check", "--format", "concise", "h.py", cwd=project)
     assert r.returncode == 1, r.stdout + r.stderr
-    assert codes(r.stdout) == [("h.py", line, 1, code)]
+    assert codes(r.stdout) == [("h.py", line, col, code)]
     assert r.stdout.startswith(header), r.stdout
     assert "Traceback" not in r.stderr and "RSH002" not in r.stdout
     # Counted in the summary, and named as not checked.
@@ -95,7 +98,7 @@ def test_exit_status_and_formats(project: Path, case: str) -> None:
     assert j.returncode == 1
     [item] = json.loads(j.stdout)
     assert (item["code"], item["name"], item["filename"], item["location"], item["url"], item["fix"]) == \
-        (code, NAMES[code], "h.py", {"row": line, "column": 1}, None, None)
+        (code, NAMES[code], "h.py", {"row": line, "column": col}, None, None)
     assert item["message"].startswith(message)
 
     for flags in (("--ignore", code), ("--extend-ignore", code), ("--ignore", "RSH0")):
@@ -106,18 +109,19 @@ def test_exit_status_and_formats(project: Path, case: str) -> None:
     # Found when a directory is searched too (a path that is gone cannot be found so).
     if case not in ("vanished",):
         d = run("check", "--format", "concise", ".", cwd=project)
-        assert d.returncode == 1 and codes(d.stdout) == [("h.py", line, 1, code)], d.stdout + d.stderr
+        assert d.returncode == 1 and codes(d.stdout) == [("h.py", line, col, code)], d.stdout + d.stderr
 
 
 @pytest.mark.parametrize("case", ["fifo", "invalid-utf8-first-lines", "parse-error"])
 def test_every_format_reports_it_at_the_place(project: Path, case: str) -> None:
     _make(project, case)
     _, code, line, message = CASES[case]
+    col = COLUMN.get(case, 1)
     text = run("check", "h.py", cwd=project)
-    assert text.returncode == 1 and text.stdout.startswith(f"h.py:{line}:1: {code} {message}"), text.stdout
+    assert text.returncode == 1 and text.stdout.startswith(f"h.py:{line}:{col}: {code} {message}"), text.stdout
     gh = run("check", "--format", "github", "h.py", cwd=project)
     assert gh.returncode == 1
-    assert gh.stdout.startswith(f"::error file=h.py,line={line},col=1,"), gh.stdout
+    assert gh.stdout.startswith(f"::error file=h.py,line={line},col={col},"), gh.stdout
     assert f"title={code}::{code} {message}" in gh.stdout, gh.stdout
     sarif = run("check", "--format", "sarif", "h.py", cwd=project)
     assert sarif.returncode == 1
@@ -130,7 +134,7 @@ def test_every_format_reports_it_at_the_place(project: Path, case: str) -> None:
     assert rules[res["ruleIndex"]]["name"] == NAMES[code]
     assert res["level"] == "error" and res["message"]["text"].startswith(message)
     region = res["locations"][0]["physicalLocation"]["region"]
-    assert (region["startLine"], region["startColumn"]) == (line, 1)
+    assert (region["startLine"], region["startColumn"]) == (line, col)
     assert res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "h.py"
 
 
@@ -140,7 +144,7 @@ def test_good_files_are_still_reported_and_counted(project: Path) -> None:
     write(project, "broken.py", PARSE_ERROR_SOURCE)
     r = run("check", "--format", "concise", cwd=project)
     assert r.returncode == 1
-    assert codes(r.stdout) == [("bad.py", 8, 5, "RSH201"), ("broken.py", 3, 1, "RSH001"),
+    assert codes(r.stdout) == [("bad.py", 8, 5, "RSH201"), ("broken.py", 3, COLUMN["parse-error"], "RSH001"),
                                ("dangling.py", 1, 1, "RSH003")]
     assert "Found 3 findings in 3 files (1 of 3 checked)" in r.stderr, r.stderr
     assert "2 files could not be checked (see above): broken.py, dangling.py" in r.stderr

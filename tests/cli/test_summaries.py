@@ -53,19 +53,20 @@ def test_findings_have_no_coverage_line(project: Path) -> None:
     assert r.returncode == 1 and "coverage" not in r.stderr
 
 
-@pytest.mark.parametrize("text", ["def f(:\n    pass\n", "x = (1,\n", "print 'hello'\n"])
-def test_a_syntax_error_is_rsh001_without_any_mesh_words(project: Path, text: str) -> None:
+@pytest.mark.parametrize("text, col", [("def f(:\n    pass\n", 7), ("x = (1,\n", 5), ("print 'hello'\n", 1)])
+def test_a_syntax_error_is_rsh001_without_any_mesh_words(project: Path, text: str, col: int) -> None:
     """The prefilter rules these files out by their words; they are still parsed."""
     write(project, "broken.py", text)
     write(project, "fine.py", "x = 1\n")
     for attempt in ("cold", "warm"):
         r = run("check", "--format", "concise", cwd=project)
         assert r.returncode == 1, (attempt, r.stderr)
-        assert r.stdout.startswith("broken.py:1:1: RSH001 could not parse the file: "), (attempt, r.stdout)
+        # at the column Python names: the stray ':', the unclosed '(', the statement
+        assert r.stdout.startswith(f"broken.py:1:{col}: RSH001 could not parse the file: "), (attempt, r.stdout)
         assert r.stderr.splitlines() == ["Found 1 finding in 1 file (1 of 2 checked).",
                                          "1 file could not be checked (see above): broken.py"], attempt
     s = run("check", "--format", "concise", "-", "--stdin-filename", "broken.py", input=text, cwd=project)
-    assert s.returncode == 1 and s.stdout.startswith("broken.py:1:1: RSH001 could not parse the file: ")
+    assert s.returncode == 1 and s.stdout.startswith(f"broken.py:1:{col}: RSH001 could not parse the file: ")
 
 
 @pytest.mark.parametrize("text", [

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 
-from reshard_lint.frontends.lsp_positions import DOCS_BASE
+from reshard_lint.frontends.lsp_positions import CLONE_DOCS
 from reshard_lint.rules import rule_by_code
 
 from .lspclient import SERVER, LspClient, apply_workspace_edit, utf16_len
@@ -60,7 +60,9 @@ def test_open_publishes_diagnostic_with_severity_link_and_related(client: LspCli
     assert d["code"] == "RSH201"
     assert d["source"] == "reshard-lint"
     assert d["severity"] == 1  # rule.severity == "error"
-    assert d["codeDescription"]["href"] == f"{DOCS_BASE}RSH201.md"
+    # the clone's page, a file that exists (the project is published at no address)
+    assert d["codeDescription"]["href"] == (CLONE_DOCS / "RSH201.md").as_uri()
+    assert (CLONE_DOCS / "RSH201.md").is_file()
     assert d["range"]["start"] == {"line": BUG_LINE, "character": 4}
     assert "different device set" in d["message"]
     related = d["relatedInformation"]
@@ -504,7 +506,11 @@ def test_without_pygls_the_command_says_what_to_install(tmp_path: Path) -> None:
     proc = subprocess.run([str(venv / "bin" / "reshard-lint"), "lsp"], input="", capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 2
-    assert "pip install 'reshard-lint[lsp]'" in proc.stderr
+    # what can be installed: the extra's dependency, or the clone with the extra; never the
+    # bare name from an index, where reshard-lint is not published
+    assert "pip install 'pygls>=1.3'" in proc.stderr
+    assert "pip install '/path/to/reshard-lint[lsp]'" in proc.stderr
+    assert "install 'reshard-lint[lsp]'" not in proc.stderr
     assert "Traceback" not in proc.stderr
 
 

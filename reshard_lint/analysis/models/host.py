@@ -58,12 +58,47 @@ def _uncommitted(an: "Analyzer", node: ast.Call, what: str) -> Value:
     return HostVal(an.ctx.lazy_code(node, 40, f" ({what})"), node, uncommitted=True)
 
 
+def _given(call: Call, keyword: str, position: int | None) -> Value | None:
+    """The argument spelled by keyword or at ``position``, or None when the call omits it."""
+    if keyword in call.keywords:
+        return call.keywords[keyword][0]
+    if position is not None and position < len(call.positional):
+        return call.positional[position][0]
+    return None
+
+
+def _may_be_zero_copy(short: str, call: Call) -> bool:
+    """``jnp.asarray(a, dtype)``, ``jnp.array(a, dtype, copy=False)``: when ``a`` is a NumPy
+    array already of that dtype, JAX returns it without a copy, uncommitted on the process's
+    own device, even under ``jax.set_mesh`` (jax 0.10.2, 1 and 2 processes: without a dtype,
+    with another dtype, from a list or a scalar, with a copy, the result is committed to the
+    context mesh). The analysis does not follow NumPy dtypes, so only data that is no NumPy
+    array (a literal, a list of them) rules it out."""
+    if short not in api.JNP_MAKER_DTYPE or call.has_star:
+        return False
+    dtype = _given(call, *api.JNP_MAKER_DTYPE[short])
+    if dtype is None or isinstance(dtype, ConstVal) and dtype.value is None:
+        return False
+    keyword, position, default = api.JNP_MAKER_COPY[short]
+    copy = _given(call, keyword, position)
+    if copy is None and default is True or isinstance(copy, ConstVal) and copy.value is True:
+        return False
+    data = call.arg(0)
+    return not isinstance(data, (ConstVal, IntVal, SeqVal))
+
+
 def jnp_result(an: "Analyzer", name: str, call: Call, node: ast.Call) -> Value:
     if any(k in call.keywords for k in _PLACEMENT) or call.has_star:
         return unknown(UNMODELLED_JAX, _placed_by(name, call))
     short = name[len(api.JNP_KEY_PREFIX):]
     if short in _CREATION:
         return _uncommitted(an, node, "uncommitted")
+    if an.mesh_context and _may_be_zero_copy(short, call) and \
+            all(is_host(v) for v, _ in call.positional[:1]):
+        # Committed to the context mesh or left uncommitted on this process's device: which,
+        # depends on a dtype the analysis does not know (_may_be_zero_copy).
+        return unknown(MESH_CONTEXT, f"{dotted(node.func) or name} with a dtype (uncommitted when "
+                                     "it is the NumPy array's own)")
     args = [v for v, _ in call.positional] + [v for k, (v, _) in call.keywords.items() if k != "dtype"]
     if short not in placement.NOT_ARRAYS and \
             (placed := placement.computed(args, node, short in placement.TUPLES)) is not None:

@@ -44,5 +44,6 @@ def shown_path(path: str) -> str:
     return path if rel.startswith(os.pardir) else rel
 
 
-def rule_url(code: str) -> str:
-    return DOCS_URL.format(code=code)
+def rule_url(code: str) -> str | None:
+    """The rule's published page, or None while the pages are published nowhere."""
+    return DOCS_URL.format(code=code) if DOCS_URL else None

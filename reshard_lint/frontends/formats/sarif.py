@@ -57,10 +57,12 @@ def driver_rules() -> list[dict[str, Any]]:
             "shortDescription": {"text": r.summary},
             "fullDescription": {"text": r.what or r.summary},
             "help": {"text": doc, "markdown": doc},
-            "helpUri": rule_url(r.code),
             "defaultConfiguration": {"level": _level(r.severity)},
             "properties": {"fixSafety": r.fix_safety, "tags": ["jax", "sharding"]},
         })
+        url = rule_url(r.code)
+        if url:  # only a page that is published somewhere (the doc itself is in help)
+            out[-1]["helpUri"] = url
     return out
 
 
@@ -99,14 +101,16 @@ def render(findings: Sequence[Finding], rules: RuleTable, out: TextIO) -> None:
                 }],
             }]
         results.append(result)
+    driver: dict[str, Any] = {"name": "reshard-lint", "version": __version__, "semanticVersion": __version__}
+    home = rule_url("RSH201")
+    if home:
+        driver["informationUri"] = home.rsplit("/docs/", 1)[0]
+    driver["rules"] = descriptors
     log = {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
         "runs": [{
-            "tool": {"driver": {"name": "reshard-lint", "version": __version__,
-                                "semanticVersion": __version__,
-                                "informationUri": rule_url("RSH201").rsplit("/docs/", 1)[0],
-                                "rules": descriptors}},
+            "tool": {"driver": driver},
             "columnKind": "unicodeCodePoints",
             "originalUriBaseIds": {"%SRCROOT%": {"uri": _root_uri()}},
             "results": results,
