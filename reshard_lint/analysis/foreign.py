@@ -72,7 +72,7 @@ def foreign_calls(ctx: FileContext, func: FuncVal) -> Optional[list[ForeignCall]
         recorded = view.arguments_at(path, keys)
         if recorded is None:
             continue
-        for i, (call, spelled) in enumerate(out):
+        for i, (call, _) in enumerate(out):
             evaluated = recorded.get((call.lineno, call.col_offset))
             if evaluated and found[i][0] == path:
                 out[i] = (call, list(evaluated))
@@ -83,8 +83,8 @@ def _values(call: Call) -> list[Value]:
     return [v for v, _ in call.positional] + [v for v, _ in call.keywords.values()]
 
 
-def _arguments(call: ast.Call) -> list[tuple[Optional[str], ast.expr, ast.AST]]:
-    out: list[tuple[Optional[str], ast.expr, ast.AST]] = [(None, a, a) for a in call.args]
+def _arguments(call: ast.Call) -> list[tuple[Optional[str], ast.expr, ast.expr | ast.keyword]]:
+    out: list[tuple[Optional[str], ast.expr, ast.expr | ast.keyword]] = [(None, a, a) for a in call.args]
     out += [(k.arg, k.value, k) for k in call.keywords]
     return out
 

@@ -118,7 +118,7 @@ def _defines(project: Project, module: str, name: str, target: str, depth: int) 
     if depth == 0:
         return False
     mod = project.index.find(module)
-    if mod is None:
+    if mod is None or mod.path is None:
         return False
     found = project.text(mod.path)
     if found is None:

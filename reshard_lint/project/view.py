@@ -13,7 +13,7 @@ import ast
 import os
 import re
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, cast
 
 from ..core.collector import kept
 from .graph import ImportGraph
@@ -32,8 +32,8 @@ _RECENT = 8
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 Analyse = Callable[[str, str, "FileView", bool], "tuple[dict[str, Value], FileContext] | None"]
-Recorded = "tuple[dict[tuple[int, int], list[Call]], FileContext]"
-Record = Callable[[str, str, "FileView", frozenset[tuple[int, int]]], "Recorded | None"]
+Record = Callable[[str, str, "FileView", frozenset[tuple[int, int]]],
+                  "tuple[dict[tuple[int, int], list[Call]], FileContext] | None"]
 
 
 def read_file(path: str) -> str | None:
@@ -325,7 +325,7 @@ class FileView:
             deps[path] = found[1]
             known = (made, view.contexts, deps)
             project.recorded[key] = known
-        made, contexts, deps = known  # type: ignore[misc]
+        made, contexts, deps = cast("tuple[Any, list[FileContext], dict[str, str]]", known)
         self.deps.update(deps)
         if made is None:
             return None

@@ -415,7 +415,7 @@ def _imported_call(node: ast.AST, imported: frozenset[str]) -> bool:
     ``order()`` or ``config.order()``."""
     if type(node) is not ast.Call:
         return False
-    func = node.func  # type: ignore[attr-defined]
+    func = node.func
     if type(func) is ast.Name:
         return func.id in imported
     return type(func) is ast.Attribute and type(func.value) is ast.Name \
