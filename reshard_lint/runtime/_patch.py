@@ -73,6 +73,10 @@ def _wrap_device_put(original: Callable[..., Any]) -> Callable[..., Any]:
         # already found quiet (the same array sharding and target again, as in a loop).
         if config is None:
             return original(x, device, **kwargs)
+        if type(x) is ArrayImpl and device is x._sharding:
+            # JAX hands x back after one read of its is_fully_addressable, which the
+            # pod's property answers from its caller's frame: cheaper than marking.
+            return original(x, device, **kwargs)
         verdict = None
         if type(device) in _DEVICE_TYPES or (type(device) not in _OTHER_TYPES and _everyone.learn(device)):
             # A device picked from the global list is the same on every process: judge the
@@ -80,10 +84,6 @@ def _wrap_device_put(original: Callable[..., Any]) -> Callable[..., Any]:
             verdict = _everyone.judge_put(config, x, device, "device_put", sys._getframe(1))
         if type(x) is ArrayImpl:
             source = x._sharding
-            if device is source:
-                # JAX hands x back after one read of its is_fully_addressable, which the
-                # pod's property answers from its caller's frame: cheaper than marking.
-                return original(x, device, **kwargs)
             key = (id(source), id(device), len(x.aval.shape), x._committed, config.split,
                    _checks.local_asked)
             seen = _quiet.get(key)
