@@ -64,18 +64,21 @@ class _File:
         self.tainted: set[str] = set()
 
 
-_files: dict[str, _File | None] = {}
+# filename -> (the lines read, the parsed file): kept across programs (a test suite reads
+# its modules once), reparsed when the lines differ (exec'd programs reuse names).
+_files: dict[str, tuple[list[str], _File | None]] = {}
 # Names a project's own modules (not installed packages) bind from process-dependent
 # values: they may be imported anywhere (``from utils import IS_MAIN``).
 _tainted: set[str] = set()
 _read_modules: set[str] = set()
+_seen_files: set[str] = set()  # read for this program
 
 
 def forget() -> None:
-    """A new program: the files may have changed (exec'd programs reuse names)."""
-    _files.clear()
+    """A new program: its modules are read again (from the parse cache when unchanged)."""
     _tainted.clear()
     _read_modules.clear()
+    _seen_files.clear()
     _guard_cache.clear()
 
 
@@ -84,21 +87,28 @@ def _project_file(filename: str) -> bool:
 
 
 def _file(filename: str, module_globals: dict[str, Any] | None) -> _File | None:
-    if filename in _files:
-        return _files[filename]
+    if filename in _seen_files and filename in _files:
+        return _files[filename][1]
     lines = linecache.getlines(filename, module_globals)
-    found: _File | None = None
-    if lines:
-        try:
-            found = _File(ast.parse("".join(lines), filename))
-        except (SyntaxError, ValueError):
-            found = None
-    _files[filename] = found
-    if found is not None:
-        _learn_taint(found)
-        if _project_file(filename) and not found.tainted <= _tainted:
-            _tainted.update(found.tainted)
-            _guard_cache.clear()  # verdicts made without these names
+    cached = _files.get(filename)
+    if cached is not None and (cached[0] is lines or cached[0] == lines):
+        found = cached[1]
+    else:
+        found = None
+        if lines:
+            try:
+                found = _File(ast.parse("".join(lines), filename))
+            except (SyntaxError, ValueError):
+                found = None
+            if found is not None:
+                _learn_taint(found)
+        if len(_files) > 4096:
+            _files.clear()
+        _files[filename] = (lines, found)
+    _seen_files.add(filename)
+    if found is not None and _project_file(filename) and not found.tainted <= _tainted:
+        _tainted.update(found.tainted)
+        _guard_cache.clear()  # verdicts made without these names
     return found
 
 

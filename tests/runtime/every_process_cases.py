@@ -72,7 +72,28 @@ def offload(tree):
 params = {"w": jax.device_put(np.ones(4), jax.local_devices()[0])}
 params = offload(params)
 """, ("RSH306", 6), (None, _CROSS)),
+    Case("under_a_branch_every_process_takes", """\
+OFFLOAD = True
+a = jax.device_put(np.arange(8.0), jax.local_devices()[0])
+if OFFLOAD:
+    a = jax.device_put(a, jax.devices("cpu")[0])
+""", ("RSH306", 8), (None, _CROSS)),
     # Clean: every process runs these.
+    Case("guarded_by_an_environment_rank", """\
+import os
+rank = int(os.environ.get("RANK", jax.process_index()))
+if rank == 0:
+    print(np.asarray(jax.device_put(np.arange(8.0), jax.devices()[0])))
+""", None, (None, None)),
+    Case("after_an_assert_on_the_process", """\
+def on_owner():
+    assert jax.process_index() == 0
+    print(np.asarray(jax.device_put(np.arange(8.0), jax.devices()[0])))
+
+if jax.process_index() == 0:
+    on_owner()
+""", None, (None, None)),
+
     Case("guarded_by_process_index", """\
 if jax.process_index() == 0:
     b = jax.device_put(np.arange(8.0), jax.devices()[0])
