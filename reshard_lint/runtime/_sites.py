@@ -7,7 +7,7 @@ other process would run it only when two things are shown from the source of the
 on the call stack:
 
 - the line is not under a process-dependent branch in any of those frames: no enclosing
-  ``if`` / ``while`` / conditional expression / ``and`` / ``or`` / comprehension filter,
+  ``if`` / ``while`` / ``for`` / conditional expression / ``and`` / ``or`` / comprehension,
   and no earlier ``if ...: return`` (``raise``, ``continue``, ``break``) or ``assert`` in
   an enclosing block, whose test mentions a process-dependent name (``TAINT``, names
   assigned from them in any user module strict mode has read, functions whose body uses
@@ -216,6 +216,11 @@ def _guarded(info: _File, node: ast.AST) -> bool:
         if isinstance(parent, (ast.If, ast.While, ast.IfExp)) and child is not parent.test \
                 and _mentions_taint(parent.test):
             return True
+        if isinstance(parent, (ast.For, ast.AsyncFor)) and child is not parent.iter \
+                and _mentions_taint(parent.iter):
+            # a loop over something process-dependent (callbacks only the main process
+            # registered): its body may run on some processes only
+            return True
         if isinstance(parent, ast.BoolOp):
             index = next((i for i, v in enumerate(parent.values) if v is child), 0)
             if any(_mentions_taint(v) for v in parent.values[:index]):
@@ -224,7 +229,7 @@ def _guarded(info: _File, node: ast.AST) -> bool:
                 and any(_mentions_taint(c) for c in parent.ifs):
             return True
         if isinstance(parent, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)) \
-                and any(_mentions_taint(c) for g in parent.generators for c in g.ifs):
+                and any(_mentions_taint(c) for g in parent.generators for c in (*g.ifs, g.iter)):
             return True
         if isinstance(parent, ast.match_case):
             match = info.parents.get(parent)

@@ -85,6 +85,15 @@ rank = int(os.environ.get("RANK", jax.process_index()))
 if rank == 0:
     print(np.asarray(jax.device_put(np.arange(8.0), jax.devices()[0])))
 """, None, (None, None)),
+    Case("read_by_callbacks_only_the_owner_registered", """\
+def report(v):
+    print(np.asarray(v))
+
+callbacks = [report] if jax.process_index() == 0 else []
+b = jax.device_put(np.arange(8.0), jax.devices()[0])
+for callback in callbacks:
+    callback(b)
+""", None, (None, None)),
     Case("after_an_assert_on_the_process", """\
 def on_owner():
     assert jax.process_index() == 0
