@@ -25,8 +25,9 @@ from functools import lru_cache
 from types import FrameType
 from typing import Any
 
-from . import _state, _where
-from ._checks import Topology, trace_state_clean, ids
+from . import _sites, _state, _where
+from ._kinds import GLOBAL, kind_of, kinds
+from ._checks import Topology, ids, topology, trace_state_clean
 from ._format import fmt_ids, fmt_procs, fmt_spec
 from ._pod import pod
 from .errors import ReshardError
@@ -104,6 +105,8 @@ def check_fetch(array: Any, frame: FrameType | None, spelled: str | None = None)
         # An uncommitted array sits on JAX's default device, here the first of all; on the
         # pod, on the simulated process's own first device: always readable there.
         return
+    if kinds and id(array) in kinds:
+        _judge_everyone(array, frame, spelled)
     sharding = array.sharding
     config = _state.current
     key: tuple[Any, ...] | None = (sharding, array.shape, config.split if config is not None else None)
@@ -160,7 +163,7 @@ def wrap_value(prop: property) -> property:
                 hit = _readable.get((self.sharding, self.shape, config.split))
             except TypeError:
                 hit = None
-            if not hit:
+            if not hit or (kinds and id(self) in kinds):
                 check_fetch(self, sys._getframe(1))
         return fget(self)
 
@@ -197,5 +200,40 @@ def check_read(array: Any, frame: FrameType | None, spelled: str) -> None:
         hit = _readable.get((array.sharding, array.shape, config.split))
     except TypeError:
         hit = None
-    if not hit:
+    if not hit or (kinds and id(array) in kinds):
         check_fetch(array, frame, spelled)
+
+
+def _judge_everyone(array: Any, frame: FrameType | None, spelled: str | None) -> None:
+    """A read of an array put on a global pick: the processes that do not own it fail."""
+    __tracebackhide__ = True
+    known = kind_of(array)
+    config = _state.current
+    if known is None or known[0] != GLOBAL or config is None:
+        return
+    device = known[1]
+    try:
+        devices = set(array.sharding.device_set)
+    except Exception:
+        return
+    if devices != {device}:
+        return
+    topo = topology(config.split, device.platform)
+    owner = topo.process_of.get(device)
+    if not topo.simulated or owner is None or owner != topo.me:
+        return  # the played process's own read is the fetch check's
+    if not trace_state_clean():
+        return
+    spelled = _who_reads(frame, spelled)
+    user = next(_sites.user_frames(frame), None)
+    if spelled is None or user is None or not _sites.runs_on_every_process(user):
+        return
+    other = next(q for q in range(topo.processes) if q != owner)
+    message = (
+        f"RSH306 {spelled} reads an array on device {device.id}, which fails on process {other} of "
+        f"{topo.processes}: {known[2]} belongs to process {owner}, so every process put its data "
+        f"there and process {other} holds none of it: multi-controller JAX raises \"RuntimeError: "
+        f"Fetching value for jax.Array that spans non-addressable (non process local) devices is "
+        f"not possible\"; put it on jax.local_devices(backend=...)[k] instead, or read it only "
+        f"under `if jax.process_index() == {owner}:`")
+    raise ReshardError(message, code="RSH306", call=spelled, source=(int(device.id),))

@@ -106,6 +106,13 @@ def _foreign(target: Any) -> bool:
     return False
 
 
+def arm(config: _state.StrictConfig) -> None:
+    """Install the wrappers now (an array on one device exists that another simulated
+    process cannot read: ``_everyone``)."""
+    if watching:
+        _arm(config)
+
+
 def _arm(config: _state.StrictConfig) -> None:
     global _armed
     with _state.settings_lock():

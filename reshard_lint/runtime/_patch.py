@@ -22,6 +22,7 @@ import contextlib
 import functools
 import inspect
 import random
+import sys
 import types
 from typing import Any, Callable, Iterator
 
@@ -33,10 +34,14 @@ from jax._src import stages as _stages
 from jax.experimental import mesh_utils as _public_mesh_utils
 from jax._src.array import ArrayImpl
 
-from . import (_checks, _draws, _fetch, _incompat, _jit, _local_data, _numpy_reads, _platform_patch, _pod,
-               _seeds, _state, _where)
+from . import (_checks, _draws, _everyone, _fetch, _incompat, _jit, _local_data, _numpy_reads,
+               _platform_patch, _pod, _seeds, _state, _where)
 
 _HOST_TYPES = frozenset({np.ndarray, int, float, complex, bool})
+# Target types that are (and are not) JAX Device classes, learned as met: a Device target's
+# line is judged as every process runs it (_everyone).
+_DEVICE_TYPES = _everyone.DEVICE_TYPES
+_OTHER_TYPES = _everyone.OTHER_TYPES
 _quiet = _checks.quiet
 _running = _where.running
 
@@ -68,12 +73,17 @@ def _wrap_device_put(original: Callable[..., Any]) -> Callable[..., Any]:
         # already found quiet (the same array sharding and target again, as in a loop).
         if config is None:
             return original(x, device, **kwargs)
+        if type(x) is ArrayImpl and device is x._sharding:
+            # JAX hands x back after one read of its is_fully_addressable, which the
+            # pod's property answers from its caller's frame: cheaper than marking.
+            return original(x, device, **kwargs)
+        verdict = None
+        if type(device) in _DEVICE_TYPES or (type(device) not in _OTHER_TYPES and _everyone.learn(device)):
+            # A device picked from the global list is the same on every process: judge the
+            # line as the others run it (and remember what the result is there).
+            verdict = _everyone.judge_put(config, x, device, "device_put", sys._getframe(1))
         if type(x) is ArrayImpl:
             source = x._sharding
-            if device is source:
-                # JAX hands x back after one read of its is_fully_addressable, which the
-                # pod's property answers from its caller's frame: cheaper than marking.
-                return original(x, device, **kwargs)
             key = (id(source), id(device), len(x.aval.shape), x._committed, config.split,
                    _checks.local_asked)
             seen = _quiet.get(key)
@@ -89,9 +99,12 @@ def _wrap_device_put(original: Callable[..., Any]) -> Callable[..., Any]:
         outer = running.jax_put
         running.jax_put = True
         try:
-            return original(x, device, **kwargs)
+            result = original(x, device, **kwargs)
         finally:
             running.jax_put = outer
+        if verdict is not None:
+            _everyone.after_put(config, result, verdict)
+        return result
 
     return device_put
 
@@ -104,7 +117,13 @@ def _wrap_to_device(original: Callable[..., Any]) -> Callable[..., Any]:
         if config is not None:
             if _numpy_reads.watching:
                 _numpy_reads.note(config, device)
+            verdict = _everyone.judge_put(config, self, device, "Array.to_device", sys._getframe(1)) \
+                if type(device) in _DEVICE_TYPES or _everyone.learn(device) else None
             _checks.check_device_put(config, self, device, "Array.to_device", stacklevel=2)
+            if verdict is not None:
+                result = original(self, device, **kwargs)
+                _everyone.after_put(config, result, verdict)
+                return result
         return original(self, device, **kwargs)
 
     return to_device

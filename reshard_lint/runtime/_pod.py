@@ -25,7 +25,7 @@ from typing import Any, Callable
 import jax
 from jax._src import xla_bridge as _xb
 
-from . import _checks, _state, _where
+from . import _checks, _kinds, _state, _where
 from ._checks import Topology, topology
 from ._seeds import ProcessIndex
 from ._where import from_library, library_globals
@@ -296,8 +296,13 @@ def wrap_addressable_data(original: Callable[..., Any]) -> Callable[..., Any]:
             # The pod's list: this process's shards in the array's device order.
             local = _local_shards(self, self.addressable_shards)
             if local is not None:
-                return local[index].data
-        return original(self, index)
+                data = local[index].data
+                _kinds.remember_local(data)  # on process k, k's own piece
+                return data
+        data = original(self, index)
+        if _state.current is not None and not from_library(sys._getframe(1)):
+            _kinds.remember_local(data)
+        return data
 
     return addressable_data
 

@@ -145,6 +145,9 @@ def new_program() -> None:
     checks = sys.modules.get("reshard_lint.runtime._checks")
     if checks is not None:
         checks.local_asked = False  # type: ignore[attr-defined]
+    everyone = sys.modules.get("reshard_lint.runtime._everyone")
+    if everyone is not None:
+        everyone.forget()  # what arrays were made as, and the source read (_sites)
     draws = sys.modules.get("reshard_lint.runtime._draws")
     if draws is not None:
         draws.forget()  # the device orders the program drew (RSH101)

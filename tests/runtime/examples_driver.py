@@ -14,6 +14,7 @@ SIGSEGV from an unchecked jit) loses only that program: the parent restarts the 
 from __future__ import annotations
 
 import contextlib
+import linecache
 import io
 import json
 import os
@@ -39,6 +40,9 @@ def run_one(rt: Any, key: str, code: str, platform: str | None, plain: bool = Fa
     import numpy as np
 
     filename = f"<program {key}>"
+    # A program run from a file has its source on hand (strict mode reads the lines a step
+    # runs under to judge it as every process); an exec'd string gets it the way IPython's do.
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     namespace: dict[str, Any] = {"__name__": "__main__"}
     result: dict[str, Any] = {"key": key, "status": "ok", "code": None, "line": None, "error": None}
     random.seed()  # entropy, as a new process starts (the seed watch sees it)

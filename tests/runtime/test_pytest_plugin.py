@@ -187,7 +187,24 @@ def test_platform_option_simulates_the_pod(pytest_run: Callable[..., tuple[int, 
     assert code == 4 and "unknown platform 'tpu-v9'" in out, out
 
 
+# The device reaches the put through a parameter: strict mode cannot show from the source
+# that it is the same on every process, so the step is judged as the played process only.
 PROCESS_TESTS = textwrap.dedent('''
+    import jax
+    import numpy as np
+
+
+    def put(x, device):
+        return jax.device_put(x, device)
+
+
+    def test_takes_process_0s_device():
+        a = jax.device_put(np.arange(4.0), jax.local_devices()[0])
+        put(a, jax.devices()[0])
+''')
+
+# Spelled at the put, the device is the same on every process: judged as process 1 too.
+EVERY_PROCESS_TESTS = textwrap.dedent('''
     import jax
     import numpy as np
 
@@ -195,7 +212,21 @@ PROCESS_TESTS = textwrap.dedent('''
     def test_takes_process_0s_device():
         a = jax.device_put(np.arange(4.0), jax.local_devices()[0])
         jax.device_put(a, jax.devices()[0])
+
+
+    def test_only_on_process_0():
+        if jax.process_index() == 0:
+            a = jax.device_put(np.arange(4.0), jax.local_devices()[0])
+            jax.device_put(a, jax.devices()[0])
 ''')
+
+
+def test_process_0_judges_a_global_pick_as_every_process(pytest_run: Callable[..., tuple[int, str]]) -> None:
+    code, out = pytest_run("--reshard-strict", tests=EVERY_PROCESS_TESTS)
+    assert code == 1 and outcomes(out) == {"test_takes_process_0s_device": "FAILED",
+                                           "test_only_on_process_0": "PASSED"}, out
+    assert "rule:    RSH306 (in device_put)" in out, out
+    assert "fails on process 1 of 2: jax.devices()[0] belongs to process 0" in out, out
 
 
 def test_process_option_plays_another_process(pytest_run: Callable[..., tuple[int, str]]) -> None:
