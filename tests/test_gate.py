@@ -131,7 +131,9 @@ def test_a_mesh_of_devices_the_file_does_not_make_is_no_source() -> None:
         "    y = jax.device_put(x, NamedSharding(Mesh(np.array(devices), ('i',)), P()))\n"
         "    return jax.device_put(y, NamedSharding(Mesh(np.array(devices)[::-1], ('i',)), P()))\n")
     result = ENGINE.lint_source(src, "api.py")
-    assert result.stage == "gate" and not result.diagnostics
+    # A reordering written inside a mesh constructor is analysed: the devices may be what
+    # another module's call passes (analysis/foreign.py); here no call does, and nothing fires.
+    assert result.stage == "analysed" and not result.diagnostics
 
 
 def test_a_mesh_of_devices_call_sites_pass_is_analysed() -> None:

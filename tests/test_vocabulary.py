@@ -38,6 +38,12 @@ EXCEPTIONS: dict[tuple[str, str | None], str] = {
         "PUT_KINDS, the kinds that put an array on a target",
     ("analysis/models/transfers.py", "device_put"):
         "the Transfer kind the model reports (TransferKind, a Literal label)",
+    ("analysis/events.py", "default_device"):
+        "a coverage Site's kind (TransferKind), the label coverage prints for a jax.default_device scope",
+    ("analysis/models/commitments.py", "default_device"):
+        "the Site kind the model reports (TransferKind, a Literal label)",
+    ("analysis/verdicts.py", "default_device"):
+        "the Site kind a verdict is given for (TransferKind, a Literal label)",
 }
 
 # The models' own tables of API words that no stage reads: (module, table) -> (why it

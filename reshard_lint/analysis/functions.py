@@ -13,7 +13,7 @@ import ast
 from typing import Optional, Sequence
 
 from .arguments import Call
-from .events import Event, Transfer
+from .events import Event
 from .callsites import bind_arguments
 from .interpreter_base import InterpreterBase
 from ..stages.ast_walk import own_scope

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from .arguments import Call
     from .callsites import CallSites
     from .context import FileContext
-    from .events import Event, Transfer
+    from .events import Event
     from .scope import Scope
     from .values import ClassVal, FuncVal, InstanceVal, Value
 

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Sequence, TextIO
 
 from ..core.vocabulary import JAX, JAX_PREFIX, SITE_NAMES, TRANSFER_HINTS, TRANSFER_NAMES
-from ..engine.engine import INTERNAL_ERROR, IO_ERROR, PARSE_ERROR
+from ..engine.runner import INTERNAL_ERROR, IO_ERROR, PARSE_ERROR  # (not engine.engine: a warm run imports no engine)
 from .coverage_failures import Failure, failure, stopped as lines_stopped, what as what_failed
 from ..stages.runtime_facts import COLOCATED
 from .coverage_modules import ModuleFacts, apply as cross_modules, facts_of, text_facts

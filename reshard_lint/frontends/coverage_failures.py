@@ -12,7 +12,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine.engine import INTERNAL_ERROR
+from ..engine.runner import INTERNAL_ERROR  # (not engine.engine: a warm run imports no engine)
 
 
 @dataclass

@@ -51,6 +51,7 @@ def calls_of(project: Project, path: str, name: str, deps: dict[str, str]) -> Fo
         found = project.text(other)
         if found is None:
             continue
+        project.text_deps.add(other)  # its calls' arguments: no interface hash holds them
         tree = project.tree(found[0])
         if tree is None:
             return None

@@ -83,6 +83,9 @@ class Project:
         # (file, digest, call positions) -> the recorded arguments, the file's context, and
         # the deps and contexts of its view (FileView.arguments_at)
         self.recorded: dict[tuple[str, str, frozenset[tuple[int, int]]], object] = {}
+        # Files a result rests on as a whole (calls in their functions' bodies, which no
+        # interface hash holds): a cached result holds only while they are unchanged.
+        self.text_deps: set[str] = set()
         self.index = ModuleIndex(layout)
         self.unsaved = unsaved  # an editor's text of the file, when it has one open
         self._analyse = analyse
@@ -129,12 +132,15 @@ class Project:
 
     def files_naming(self, name: str, deps: dict[str, str]) -> list[str]:
         """The project files (under the import roots) whose text spells ``name`` as an
-        identifier (after ``words``); every file's digest goes to ``deps``. A file that
-        spells identifiers outside ASCII counts for every name."""
+        identifier (after ``words``), each with its digest in ``deps``. A file that
+        spells identifiers outside ASCII counts for every name. (A file that does not
+        spell it yet is no dependency: one that starts calling a function is seen when
+        the function's file is analysed again, as a file added to the project is.)"""
         assert self._words is not None
         words, read = self._words
-        deps.update(read)
-        return sorted(set(words.get(name, [])) | set(words.get("*", [])))
+        found = sorted(set(words.get(name, [])) | set(words.get("*", [])))
+        deps.update((path, read[path]) for path in found)
+        return found
 
     def import_graph(self) -> ImportGraph:
         """The project's import graph, read on demand (through the editor's text)."""
@@ -222,7 +228,7 @@ class Project:
 
         out: dict[str, str] = {}
         for path, d in deps.items():
-            if not path.endswith(".py"):
+            if not path.endswith(".py") or path in self.text_deps:
                 # Not a module (a requirements file RSH308 read): its interface as Python
                 # says nothing of what it decides, so a result resting on it holds only
                 # while it is unchanged.
@@ -323,6 +329,7 @@ class FileView:
             made = project._record(found[0], path, view, keys)
             deps = dict(view.deps)
             deps[path] = found[1]
+            project.text_deps.add(path)
             known = (made, view.contexts, deps)
             project.recorded[key] = known
         made, contexts, deps = cast("tuple[Any, list[FileContext], dict[str, str]]", known)

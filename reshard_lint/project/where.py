@@ -89,7 +89,13 @@ def _launcher(view: "FileView", path: str, deps: dict[str, str]) -> str:
         name = project.index.module_name(other)
         if facts is None or not facts.launches or name is None:
             continue
-        if here in graph.dependencies(name):
+        reached = graph.dependencies(name)
+        for dotted in reached:  # the modules whose imports lead here: their gate parts hold them
+            mod = project.index.find(dotted)
+            d = project.digest_of(mod.path) if mod is not None and mod.path is not None else None
+            if d is not None and mod is not None and mod.path is not None:
+                deps[mod.path] = d
+        if here in reached:
             return project.display(other)
     return ""
 

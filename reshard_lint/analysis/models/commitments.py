@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Optional
 from .. import devices as dv
 from ...core import vocabulary as api
 from ..arguments import Call
-from ..events import Placement, PlacementKind
+from ..events import Placement, PlacementKind, Site
 from ..scope import Scope
 from ..valueops import const_int
 from ..values import (
@@ -147,4 +147,9 @@ def _default_device(an: "Analyzer", call: Call, node: ast.Call, scope: Scope) ->
     # d (uncommitted); committed operands keep theirs (2 processes on loopback:
     # tests/multicontroller/test_global_device.py).
     placed(an, "context", node, call.arg(0, "device"), call.arg_node(0, "device"))
+    if an.ctx.coverage_sites is not None:
+        # A site for coverage (events.Site), with no value moved: harmless where the
+        # device is this process's own (verdicts.py); the scope itself is not modelled.
+        an.emit(Site(node=node, ctx=an.ctx, kind="default_device", value=UNKNOWN, target=call.arg(0, "device"),
+                     value_node=None, target_node=call.arg_node(0, "device"), func=an.ctx.lazy_code(node.func, 50)))
     return UNKNOWN

@@ -18,10 +18,10 @@ from ...core import vocabulary as api
 from .registry import handles
 from ..arguments import Call
 from ..events import Fetch, FetchSite, Gather, Site
-from ..reasons import NOT_JUDGED, UNMODELLED_JAX, named
+from ..reasons import NOT_JUDGED
 from ..scope import Scope
 from ..valueops import leaves
-from ..values import UNKNOWN, ArrayVal, ConstVal, HostVal, Text, Value, text_of, unknown
+from ..values import ArrayVal, ConstVal, HostVal, Text, Value, text_of, unknown
 from .host import is_host
 from .commitments import single_device
 
@@ -101,14 +101,3 @@ def _gathered(an: "Analyzer", call: Call, node: ast.Call, scope: Scope) -> Value
                  target=unknown(NOT_JUDGED, an.ctx.code(node.func, 50)), value_node=call.arg_node(0, "in_tree"),
                  target_node=None, func=an.ctx.lazy_code(node.func, 50)))
     return HostVal(an.ctx.lazy_code(node, 40), node)
-
-
-@handles(api.DEFAULT_DEVICE)
-def _default_device(an: "Analyzer", call: Call, node: ast.Call, scope: Scope) -> Value:
-    """``jax.default_device(d)``: what the scope computes is placed on ``d``. A site for
-    coverage (events.Site), with no value moved: harmless where ``d`` is this process's
-    own device (verdicts.py); the scope itself is not modelled."""
-    if an.ctx.coverage_sites is not None:
-        an.emit(Site(node=node, ctx=an.ctx, kind="default_device", value=UNKNOWN, target=call.arg(0, "device"),
-                     value_node=None, target_node=call.arg_node(0, "device"), func=an.ctx.lazy_code(node.func, 50)))
-    return unknown(UNMODELLED_JAX, named(api.DEFAULT_DEVICE, an.ctx.project))
