@@ -232,7 +232,10 @@ def _process_claim(code: str, plat: str, pair: dict) -> bool:
     if code == "RSH304":
         return len(dp) == 1
     if code == "RSH306":
-        return dst.get("k") == "device" and dp != {_current_process(plat)}
+        # A Device target, or one placing the result on a single device (a jitted call's
+        # out_shardings=SingleDeviceSharding(d): RSH306 whatever the array).
+        one = dst.get("k") == "device" or len(dst.get("devices") or []) == 1
+        return one and dp != {_current_process(plat)}
     return False
 
 
