@@ -179,6 +179,43 @@ def test_a_device_of_the_global_list_is_drawn_from_a_process_that_does_not_own_i
         assert panel.target.ids == (0,) and panel.target.marks == (ABSENT,) and panel.target.shards == ("p0",)
 
 
+@pytest.mark.parametrize("spelled,what", [
+    ("with jax.default_device", "what it computes from no committed array"),
+    ("out_shardings=SingleDeviceSharding", "puts its result, whatever its operands"),
+    ("jnp.zeros(3, device=", "where the array is made"),
+])
+def test_a_placement_draws_its_device_beside_the_job_and_says_no_array_moves(spelled: str, what: str) -> None:
+    source, line = _example("RSH306", spelled)
+    [e] = explain_source(source, "x.py", line, SETTINGS).explanations
+    assert e.source.role == "job" and "no array moves" in e.source.description
+    assert what in e.target.description
+    for panel in e.panels:
+        assert "seen from process 1" in panel.topology and len(panel.source.ids) == 8
+        assert panel.target.ids == (0,) and panel.target.marks == (ABSENT,) and panel.target.shards == ("p0",)
+
+
+def test_host_data_put_on_a_device_of_the_global_list_says_it_is_host_data() -> None:
+    source, line = _example("RSH306", "b = jax.device_put(np.arange(8.0), jax.devices()[0])  # RSH306")
+    [e] = explain_source(source, "x.py", line, SETTINGS).explanations
+    assert e.source.role == "job" and e.source.description.startswith("host data")
+    assert all(p.target.marks == (ABSENT,) for p in e.panels)
+
+
+def test_a_mesh_shaped_by_the_local_count_draws_the_devices_it_takes() -> None:
+    source, line = _example("RSH307", "jax.make_mesh((jax.local_device_count(),)")
+    [e] = explain_source(source, "x.py", line, SETTINGS).explanations
+    cpu = next(p for p in e.panels if "CPU" in p.title)
+    assert cpu.source.ids == tuple(range(8)) and cpu.target.ids == (0, 1, 2, 3)
+    assert "seen from process 1" in cpu.topology and cpu.target.marks == (ABSENT,) * 4
+
+
+def test_an_untiled_gather_draws_the_devices_this_process_cannot_read() -> None:
+    source, line = _example("RSH308", "print(multihost_utils.process_allgather(x))")
+    [e] = explain_source(source, "x.py", line, SETTINGS).explanations
+    cpu = next(p for p in e.panels if "CPU" in p.title)
+    assert cpu.source.marks == ("",) * 4 + (ABSENT,) * 4 and cpu.target.ids == (0, 1, 2, 3)
+
+
 def test_an_operation_under_the_context_mesh_draws_both_lists() -> None:
     source, line = _example("RSH203", "print(a[1:3])")
     [e] = explain_source(source, "x.py", line, SETTINGS).explanations

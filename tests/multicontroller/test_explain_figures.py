@@ -34,6 +34,16 @@ try:
     print("byid ok")
 except IndexError:
     print("byid IndexError")
+import jax.numpy as jnp
+from jax.sharding import SingleDeviceSharding
+with jax.default_device(cpu0):
+    placed = [jnp.stack([jnp.ones(3), jnp.zeros(3)])]
+placed.append(jax.jit(lambda v: v * 2, out_shardings=SingleDeviceSharding(d[0]))(np.ones(4)))
+placed.append(jnp.zeros(3, device=d[0]))
+print("placed", ",".join(f"p{x.process_index}" for a in placed for x in a.devices()))
+print("placed_readable", ",".join(str(a.is_fully_addressable) for a in placed))
+made = jax.make_mesh((jax.local_device_count(),), ('x',))
+print("made", ",".join(f"p{x.process_index}" for x in made.devices.flat))
 """
 CPU = {"runtime": "auto", "platforms": ("cpu",)}
 
@@ -60,6 +70,10 @@ def test_the_cpu_figures_agree_with_what_each_process_sees() -> None:
     _, fetch = _figure("RSH305", "jax.device_get(x)")
     _, put = _figure("RSH306", "jax.devices('cpu')[0]))")
     e104, index = _figure("RSH104", "for i in ids")
+    # RSH306 of code that places its results whatever its operands (events.Placement).
+    placements = [_figure("RSH306", spelled)[1] for spelled in
+                  ("with jax.default_device", "out_shardings=SingleDeviceSharding", "jnp.zeros(3, device=")]
+    e307, made = _figure("RSH307", "jax.make_mesh((jax.local_device_count(),)")
     for p in result.processes:
         # RSH102: which process owns each position, natural order and reversed.
         assert _line(p.stdout, "natural") == ",".join(order.source.shards), result.details()
@@ -71,7 +85,15 @@ def test_the_cpu_figures_agree_with_what_each_process_sees() -> None:
         # RSH306, seen from process 1: device 0 of the global list is process 0's.
         assert _line(p.stdout, "cpu0").startswith(put.target.shards[0])
         assert ("not mine" in _line(p.stdout, "cpu0")) == (p.process_id == 1)
+        # RSH306 placements: each result is on the drawn device, unreadable on process 1.
+        assert _line(p.stdout, "placed") == ",".join(q.target.shards[0] for q in placements), result.details()
+        assert _line(p.stdout, "placed_readable") == ",".join([str(p.process_id == 0)] * 3), result.details()
+        # RSH307: the mesh make_mesh builds from this process's count holds the drawn devices.
+        assert _line(p.stdout, "made") == ",".join(made.target.shards), result.details()
         # RSH104: ids as positions raise on multi-process CPU, as the CPU note says.
         assert _line(p.stdout, "byid") == "IndexError" and "IndexError" in index.note
     assert "seen from process 1" in put.topology and put.target.marks == (ABSENT,)
     assert e104.code == "RSH104"
+    for q in (*placements, made):
+        assert "seen from process 1" in q.topology and set(q.target.marks) == {ABSENT}
+    assert e307.code == "RSH307" and len(made.target.ids) == 4

@@ -15,7 +15,13 @@ platform, from the analysis's own values evaluated on its model topologies
 * where the data is and which process can reach it (RSH3xx): both sides, each cell
   naming the process that owns the device, marked where the drawn process does not own
   it; drawn from a process the finding fails on (RSH306: one that does not own the
-  device; otherwise process 0);
+  device; otherwise process 0). Host data, an array whose devices are not known, and
+  code that places its results whatever its operands (a ``Placement``: RSH306) are
+  drawn as the job's list beside the device, the side saying which. A gather (RSH308)
+  is drawn as a fetch;
+* a mesh shaped by this process's device count (RSH307: a ``BuilderShape``): the
+  devices laid out beside the first as many as the shape holds, seen from a process
+  that owns none of those;
 * two device lists that meet (RSH203 under ``jax.set_mesh``, a move whose layout is not
   known): marked where a device is in one of them only or at another position.
 
@@ -58,12 +64,17 @@ def explain_figure(ctx: Any, event: Any, diag: Any) -> Optional[Explanation]:
         return None
     if kind == "IdAsIndex":
         return _index(ctx, diag, event)
-    if kind == "Fetch":
+    if kind in ("Fetch", "Gather"):
+        # A gather reads the array on every process as a fetch does: drawn alike.
         return _fetch(ctx, diag, event)
+    if kind == "BuilderShape":
+        return _builder(ctx, diag, event)
     if kind == "ContextOp":
         return _context(ctx, diag, event)
     if kind == "Transfer":
         return _transfer(ctx, diag, event)
+    if kind == "Placement":
+        return _placement(ctx, diag, event)
     return None
 
 
@@ -203,6 +214,7 @@ def _context(ctx: Any, diag: Any, event: Any) -> Optional[Explanation]:
 def _transfer(ctx: Any, diag: Any, event: Any) -> Optional[Explanation]:
     from ...analysis.devarray import DevArr
     from ...analysis.devices import natural
+    from ...analysis.models.host import is_host
 
     target = _devices_of(event.target)
     if target is not None:
@@ -221,17 +233,64 @@ def _transfer(ctx: Any, diag: Any, event: Any) -> Optional[Explanation]:
     elif diag.code.startswith("RSH3"):
         # Host data, or an array whose devices are not known: the finding is about the
         # target's devices alone; drawn beside the job's devices of the same platform.
-        src = Side("job", "jax.devices()", "every process's devices (the global list)", None, None)
-
-        def src_fn(model: Any) -> Any:
-            first = dst_fn(model).flat
-            return natural(model, _platform_of(first[0]) if first else None)
+        what = "host data" if is_host(event.value) else "an array whose devices the analysis does not know"
+        src, src_fn = _job(dst_fn, f"{what} (drawn: every process's devices, the global list)")
         sizes = dst_sizes
     else:
         return None
     if diag.code.startswith("RSH3"):
         return _owners(ctx, diag, src, dst, src_fn, dst_fn, sizes, not_owning=diag.code == "RSH306")
     return None if target is None else _meet(ctx, diag, src, dst, source, target)
+
+
+# What a placement puts on its device, whatever the operands are (events.Placement).
+_PLACED = {
+    "context": "where the block puts what it computes from no committed array",
+    "jit_out": "where the jitted call puts its result, whatever its operands",
+    "keyword": "where the array is made",
+}
+
+
+def _placement(ctx: Any, diag: Any, event: Any) -> Optional[Explanation]:
+    """Code that places its results on one device (RSH306): no array moves, so the device
+    is drawn beside the job's devices of its platform, seen from a process not owning it."""
+    device = event.device
+    spelled = event.target_node if event.target_node is not None else device.node
+    where = f"{ctx.at(spelled)}, " if spelled is not None else ""
+    dst = Side("target", device.desc if len(device.desc) <= 40 else device.desc[:39] + "…",
+               f"{where}{device.desc}: {_PLACED.get(event.kind, 'where the results are placed')}", None, None)
+    src, src_fn = _job(device.fn, "no array moves here (drawn: every process's devices, the global list)")
+    return _owners(ctx, diag, src, dst, src_fn, device.fn, tuple(device.sizes),
+                   not_owning=diag.code == "RSH306")
+
+
+def _job(dst_fn: Callable[[Any], Any], said: str) -> tuple[Side, Callable[[Any], Any]]:
+    """The left side when the array's devices are not drawn: ``jax.devices()`` of the
+    target's platform, with what the array side is."""
+    from ...analysis.devices import natural
+
+    def src_fn(model: Any) -> Any:
+        first = dst_fn(model).flat
+        return natural(model, _platform_of(first[0]) if first else None)
+    return Side("job", "jax.devices()", said, None, None), src_fn
+
+
+def _builder(ctx: Any, diag: Any, event: Any) -> Optional[Explanation]:
+    """A builder shaped by a count (RSH307): the devices it lays out beside the first as
+    many as the shape holds, which ``jax.make_mesh`` takes (``create_device_mesh`` raises
+    instead), seen from a process that owns none of those."""
+    from ...analysis.devarray import DevArr
+
+    def taken(model: Any) -> Any:
+        return DevArr.of(event.devices(model).flat[:event.size(model)])
+
+    laid = Side("laid out", "every process's devices", f"the devices {event.spelled}(...) lays out",
+                None, None)
+    built = ("what jax.make_mesh builds" if not event.exact
+             else "what make_mesh would take; create_device_mesh raises instead")
+    first = Side("shape", "the first of them", f"as many devices as the shape holds (this process's count): "
+                 f"{built}", None, None)
+    return _owners(ctx, diag, laid, first, event.devices, taken, event.sizes, not_owning=True)
 
 
 def _builder_note(*devs: Any) -> Callable[[str], str]:
