@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Optional
 from ..core import vocabulary as api
 from .arguments import Call
 from .callsites import FOREIGN_VALUE
-from .values import UNKNOWN, ConstVal, FuncVal, IntVal, SeqVal, Value, is_unknown, unknown
+from .events import Event, MeshBuilt, ShardingBuilt, Transfer
+from .values import UNKNOWN, ConstVal, DevVal, FuncVal, IntVal, SeqVal, Value, is_unknown, unknown
 
 if TYPE_CHECKING:
     from .context import FileContext
@@ -109,3 +110,30 @@ def _literal(node: ast.expr, where: str) -> Value:
         if not any(is_unknown(i) for i in items):
             return SeqVal(items, "tuple" if isinstance(node, ast.Tuple) else "list")
     return unknown(FOREIGN_VALUE, where)
+
+
+def elsewhere(ctx: FileContext, event: Event) -> bool:
+    """In a run fed by other modules' calls (callsites.fed): is ``event`` theirs to report?
+    A transfer (each call's relay reports it, named by the call; marked ``fed``, coverage
+    still counts it here: engine.py), or a construction whose wrong part a caller wrote
+    (handed_in, there)."""
+    if isinstance(event, Transfer):
+        event.fed = True
+        return False
+    if isinstance(event, MeshBuilt):
+        steps = event.mesh.devices.steps
+        return bool(steps) and all(ctx.module.owner(outer) is not ctx.module for outer, _ in steps)
+    if isinstance(event, ShardingBuilt) and isinstance(event.first, DevVal) and event.first.node is not None:
+        return ctx.module.owner(event.first.node) is not ctx.module
+    return False
+
+
+def handed_in(ctx: FileContext, event: MeshBuilt | ShardingBuilt, args: tuple[Value, ...]) -> bool:
+    """Does the call being relayed (its parameters bound to ``args``) hand the construction
+    what is wrong with it? A mesh's reordering written in this file (the list passed in,
+    reordered here), or a sharding's non-mesh first argument passed by the call or taken
+    from the default of a parameter it left out."""
+    if isinstance(event, MeshBuilt):
+        steps = event.mesh.devices.steps
+        return bool(steps) and all(ctx.module.owner(outer) is ctx.module for outer, _ in steps)
+    return isinstance(event.first, DevVal) and any(v is event.first for v in args)

@@ -18,7 +18,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence, cast
 
-from . import mutation
+from . import foreign, mutation
 from .arguments import Call
 from .tree import arg_value
 from .calls import Calls
@@ -220,7 +220,7 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, Wit
 
     def emit(self, event: Event) -> None:
         if not self.quiet:
-            if self.fed_depth and self.elsewhere(event):
+            if self.fed_depth and foreign.elsewhere(self.ctx, event):
                 return
             self.sink(event)
         elif self.relay is not None and isinstance(event, Transfer) and not event.coverage_only \
@@ -239,37 +239,11 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, Wit
             self.relay_held.append(replace(event, node=call.node, value_node=moved, target_node=None,
                                            through=event.node, through_value=event.value_node, func=spelled))
         elif self.relay is not None and isinstance(event, (MeshBuilt, ShardingBuilt)) \
-                and self.relaying(event) and self.handed_in(event):
+                and self.relaying(event) and foreign.handed_in(self.ctx, event, self.relay_args):
             # A construction inside another module's function whose wrong part this call
             # hands it: reported at the call (a factory stays silent on its own, since its
             # parameter is unknown there).
             self.relay_held.append(replace(event, node=self.relay[0].node, through=event.node))
-
-    def elsewhere(self, event: Event) -> bool:
-        """In a run fed by other modules' calls: is ``event`` theirs to report? A transfer
-        (each call's relay reports it, named by the call, interpreter.emit), or a
-        construction whose wrong part a caller wrote (handed_in, there). Coverage still
-        counts the transfer here (engine.py)."""
-        if isinstance(event, Transfer):
-            event.fed = True
-            self.sink(event)
-            return True
-        if isinstance(event, MeshBuilt):
-            steps = event.mesh.devices.steps
-            return bool(steps) and all(self.ctx.module.owner(outer) is not self.ctx.module for outer, _ in steps)
-        if isinstance(event, ShardingBuilt) and isinstance(event.first, DevVal) and event.first.node is not None:
-            return self.ctx.module.owner(event.first.node) is not self.ctx.module
-        return False
-
-    def handed_in(self, event: MeshBuilt | ShardingBuilt) -> bool:
-        """Does the call being relayed hand the construction what is wrong with it? A
-        mesh's reordering written in this file (the list passed in, reordered here), or a
-        sharding's non-mesh first argument passed by the call or taken from the default
-        of a parameter it left out."""
-        if isinstance(event, MeshBuilt):
-            steps = event.mesh.devices.steps
-            return bool(steps) and all(self.ctx.module.owner(outer) is self.ctx.module for outer, _ in steps)
-        return isinstance(event.first, DevVal) and any(v is event.first for v in self.relay_args)
 
     def new_token(self, node: ast.AST) -> str:
         self.token += 1
