@@ -80,4 +80,8 @@ def _block_code(module: Module, body: Sequence[ast.stmt]) -> str:
 
 def pinned(module: Module, target: ast.AST, pattern: re.Pattern[str] = PROCESS_TEST) -> bool:
     """True when a test around ``target`` reads the process index or count."""
+    # Every test is a piece of the module's text: where the text never matches, none does
+    # (and the walk, one per call, is skipped).
+    if pattern.search(module.code) is None:
+        return False
     return any(pattern.search(t) for t in enclosing_tests(module, target))
