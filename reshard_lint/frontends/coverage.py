@@ -100,16 +100,21 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
                 strongest[key] = (priority, why, diag.code)
         out.silenced = sorted((why, code) for _, why, code in strongest.values())
         silent = {key: (diag, why) for key, _, diag, why in ctx.runtime_silenced}
-        for ev in transfers:
+
+        def judged(ev: Any, otherwise: Callable[[], Verdict]) -> Verdict:
+            """The verdict of the diagnostic anchored at the call, else of the one the
+            runtime silenced there (a crossing that works here: docs/runtimes.md), else
+            ``otherwise``'s."""
             diag = anchored.get(id(ev.node))
-            quiet = silent.get(id(ev.node))
             if diag is not None:
-                v = Verdict("crossing", f"{diag.code} {diag.message}")
-            elif quiet is not None:
-                # Resolved: a crossing that the runtime makes work here (docs/runtimes.md).
-                v = Verdict("crossing", f"{quiet[0].code} silent ({quiet[1]}): {quiet[0].message}")
-            else:
-                v = classify(ctx, ev, None)
+                return Verdict("crossing", f"{diag.code} {diag.message}")
+            quiet = silent.get(id(ev.node))
+            if quiet is not None:
+                return Verdict("crossing", f"{quiet[0].code} silent ({quiet[1]}): {quiet[0].message}")
+            return otherwise()
+
+        for ev in transfers:
+            v = judged(ev, lambda: classify(ctx, ev, None))
             found.setdefault(id(ev.node), (ev.node, ev.kind, [], False))[2].append(v)
             values[id(ev.node)] = (ev.value_node, getattr(ev, "target_node", None))
         for ev in ctx.coverage_sites:
@@ -119,14 +124,7 @@ def file_coverage(text: str, path: str, settings: Mapping[str, object]) -> FileC
             if not fetch and id(ev.node) in found and found[id(ev.node)][0] is ev.node and not \
                     found[id(ev.node)][3]:
                 continue
-            diag = anchored.get(id(ev.node))
-            quiet = silent.get(id(ev.node))
-            if diag is not None:
-                v = Verdict("crossing", f"{diag.code} {diag.message}")
-            elif quiet is not None:
-                v = Verdict("crossing", f"{quiet[0].code} silent ({quiet[1]}): {quiet[0].message}")
-            else:
-                v = classify_fetch(ctx, ev) if fetch else classify(ctx, ev, None)
+            v = judged(ev, lambda: classify_fetch(ctx, ev) if fetch else classify(ctx, ev, None))
             found.setdefault(id(ev.node), (ev.node, "fetch" if fetch else ev.kind, [], True))[2].append(v)
             values[id(ev.node)] = (ev.value_node, getattr(ev, "target_node", None))
         for ev in ctx.relayed_transfers:
