@@ -13,7 +13,7 @@ from .interpreter_base import InterpreterBase
 from .scope import Scope
 from .tree import subscript_items
 from .valueops import (
-    NO_KEY, const_int, dotted, each, element, int_arith, label, mesh_label, ordered,
+    NO_KEY, const_int, constant, dotted, each, element, int_arith, label, mesh_label, ordered,
 )
 from .models import commitments, device_ids, placement, ranges
 from .models.numpy import index_grid
@@ -79,16 +79,9 @@ class Expressions(InterpreterBase):
 
     def eval_Constant(self, node: ast.Constant, scope: Scope) -> Value:
         v = node.value
-        if v is None or v is True or v is False or v is Ellipsis:
-            return ConstVal(v)
-        t = type(v)
-        if isinstance(v, int):  # not a bool: those are above
-            return IntVal(lambda _m: v, literal=v)
-        if t is float or t is complex:
-            return ConstVal(v)
-        if (t is str or t is bytes) and not self.ctx.module.concatenation(node):
-            return ConstVal(v)
-        return UNKNOWN  # 'a' 'b', several literals, not read
+        if type(v) in (str, bytes) and self.ctx.module.concatenation(node):
+            return UNKNOWN  # 'a' 'b', several literals, not read
+        return constant(v)
 
     def eval_UnaryOp(self, node: ast.UnaryOp, scope: Scope) -> Value:
         v = self.eval(node.operand, scope)

@@ -21,7 +21,8 @@ from ..core import vocabulary as api
 from .arguments import Call
 from .callsites import FOREIGN_VALUE
 from .events import Event, MeshBuilt, ShardingBuilt, Transfer
-from .values import UNKNOWN, ConstVal, DevVal, FuncVal, IntVal, SeqVal, Value, is_unknown, unknown
+from .valueops import constant
+from .values import DevVal, FuncVal, IntVal, SeqVal, Value, is_unknown, unknown
 
 if TYPE_CHECKING:
     from .context import FileContext
@@ -93,14 +94,7 @@ def _arguments(call: ast.Call) -> list[tuple[Optional[str], ast.expr, ast.expr |
 def _literal(node: ast.expr, where: str) -> Value:
     """What a literal argument of another module's call is; an unknown of its own else."""
     if isinstance(node, ast.Constant):
-        v = node.value
-        if isinstance(v, bool) or v is None or v is Ellipsis:
-            return ConstVal(v)
-        if isinstance(v, int):
-            return IntVal(lambda _m: v, literal=v)
-        if isinstance(v, (float, complex, str, bytes)):
-            return ConstVal(v)
-        return UNKNOWN
+        return constant(node.value)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
             and type(node.operand.value) is int:
         n = -node.operand.value

@@ -8,9 +8,22 @@ from typing import Callable, Optional, Sequence, TypeGuard
 
 from . import devices as dv
 from .values import (
-    UNKNOWN, ArrayVal, DevVal, HostVal, IntVal, MeshVal, SeqVal, ShardingVal, Unknown, Value, join, undecidable,
+    UNKNOWN, ArrayVal, ConstVal, DevVal, HostVal, IntVal, MeshVal, SeqVal, ShardingVal, Unknown, Value, join, undecidable,
 )
 NO_KEY = object()  # a dict key that is not a constant
+
+
+def constant(v: object) -> Value:
+    """What a literal of Python's tree holds (``ast.Constant.value``): None, a flag,
+    ``...``, a number, a string; unknown for anything else."""
+    if v is None or v is True or v is False or v is Ellipsis:
+        return ConstVal(v)
+    if isinstance(v, int):  # not a bool: those are above
+        n = v
+        return IntVal(lambda _m: n, literal=n)
+    if type(v) in (float, complex, str, bytes):
+        return ConstVal(v)
+    return UNKNOWN
 
 
 def const_int(v: Value) -> Optional[int]:
