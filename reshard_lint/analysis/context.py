@@ -150,6 +150,20 @@ class FileContext:
             self._signs = facts is not None and facts.multi_process or bool(self.decision.launched_by)
         return self._signs
 
+    def multicontroller_signs_at(self, node: ast.AST) -> bool:
+        """``multicontroller_signs`` for the code at ``node``: not when the uses are all in
+        functions and classes of this file that run in no program with ``node``'s
+        (stages/program_units.py: sibling benchmarks, one of which calls
+        ``multihost_utils``)."""
+        if not self.multicontroller_signs:
+            return False
+        facts = self.whole_facts
+        if self.decision.launched_by or facts is None or not facts.apart \
+                or self.module.owner(node) is not self.module:
+            return True
+        line = self.line(node)
+        return not any(first <= line <= last for first, last in facts.apart)
+
     def silenced_by(self, runtimes: tuple[str, ...], *nodes: object) -> str | None:
         """Why a diagnostic at ``nodes`` of a rule that applies on ``runtimes`` is not
         reported here: the file's runtime, or code that runs only through colocated Python

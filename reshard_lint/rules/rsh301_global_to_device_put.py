@@ -25,8 +25,9 @@ def multicontroller(event: Event) -> bool:
     """Single-host code moves arrays to one device all the time: with ``runtime = "auto"``
     flag only files that use what multi-process code uses (``jax.process_index()``,
     ``jax.distributed``, ``multihost_utils.process_allgather(...)``: an import is no use);
-    ``"multi-controller"`` says every file is. Asked only of a candidate finding."""
-    return event.ctx.multicontroller_signs or event.ctx.runtime_explicit
+    ``"multi-controller"`` says every file is. A use counts for the code that runs in one
+    program with it (stages/program_units.py). Asked only of a candidate finding."""
+    return event.ctx.runtime_explicit or event.ctx.multicontroller_signs_at(event.node)
 
 
 class GlobalToDevicePut(Rule):

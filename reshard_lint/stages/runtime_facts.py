@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 from ..core import vocabulary as api
+from . import program_units
 from .newer_syntax import parse
 
 SINGLE = "single-controller"
@@ -97,12 +98,17 @@ class FileFacts:
     facts: Facts
     multi_process: bool  # uses_multi_process
     imports: tuple[ImportLine, ...]
+    # The line spans of the top-level functions and classes that run in no program with
+    # such a use (program_units.py): their code is not taken for multi-process code.
+    apart: tuple[tuple[int, int], ...] = ()
 
 
 def file_facts(tree: ast.Module, text: str) -> FileFacts:
     names = _Names(tree, text)  # one walk of the import lines for the three
     facts = facts_of(tree, text, names) if may_say(text) else NONE
-    return FileFacts(facts, uses_multi_process(text, tree, names), _import_lines(names.statements))
+    units = multi_process_units(text, tree, names)
+    lines = program_units.lines_apart(tree, units) if units and not facts.launches else ()
+    return FileFacts(facts, bool(units), _import_lines(names.statements), lines)
 
 
 def _import_lines(statements: list[ast.Import | ast.ImportFrom]) -> tuple[ImportLine, ...]:
@@ -237,21 +243,37 @@ def uses_multi_process(text: str, tree: ast.Module | None, names: _Names | None 
     """Does the module use (not only import) what multi-process code uses:
     ``jax.process_index()``, ``jax.distributed``, ``multihost_utils`` ...? ``tree``:
     Python's tree of ``text`` when at hand."""
+    return bool(multi_process_units(text, tree, names, first=True))
+
+
+def multi_process_units(text: str, tree: ast.Module | None, names: _Names | None = None,
+                        first: bool = False) -> frozenset[str]:
+    """The top-level definitions (functions and classes, by name; ``""`` for the rest of
+    the module's code) that use what multi-process code uses. ``first``: stop at the
+    first use found."""
     if not may_use_multi_process(text):
-        return False
+        return frozenset()
     if tree is None:
         try:
             tree = parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return False
+            return frozenset()
     names = names or _Names(tree, text)
     lines = _lines_with(text, api.MULTI_PROCESS_WORDS + names.aliases(_multi_qual))
-    for node, _ in _pruned(tree, lines):
-        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
-            qual = names.qual(node)
-            if qual is not None and _multi_qual(qual):
-                return True
-    return False
+    found: set[str] = set()
+    for statement in tree.body:
+        unit = program_units.unit_name(statement)
+        if unit in found:
+            continue
+        for node, _ in _pruned(statement, lines):
+            if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
+                qual = names.qual(node)
+                if qual is not None and _multi_qual(qual):
+                    found.add(unit)
+                    break
+        if first and found:
+            break
+    return frozenset(found)
 
 
 def _multi_qual(qual: str) -> bool:
@@ -376,7 +398,7 @@ def _lines_with(text: str, words: Iterable[str]) -> list[int]:
     return out
 
 
-def _pruned(tree: ast.Module, lines: list[int]) -> Iterator[tuple[ast.AST, bool]]:
+def _pruned(tree: ast.AST, lines: list[int]) -> Iterator[tuple[ast.AST, bool]]:
     """The nodes whose lines take in one of ``lines`` (and the nodes without a position on
     the way to them), each with whether it is in a function's body (runs when the function
     is called, not on import). A subtree on other lines is not entered."""
