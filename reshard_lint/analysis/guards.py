@@ -78,10 +78,36 @@ def _block_code(module: Module, body: Sequence[ast.stmt]) -> str:
     return module.text.segment(first[0], first[1], last[2], last[3])
 
 
-def pinned(module: Module, target: ast.AST, pattern: re.Pattern[str] = PROCESS_TEST) -> bool:
-    """True when a test around ``target`` reads the process index or count."""
+def pinned(module: Module, target: ast.AST, pattern: re.Pattern[str] = PROCESS_TEST, depth: int = 3) -> bool:
+    """True when a test around ``target`` reads the process index or count, or ``target``
+    is in a function whose every use in the module is a call so pinned (``if
+    jax.process_index() == 0: report(x)``), up to ``depth`` calls out. Calls from other
+    modules are not asked: there the code may run unguarded, and a finding missed is
+    the safe side."""
     # Every test is a piece of the module's text: where the text never matches, none does
     # (and the walk, one per call, is skipped).
     if pattern.search(module.code) is None:
         return False
-    return any(pattern.search(t) for t in enclosing_tests(module, target))
+    if any(pattern.search(t) for t in enclosing_tests(module, target)):
+        return True
+    if depth <= 0:
+        return False
+    name = _function_of(module.tree, target)
+    if name is None:
+        return False
+    uses = [n for n in ast.walk(module.tree) if isinstance(n, ast.Name) and n.id == name]
+    calls = {id(c.func): c for c in ast.walk(module.tree) if isinstance(c, ast.Call)}
+    return bool(uses) and all(id(u) in calls and pinned(module, calls[id(u)], pattern, depth - 1) for u in uses)
+
+
+def _function_of(tree: ast.Module, target: ast.AST) -> str | None:
+    """The name of the innermost named function whose body holds ``target``."""
+    work: list[tuple[ast.AST, str | None]] = [(tree, None)]
+    while work:
+        node, name = work.pop()
+        if node is target:
+            return name
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            name = node.name
+        work.extend((k, name) for k in ast.iter_child_nodes(node))
+    return None
