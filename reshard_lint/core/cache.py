@@ -93,7 +93,8 @@ def diag_to_dict(d: Diagnostic) -> dict[str, Any]:
         if d.fix.imports:
             out["f"]["i"] = [[i.module, i.name, i.alias] for i in d.fix.imports]
     if d.related:
-        out["r"] = [[r.line, r.col, r.message] + ([r.path] if r.path is not None else []) for r in d.related]
+        out["r"] = [[r.line, r.col, r.message] + ([r.path, True] if r.step else [r.path] if r.path is not None else [])
+                    for r in d.related]
     return out
 
 

@@ -56,6 +56,9 @@ class Related:
     col: int
     message: str
     path: str | None = None  # another file of the project (a mesh built in an imported module)
+    # A step of the calls from the diagnostic's place to the code that acts (the transfer
+    # a helper of another module runs): SARIF's codeFlows list these in order.
+    step: bool = False
 
 
 @dataclass(frozen=True)

@@ -493,5 +493,5 @@ def _through(ctx: Any, diag: Diagnostic, inner: object, construction: bool = Fal
     reordering step inside the call)."""
     where = ctx.locate(inner)
     what = "the construction this call runs" if construction else "the transfer this call runs"
-    extra = (Related(where[1], where[2], what, where[0]),) if where is not None else ()
+    extra = (Related(where[1], where[2], what, where[0], step=True),) if where is not None else ()
     return replace(diag, fix=diag.fix if construction else None, related=diag.related + extra)

@@ -189,6 +189,19 @@ def test_a_transfer_run_for_a_call_is_reported_there_and_counted_once() -> None:
                      ("ops/placing.py", 22), ("ops/same.py", 9), ("ops/sync.py", 8), ("ops/tree.py", 8)]
 
 
+def test_sarif_gives_the_call_path_of_a_transfer_run_for_a_call_as_a_code_flow() -> None:
+    # A code scanning UI steps from the call reported in ops/sync.py to the put it runs.
+    root = PROJECTS / "movers"
+    proc = subprocess.run([tool("reshard-lint"), "check", "--no-cache", "--format", "sarif", "ops/sync.py"],
+                          capture_output=True, text=True, cwd=root, timeout=300)
+    [result] = json.loads(proc.stdout)["runs"][0]["results"]
+    [flow] = result["codeFlows"]
+    steps = [(s["location"]["physicalLocation"]["artifactLocation"]["uri"].rsplit("/", 1)[-1],
+              s["location"]["physicalLocation"]["region"]["startLine"], s["location"]["message"]["text"])
+             for s in flow["threadFlows"][0]["locations"]]
+    assert steps == [("sync.py", 9, "the call"), ("placing.py", 7, "the transfer this call runs")]
+
+
 def test_jitted_functions_of_another_module_place_their_results_and_trace_the_calls_arguments() -> None:
     # tests/fixtures/projects/jitted: the result of steps.step is on its out_shardings'
     # mesh, built in steps.py; the constraint inside steps.to_rollout meets the argument

@@ -87,6 +87,15 @@ def render(findings: Sequence[Finding], rules: RuleTable, out: TextIO) -> None:
                  "physicalLocation": {"artifactLocation": _uri(r.path if r.path is not None else f.path),
                                       "region": _region(r.line, r.col, 0, 0)}}
                 for i, r in enumerate(d.related)]
+            steps = [r for r in d.related if r.step]
+            if steps:
+                # The call reported here, then the code of the other module it runs.
+                flow = [{"location": {"physicalLocation": loc, "message": {"text": "the call"}}}] + [
+                    {"location": {"physicalLocation": {
+                        "artifactLocation": _uri(r.path if r.path is not None else f.path),
+                        "region": _region(r.line, r.col, 0, 0)}, "message": {"text": r.message}}}
+                    for r in steps]
+                result["codeFlows"] = [{"threadFlows": [{"locations": flow}]}]
         edits = fix_edits(f)
         if d.fix is not None and edits is not None:
             result["fixes"] = [{
