@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import lsp_project
+
 _HEADER = '''\
 """A data-parallel training module (generated for the reshard-lint editor benchmark)."""
 
@@ -193,6 +195,21 @@ class LspLatency:
     codes: list[str] = field(default_factory=list)
     status: str = "ok"
     detail: str = ""
+    # The same document as one module of a 100-module project (lsp_project.py): an edit
+    # timed to its diagnostics, and whether an edit that removes a dependent's finding
+    # made the server re-publish that dependent without it.
+    project_modules: int = 0
+    project_change_ms: list[float] = field(default_factory=list)
+    project_change_cpu_ms: list[float] = field(default_factory=list)
+    dependent: str = ""
+
+    @property
+    def median_project_change_ms(self) -> float | None:
+        return round(statistics.median(self.project_change_ms), 1) if self.project_change_ms else None
+
+    @property
+    def median_project_change_cpu_ms(self) -> float | None:
+        return round(statistics.median(self.project_change_cpu_ms), 1) if self.project_change_cpu_ms else None
 
     @property
     def median_open_ms(self) -> float | None:
@@ -255,4 +272,51 @@ def measure_lsp(python: Path, scratch: Path, repeat: int, timeout: float = 120.0
         out.status, out.detail = "error", f"{type(exc).__name__}: {exc}"
     finally:
         client.close()
+    if out.status == "ok":
+        _measure_project(python, scratch / "project", text, repeat, timeout, options or {}, extra_args, out)
     return out
+
+
+def _measure_project(python: Path, root: Path, text: str, repeat: int, timeout: float, options: dict[str, Any],
+                     extra_args: tuple[str, ...], out: LspLatency) -> None:
+    """The edit of a 2,250-line module of a 100-module project, with its dependents open."""
+    train, dependents = lsp_project.write(root, text)
+    out.project_modules = lsp_project.MODULES
+    source = train.read_text()
+    client = Client([str(python), "-m", "reshard_lint.frontends.lsp", *extra_args], root)
+    try:
+        client.request("initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {},
+                                      "initializationOptions": options}, timeout)
+        client.notify("initialized", {})
+        dep_uri = dependents[0].as_uri()
+        client.notify("textDocument/didOpen", {"textDocument": {
+            "uri": dep_uri, "languageId": "python", "version": 1, "text": dependents[0].read_text()}})
+        before = [d["code"] for d in client.diagnostics(dep_uri, 1, timeout)]
+        uri = train.as_uri()
+        client.notify("textDocument/didOpen", {"textDocument": {
+            "uri": uri, "languageId": "python", "version": 1, "text": source}})
+        client.diagnostics(uri, 1, timeout)
+        version = 1
+        for rep in range(repeat):
+            version += 1
+            edited = source.replace("dropout: float = 0.1", f"dropout: float = 0.{rep + 2}", 1)
+            c0 = client.cpu_ms()
+            t0 = time.perf_counter()
+            client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                                     "contentChanges": [{"text": edited}]})
+            client.diagnostics(uri, version, timeout)
+            out.project_change_ms.append(round((time.perf_counter() - t0) * 1000, 1))
+            out.project_change_cpu_ms.append(round(client.cpu_ms() - c0, 1))
+        # The unsaved edit that makes the serving mesh the full one: the dependent's
+        # crossing goes away, and the server must say so without the dependent changing.
+        version += 1
+        client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [
+            {"text": source.replace(lsp_project.SERVE_LINE, lsp_project.SERVE_FIXED, 1)}]})
+        after = [d["code"] for d in client.diagnostics(dep_uri, None, timeout)]
+        out.dependent = f"dependent's findings {before} -> {after}"
+        if not before or after:
+            out.status, out.detail = "error", out.dependent
+    except (TimeoutError, queue.Empty, OSError) as exc:
+        out.status, out.detail = "error", f"project: {type(exc).__name__}: {exc}"
+    finally:
+        client.close()
