@@ -37,8 +37,11 @@ class FileContext:
         # on it first has something to say: ``where`` is the engine's decision
         # (project/where.py: settings, conftest.py files, imported modules), else the file's own.
         self.where: Callable[[FileContext], rf.Decision] | None = None
+        # Asked for launched_by (the engine's, through project/where.py).
+        self.launcher: Callable[[FileContext], str] | None = None
         self._decision: rf.Decision | None = None
         self._signs: bool | None = None
+        self._launched_by: str | None = None
         self._colocated: frozenset[int] | None = None
         self._whole: ast.Module | bool | None = None  # whole_tree of a sliced file; False: no parse
         # What the whole file says of where it runs (stages/runtime_facts.py): a slice's
@@ -147,8 +150,16 @@ class FileContext:
             facts = self.whole_facts if rf.may_use_multi_process(self.source) else None
             # Or a module of the project that launches several processes imports this
             # one: its program runs here too (project/where.py).
-            self._signs = facts is not None and facts.multi_process or bool(self.decision.launched_by)
+            self._signs = facts is not None and facts.multi_process or bool(self.launched_by)
         return self._signs
+
+    @property
+    def launched_by(self) -> str:
+        """The project module that launches several processes and imports this one ("":
+        none, or no project), asked of the engine (project/where.py) the first time."""
+        if self._launched_by is None:
+            self._launched_by = self.launcher(self) if self.launcher is not None else ""
+        return self._launched_by
 
     def multicontroller_signs_at(self, node: ast.AST) -> bool:
         """``multicontroller_signs`` for the code at ``node``: not when the uses are all in
@@ -158,7 +169,7 @@ class FileContext:
         if not self.multicontroller_signs:
             return False
         facts = self.whole_facts
-        if self.decision.launched_by or facts is None or not facts.apart \
+        if self.launched_by or facts is None or not facts.apart \
                 or self.module.owner(node) is not self.module:
             return True
         line = self.line(node)

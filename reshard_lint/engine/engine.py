@@ -360,6 +360,7 @@ class Engine:
         ctx.file_facts = file_facts  # a slice's: what the whole file says of where it runs
         ctx.project = project  # project/view.py FileView: values imported from the project's modules
         ctx.where = partial(self._where, view=project)  # (called with ctx: no cycle through it)
+        ctx.launcher = partial(self._launcher, view=project)
         if contain_errors:
             ctx.failures = []
         if observer is not None:
@@ -439,6 +440,16 @@ class Engine:
         if view is not None:
             view.deps.update(deps)
         return decision
+
+    def _launcher(self, ctx: Any, view: Any) -> str:
+        """The module that launches the program this file runs in (project/where.py); the
+        files read to say so become the result's dependencies."""
+        from ..project.where import launcher
+
+        found, deps = launcher(ctx.decision, view, ctx.path, ctx.whole_facts)
+        if view is not None:
+            view.deps.update(deps)
+        return found
 
 
 def _failed(result: FileResult, code: str, line: int, message: str, col: int = 0) -> FileResult:

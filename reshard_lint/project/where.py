@@ -21,7 +21,6 @@ changing their facts, which their interface hash holds: interface.py).
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Iterator, Mapping
 
 from ..core import vocabulary as api
@@ -61,19 +60,24 @@ def decide(settings: Mapping[str, object], path: str, source: str, facts_of: Cal
     sources: list[tuple[str, rf.Facts]] = [("the file", whole.facts if whole is not None else rf.NONE)]
     if view is not None:
         sources.extend(_others(view, path, whole, deps))
-    decision = rf.decide(setting, sources)
-    if view is not None and decision.runtime == rf.MULTI and not (whole is not None and whole.multi_process):
-        launcher = _launcher(view, path, deps)
-        if launcher:
-            decision = replace(decision, launched_by=launcher)
-    return decision, deps
+    return rf.decide(setting, sources), deps
+
+
+def launcher(decision: rf.Decision, view: "FileView | None", path: str,
+             facts: rf.FileFacts | None) -> tuple[str, dict[str, str]]:
+    """(a project module that calls ``jax.distributed.initialize`` and imports the module
+    at ``path``, directly or not: an entry point whose program runs as several processes,
+    and reaches this code; "" when none does, the project files read to say so). Asked
+    only by the rules that wait for multi-process uses, of a multi-controller file that
+    has none of its own (the identifier index it reads is the project's every file).
+    The project's files that spell the word are asked (callers.py), at most eight."""
+    deps: dict[str, str] = {}
+    if view is None or decision.runtime != rf.MULTI or (facts is not None and facts.multi_process):
+        return "", deps
+    return _launcher(view, path, deps), deps
 
 
 def _launcher(view: "FileView", path: str, deps: dict[str, str]) -> str:
-    """A project module that calls ``jax.distributed.initialize`` and imports the module
-    at ``path``, directly or not (an entry point whose program runs as several processes,
-    and reaches this code); "" when none does. The project's files that spell the word
-    are asked (the identifier index, callers.py), at most eight of them."""
     project = view.project
     here = project.index.module_name(path)
     if here is None:

@@ -80,9 +80,6 @@ class Decision:
     runtime: str  # MULTI or SINGLE
     reason: str = ""  # why SINGLE, as `reshard-lint coverage` prints it
     explicit: bool = False  # from a setting (runtime, per-file-runtime), not detected
-    # A project module that calls jax.distributed.initialize imports this one (directly
-    # or not): the program it belongs to runs as several processes (project/where.py).
-    launched_by: str = ""
 
 
 # An import statement, as the project layer resolves it: ``import a.b`` is
