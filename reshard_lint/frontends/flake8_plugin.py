@@ -134,7 +134,7 @@ def _project_settings(filename: str) -> dict[str, Any]:
 
 
 def _directory_settings(directory: str) -> dict[str, Any]:
-    from ..core.config import PLATFORMS, ConfigError, find_project, load
+    from ..core.config import LIBRARY_KEYS, PLATFORMS, ConfigError, find_project, load
 
     hit = _PROJECT_SETTINGS.get(directory)
     if hit is None:
@@ -150,7 +150,8 @@ def _directory_settings(directory: str) -> dict[str, Any]:
             options = load(path, _RULE_TABLE or [], root).options if path else {}
         except ConfigError as exc:
             raise ExecutionError(f"reshard-lint: {exc}") from None
-        hit.update({k: options[k] for k in ("runtime", "platforms", "src", "per-file-runtime") if k in options})
+        hit.update({k: options[k] for k in ("runtime", "platforms", "src", "per-file-runtime", *LIBRARY_KEYS)
+                    if k in options})
         _PROJECT_SETTINGS[directory] = hit
     return hit
 
