@@ -69,7 +69,8 @@ class HolderVal(Unknown):
 class Table:
     """The calls and kinds: the vocabulary's, with the project's entries over them."""
 
-    def __init__(self, calls: Mapping[str, Mapping[str, object]], kinds: Mapping[str, Mapping[str, object]]) -> None:
+    def __init__(self, calls: Mapping[str, Mapping[str, object]],
+                 kinds: Mapping[str, Mapping[str, object]]) -> None:
         # A project's entry replaces the vocabulary's of the same key; its patterns are
         # tried first.
         self.calls = [(_pattern(k), v) for k, v in calls.items()]
@@ -105,8 +106,8 @@ def table(settings: Mapping[str, object]) -> Table:
     found = _TABLES.get(key)
     if found is None:
         calls, kinds = json.loads(key[0]), json.loads(key[1])
-        found = _TABLES[key] = Table({**calls, **{k: v for k, v in api.LIBRARY_OBJECTS.items() if k not in calls}},
-                                     {**api.LIBRARY_KINDS, **kinds})
+        defaults = {k: v for k, v in api.LIBRARY_OBJECTS.items() if k not in calls}
+        found = _TABLES[key] = Table({**calls, **defaults}, {**api.LIBRARY_KINDS, **kinds})
     return found
 
 
@@ -136,7 +137,8 @@ def _arg_node(call: Call, spec: object) -> Optional[ast.expr]:
     return None
 
 
-def called(an: "Analyzer", qual: str, call: Call, node: ast.Call, scope: Scope, hand: Hand) -> Optional[Value]:
+def called(an: "Analyzer", qual: str, call: Call, node: ast.Call, scope: Scope,
+           hand: Hand) -> Optional[Value]:
     """A call of a qualified name the table lists (no JAX model has it): what it gives,
     None where the table does not say (the caller's unknown then)."""
     entry = table(an.ctx.settings).call(qual)
@@ -186,12 +188,14 @@ def _read(an: "Analyzer", entry: Mapping[str, object], field: str, call: Call, r
     if value is None:
         return None
     item = entry.get("item")
-    if isinstance(item, list) and len(item) == 2 and all(isinstance(i, int) for i in item) and 0 <= item[0] < item[1]:
+    if isinstance(item, list) and len(item) == 2 and all(isinstance(i, int) for i in item) \
+            and 0 <= item[0] < item[1]:
         return SeqVal(tuple(value if i == item[0] else unknown(reason, culprit) for i in range(item[1])))
     return value
 
 
-def method(an: "Analyzer", recv: HolderVal, name: str, call: Call, node: ast.Call, hand: Hand) -> Optional[Value]:
+def method(an: "Analyzer", recv: HolderVal, name: str, call: Call, node: ast.Call,
+           hand: Hand) -> Optional[Value]:
     """A method of such an object: what the table says it gives; None (the object changed)
     for a method it does not list."""
     tab = table(an.ctx.settings)

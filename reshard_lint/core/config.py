@@ -182,7 +182,8 @@ def check_library(value: object, key: str, where: str) -> dict[str, dict[str, ob
         for field_name, v in entry.items():
             kind = fields.get(field_name)
             if kind is None:
-                raise ConfigError(f"{where} {name!r}: unknown field {field_name!r}; allowed: {', '.join(fields)}")
+                raise ConfigError(f"{where} {name!r}: unknown field {field_name!r}; "
+                                  f"allowed: {', '.join(fields)}")
             if not isinstance(v, kind) or isinstance(v, bool) and kind is not bool:
                 raise ConfigError(f"{where} {name!r} {field_name} = {v!r}: wrong type")
         out[str(name)] = dict(entry)

@@ -291,16 +291,17 @@ REORDERS = frozenset({"reversed", "flip", "fliplr", "flipud", "roll", "transpose
 REORDER_ATTRS = frozenset({"T"})
 # Calls that give an array a known mesh.
 # Objects of other packages that keep the placement of what they are given
-# (analysis/library.py; docs/library-objects.md). Keys: a call's qualified name (``*``: any
-# run of characters). "makes": the call gives an object of that kind, with the fields
-# "given" takes from its arguments (a position, a keyword, or both); "reads": the call gives
-# that field of the object it is handed ("of"; "item": [i, n], the i-th of an n-tuple);
-# "stores": the call puts "value" into that field of the object "into". A kind "keeps" its
-# fields (a name starting with "@" is no attribute, only calls read it), takes ``obj.f = v``
-# where "assign" says so, and its "methods": "copy" gives a copy with the keyword fields
-# replaced, "placed_like" a tree placed as the first given of those arguments (or a field of
-# one: "args.item") is, where an abstract leaf is placed by its kind's "placement" field. The project adds or replaces entries in [tool.reshard-lint]
-# library-objects / library-kinds (core/config.py).
+# (analysis/library.py; docs/library-objects.md), as data a project extends in
+# [tool.reshard-lint] library-objects and library-kinds (core/config.py). Keys: a call's
+# qualified name (``*``: any run of characters but a dot). "makes": the call gives an
+# object of that kind, with the fields "given" takes from its arguments (a position, a
+# keyword, or both); "reads": the call gives that field of the object it is handed ("of";
+# "item": [i, n], the i-th of an n-tuple); "stores": the call puts "value" into that field
+# of the object "into". A kind "keeps" its fields (a name starting with "@" is no
+# attribute: only calls read it), takes ``obj.f = v`` where "assign" says so, and has
+# "methods": "copy" gives a copy with the keyword fields replaced; "placed_like" a tree
+# placed as the first given of those arguments is (a field of one: "args.item"), an
+# abstract leaf placed by its kind's "placement" field.
 LIBRARY_OBJECTS: dict[str, dict[str, object]] = {
     "transformers.Flax*.from_pretrained": {"makes": "model-with-params"},
     "transformers.Flax*Model": {"makes": "model-with-params"},
@@ -331,8 +332,8 @@ LIBRARY_ORIGINS = frozenset(name for kind in LIBRARY_KINDS.values() for methods 
                             if isinstance(effect, dict) and "placed_like" in effect)
 
 ORIGINS = frozenset({DEVICE_PUT_WORD, "make_array_from_callback", "make_array_from_single_device_arrays",
-                     "make_array_from_process_local_data", "host_local_array_to_global_array", SHARD_MAP_WORD}) \
-    | LIBRARY_ORIGINS
+                     "make_array_from_process_local_data", "host_local_array_to_global_array",
+                     SHARD_MAP_WORD}) | LIBRARY_ORIGINS
 # Keywords that place a call's result (jax.jit(out_shardings=...), jnp.zeros(device=...)).
 ORIGIN_KEYWORDS = frozenset({"out_shardings", "device"})
 DEVICE_KEYWORD = "device"  # device_put(x, device=d)
@@ -542,4 +543,3 @@ RUNTIME_WORDS = (NUM_CPU_DEVICES, NUM_CPU_DEVICES_ENV, "request_cpu_devices", FO
 UNCHANGING_CALL_PREFIXES = ("builtins.", "logging.", "warnings.", "math.", "time.", "json.dump", "os.path.",
                             "pprint.", "typing.", "functools.partial")
 CHANGING_BUILTINS = frozenset({"builtins.exec", "builtins.eval", "builtins.__import__"})
-

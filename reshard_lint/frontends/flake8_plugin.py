@@ -87,6 +87,7 @@ class ReshardChecker:
             source = "".join(self.lines) if self.lines is not None else _read(self.filename)
             # The gate needs only the ast flake8 already parsed; the rules and the
             # analysis are imported in the few processes that get a file past it.
+            from ..core.config import LIBRARY_KEYS
             from ..engine.engine import check_source
             from ..project.projects import device_imports, may_import_devices
 
@@ -105,7 +106,8 @@ class ReshardChecker:
                 return {"runtime": self._runtime or found["runtime"],
                         "platforms": self._platforms or found["platforms"],
                         **({"src": found["src"]} if "src" in found else {}),
-                        **({"per-file-runtime": table} if table else {})}
+                        **({"per-file-runtime": table} if table else {}),
+                        **{k: found[k] for k in LIBRARY_KEYS if k in found}}
 
             # collector.py: no collections while the engine builds its tree, and the
             # summaries of imported modules, kept for later files, frozen after
