@@ -74,6 +74,14 @@ def test_a_store_inside_a_function_changes_the_callers_object() -> None:
     assert codes(source, TABLE) == []
 
 
+def test_a_store_through_another_name_for_the_object_changes_what_every_name_reads() -> None:
+    source = TRAINER.replace("trainer.state = jax.device_put(", "alias = trainer\n"
+                             "trainer.state = jax.device_put(") \
+        .replace("host = jax.device_put(trainer.state", "alias.state = jax.device_get(trainer.state)\n"
+                 "host = jax.device_put(trainer.state")
+    assert codes(source, TABLE) == []
+
+
 def test_two_objects_of_a_kind_are_not_one() -> None:
     source = TRAINER.replace("host = jax.device_put(trainer.state", "other = Trainer.load('/tmp/other')\n"
                              "host = jax.device_put(other.state")

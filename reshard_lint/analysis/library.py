@@ -46,24 +46,32 @@ Hand = Callable[[Iterable[Value]], None]  # hands values to code that may change
 class HolderVal(Unknown):
     """An object of another package (unknown, for ``reason``) whose kept fields are known."""
 
-    __slots__ = ("kind", "fields", "changed", "shared")
+    __slots__ = ("kind", "fields", "changed", "shared", "family")
 
-    def __init__(self, reason: str, culprit: str, kind: str, fields: dict[str, Value]) -> None:
+    def __init__(self, reason: str, culprit: str, kind: str, fields: dict[str, Value],
+                 family: Optional[list["HolderVal"]] = None) -> None:
         super().__init__(reason, culprit)
         self.kind = kind
         self.fields = fields
         self.changed = False  # may have been changed where the analysis does not follow it
         self.shared = False  # a module summary's, which every importer holds: never read
+        # Every value that stands for the same object of the program, before and after the
+        # stores the analysis followed: a change it does not follow, made through any of
+        # them, changes them all.
+        self.family = family if family is not None else []
+        self.family.append(self)
 
     def field(self, name: str) -> Optional[Value]:
         if self.changed or self.shared:
             return None
         return self.fields.get(name)
 
-    def with_fields(self, fields: Mapping[str, Value]) -> "HolderVal":
+    def with_fields(self, fields: Mapping[str, Value], same_object: bool) -> "HolderVal":
+        """The object with ``fields`` set (``same_object``: after a store into it), or a
+        copy of it with them replaced (a new object, ``state.replace(params=p)``)."""
         known = {} if self.changed or self.shared else dict(self.fields)
         known.update(fields)
-        return HolderVal(self.reason, self.culprit, self.kind, known)
+        return HolderVal(self.reason, self.culprit, self.kind, known, self.family if same_object else None)
 
 
 class Table:
@@ -92,8 +100,13 @@ class Table:
 
 
 def _pattern(key: str) -> re.Pattern[str]:
-    """``*`` stands for any run of characters but a dot: one name of the qualified name."""
-    return re.compile(".*".join(re.escape(p) for p in key.split("*")).replace(".*", "[^.]*"))
+    """``*`` stands for any run of characters but a dot (within one name of the qualified
+    name), ``[A-Z]`` for one of those characters, as in a glob."""
+    out = []
+    for part in re.split(r"(\*|\[[^\]]*\])", key):
+        out.append("[^.]*" if part == "*" else part if part.startswith("[") and part.endswith("]")
+                   else re.escape(part))
+    return re.compile("".join(out))
 
 
 _TABLES: dict[tuple[str, str], Table] = {}
@@ -157,27 +170,23 @@ def called(an: "Analyzer", qual: str, call: Call, node: ast.Call, scope: Scope,
         return HolderVal(reason, culprit, kind, fields)
     field = entry.get("reads")
     if isinstance(field, str):
-        return _read(an, entry, field, call, reason, culprit)
+        # (a read changes nothing it is handed: no hand-on, whatever it gives)
+        found = _read(an, entry, field, call)
+        return found if found is not None else unknown(reason, culprit)
     field = entry.get("stores")
     if isinstance(field, str):
         present, value = _given(call, entry.get("value"))
         target = _arg_node(call, entry.get("into"))
         _, obj = _given(call, entry.get("into"))
-        kind = entry.get("kind")
         hand(_rest(call.handed(), (value, obj)))
-        if present and isinstance(kind, str) and isinstance(obj, Unknown):
-            new = obj.with_fields({field: value}) if isinstance(obj, HolderVal) \
-                else HolderVal(obj.reason, obj.culprit, kind, {field: value})
-            if not rebind(an, target, obj, new, scope):
-                changed(obj)
-        else:
+        if not (present and isinstance(obj, HolderVal) and table(an.ctx.settings).keeps(obj.kind, field)
+                and rebind(an, target, obj, {field: value}, scope)):
             changed(obj)
         return ConstVal(None)
     return None
 
 
-def _read(an: "Analyzer", entry: Mapping[str, object], field: str, call: Call, reason: str,
-          culprit: str) -> Optional[Value]:
+def _read(an: "Analyzer", entry: Mapping[str, object], field: str, call: Call) -> Optional[Value]:
     """``nnx.state(model)``: the field of the object handed, where the call passes it alone
     (a filter picks part of the state, which the analysis does not follow)."""
     present, obj = _given(call, entry.get("of"))
@@ -190,7 +199,7 @@ def _read(an: "Analyzer", entry: Mapping[str, object], field: str, call: Call, r
     item = entry.get("item")
     if isinstance(item, list) and len(item) == 2 and all(isinstance(i, int) for i in item) \
             and 0 <= item[0] < item[1]:
-        return SeqVal(tuple(value if i == item[0] else unknown(reason, culprit) for i in range(item[1])))
+        return SeqVal(tuple(value if i == item[0] else unknown(UNKNOWN_OBJECT) for i in range(item[1])))
     return value
 
 
@@ -206,7 +215,8 @@ def method(an: "Analyzer", recv: HolderVal, name: str, call: Call, node: ast.Cal
         if call.positional or call.has_star:
             return None
         hand(_rest(call.handed(), call.values()))
-        return recv.with_fields({k: v for k, (v, _) in call.keywords.items() if tab.keeps(recv.kind, k)})
+        return recv.with_fields({k: v for k, (v, _) in call.keywords.items() if tab.keeps(recv.kind, k)},
+                                same_object=False)
     if isinstance(effect, Mapping) and "placed_like" in effect:
         present, target = _given(call, effect["placed_like"])
         hand(_rest(call.handed(), (target,)))
@@ -244,28 +254,35 @@ def store(an: "Analyzer", target: ast.Attribute, obj: HolderVal, value: Value, s
     scope that runs; otherwise the object is changed."""
     tab = table(an.ctx.settings)
     if tab.kind(obj.kind).get("assign") is True and tab.keeps(obj.kind, target.attr) \
-            and rebind(an, target.value, obj, obj.with_fields({target.attr: value}), scope):
+            and rebind(an, target.value, obj, {target.attr: value}, scope):
         return
     changed(obj)
 
 
-def rebind(an: "Analyzer", target: Optional[ast.AST], old: Value, new: HolderVal, scope: Scope) -> bool:
-    """The name ``target`` of the running scope, which holds ``old``, holds ``new`` from
-    now on, and ``old`` is changed for every other holder; functions that run later read
-    the name as bound twice. False where the code does not run once in order, or the
-    name is not the scope's own (flow.store_item's conditions)."""
+def rebind(an: "Analyzer", target: Optional[ast.AST], old: HolderVal, fields: Mapping[str, Value],
+           scope: Scope) -> bool:
+    """The name ``target`` of the running scope, which holds ``old``, holds the object
+    with ``fields`` set from now on, and ``old`` is changed for every other holder;
+    functions that run later read the name as bound twice. False where the code does not
+    run once in order, the name is not the scope's own (flow.store_item's conditions), or
+    ``old`` is no longer what the object holds (then the store changes every value that
+    stands for the object: the caller's ``changed``)."""
     if type(target) is not ast.Name or an.inexact or scope.vars.get(target.id) is not old \
-            or target.id in scope.volatile:
+            or target.id in scope.volatile or old.changed or old.shared:
         return False
-    changed(old)
+    new = old.with_fields(fields, same_object=True)
+    old.changed = True
     scope.vars[target.id] = new
     scope.bindings[target.id] = max(2, scope.bindings.get(target.id, 0))
     return True
 
 
 def changed(v: Value) -> None:
+    """``v`` may have been changed where the analysis does not follow it: so has the
+    object it stands for, and every value that stands for it."""
     if isinstance(v, HolderVal) and not v.shared:
-        v.changed = True
+        for member in v.family:
+            member.changed = True
 
 
 def _rest(values: Iterable[Value], kept: Iterable[Value]) -> list[Value]:

@@ -162,7 +162,7 @@ def load(path: str | None, rules: Sequence[Mapping[str, Any]], root: str | None 
 LIBRARY_KEYS = ("library-objects", "library-kinds")
 _LIBRARY_ENTRY: dict[str, dict[str, type | tuple[type, ...]]] = {
     "library-objects": {"makes": str, "given": dict, "reads": str, "of": (int, str, list), "item": list,
-                        "stores": str, "into": (int, str, list), "value": (int, str, list), "kind": str},
+                        "stores": str, "into": (int, str, list), "value": (int, str, list)},
     "library-kinds": {"keeps": list, "assign": bool, "methods": dict, "placement": str},
 }
 
