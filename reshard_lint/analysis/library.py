@@ -83,12 +83,13 @@ class Table:
         # tried first.
         self.calls = [(_pattern(k), v) for k, v in calls.items()]
         self.kinds = dict(kinds)
+        self._entries: dict[str, Optional[Mapping[str, object]]] = {}  # by qualified name, once
 
     def call(self, qual: str) -> Optional[Mapping[str, object]]:
-        for pattern, entry in self.calls:
-            if pattern.fullmatch(qual):
-                return entry
-        return None
+        if qual not in self._entries:
+            self._entries[qual] = next((entry for pattern, entry in self.calls if pattern.fullmatch(qual)),
+                                       None)
+        return self._entries[qual]
 
     def kind(self, name: str) -> Mapping[str, object]:
         found = self.kinds.get(name)
