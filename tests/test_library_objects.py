@@ -14,6 +14,7 @@ import pytest
 
 from reshard_lint.core.config import ConfigError, load
 from reshard_lint.engine.engine import Engine
+from reshard_lint.frontends.coverage import file_coverage
 
 from .conftest import ROOT
 
@@ -115,3 +116,14 @@ def test_the_command_and_flake8_read_the_projects_table(tmp_path: Path, front: s
     r = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True,
                        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert "m.py:10:8: RSH301" in r.stdout, r.stdout + r.stderr
+
+
+def test_coverage_resolves_what_the_object_keeps_and_says_why_not_after_a_change() -> None:
+    settings = {**TABLE, "runtime": "auto"}
+    sites = {s.line: s for s in file_coverage(TRAINER, "m.py", settings).sites}
+    assert sites[10].verdict == "crossing"
+    changed = TRAINER.replace("host = jax.device_put(trainer.state", "trainer.refresh()\n"
+                              "host = jax.device_put(trainer.state")
+    sites = {s.line: s for s in file_coverage(changed, "m.py", settings).sites}
+    assert sites[11].verdict == "unresolved"
+    assert "changed where the analysis does not follow it" in str(sites[11].detail), sites[11].detail

@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Optional
 
 from ..core import vocabulary as api
 from .arguments import Call
-from .reasons import UNKNOWN_OBJECT, named, outside_reason
+from .reasons import LIBRARY_CHANGED, UNKNOWN_OBJECT, named, outside_reason
 from .scope import Scope
+from .valueops import dotted
 from .values import ArrayVal, ConstVal, SeqVal, ShardingVal, Unknown, Value, unknown
 
 if TYPE_CHECKING:
@@ -173,7 +174,12 @@ def called(an: "Analyzer", qual: str, call: Call, node: ast.Call, scope: Scope,
     if isinstance(field, str):
         # (a read changes nothing it is handed: no hand-on, whatever it gives)
         found = _read(an, entry, field, call)
-        return found if found is not None else unknown(reason, culprit)
+        if found is not None:
+            return found
+        _, obj = _given(call, entry.get("of"))
+        if isinstance(obj, HolderVal) and obj.changed and not obj.shared:
+            return unknown(LIBRARY_CHANGED, an.ctx.code(node, 40))
+        return unknown(reason, culprit)
     field = entry.get("stores")
     if isinstance(field, str):
         present, value = _given(call, entry.get("value"))
@@ -243,10 +249,13 @@ def placed(tree: Value, node: ast.AST, tab: Table, depth: int = 0) -> Value:
     return unknown(UNKNOWN_OBJECT, "a restored leaf")
 
 
-def attribute(an: "Analyzer", base: HolderVal, attr: str) -> Optional[Value]:
-    """``encoder.params``: the field where the object's kind keeps it and it is known."""
+def attribute(an: "Analyzer", base: HolderVal, attr: str, node: ast.Attribute) -> Optional[Value]:
+    """``encoder.params``: the field where the object's kind keeps it and it is known;
+    unknown for that reason after a change the analysis did not follow; None otherwise."""
     if not table(an.ctx.settings).keeps(base.kind, attr):
         return None
+    if base.changed and not base.shared:
+        return unknown(LIBRARY_CHANGED, dotted(node) or attr)
     return base.field(attr)
 
 
