@@ -313,6 +313,7 @@ LIBRARY_OBJECTS: dict[str, dict[str, object]] = {
     "flax.nnx.split": {"reads": "@state", "of": 0, "item": [1, 2]},
     "flax.nnx.update": {"stores": "@state", "into": 0, "value": 1},
     "flax.nnx.[A-Z]*": {"makes": "nnx-module"},  # nnx.Linear(...), nnx.Sequential(...) ...
+    "orbax.checkpoint.StandardCheckpointer": {"makes": "standard-checkpointer"},
     "orbax.checkpoint.*Checkpointer": {"makes": "checkpointer"},
     "orbax.checkpoint.CheckpointManager": {"makes": "checkpoint-manager"},
     "orbax.checkpoint.args.StandardRestore": {"makes": "restore-args", "given": {"item": [0, "item"]}},
@@ -322,7 +323,10 @@ LIBRARY_KINDS: dict[str, dict[str, object]] = {
     "model-with-params": {"keeps": ["params"], "assign": True},
     "train-state": {"keeps": ["params"], "methods": {"replace": "copy"}},
     "nnx-module": {"keeps": ["@state"]},
-    "checkpointer": {"methods": {"restore": {"placed_like": [1, "target", "args.item"]}}},
+    # StandardCheckpointer.restore(directory, target): StandardRestore(target), whose arrays
+    # and sharded ShapeDtypeStructs give the restored arrays' placement.
+    "standard-checkpointer": {"methods": {"restore": {"placed_like": [1, "target"]}}},
+    "checkpointer": {"methods": {"restore": {"placed_like": ["args.item"]}}},
     "checkpoint-manager": {"methods": {"restore": {"placed_like": ["args.item"]}}},
     "restore-args": {"keeps": ["item"]},
     "abstract-array": {"keeps": ["sharding"], "placement": "sharding"},
