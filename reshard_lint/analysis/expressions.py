@@ -187,7 +187,8 @@ class Expressions(InterpreterBase):
             if self.ctx.project is not None:
                 return self.ctx.project.value(qual) or QualVal(qual)  # import mypkg.mesh as m; m.MESH
             return QualVal(qual)
-        if isinstance(base, library.HolderVal) and (kept := library.attribute(cast("Analyzer", self), base, attr, node)) is not None:
+        if isinstance(base, library.HolderVal) \
+                and (kept := library.attribute(cast("Analyzer", self), base, attr, node)) is not None:
             return kept  # encoder.params: what another package's object keeps
         if attr in _SIZES and (is_unknown(base) or isinstance(base, (ArrayVal, HostVal, MeshVal))):
             # An array's (or a mesh's) shape, rank and size are Python ints, whatever the
