@@ -164,3 +164,12 @@ def test_a_kept_process_local_array_raises_on_the_other_process(results: dict[st
 @pytest.mark.parametrize("case", ["local_mesh", "guarded"])
 def test_the_look_alikes_run(results: dict[str, SnippetResult], case: str) -> None:
     assert results[case].all_ok(), results[case].details()
+
+
+def test_in_one_process_every_case_runs() -> None:
+    # One process holding all 8 devices: every array is fully addressable (the one-process
+    # look-alike, tests/fixtures/library_objects_one_process.py).
+    names = list(CASES)
+    outs = run_batch([HEAD + CASES[n] for n in names], mode="single", processes=2, devices=4, timeout=90)
+    for name, res in zip(names, outs):
+        assert res.all_ok(), (name, res.details())
