@@ -252,7 +252,12 @@ def placed(tree: Value, node: ast.AST, tab: Table, depth: int = 0) -> Value:
 def attribute(an: "Analyzer", base: HolderVal, attr: str, node: ast.Attribute) -> Optional[Value]:
     """``encoder.params``: the field where the object's kind keeps it and it is known;
     unknown for that reason after a change the analysis did not follow; None otherwise."""
-    if not table(an.ctx.settings).keeps(base.kind, attr):
+    tab = table(an.ctx.settings)
+    if not tab.keeps(base.kind, attr):
+        if tab.kind(base.kind).get("shares") is True:
+            # An nnx module's state lives in its attributes' variables: whoever holds one
+            # may change it (model.linear.kernel.value = x).
+            changed(base)
         return None
     if base.changed and not base.shared:
         return unknown(LIBRARY_CHANGED, dotted(node) or attr)

@@ -163,7 +163,7 @@ LIBRARY_KEYS = ("library-objects", "library-kinds")
 _LIBRARY_ENTRY: dict[str, dict[str, type | tuple[type, ...]]] = {
     "library-objects": {"makes": str, "given": dict, "reads": str, "of": (int, str, list), "item": list,
                         "stores": str, "into": (int, str, list), "value": (int, str, list)},
-    "library-kinds": {"keeps": list, "assign": bool, "methods": dict, "placement": str},
+    "library-kinds": {"keeps": list, "assign": bool, "shares": bool, "methods": dict, "placement": str},
 }
 
 

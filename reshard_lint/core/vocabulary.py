@@ -299,7 +299,8 @@ REORDER_ATTRS = frozenset({"T"})
 # object it is handed ("of"; "item": [i, n], the i-th of an n-tuple); "stores": the call
 # puts "value" into that field of the object "into" (one a listed call made). A kind
 # "keeps" its fields (a name starting with "@" is no attribute: only calls read it), takes
-# ``obj.f = v`` where "assign" says so, and has "methods": "copy" gives a copy with the
+# ``obj.f = v`` where "assign" says so ("shares": its other attributes hold parts of what
+# it keeps, so reading one changes it), and has "methods": "copy" gives a copy with the
 # keyword fields replaced; "placed_like" a tree placed as the first given of those
 # arguments is (a field of one: "args.item"), an abstract leaf placed by its kind's
 # "placement" field.
@@ -322,7 +323,7 @@ LIBRARY_OBJECTS: dict[str, dict[str, object]] = {
 LIBRARY_KINDS: dict[str, dict[str, object]] = {
     "model-with-params": {"keeps": ["params"], "assign": True},
     "train-state": {"keeps": ["params"], "methods": {"replace": "copy"}},
-    "nnx-module": {"keeps": ["@state"]},
+    "nnx-module": {"keeps": ["@state"], "shares": True},
     # StandardCheckpointer.restore(directory, target): StandardRestore(target), whose arrays
     # and sharded ShapeDtypeStructs give the restored arrays' placement.
     "standard-checkpointer": {"methods": {"restore": {"placed_like": [1, "target"]}}},
