@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Optional, cast
+from typing import TYPE_CHECKING, Iterable, Optional, cast
 
 from ..core import vocabulary as api
-from . import contextmesh, devices as dv, mutation
+from . import contextmesh, devices as dv, library, mutation
 from .arguments import Call
 from .events import Site, Transfer, TransferKind
 from .models import HANDLERS, commitments, device_ids, fetches, host, placement, shard_map, transforms
@@ -108,11 +108,16 @@ class Calls(InterpreterBase):
             return UNKNOWN
         if isinstance(func, ClassVal) and bound is None:
             return self.construct(func, args, node)
-        # A function the analysis does not run may change what it is given.
+        # A function the analysis does not run may change what it is given, and another
+        # package's object called may change itself (library.py).
         mutation.handed_on(args.handed(), self.assign_some_attribute)
+        library.changed(func)
         if isinstance(func, Unknown) and func.reason:
             return again(func)
         return unknown(UNFOLLOWED_CALL, dotted(node.func) or "")
+
+    def _hand(self, values: Iterable[Value]) -> None:
+        mutation.handed_on(values, self.assign_some_attribute)
 
     def _args(self, node: ast.Call, scope: Scope, consumed: bool = False) -> Call:
         """``consumed``: the callee is a builtin that iterates a lone generator argument to
@@ -215,6 +220,9 @@ class Calls(InterpreterBase):
             return recv
         if (of_unknown := placement.of_unknown(recv, method)) is not None:
             return of_unknown  # a.astype(...) of an array the analysis does not know: for its reason
+        if isinstance(recv, library.HolderVal) and \
+                (kept := library.method(cast("Analyzer", self), recv, method, call, node, self._hand)) is not None:
+            return kept
         if is_unknown(recv):
             # A method of an object the analysis does not know may change what it is given.
             mutation.handed_on(call.handed(), self.assign_some_attribute)
@@ -367,6 +375,9 @@ class Calls(InterpreterBase):
             fetches.fetch(cast("Analyzer", self), call.arg(0), node, call.arg_node(0),
                           self.ctx.lazy_code(node.func, 30), scalar=True)
         if name is None:
+            held = library.called(cast("Analyzer", self), qual, call, node, scope, self._hand)
+            if held is not None:
+                return held  # another package's object that keeps what it is given
             if not qual.startswith(api.JAX_PREFIX) and qual != api.JAX and not mutation.unchanging(qual):
                 mutation.handed_on(call.handed(), self.assign_some_attribute)
             if qual.startswith((api.LAX_PREFIX, api.NN_PREFIX)) and not call.has_star \

@@ -20,6 +20,7 @@ from typing import Callable, Optional, Sequence
 
 from ..core import vocabulary as api
 from .arguments import Call
+from . import library
 from .callsites import UNSEEN_CALLS, bind_arguments
 from .functions import UNMATCHED
 from .instances import outside_assignments, own_attributes
@@ -96,6 +97,7 @@ class Classes(InterpreterBase):
     def assign_attribute(self, obj: Value, attr: str, value: Value, via_self: bool) -> None:
         """``obj.attr = value`` (or ``setattr(obj, 'attr', value)``); ``via_self``: written
         ``self.attr`` (a method of the class assigning its own attribute)."""
+        library.changed(obj)  # another package's object: not followed here (library.store)
         # Only a function's own run assigns attributes: a quiet evaluation for one
         # caller's return value would leave that caller's values on the class. An
         # instance of another module's class has its own (_construct_imported).
@@ -153,6 +155,7 @@ class Classes(InterpreterBase):
         """An attribute of ``obj`` the analysis cannot name is assigned (``setattr(self,
         name, value)`` in a loop over options, ``self.__dict__.update(options)``): any of
         its attributes may be the one, so none is known from here on."""
+        library.changed(obj)
         if isinstance(obj, InstanceVal) and obj.cls.home is None:
             sites = obj.cls.attrs.get("__sites__")
             if isinstance(sites, ConstVal) and isinstance(sites.value, dict):

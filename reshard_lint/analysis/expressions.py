@@ -7,7 +7,7 @@ import ast
 from typing import TYPE_CHECKING, Callable, Optional, Sequence, cast
 
 from ..core import vocabulary as api
-from . import contextmesh, devices as dv
+from . import contextmesh, devices as dv, library
 from .events import Transfer
 from .interpreter_base import InterpreterBase
 from .scope import Scope
@@ -187,6 +187,9 @@ class Expressions(InterpreterBase):
             if self.ctx.project is not None:
                 return self.ctx.project.value(qual) or QualVal(qual)  # import mypkg.mesh as m; m.MESH
             return QualVal(qual)
+        if isinstance(base, library.HolderVal) \
+                and (kept := library.attribute(cast("Analyzer", self), base, attr, node)) is not None:
+            return kept  # encoder.params: what another package's object keeps
         if attr in _SIZES and (is_unknown(base) or isinstance(base, (ArrayVal, HostVal, MeshVal))):
             # An array's (or a mesh's) shape, rank and size are Python ints, whatever the
             # array: host data (``jnp.array([x.shape[0]])`` is uncommitted).

@@ -18,7 +18,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence, cast
 
-from . import foreign, mutation
+from . import foreign, library, mutation
 from .arguments import Call
 from .tree import arg_value
 from .calls import Calls
@@ -518,7 +518,11 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, Wit
         elif isinstance(target, ast.Attribute):
             base = target.value
             via_self = type(base) is ast.Name and base.id == "self"
-            self.assign_attribute(self.eval(base, scope), target.attr, value, via_self)
+            obj = self.eval(base, scope)
+            if isinstance(obj, library.HolderVal):
+                library.store(self, target, obj, value, scope)  # encoder.params = tree
+                return
+            self.assign_attribute(obj, target.attr, value, via_self)
         elif isinstance(target, ast.Subscript):
             base_val = self.eval(target.value, scope)
             if self.store_item(target, base_val, value, scope) or self.store_global(target, base_val, value, scope):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Iterator, Optional
 
+from .library import HolderVal, changed as holder_changed
 from .reasons import CONTAINER
 from .valueops import NO_KEY, const_int
 from .values import ClassVal, ConstVal, InstanceVal, SeqVal, Unknown, Value
@@ -62,13 +63,15 @@ def handed_on(values: Iterable[Value], on_object: Callable[[Value], None]) -> No
     method of an object it does not know): that code may change them in place. Lists and
     dicts among them, and in the tuples, lists and dicts among them, are changed; an
     instance or class among them has any of its attributes changed (``on_object``:
-    Classes.assign_some_attribute)."""
+    Classes.assign_some_attribute), another package's object its fields (library.py)."""
     for v in _reached(values, lambda v: v.items if isinstance(v, SeqVal) else ()):
         if isinstance(v, SeqVal):
             if v.kind in ("list", "dict"):
                 changed(v)
         elif isinstance(v, (InstanceVal, ClassVal)):
             on_object(v)
+        elif isinstance(v, HolderVal):
+            holder_changed(v)  # another package's object (library.py)
 
 
 def unchanging(qual: str) -> bool:
@@ -99,7 +102,7 @@ def share(values: Iterable[Value]) -> None:
         return v.items if isinstance(v, SeqVal) else v.attrs.values() if isinstance(v, ClassVal) else ()
 
     for v in _reached(values, inside):
-        if isinstance(v, SeqVal):
+        if isinstance(v, (SeqVal, HolderVal)):
             v.shared = True
 
 

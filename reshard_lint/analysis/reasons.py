@@ -37,11 +37,14 @@ SPLIT_UNREPORTED = "a fetch of an array split across processes, on a path that o
 NOT_JUDGED = "a call the analysis counts but does not judge"
 CALLBACK_DATA = "the data a callback gives each shard, which the analysis does not run"
 NOT_OWN_DEVICE = "a device the analysis does not know to be this process's own"
+# A field of another package's object that keeps it (library.py), after a change the
+# analysis does not follow (a store through an attribute, a method, handing it on ...).
+LIBRARY_CHANGED = "a field of another package's object, changed where the analysis does not follow it"
 # Code the analysis did not run because it failed before it (coverage lists the failure).
 AFTER_FAILURE = "a call the analysis did not run because it failed before it (an internal error)"
 
 __all__ = [
-    "AFTER_FAILURE", "CALLBACK_DATA", "NOT_JUDGED", "NOT_OWN_DEVICE", "SPLIT_UNKNOWN", "SPLIT_UNREPORTED",
+    "AFTER_FAILURE", "LIBRARY_CHANGED", "CALLBACK_DATA", "NOT_JUDGED", "NOT_OWN_DEVICE", "SPLIT_UNKNOWN", "SPLIT_UNREPORTED",
     "ATTRIBUTE", "ATTRIBUTE_ELSEWHERE", "ATTRIBUTE_LATER", "CONFIG", "COMMITTED_OPERAND", "COMPUTED_LAYOUT", "CONTAINER", "DISAGREE", "ESCAPES", "EXPECTED_ERROR", "FOREIGN_VALUE", "IMPORTED",
     "MESH_CONTEXT",
     "NOT_COMPARABLE", "NOT_REACHED", "NO_CALL_SITE", "OTHER", "PACKAGE_CALL", "PATHS", "RECURSIVE", "STAR",

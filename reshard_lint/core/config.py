@@ -8,6 +8,7 @@ prints it and exits 2. A silently ignored setting is worse than a failed run in 
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -103,7 +104,8 @@ def load(path: str | None, rules: Sequence[Mapping[str, Any]], root: str | None 
         raise ConfigError(f"{path}: [{SECTION}] must be a table")
     codes = [r["code"] for r in rules]
     options = {o["name"]: o for r in rules for o in r.get("options", ())}
-    allowed = list(LIST_KEYS) + ["per-file-ignores", "per-file-runtime", "platforms", "runtime", "src"] + \
+    allowed = list(LIST_KEYS) + ["library-kinds", "library-objects", "per-file-ignores", "per-file-runtime",
+                                 "platforms", "runtime", "src"] + \
         sorted(options)
     for key, value in table.items():
         where = f"{path}: [{SECTION}] {key}"
@@ -134,6 +136,9 @@ def load(path: str | None, rules: Sequence[Mapping[str, Any]], root: str | None 
             # The import roots, as ruff's ``src``: relative to this file's directory.
             roots = _str_list(value, where)
             cfg.options["src"] = tuple(os.path.normpath(os.path.join(cfg.root, d)) for d in roots)
+        elif key in LIBRARY_KEYS:
+            # As JSON text: the settings are keys of engines and of the cache (hashable).
+            cfg.options[key] = json.dumps(check_library(value, key, where), sort_keys=True)
         elif key == "multicontroller":
             raise ConfigError(f"{where}: replaced by runtime = \"multi-controller\" (every file is "
                               "multi-controller, was \"always\") or \"auto\" (the default); "
@@ -150,6 +155,39 @@ def load(path: str | None, rules: Sequence[Mapping[str, Any]], root: str | None 
         else:
             raise ConfigError(f"{path}: [{SECTION}] unknown key {key!r}; allowed: {', '.join(allowed)}")
     return cfg
+
+
+# Objects of other packages that keep what they are given: entries over the vocabulary's
+# LIBRARY_OBJECTS and LIBRARY_KINDS (analysis/library.py, docs/library-objects.md).
+LIBRARY_KEYS = ("library-objects", "library-kinds")
+_LIBRARY_ENTRY: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "library-objects": {"makes": str, "given": dict, "reads": str, "of": (int, str, list), "item": list,
+                        "stores": str, "into": (int, str, list), "value": (int, str, list)},
+    "library-kinds": {"keeps": list, "assign": bool, "shares": bool, "methods": dict, "placement": str},
+}
+
+
+def check_library(value: object, key: str, where: str) -> dict[str, dict[str, object]]:
+    """A table of name = {field = value, ...} whose fields are the ones the analysis reads,
+    each of the type it reads."""
+    fields = _LIBRARY_ENTRY[key]
+    example = ('"mylib.Model.load" = { makes = "model-with-params" }' if key == "library-objects"
+               else '"my-model" = { keeps = ["params"], assign = true }')
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where} must be a table, e.g. [{SECTION}.{key}] {example}")
+    out: dict[str, dict[str, object]] = {}
+    for name, entry in value.items():
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{where} {name!r} must be a table, e.g. {example}")
+        for field_name, v in entry.items():
+            kind = fields.get(field_name)
+            if kind is None:
+                raise ConfigError(f"{where} {name!r}: unknown field {field_name!r}; "
+                                  f"allowed: {', '.join(fields)}")
+            if not isinstance(v, kind) or isinstance(v, bool) and kind is not bool:
+                raise ConfigError(f"{where} {name!r} {field_name} = {v!r}: wrong type")
+        out[str(name)] = dict(entry)
+    return out
 
 
 def check_runtime(value: object, where: str) -> str:

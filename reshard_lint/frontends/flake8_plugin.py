@@ -87,6 +87,7 @@ class ReshardChecker:
             source = "".join(self.lines) if self.lines is not None else _read(self.filename)
             # The gate needs only the ast flake8 already parsed; the rules and the
             # analysis are imported in the few processes that get a file past it.
+            from ..core.config import LIBRARY_KEYS
             from ..engine.engine import check_source
             from ..project.projects import device_imports, may_import_devices
 
@@ -105,7 +106,8 @@ class ReshardChecker:
                 return {"runtime": self._runtime or found["runtime"],
                         "platforms": self._platforms or found["platforms"],
                         **({"src": found["src"]} if "src" in found else {}),
-                        **({"per-file-runtime": table} if table else {})}
+                        **({"per-file-runtime": table} if table else {}),
+                        **{k: found[k] for k in LIBRARY_KEYS if k in found}}
 
             # collector.py: no collections while the engine builds its tree, and the
             # summaries of imported modules, kept for later files, frozen after
@@ -134,7 +136,7 @@ def _project_settings(filename: str) -> dict[str, Any]:
 
 
 def _directory_settings(directory: str) -> dict[str, Any]:
-    from ..core.config import PLATFORMS, ConfigError, find_project, load
+    from ..core.config import LIBRARY_KEYS, PLATFORMS, ConfigError, find_project, load
 
     hit = _PROJECT_SETTINGS.get(directory)
     if hit is None:
@@ -150,7 +152,8 @@ def _directory_settings(directory: str) -> dict[str, Any]:
             options = load(path, _RULE_TABLE or [], root).options if path else {}
         except ConfigError as exc:
             raise ExecutionError(f"reshard-lint: {exc}") from None
-        hit.update({k: options[k] for k in ("runtime", "platforms", "src", "per-file-runtime") if k in options})
+        hit.update({k: options[k] for k in ("runtime", "platforms", "src", "per-file-runtime", *LIBRARY_KEYS)
+                    if k in options})
         _PROJECT_SETTINGS[directory] = hit
     return hit
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 from ..core.collector import paused
-from ..core.config import RUNTIMES
+from ..core.config import LIBRARY_KEYS, RUNTIMES
 from ..core.diagnostic import Diagnostic
 from ..engine.engine import PARSE_ERROR, check_source, engine_for
 from ..core.fixes import split_lines
@@ -37,6 +37,8 @@ class Settings:
     # Keys the editor sent: those override the project's [tool.reshard-lint], the rest
     # come from it, so the editor shows what `reshard-lint check` reports.
     explicit: frozenset[str] = frozenset()
+    # The project's library-objects and library-kinds (JSON text, core/config.py).
+    library: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_options(cls, options: Any, base: Settings | None = None) -> Settings:
@@ -93,6 +95,7 @@ class Settings:
         out: dict[str, object] = {"runtime": self.runtime, "platforms": self.platforms}
         if self.per_file_runtime:
             out["per-file-runtime"] = self.per_file_runtime
+        out.update(self.library)
         return out
 
     def selects(self, code: str) -> bool:
@@ -140,7 +143,9 @@ def project_settings(path: str, settings: Settings) -> tuple[Settings, list[str]
         tuple(cfg.options.get("platforms", settings.platforms))  # type: ignore[arg-type]
     table = _rooted(settings.per_file_runtime, cfg.root) if "per-file-runtime" in settings.explicit else \
         tuple(cfg.options.get("per-file-runtime", ()))  # type: ignore[arg-type]  # (config.PerFileRuntime)
-    merged = Settings(mc, tuple(select), tuple(ignore), settings.debounce, platforms, table, settings.explicit)
+    library = tuple((k, str(cfg.options[k])) for k in LIBRARY_KEYS if k in cfg.options)
+    merged = Settings(mc, tuple(select), tuple(ignore), settings.debounce, platforms, table, settings.explicit,
+                      library)
     return merged, per_file_ignored(path, cfg.root, cfg.per_file_ignores)
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from reshard_lint.frontends.lsp_positions import CLONE_DOCS
 from reshard_lint.rules import rule_by_code
 
+from ..test_library_objects import TRAINER
 from .lspclient import SERVER, LspClient, apply_workspace_edit, utf16_len
 
 
@@ -252,6 +253,18 @@ def test_per_file_runtime_from_the_project_and_from_settings(client: LspClient, 
                   {"settings": {"reshard-lint": {"per-file-runtime": {"train.py": "single-controller"}}}})
     assert [d["code"] for d in client.wait_diagnostics(test_uri)] == ["RSH201"]
     assert client.wait_diagnostics(src_uri) == []
+    assert client.shutdown() == 0
+
+
+def test_library_objects_from_the_project(client: LspClient, tmp_path: Path) -> None:
+    # A project's own object that keeps a tree (docs/library-objects.md): the editor reads it as check does.
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.reshard-lint.library-objects]\n"mylib.Trainer.load" = { makes = "trainer" }\n'
+        '[tool.reshard-lint.library-kinds]\ntrainer = { keeps = ["state"], assign = true }\n')
+    client.initialize(tmp_path)
+    uri = _doc(tmp_path, TRAINER)
+    client.open(uri, TRAINER)
+    assert [(d["code"], d["range"]["start"]["line"]) for d in client.wait_diagnostics(uri)] == [("RSH301", 9)]
     assert client.shutdown() == 0
 
 
