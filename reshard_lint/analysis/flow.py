@@ -269,6 +269,7 @@ class Flow(InterpreterBase):
         if new is None:
             return False
         mutation.changed(base)
+        mutation.follows(base, new)  # type: ignore[arg-type]  # (stored gave new: base is a SeqVal)
         holder.vars[target.value.id] = new  # type: ignore[attr-defined]  # (an ast.Name: the callers')
         return True
 

@@ -26,10 +26,25 @@ from ..core.vocabulary import CHANGING_BUILTINS, UNCHANGING_CALL_PREFIXES
 
 def changed(v: Value) -> None:
     """``v`` was changed in place: its elements are unknown from now on, for every holder."""
-    if isinstance(v, SeqVal) and v.kind in ("list", "dict") and not v.shared:
-        # One unknown each: two elements are not known to be one object (values.Unknown).
-        v.items = tuple(Unknown(CONTAINER) for _ in v.items)
-        v.changed = True
+    work = [v]
+    while work:
+        v = work.pop()
+        if isinstance(v, SeqVal) and v.kind in ("list", "dict") and not v.shared:
+            # One unknown each: two elements are not known to be one object (values.Unknown).
+            v.items = tuple(Unknown(CONTAINER) for _ in v.items)
+            v.changed = True
+            # The name that stored into it holds a newer value of the same object
+            # (``d2 = d; d["w"] = a; d2["w"] = b``: d's ``w`` is b).
+            work.extend(v.later or ())
+            v.later = None
+
+
+def follows(base: SeqVal, new: SeqVal) -> None:
+    """``new`` is ``base`` after a store through one of its names (flow.store_item): a later
+    change through another holder of ``base`` changes ``new`` too."""
+    if base.later is None:
+        base.later = []
+    base.later.append(new)
 
 
 def stored(base: Value, key: Value, value: Value) -> Optional[SeqVal]:

@@ -304,6 +304,9 @@ class SeqVal(Value):
     shared: bool = False
     # Changed in place (analysis/mutation.py): its length is no longer what ``items`` holds.
     changed: bool = False
+    # The containers a store through one name made of this one (mutation.stored): the same
+    # object at run time, so a change through another holder changes them too.
+    later: Optional[list["SeqVal"]] = None
     # What iterating an object gives, not a tuple: ``d.values()``, ``d.items()``,
     # ``enumerate(...)``, ``zip(...)``, ``map(...)``. JAX takes such an object for one
     # leaf of a pytree (models/tree_map.py).
