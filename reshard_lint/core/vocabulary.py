@@ -17,10 +17,14 @@ constant for the handler's decorator), and, when the stages must let a file thro
 it, its word into the group of what it does (``DEVICE_CALLS``, ``MESH_BUILDERS``,
 ``ORIGINS`` ...): the prefilter, the gate, the slicer and the project layer follow.
 
-Standard library only, and data only: the prefilter imports it in every process.
+Standard library only, and data only: the prefilter imports it in every process. Other
+packages' objects are on its second page, vocabulary_objects.py.
 """
 
 from __future__ import annotations
+
+# The page of other packages' objects (their placement as data: analysis/library.py).
+from .vocabulary_objects import LIBRARY_KINDS, LIBRARY_OBJECTS
 
 # --- canonical qualified names (the models' keys) ---------------------------------------
 
@@ -292,46 +296,6 @@ REORDER_ATTRS = frozenset({"T"})
 # Calls that give an array a known mesh.
 # Objects of other packages that keep the placement of what they are given
 # (analysis/library.py; docs/library-objects.md), as data a project extends in
-# [tool.reshard-lint] library-objects and library-kinds (core/config.py). Keys: a call's
-# qualified name (``*``: any run of characters but a dot; ``[A-Z]``: one of those).
-# "makes": the call gives an object of that kind, with the fields "given" takes from its
-# arguments (a position, a keyword, or both); "reads": the call gives that field of the
-# object it is handed ("of"; "item": [i, n], the i-th of an n-tuple); "stores": the call
-# puts "value" into that field of the object "into" (one a listed call made). A kind
-# "keeps" its fields (a name starting with "@" is no attribute: only calls read it), takes
-# ``obj.f = v`` where "assign" says so ("shares": its other attributes hold parts of what
-# it keeps, so reading one changes it), and has "methods": "copy" gives a copy with the
-# keyword fields replaced; "placed_like" a tree placed as the first given of those
-# arguments is (a field of one: "args.item"), an abstract leaf placed by its kind's
-# "placement" field.
-LIBRARY_OBJECTS: dict[str, dict[str, object]] = {
-    "transformers.Flax*.from_pretrained": {"makes": "model-with-params"},
-    "transformers.Flax*Model": {"makes": "model-with-params"},
-    "transformers.Flax*For*": {"makes": "model-with-params"},
-    "flax.training.train_state.TrainState.create": {"makes": "train-state", "given": {"params": "params"}},
-    "flax.nnx.merge": {"makes": "nnx-module", "given": {"@state": 1}},
-    "flax.nnx.state": {"reads": "@state", "of": 0},
-    "flax.nnx.split": {"reads": "@state", "of": 0, "item": [1, 2]},
-    "flax.nnx.update": {"stores": "@state", "into": 0, "value": 1},
-    "flax.nnx.[A-Z]*": {"makes": "nnx-module"},  # nnx.Linear(...), nnx.Sequential(...) ...
-    "orbax.checkpoint.StandardCheckpointer": {"makes": "standard-checkpointer"},
-    "orbax.checkpoint.*Checkpointer": {"makes": "checkpointer"},
-    "orbax.checkpoint.CheckpointManager": {"makes": "checkpoint-manager"},
-    "orbax.checkpoint.args.StandardRestore": {"makes": "restore-args", "given": {"item": [0, "item"]}},
-    "jax.ShapeDtypeStruct": {"makes": "abstract-array", "given": {"sharding": "sharding"}},
-}
-LIBRARY_KINDS: dict[str, dict[str, object]] = {
-    "model-with-params": {"keeps": ["params"], "assign": True},
-    "train-state": {"keeps": ["params"], "methods": {"replace": "copy"}},
-    "nnx-module": {"keeps": ["@state"], "shares": True},
-    # StandardCheckpointer.restore(directory, target): StandardRestore(target), whose arrays
-    # and sharded ShapeDtypeStructs give the restored arrays' placement.
-    "standard-checkpointer": {"methods": {"restore": {"placed_like": [1, "target"]}}},
-    "checkpointer": {"methods": {"restore": {"placed_like": ["args.item"]}}},
-    "checkpoint-manager": {"methods": {"restore": {"placed_like": ["args.item"]}}},
-    "restore-args": {"keeps": ["item"]},
-    "abstract-array": {"keeps": ["sharding"], "placement": "sharding"},
-}
 # The methods of those objects that give arrays placed like a target (orbax's restore):
 # origins of arrays with a known mesh for the stages (ORIGINS).
 LIBRARY_ORIGINS = frozenset(name for kind in LIBRARY_KINDS.values() for methods in [kind.get("methods")]
