@@ -204,6 +204,9 @@ class Calls(InterpreterBase):
                     self.rebind_in_place(call.arg_node(0, "x"), shuffled, scope)
                     return ConstVal(None)
                 return shuffled
+            if method in api.RNG_DRAWS and not call.has_star:
+                # rng.standard_normal((16, 8)): numbers drawn on the host, from shapes and bounds.
+                return HostVal(self.ctx.lazy_code(node, 40), node)
             return UNKNOWN
         if isinstance(recv, SeqVal) and method in MUTATING_METHODS:
             if not call.keywords and not call.has_star and mutation.no_change(method, call.values()):

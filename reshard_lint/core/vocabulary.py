@@ -91,6 +91,14 @@ NP_RANDOM_PERMUTATION = "np.random.permutation"
 NP_RANDOM_SHUFFLE = "np.random.shuffle"
 NP_RANDOM_DEFAULT_RNG = "np.random.default_rng"
 NP_RANDOM_SEED = "np.random.seed"
+# Methods of a NumPy Generator (np.random.default_rng) or a random.Random that draw new
+# numbers from scalar parameters (shapes, bounds, dtypes): host data.
+RNG_DRAWS = frozenset({
+    "standard_normal", "normal", "uniform", "integers", "random", "standard_exponential", "exponential",
+    "standard_gamma", "gamma", "beta", "binomial", "poisson", "lognormal", "laplace", "logistic",
+    "multivariate_normal", "dirichlet", "bytes", "randint", "randrange", "gauss", "normalvariate",
+    "random_sample", "rand", "randn",
+})
 # jax.numpy (canonical keys ``jnp.<name>``)
 JNP_ARRAY = "jnp.array"
 JNP_ASARRAY = "jnp.asarray"
