@@ -102,6 +102,9 @@ class Transfer(Event):
     # arguments (functions.py): ``node`` is the call here, ``through`` the transfer there.
     through: Optional[ast.AST] = None
     through_value: Optional[ast.AST] = None  # the value that transfer moves, as it spells it
+    # The calls between the call here and that transfer, in order (functions.py): the
+    # path a message's related locations step through.
+    path: tuple[ast.AST, ...] = ()
     # Made in one of several runs of the same code (a loop or comprehension run per
     # element, a jax.tree.map callback run per leaf: unroll.py), each of which may give
     # the call other values: a fix written from this run's must hold for the others.

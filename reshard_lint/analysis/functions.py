@@ -63,12 +63,14 @@ class Functions(InterpreterBase):
         if func.manager:
             return self.managed(func, params)
         self.plain_calls += 1
+        self.call_nodes.append(node)
         try:
             result = self.relayed(func, params, call)
             if result is None:
                 result = self.inline(func, params)
         finally:
             self.plain_calls -= 1
+            self.call_nodes.pop()
         if func.home is not None and not self.inline_stack:
             # Messages name this call beside the other module's line (render.describe_mesh).
             for made in (result.items if isinstance(result, SeqVal) else (result,)):
@@ -92,6 +94,7 @@ class Functions(InterpreterBase):
                 or not (type(fn) is ast.Lambda or isinstance(fn, FUNCTIONS) and fn.body):
             return None
         self.relay = (call, self.quiet + 1, len(self.inline_stack) + 1)
+        self.relay_calls_at = len(self.call_nodes)
         self.relay_args = tuple(params.values())
         held, self.relay_held = self.relay_held, []
         self.relay_gaps = set()

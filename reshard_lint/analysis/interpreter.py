@@ -86,6 +86,10 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, Wit
         # (the call here, quiet level, helper depth) while another module's function runs
         # for a call of this file's own code: its transfers are this call's (emit).
         self.relay: Optional[tuple[Call, int, int]] = None
+        # The calls being run, outermost first (functions.call_function), and where the
+        # relayed run's own calls start among them: a relayed transfer's path.
+        self.call_nodes: list[ast.AST] = []
+        self.relay_calls_at = 0
         # (line, column) of calls whose arguments another module's analysis asks for
         # (foreign.py) -> the arguments at each evaluation; None: no such question
         self.recorder: Optional[dict[tuple[int, int], list[Call]]] = None
@@ -237,7 +241,8 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, Wit
                 # walk of that module's tree (positions.py).
                 return f"{ctx.code(call.node, 40)}, through its {inner.spelled} at {ctx.at(inner.node)},"
             self.relay_held.append(replace(event, node=call.node, value_node=moved, target_node=None,
-                                           through=event.node, through_value=event.value_node, func=spelled))
+                                           through=event.node, through_value=event.value_node, func=spelled,
+                                           path=tuple(self.call_nodes[self.relay_calls_at:])))
         elif self.relay is not None and isinstance(event, (MeshBuilt, ShardingBuilt)) \
                 and self.relaying(event) and foreign.handed_in(self.ctx, event, self.relay_args):
             # A construction inside another module's function whose wrong part this call

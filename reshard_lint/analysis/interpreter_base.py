@@ -40,6 +40,8 @@ class InterpreterBase:
     building: list[InstanceVal]
     outside: list[Optional[frozenset[str]]]
     relay: Optional[tuple[Call, int, int]]
+    call_nodes: list[ast.AST]
+    relay_calls_at: int
     relay_args: tuple[Value, ...]
     recorder: Optional[dict[tuple[int, int], list[Call]]]
     fed_depth: int

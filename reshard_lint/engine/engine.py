@@ -390,7 +390,8 @@ class Engine:
             for rule in self.by_event.get(type(event), ()):
                 for diag in rule.check(event):  # type: ignore[arg-type]
                     if through is not None:
-                        diag = _through(ctx, diag, through, type(event).__name__ != "Transfer")
+                        diag = _through(ctx, diag, through, type(event).__name__ != "Transfer",
+                                        getattr(event, "path", ()))
                     key = id(event.node)  # type: ignore[attr-defined]
                     # Where the code runs is decided here, when a rule has something to say.
                     why = ctx.silenced_by(rule.runtimes, event.node, through)  # type: ignore[attr-defined]
@@ -496,13 +497,16 @@ def lint_source(source: str, path: str = "<stdin>", settings: Mapping[str, objec
     return check_source(source, path, engine=engine_for(settings), tree=tree)
 
 
-def _through(ctx: Any, diag: Diagnostic, inner: object, construction: bool = False) -> Diagnostic:
+def _through(ctx: Any, diag: Diagnostic, inner: object, construction: bool = False,
+             path: tuple[Any, ...] = ()) -> Diagnostic:
     """A diagnostic at a call of another module's function, pointing at the transfer (or
     the mesh or sharding construction) inside it that the call's arguments make fail.
     A transfer's has no fix: the code to change may be in either file. A construction's
     keeps the rule's own, which only rewrites what this file wrote (RSH102's undoing of a
     reordering step inside the call)."""
+    steps = [Related(at[1], at[2], "the call that leads there", at[0], step=True)
+             for at in map(ctx.locate, path) if at is not None]
     where = ctx.locate(inner)
     what = "the construction this call runs" if construction else "the transfer this call runs"
-    extra = (Related(where[1], where[2], what, where[0], step=True),) if where is not None else ()
+    extra = tuple(steps) + ((Related(where[1], where[2], what, where[0], step=True),) if where is not None else ())
     return replace(diag, fix=diag.fix if construction else None, related=diag.related + extra)

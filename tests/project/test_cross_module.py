@@ -107,8 +107,14 @@ def test_check_reports_the_markers_with_related_locations_in_the_other_file() ->
         # The transfer inside another module's function that a call runs with its arguments.
         helpers = {"movers": "ops/placing.py", "containers": "team/sync.py"}.get(root.name)
         for f in found:  # both meshes built in the other module: a factory's body, or its module level
-            inside = [helpers] if ", through its " in str(f["message"]) else []
-            assert [r.get("filename") for r in f["related"]] == [meshes, meshes, *inside]  # type: ignore[union-attr]
+            related = [r.get("filename") for r in f["related"]]  # type: ignore[union-attr]
+            assert related[:2] == [meshes, meshes]
+            if ", through its " in str(f["message"]):
+                # The calls inside the helper's module that lead to the transfer, then it.
+                assert related[2:] and set(related[2:]) == {helpers}
+                assert f["related"][-1]["message"] == "the transfer this call runs"  # type: ignore[index]
+            else:
+                assert related == [meshes, meshes]
 
 
 def test_a_construction_a_call_hands_a_wrong_part_is_reported_at_the_call() -> None:
@@ -200,6 +206,16 @@ def test_sarif_gives_the_call_path_of_a_transfer_run_for_a_call_as_a_code_flow()
               s["location"]["physicalLocation"]["region"]["startLine"], s["location"]["message"]["text"])
              for s in flow["threadFlows"][0]["locations"]]
     assert steps == [("sync.py", 9, "the call"), ("placing.py", 7, "the transfer this call runs")]
+    # Two calls deep: sync() calls place(), whose put moves the leaf.
+    root = PROJECTS / "containers"
+    proc = subprocess.run([tool("reshard-lint"), "check", "--no-cache", "--format", "sarif", "team/train.py"],
+                          capture_output=True, text=True, cwd=root, timeout=300)
+    [result] = json.loads(proc.stdout)["runs"][0]["results"]
+    steps = [(s["location"]["physicalLocation"]["artifactLocation"]["uri"].rsplit("/", 1)[-1],
+              s["location"]["physicalLocation"]["region"]["startLine"], s["location"]["message"]["text"])
+             for s in result["codeFlows"][0]["threadFlows"][0]["locations"]]
+    assert steps == [("train.py", 9, "the call"), ("sync.py", 10, "the call that leads there"),
+                     ("sync.py", 5, "the transfer this call runs")]
 
 
 def test_jitted_functions_of_another_module_place_their_results_and_trace_the_calls_arguments() -> None:
