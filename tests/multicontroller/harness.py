@@ -112,6 +112,10 @@ class SnippetResult:
     def all_ok(self) -> bool:
         return all(p.status == "ok" for p in self.processes)
 
+    def process(self, pid: int) -> ProcessOutcome:
+        """The outcome of process ``pid``."""
+        return next(p for p in self.processes if p.process_id == pid)
+
     def brief(self) -> str:
         return f"{self.mode}: " + " ".join(p.brief() for p in self.processes)
 

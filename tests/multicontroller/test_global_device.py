@@ -114,13 +114,9 @@ def results() -> dict[str, SnippetResult]:
     return dict(zip(names, outs))
 
 
-def _p(res: SnippetResult, pid: int):  # type: ignore[no-untyped-def]
-    return next(p for p in res.processes if p.process_id == pid)
-
-
 def test_a_global_array_raises_on_every_process(results: dict[str, SnippetResult]) -> None:
     for pid in (0, 1):
-        p = _p(results["global"], pid)
+        p = results["global"].process(pid)
         assert p.status == "error" and "first argument must be a fully addressable array" in p.error_text, \
             results["global"].details()
 
@@ -129,8 +125,8 @@ def test_a_global_array_raises_on_every_process(results: dict[str, SnippetResult
 def test_a_process_local_array_raises_on_the_other_process(results: dict[str, SnippetResult],
                                                            case: str) -> None:
     res = results[case]
-    assert _p(res, 0).status == "ok" and "put True" in _p(res, 0).stdout, res.details()
-    p1 = _p(res, 1)
+    assert res.process(0).status == "ok" and "put True" in res.process(0).stdout, res.details()
+    p1 = res.process(1)
     assert p1.status == "error", res.details()
     assert "Cross-host transfers are not supported by this backend" in p1.error_text, res.details()
 
@@ -145,8 +141,8 @@ def test_what_is_made_there_cannot_be_read_on_the_other_process(
         results: dict[str, SnippetResult],
         case: str, made: str) -> None:
     res = results[case]
-    assert _p(res, 0).status == "ok" and "read" in _p(res, 0).stdout, res.details()
-    p1 = _p(res, 1)
+    assert res.process(0).status == "ok" and "read" in res.process(0).stdout, res.details()
+    p1 = res.process(1)
     # No error where it is made: only where it is read.
     assert made in p1.stdout and "read" not in p1.stdout.split(made)[-1], res.details()
     assert p1.status == "error" and UNREADABLE in p1.error_text, res.details()
@@ -155,7 +151,7 @@ def test_what_is_made_there_cannot_be_read_on_the_other_process(
 def test_a_committed_operand_keeps_its_device_under_default_device(results: dict[str, SnippetResult]) -> None:
     res = results["default_device_committed"]
     assert res.all_ok(), res.details()
-    assert "made [0] True" in _p(res, 0).stdout and "made [2048] True" in _p(res, 1).stdout, res.details()
+    assert "made [0] True" in res.process(0).stdout and "made [2048] True" in res.process(1).stdout, res.details()
 
 
 @pytest.mark.parametrize("case", ["local_devices", "guarded"])
@@ -166,6 +162,6 @@ def test_the_look_alikes_run(results: dict[str, SnippetResult], case: str) -> No
 def test_a_same_layout_move_between_the_process_groups_raises_on_cpu(
         results: dict[str, SnippetResult]) -> None:
     for pid in (0, 1):
-        p = _p(results["halves"], pid)
+        p = results["halves"].process(pid)
         assert p.status == "error" and "does not support cross-host device transfers" in p.error_text, \
             results["halves"].details()

@@ -123,16 +123,12 @@ def results() -> dict[str, SnippetResult]:
     return dict(zip(names, outs))
 
 
-def _p(res: SnippetResult, pid: int):  # type: ignore[no-untyped-def]
-    return next(p for p in res.processes if p.process_id == pid)
-
-
 @pytest.mark.parametrize("case", ["params", "params_cpu", "nnx_state", "train_state", "restore_put"])
 def test_a_global_tree_read_back_through_the_object_raises_on_every_process(
         results: dict[str, SnippetResult], case: str) -> None:
     res = results[case]
     for pid in (0, 1):
-        p = _p(res, pid)
+        p = res.process(pid)
         assert p.status == "error" and NOT_ADDRESSABLE in p.error_text, res.details()
 
 
@@ -142,21 +138,21 @@ def test_the_object_keeps_the_placement_it_was_given(results: dict[str, SnippetR
                                                      seen: str) -> None:
     res = results[case]
     for pid in (0, 1):
-        assert seen in _p(res, pid).stdout, res.details()
+        assert seen in res.process(pid).stdout, res.details()
 
 
 def test_a_restored_split_array_cannot_be_read(results: dict[str, SnippetResult]) -> None:
     res = results["restore_read"]
     for pid in (0, 1):
-        p = _p(res, pid)
+        p = res.process(pid)
         assert p.status == "error" and "Fetching value for `jax.Array` that spans non-addressable" in p.error_text, \
             res.details()
 
 
 def test_a_kept_process_local_array_raises_on_the_other_process(results: dict[str, SnippetResult]) -> None:
     res = results["owned"]
-    assert _p(res, 0).status == "ok" and "put True" in _p(res, 0).stdout, res.details()
-    p1 = _p(res, 1)
+    assert res.process(0).status == "ok" and "put True" in res.process(0).stdout, res.details()
+    p1 = res.process(1)
     assert p1.status == "error" and "Cross-host transfers are not supported by this backend" in p1.error_text, \
         res.details()
 
