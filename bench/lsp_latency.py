@@ -183,6 +183,10 @@ class Client:
             self.proc.kill()
 
 
+def _median(samples: list[float]) -> float | None:
+    return round(statistics.median(samples), 1) if samples else None
+
+
 @dataclass
 class LspLatency:
     lines: int = 0
@@ -205,27 +209,27 @@ class LspLatency:
 
     @property
     def median_project_change_ms(self) -> float | None:
-        return round(statistics.median(self.project_change_ms), 1) if self.project_change_ms else None
+        return _median(self.project_change_ms)
 
     @property
     def median_project_change_cpu_ms(self) -> float | None:
-        return round(statistics.median(self.project_change_cpu_ms), 1) if self.project_change_cpu_ms else None
+        return _median(self.project_change_cpu_ms)
 
     @property
     def median_open_ms(self) -> float | None:
-        return round(statistics.median(self.open_ms), 1) if self.open_ms else None
+        return _median(self.open_ms)
 
     @property
     def median_open_cpu_ms(self) -> float | None:
-        return round(statistics.median(self.open_cpu_ms), 1) if self.open_cpu_ms else None
+        return _median(self.open_cpu_ms)
 
     @property
     def median_change_cpu_ms(self) -> float | None:
-        return round(statistics.median(self.change_cpu_ms), 1) if self.change_cpu_ms else None
+        return _median(self.change_cpu_ms)
 
     @property
     def median_change_ms(self) -> float | None:
-        return round(statistics.median(self.change_ms), 1) if self.change_ms else None
+        return _median(self.change_ms)
 
 
 def measure_lsp(python: Path, scratch: Path, repeat: int, timeout: float = 120.0,
