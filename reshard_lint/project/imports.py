@@ -29,7 +29,19 @@ class Import:
 
 def imports_of(tree: ast.Module, importer: ModuleFile | None, index: ModuleIndex) -> list[Import]:
     """The project imports of ``tree``, in source order; ``importer`` is the module the tree
-    is (None for a script outside the import roots: relative imports then resolve to nothing)."""
+    is (None for a script outside the import roots: relative imports then resolve to nothing).
+    Kept on the tree, per importer and index: the callers' scan asks it of one file for each
+    function it follows (project/callers.py)."""
+    memo: dict[tuple[int, str | None], tuple[ModuleIndex, list[Import]]] = \
+        tree.__dict__.setdefault("_reshard_imports", {})
+    key = (id(index), importer.name if importer is not None else None)
+    found = memo.get(key)
+    if found is None or found[0] is not index:  # (the index kept: its id is not reused)
+        found = memo[key] = (index, _imports_of(tree, importer, index))
+    return list(found[1])
+
+
+def _imports_of(tree: ast.Module, importer: ModuleFile | None, index: ModuleIndex) -> list[Import]:
     out: list[Import] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
