@@ -27,6 +27,9 @@ from .arguments import Call
 from .values import UNKNOWN, ClassVal, FuncVal, SeqVal, Unknown, Value, func_name, is_unknown, join, unknown
 
 NO_CALL_SITE = "a parameter no call site feeds"
+# The same, where other files of the project spell the function's name: calls the
+# analysis did not follow (a method of an instance, handed on, more files than it reads).
+CALLED_ELSEWHERE = "a parameter of a function other modules may call, whose calls the analysis does not follow"
 FOREIGN_VALUE = "a value another module passes that the analysis does not follow"
 ESCAPES = "a parameter of a function passed where the analysis cannot follow its calls"
 UNSEEN_CALLS = "a parameter of a function called where the analysis did not follow the call"
@@ -68,6 +71,8 @@ class CallSites:
         self.fed: set[ast.AST] = set()
         # The other modules' calls of one of this module's functions (the interpreter's)
         self.foreign: Optional[Callable[[FuncVal], Optional[list[tuple[ast.Call, list[Call]]]]]] = None
+        # Do other files of the project spell the function's name (foreign.py)?
+        self.named_elsewhere: Optional[Callable[[FuncVal], bool]] = None
 
     @property
     def counts(self) -> SyntaxCounts:
@@ -186,7 +191,10 @@ class CallSites:
         module-level function or a method may be called from the project's other
         modules, with extra arguments this module's calls do not show (a call of it run
         for its result binds them exactly: ``bind_arguments``)."""
-        out = self._agreed(self.expected(func), self.sites.get(func.node, {}), names, func_name(func))
+        want, seen = self.expected(func), self.sites.get(func.node, {})
+        if want == 0 and not seen and self.named_elsewhere is not None and self.named_elsewhere(func):
+            return {n: unknown(CALLED_ELSEWHERE, parameter(n, func_name(func))) for n in names}
+        out = self._agreed(want, seen, names, func_name(func))
         fn = func.node
         if isinstance(fn, ast.Lambda) or not _local(func):
             for star in (fn.args.vararg, fn.args.kwarg):

@@ -15,6 +15,7 @@ default, a mesh each caller builds in its own ``main()`` stays unknown.
 from __future__ import annotations
 
 import ast
+import os
 from typing import TYPE_CHECKING, Optional
 
 from ..core import vocabulary as api
@@ -30,6 +31,28 @@ if TYPE_CHECKING:
 
 # (the call in the other module, the values of its arguments at each evaluation there)
 ForeignCall = tuple[ast.Call, list[Call]]
+
+
+def named_elsewhere(ctx: FileContext, func: FuncVal) -> bool:
+    """Does another file of the project spell the name of ``func`` (a method's, or a
+    function's)? Then "no call site feeds" its parameters would say more than is known:
+    the calls there are not followed (callsites.CALLED_ELSEWHERE)."""
+    view = ctx.project
+    fn = func.node
+    if view is None or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not _builds(ctx, fn):
+        return False
+    project = view.project
+    project.words(check=False)
+    own = os.path.realpath(ctx.path)
+    return any(os.path.realpath(f) != own for f in project.files_naming(fn.name, view.deps))
+
+
+def _builds(ctx: FileContext, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Does the body build or move something? Only then are the other modules' calls worth
+    reading the project's files for (a parameter handed on to another function stays
+    unknown there, as before)."""
+    body = "".join(ctx.module.lines[fn.lineno - 1:fn.end_lineno])
+    return any(w in body for w in api.BUILD_WORDS)
 
 
 def foreign_calls(ctx: FileContext, func: FuncVal) -> Optional[list[ForeignCall]]:
@@ -51,11 +74,7 @@ def foreign_calls(ctx: FileContext, func: FuncVal) -> Optional[list[ForeignCall]
         name = fn.name
     else:
         return None
-    # Only a body that builds or moves something is worth the other modules' calls (the
-    # search reads the project's files): a parameter handed on to another function stays
-    # unknown there, as before.
-    body = "".join(ctx.module.lines[fn.lineno - 1:fn.end_lineno])
-    if not any(w in body for w in api.BUILD_WORDS):
+    if not _builds(ctx, fn):
         return None
     found = view.calls_of(ctx.path, name)
     if not found:

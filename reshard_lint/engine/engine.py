@@ -348,7 +348,7 @@ class Engine:
         """Diagnostics for a parsed module; ``observer`` also sees every transfer event and
         the diagnostic anchored at each call (``reshard-lint coverage``)."""
         from ..analysis import Analyzer
-        from ..analysis.foreign import foreign_calls
+        from ..analysis.foreign import foreign_calls, named_elsewhere
         from ..analysis.context import FileContext
 
         rules = self.rules
@@ -410,6 +410,7 @@ class Engine:
             # A function this file never calls takes the calls other modules make of it
             # (the file's own analysis only: a summary for an importer runs no such search).
             analyzer.callsites.foreign = partial(foreign_calls, ctx)
+            analyzer.callsites.named_elsewhere = partial(named_elsewhere, ctx)
         if observer is not None:
             analyzer.expected_sink = transfers.append
         analyzer.run()

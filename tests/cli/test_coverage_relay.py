@@ -13,7 +13,8 @@ from pathlib import Path
 from .conftest import run, write
 
 RELAYED = Path(__file__).resolve().parents[1] / "fixtures" / "projects" / "relayed"
-NO_CALL_SITE = "a parameter no call site feeds"
+# Where another file names the function: its calls there are not followed.
+CALLED_ELSEWHERE = "a parameter of a function other modules may call, whose calls the analysis does not follow"
 SAME_PIECES = ("'the value' is on mesh 'TRAIN' (relay/meshes.py:6, jax.devices()) and the target on 'ROLLOUT' "
                "(relay/meshes.py:7, jax.devices()[::-1]): the same devices in another order, in which every "
                "device holds or gets the piece the same spec on the array's own mesh gives it")
@@ -58,7 +59,7 @@ def test_every_call_from_elsewhere_decides_the_site() -> None:
                              "jax.devices()) and the target on 'TRAIN' (relay/meshes.py:6, jax.devices()): the same "
                              "devices in the same order", ""),
         # main.py hands put_later on as a value too: called where the analysis does not see.
-        (22, "unresolved", NO_CALL_SITE, "parameter 'params' of put_later"),
+        (22, "unresolved", CALLED_ELSEWHERE, "parameter 'params' of put_later"),
     ]
     # No call moves a piece: nothing but the reversed mesh itself is reported.
     assert _check(RELAYED) == [("relay/meshes.py", 7, 11, "RSH102")]
@@ -121,7 +122,7 @@ def test_calls_the_analysis_may_not_see_leave_the_site_as_its_module_judges_it(p
         disagree = ("a parameter whose call sites pass different values", "parameter 'value' of place")
         reason = {"a function another file calls": disagree, "an import under another name": disagree,
                   "a call in a lambda": ("a value another module passes that the analysis does not follow",
-                                         "place() at relay/main.py:8")}.get(why, (NO_CALL_SITE, "parameter 'value' of place"))
+                                         "place() at relay/main.py:8")}.get(why, (CALLED_ELSEWHERE, "parameter 'value' of place"))
         assert (line, verdict, detail, culprit) == (14, "unresolved", *reason), why
 
 
