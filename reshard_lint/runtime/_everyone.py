@@ -74,7 +74,7 @@ def _resolve(func: ast.expr, frame: FrameType) -> str | None:
 
 _picks = _sites.Picks(_resolve)
 # (code, lasti) -> the pick at that call site, or None
-_site_picks: dict[tuple[Any, int], tuple[str, str] | None] = {}
+_site_picks: dict[tuple[Any, ...], tuple[str, str] | None] = {}
 
 
 def _pick(frame: FrameType, index: int) -> tuple[str, str] | None:
@@ -171,3 +171,44 @@ def after_put(config: _state.StrictConfig, result: Any, verdict: tuple[str, Any,
     if kind == GLOBAL:
         # numpy reads an array on one CPU device without JAX's Python: check its functions
         _numpy_reads.arm(config)
+
+
+def after_jit(config: _state.StrictConfig, out: Any, frame: FrameType | None) -> None:
+    """After a jitted call placed by ``out_shardings=SingleDeviceSharding(d)``, ``d`` picked
+    from the global list: every process runs the computation onto ``d``, and on a process
+    that does not own it the results cannot be read (2 processes of 4 CPU devices, jax
+    0.10.2: tests/runtime/test_grounding_every_process.py). The results are remembered as
+    a put on that pick's are, so that a read of them is judged as every process makes it
+    (_fetch). Only a call strict mode sees (JAX's Python path: a new argument sharding)."""
+    user = _user_frame(frame)
+    leaves = [leaf for leaf in jax.tree_util.tree_leaves(out) if isinstance(leaf, jax.Array)]
+    if user is None or not leaves:
+        return
+    try:
+        devices = {d for leaf in leaves for d in leaf.sharding.device_set}
+    except Exception:  # noqa: BLE001 - a sharding strict mode cannot read: unknown
+        return
+    if len(devices) != 1:
+        return
+    device = next(iter(devices))
+    key = (user.f_code, user.f_lasti, "jit")
+    if key in _site_picks:
+        pick = _site_picks[key]
+    else:
+        pick = None
+        located = _sites.call_at(user)
+        if located is not None:
+            info, call = located
+            pick = _picks.single_device_out(info, call.func, _sites.scope_of(info, call), user)
+        if len(_site_picks) > 4096:
+            _site_picks.clear()
+        _site_picks[key] = pick
+    if pick is None or pick[0] != GLOBAL:
+        return
+    topo = topology(config.split, device.platform)
+    if not topo.simulated or topo.processes < 2 or topo.process_of.get(device) is None \
+            or not _sites.runs_on_every_process(user):
+        return
+    for leaf in leaves:
+        _kinds.remember(leaf, GLOBAL, device, f"SingleDeviceSharding({pick[1]})")
+    _numpy_reads.arm(config)

@@ -340,7 +340,10 @@ def _wrap_miss_path(original: Callable[..., Any]) -> Callable[..., Any]:
             if _numpy_reads.watching:
                 _numpy_reads.note_jit(config, p.params)
             _jit.check_jit_miss(config, p.params, args_flat, fun, args)
-        return original(p, args_flat, fun, args, kwargs)
+        out = original(p, args_flat, fun, args, kwargs)
+        if config is not None:
+            _everyone.after_jit(config, out, sys._getframe(1))
+        return out
 
     return _run_python_pjit
 

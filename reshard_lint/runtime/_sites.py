@@ -391,6 +391,24 @@ class Picks:
             return listed[0], f"{listed[1]}[{ast.unparse(expr.slice)}]"
         return None
 
+    def single_device_out(self, info: _File, func: ast.expr, scope: ast.AST,
+                          frame: FrameType) -> tuple[str, str] | None:
+        """The device ``d`` of ``jax.jit(f, out_shardings=SingleDeviceSharding(d))``, the
+        function a call calls, written there or bound once to the name it calls, read as
+        ``device`` reads a put's target; None otherwise."""
+        if isinstance(func, ast.Name):
+            bound = _bound_value(info, scope, func.id, frame)
+            if bound is None:
+                return None
+            func, scope = bound
+        if not isinstance(func, ast.Call) or _last_name(func.func) != "jit":
+            return None
+        out = next((k.value for k in func.keywords if k.arg == "out_shardings"), None)
+        if not isinstance(out, ast.Call) or len(out.args) != 1 or out.keywords \
+                or _last_name(out.func) != "SingleDeviceSharding":
+            return None
+        return self.device(info, out.args[0], scope, frame)
+
     def devices(self, info: _File, expr: ast.expr, scope: ast.AST, frame: FrameType,
                 depth: int) -> tuple[str, str] | None:
         if depth > 4:
@@ -407,6 +425,10 @@ class Picks:
             if kind is not None:
                 return kind, ast.unparse(expr)
         return None
+
+
+def _last_name(expr: ast.expr) -> str | None:
+    return expr.attr if isinstance(expr, ast.Attribute) else expr.id if isinstance(expr, ast.Name) else None
 
 
 def _is_module_level_name(info: _File, func: ast.expr, scope: ast.AST, frame: FrameType) -> bool:

@@ -103,6 +103,23 @@ if jax.process_index() == 0:
     on_owner()
 """, None, (None, None)),
 
+    Case("jit_placed_on_global_device_read", """\
+dev = jax.devices()[0]
+kernel = jax.jit(lambda v: v * 2, out_shardings=jax.sharding.SingleDeviceSharding(dev))
+out = kernel(np.arange(8.0))
+print(np.asarray(out))
+""", ("RSH306", 8), (None, _FETCH)),
+    Case("jit_placed_on_local_device_read", """\
+dev = jax.local_devices()[0]
+kernel = jax.jit(lambda v: v * 2, out_shardings=jax.sharding.SingleDeviceSharding(dev))
+print(np.asarray(kernel(np.arange(8.0))))
+""", None, (None, None)),
+    Case("jit_placed_on_global_device_not_read", """\
+kernel = jax.jit(lambda v: v * 2, out_shardings=jax.sharding.SingleDeviceSharding(jax.devices()[0]))
+out = kernel(np.arange(8.0))
+print(out.shape)
+""", None, (None, None)),
+
     Case("guarded_by_process_index", """\
 if jax.process_index() == 0:
     b = jax.device_put(np.arange(8.0), jax.devices()[0])
