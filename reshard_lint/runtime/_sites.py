@@ -427,3 +427,8 @@ def _constant_index(node: ast.expr) -> bool:
 
 def scope_of(info: _File, node: ast.AST) -> ast.AST:
     return _scope_of(info, node)
+
+
+def bound_value(info: _File, scope: ast.AST, name: str, frame: FrameType) -> tuple[ast.expr, ast.AST] | None:
+    """The one expression ``name`` is bound to in ``scope`` (else the module), and that scope."""
+    return _bound_value(info, scope, name, frame)
