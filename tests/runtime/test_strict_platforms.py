@@ -138,3 +138,17 @@ def test_the_setting_in_the_api() -> None:
     assert StrictConfig(platforms="gpu").platforms == ("gpu",)  # type: ignore[arg-type]
     with pytest.raises(StrictConfigError, match="'fpga' is not one of 'tpu', 'gpu', 'cpu'"):
         StrictConfig(platforms=("fpga",))
+
+
+@pytest.mark.parametrize("platform", ["tpu-v4-32", "tpu-v5e-16"])
+def test_the_simulated_platform_agrees(tmp_path: Path, platform: str) -> None:
+    """The run simulating each TPU topology (its ids, hosts, and JAX's builders on its mock
+    chips: ``--reshard-strict-platform``) stops the same two moves by its own check, with
+    nothing judged on other platforms: the placements computed for every platform are that
+    simulation's."""
+    code, out = _run(tmp_path, "--reshard-strict-reorder=raise", f"--reshard-strict-platform={platform}",
+                     "--reshard-strict-platforms=cpu")
+    assert code == 1, out
+    assert outcomes(out) == {**{t: "FAILED" for t in FIRING}, **{t: "PASSED" for t in CLEAN}}, out
+    assert "the same devices in another order" in out
+    assert "on TPU (" not in out
