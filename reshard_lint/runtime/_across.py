@@ -42,7 +42,7 @@ from jax._src import mesh_utils as _mesh_utils
 from jax._src import xla_bridge as _xb
 from jax.sharding import NamedSharding
 
-from . import _checks, _recipes
+from . import _checks, _jit, _recipes
 from ._checks import Finding, ids
 from ._format import fmt_ids
 from ._order import order_moves_at
@@ -206,8 +206,16 @@ def _from_recipe(flat: list[Any], recipe: str) -> Placement | None:
 def note_mesh(mesh: Any, devices: Any, caller: FrameType) -> None:
     """After ``Mesh(devices, ...)`` returned ``mesh``: remember its placement."""
     placement = _tagged(devices)
-    if placement is None and not from_library(caller) \
-            and not caller.f_globals.get("__name__", "").startswith("reshard_lint."):
+    if placement is None and (from_library(caller)
+                              or caller.f_globals.get("__name__", "").startswith("reshard_lint.")):
+        # JAX's own code (or strict mode's) making a mesh it was not given a builder's array
+        # for: the user's meshes it re-makes keep what they are; a new one is unknown.
+        try:
+            _meshes.setdefault(mesh, _UNKNOWN)
+        except TypeError:  # not weak-referenceable: nothing to remember
+            pass
+        return
+    if placement is None:
         recipe = _recipes.mesh_recipe(caller, _is_devices)
         if recipe is not None:
             try:
@@ -248,9 +256,14 @@ def _effect(moved: tuple[int, ...], total: int) -> str:
             "the same spec on x's mesh leaves in place")
 
 
-def finding(src: Any, dst: Any, ndim: int, targets: tuple[str, ...]) -> Finding | None:
-    """RSH202 for a move between two meshes that agree on this run and order the same
-    devices differently, moving data, on every catalogue topology of a target platform."""
+Claims = list[tuple[str, list[tuple[Platform, Any]]]]  # (family, [(topology, what cost said)])
+
+
+def _differ(src: Any, dst: Any, targets: tuple[str, ...], cost: Any) -> tuple[Placement, Placement, Claims, str] | None:
+    """The target platforms on every catalogue topology of which the two shardings' meshes,
+    one order on this run, order the same devices differently and ``cost(s_pos, t_pos)``
+    says something (None: nothing there): (x's placement, the target's, the platforms with
+    what each topology said, an example topology's two orders)."""
     if not (isinstance(src, NamedSharding) and isinstance(dst, NamedSharding)):
         return None
     sm, tm = src.mesh, dst.mesh
@@ -260,44 +273,76 @@ def finding(src: Any, dst: Any, ndim: int, targets: tuple[str, ...]) -> Finding 
     if left is None or right is None or left is _UNKNOWN or right is _UNKNOWN:
         return None
     s_flat, t_flat = list(sm.devices.flat), list(tm.devices.flat)
-    if set(s_flat) != set(t_flat):
-        return None
-    claims: list[str] = []
+    if s_flat != t_flat:
+        return None  # another order (or set) on this run: this run's own check judges it
+    claims: Claims = []
     example = ""
     for family in targets:
-        found = topologies(family, len(s_flat))
-        results = []
-        for topo in found:
+        results: list[tuple[Platform, Any]] = []
+        for topo in topologies(family, len(s_flat)):
             s_at, t_at = left.at.get(topo.name), right.at.get(topo.name)
             if s_at is None or t_at is None:
                 break
             s_pos, t_pos = [s_at[d] for d in s_flat], [t_at[d] for d in t_flat]
-            if set(s_pos) != set(t_pos):
+            if set(s_pos) != set(t_pos) or s_pos == t_pos:
                 break
             try:
-                cost = order_moves_at(src, dst, ndim, s_pos, t_pos)
+                said = cost(s_pos, t_pos)
             except Exception:
                 break
-            if cost is None:
+            if said is None:
                 break
-            results.append((topo, cost, s_pos, t_pos))
-        else:
-            if not results:
-                continue
-            names = ", ".join(t.name for t, *_ in results)
-            effect = _effect(tuple(c[0] for _, c, *_ in results), results[0][1][1])
-            claims.append(f"on {_FAMILY_NAMES[family]} ({names}) the two meshes order the same "
-                          f"devices differently, so jax permutes shards: {effect}")
+            results.append((topo, said))
             if not example:
-                topo, _, s_pos, t_pos = results[0]
                 example = (f" (on {topo.name}, {topo.description}: x's mesh holds devices "
                            f"{fmt_ids([topo.devices[p].id for p in s_pos])}, the target "
                            f"{fmt_ids([topo.devices[p].id for p in t_pos])})")
+        else:
+            if results:
+                claims.append((family, results))
     if not claims:
         return None
+    return left, right, claims, example
+
+
+def _platforms_named(family: str, results: list[tuple[Platform, Any]]) -> str:
+    return f"on {_FAMILY_NAMES[family]} ({', '.join(t.name for t, _ in results)})"
+
+
+def finding(src: Any, dst: Any, ndim: int, targets: tuple[str, ...]) -> Finding | None:
+    """RSH202 for a move between two meshes that agree on this run and order the same
+    devices differently, moving data, on every catalogue topology of a target platform."""
+    found = _differ(src, dst, targets, lambda s_pos, t_pos: order_moves_at(src, dst, ndim, s_pos, t_pos))
+    if found is None:
+        return None
+    left, right, claims, example = found
+    said = "; ".join(
+        f"{_platforms_named(family, results)} the two meshes order the same devices differently, "
+        f"so jax permutes shards: {_effect(tuple(c[0] for _, c in results), results[0][1][1])}"
+        for family, results in claims)
+    s_ids = ids(src.mesh.devices.flat)
     # str.format fills in {what} later: the source text quoted here keeps its braces.
-    detail = (f"moves {{what}} from devices {fmt_ids(ids(s_flat))} to {fmt_ids(ids(t_flat))}: "
-              f"{_quoted('; '.join(claims) + example)}; x's mesh is ordered by "
-              f"{_quoted(left.how)}, the target's by {_quoted(right.how)}, which agree on this "
-              f"run; {_MESH_FIX}")
-    return Finding("RSH202", ids(s_flat), ids(t_flat), detail)
+    detail = (f"moves {{what}} from devices {fmt_ids(s_ids)} to {fmt_ids(s_ids)}: "
+              f"{_quoted(said + example)}; x's mesh is ordered by {_quoted(left.how)}, the "
+              f"target's by {_quoted(right.how)}, which agree on this run; {_MESH_FIX}")
+    return Finding("RSH202", s_ids, s_ids, detail)
+
+
+def jit_finding(src: Any, dst: Any, ndim: int, targets: tuple[str, ...]) -> Finding | None:
+    """RSH204 for an argument whose mesh and in_sharding's agree on this run and order the
+    same devices differently on every catalogue topology of a target platform."""
+    effect = _jit.reorder_effect(src, dst, ndim)
+    if effect is None:
+        return None
+    found = _differ(src, dst, targets, lambda s_pos, t_pos: True)
+    if found is None:
+        return None
+    left, right, claims, example = found
+    said = "; ".join(f"{_platforms_named(family, results)} the argument's mesh and the "
+                     f"in_sharding's order the same devices differently" for family, results in claims)
+    s_ids = ids(src.mesh.devices.flat)
+    detail = (f"takes {{what}} on devices {fmt_ids(s_ids)} through in_shardings on the same "
+              f"devices: {_quoted(said + example)}; the argument's mesh is ordered by "
+              f"{_quoted(left.how)}, the in_sharding's by {_quoted(right.how)}, which agree on "
+              f"this run; there {_quoted(effect)}")
+    return Finding("RSH204", s_ids, s_ids, detail)

@@ -398,6 +398,7 @@ def install(config: _state.StrictConfig | None = None) -> None:
     if not _patches:
         _seeds.start()
         _checks.across = _across.finding
+        _jit.across_jit = _across.jit_finding
         for owner, name, make in _targets():
             original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
             wrapper = make(original)

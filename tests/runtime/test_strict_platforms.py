@@ -38,6 +38,15 @@ USER_TESTS = textwrap.dedent('''\
         jax.device_put(x, NamedSharding(by_id, P("i")))
 
 
+    def test_jit_in_shardings_of_another_shape():
+        flat = jax.make_mesh((16,), ("x",))
+        grid = jax.make_mesh((4, 4), ("a", "b"))
+        x = jax.device_put(np.arange(32.0), NamedSharding(flat, P("x")))
+        step = jax.jit(lambda v: v * 2, in_shardings=NamedSharding(grid, P(("a", "b"))))
+        step(x)
+        step(x)
+
+
     def test_clean_same_builder_twice():
         one = jax.make_mesh((16,), ("x",))
         two = jax.make_mesh((16,), ("y",))
@@ -66,7 +75,7 @@ USER_TESTS = textwrap.dedent('''\
         jax.device_put(x, NamedSharding(grid, P()))
 ''')
 
-FIRING = ("test_make_mesh_shapes", "test_builder_vs_sorted_by_id")
+FIRING = ("test_make_mesh_shapes", "test_builder_vs_sorted_by_id", "test_jit_in_shardings_of_another_shape")
 CLEAN = ("test_clean_same_builder_twice", "test_clean_view_of_the_builders_devices",
          "test_clean_make_mesh_and_create_device_mesh", "test_clean_replicated_target")
 
@@ -99,14 +108,22 @@ def test_default_platforms_stop_the_moves_tpu_reorders(tmp_path: Path) -> None:
     assert f"the target [{every[1:-1]}]); x's mesh is ordered by jax.make_mesh((16,)), the target's " \
            "by sorted by id (np.array(sorted(jax.devices(), key=lambda d: d.id)))" in out
     assert "test_user.py:11]" in out and "test_user.py:18]" in out  # the user's lines
+    assert f"ReshardError: RSH204 jit(<lambda>) takes argument 0 on devices {every} through " \
+           "in_shardings on the same devices: on TPU (tpu-v4-32, tpu-v5e-16) the argument's mesh " \
+           "and the in_sharding's order the same devices differently" in out
+    assert "which agree on this run; there on one process the first call silently copies it and " \
+           "the second call of the same jitted function crashes the process" in out
+    assert "test_user.py:26]" in out
     assert "on GPU" not in out and "on CPU" not in out
 
 
 def test_default_reorder_warns(tmp_path: Path) -> None:
     code, out = _run(tmp_path)
-    assert code == 0, out
-    assert set(outcomes(out).values()) == {"PASSED"}, out
+    assert code == 1, out
+    assert sorted(t for t, o in outcomes(out).items() if o == "FAILED") == \
+        ["test_jit_in_shardings_of_another_shape"], out
     assert out.count("ReshardWarning: RSH202") == 2, out
+    assert outcomes(out)["test_jit_in_shardings_of_another_shape"] == "FAILED"  # RSH204 raises
     assert "on TPU (tpu-v4-32, tpu-v5e-16)" in out
 
 
@@ -143,7 +160,7 @@ def test_the_setting_in_the_api() -> None:
 @pytest.mark.parametrize("platform", ["tpu-v4-32", "tpu-v5e-16"])
 def test_the_simulated_platform_agrees(tmp_path: Path, platform: str) -> None:
     """The run simulating each TPU topology (its ids, hosts, and JAX's builders on its mock
-    chips: ``--reshard-strict-platform``) stops the same two moves by its own check, with
+    chips: ``--reshard-strict-platform``) stops the same three steps by its own check, with
     nothing judged on other platforms: the placements computed for every platform are that
     simulation's."""
     code, out = _run(tmp_path, "--reshard-strict-reorder=raise", f"--reshard-strict-platform={platform}",
