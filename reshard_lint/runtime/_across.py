@@ -259,7 +259,8 @@ def _effect(moved: tuple[int, ...], total: int) -> str:
 Claims = list[tuple[str, list[tuple[Platform, Any]]]]  # (family, [(topology, what cost said)])
 
 
-def _differ(src: Any, dst: Any, targets: tuple[str, ...], cost: Any) -> tuple[Placement, Placement, Claims, str] | None:
+def _differ(src: Any, dst: Any, targets: tuple[str, ...],
+            cost: Any) -> tuple[Placement, Placement, Claims, str] | None:
     """The target platforms on every catalogue topology of which the two shardings' meshes,
     one order on this run, order the same devices differently and ``cost(s_pos, t_pos)``
     says something (None: nothing there): (x's placement, the target's, the platforms with

@@ -42,6 +42,7 @@ _KEEP = frozenset({"array", "asarray", "list", "tuple", "reshape", "ravel", "fla
 _MOVE = frozenset({"reversed", "flip", "fliplr", "flipud", "roll", "transpose", "swapaxes",
                    "moveaxis", "rot90", "concatenate", "stack", "hstack", "vstack", "take"})
 _DEPTH = 8
+_MISSING = object()
 
 # (func_expr, frame) -> whether it is JAX's jax.devices (evaluated in the frame)
 IsDevices = Callable[[ast.expr, FrameType], bool]
@@ -61,7 +62,8 @@ def _id_key(call: ast.Call) -> bool:
     key = next((k.value for k in call.keywords if k.arg == "key"), None)
     if isinstance(key, ast.Lambda) and len(key.args.args) == 1 and isinstance(key.body, ast.Attribute):
         body = key.body
-        return body.attr == "id" and isinstance(body.value, ast.Name) and body.value.id == key.args.args[0].arg
+        return body.attr == "id" and isinstance(body.value, ast.Name) \
+            and body.value.id == key.args.args[0].arg
     if isinstance(key, ast.Call) and _call_name(key.func) == "attrgetter" and len(key.args) == 1:
         arg = key.args[0]
         return isinstance(arg, ast.Constant) and arg.value == "id" and not key.keywords
@@ -158,15 +160,17 @@ class _Reader:
                 all(isinstance(k.value, ast.Constant) for k in node.keywords)
             return POSITIONAL if constant else None
         name = _call_name(node.func)
-        if name == "sorted" and len(node.args) == 1 and _id_key(node) \
+        if name == "sorted" and len(node.args) == 1 and _id_key(node) and self._library_function(node.func) \
                 and all(k.arg in ("key", "reverse") for k in node.keywords) \
                 and not any(k.arg == "reverse" for k in node.keywords):
             return ID_SORTED if self.devices(node.args[0], scope, depth + 1) == POSITIONAL else None
         if name not in _KEEP and name not in _MOVE:
             return None
         # A method (x.reshape(...)) works on its receiver; a function (np.array(x, ...)) on
-        # its first argument; the other arguments must be numbers.
+        # its first argument, and must be numpy's or a builtin; the other arguments numbers.
         method = isinstance(node.func, ast.Attribute) and not self._is_module(node.func.value)
+        if not method and not self._library_function(node.func):
+            return None
         if method:
             assert isinstance(node.func, ast.Attribute)
             sources: list[ast.expr] = [node.func.value]
@@ -183,6 +187,24 @@ class _Reader:
             return None
         inner = self.devices(sources[0], scope, depth + 1)
         return inner if name in _KEEP else self._moved(inner)
+
+    def _library_function(self, func: ast.expr) -> bool:
+        """``np.array``, ``list``, ``reversed`` ...: numpy's or a builtin, in the frame."""
+        parts: list[str] = []
+        node = func
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return False
+        value = self.frame.f_locals.get(node.id, self.frame.f_globals.get(node.id, _MISSING))
+        if value is _MISSING:
+            builtins = self.frame.f_builtins
+            value = builtins.get(node.id, _MISSING)
+        for attr in reversed(parts):
+            value = getattr(value, attr, _MISSING)
+        module = getattr(value, "__module__", None) or ""
+        return value is not _MISSING and (module == "builtins" or module.startswith("numpy"))
 
     def _is_module(self, node: ast.expr) -> bool:
         """``np`` in ``np.array(...)``: a module, not a device array with a method."""

@@ -126,7 +126,8 @@ def _settings(config: pytest.Config) -> tuple[bool, int | None, str, str | None,
     if process is None:
         process = config.getini("reshard_strict_process")
     # The flag, the ini option, the linter's setting in pyproject.toml, all three.
-    raw = config.getoption("reshard_strict_platforms") or str(config.getini("reshard_strict_platforms")).strip()
+    raw = config.getoption("reshard_strict_platforms") \
+        or str(config.getini("reshard_strict_platforms")).strip()
     platforms = _platform_list(raw, "reshard_strict_platforms") if raw else \
         (_project_platforms(config) or _PLATFORMS)
     return bool(enabled), _processes(processes), reorder, platform or None, _process(process), platforms
