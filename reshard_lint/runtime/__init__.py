@@ -69,7 +69,8 @@ def strict(processes: int | None = None, reorder: Reorder = "warn",
     the run plays that process. ``platforms``: the platforms the project targets (default
     ``("tpu", "gpu", "cpu")``): a move between meshes that device-order builders
     (``jax.make_mesh``, ``create_device_mesh``, a list sorted by id ...) order differently on
-    one of them is reported naming it, whichever platform the run simulates.
+    one of them is reported naming it, whichever platform the run simulates (``()``: this
+    run's own order only).
     """
     config = StrictConfig(processes=processes, reorder=reorder, platform=platform, process=process,
                           platforms=(platforms,) if isinstance(platforms, str) else tuple(platforms))
