@@ -20,6 +20,7 @@ from conftest import jax_env, outcomes  # this directory is on sys.path (see con
 USER_TESTS = textwrap.dedent('''\
     import jax
     import numpy as np
+    import pytest
     from jax.experimental import mesh_utils
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
@@ -68,6 +69,14 @@ USER_TESTS = textwrap.dedent('''\
         jax.device_put(x, NamedSharding(made, P(("c", "d"))))
 
 
+    @pytest.mark.reshard_strict(platforms=["cpu"])
+    def test_marker_for_a_cpu_only_test():
+        flat = jax.make_mesh((16,), ("x",))
+        grid = jax.make_mesh((4, 4), ("a", "b"))
+        x = jax.device_put(np.arange(32.0), NamedSharding(flat, P("x")))
+        jax.device_put(x, NamedSharding(grid, P(("a", "b"))))
+
+
     def test_clean_replicated_target():
         flat = jax.make_mesh((16,), ("x",))
         grid = jax.make_mesh((2, 8), ("a", "b"))
@@ -78,6 +87,7 @@ USER_TESTS = textwrap.dedent('''\
 FIRING = ("test_make_mesh_shapes", "test_builder_vs_sorted_by_id", "test_jit_in_shardings_of_another_shape")
 CLEAN = ("test_clean_same_builder_twice", "test_clean_view_of_the_builders_devices",
          "test_clean_make_mesh_and_create_device_mesh", "test_clean_replicated_target")
+MARKED = "test_marker_for_a_cpu_only_test"  # the marker's platforms=["cpu"] wins for that test
 
 
 def _run(tmp: Path, *args: str, pyproject: str | None = None) -> tuple[int, str]:
@@ -95,7 +105,8 @@ def _run(tmp: Path, *args: str, pyproject: str | None = None) -> tuple[int, str]
 def test_default_platforms_stop_the_moves_tpu_reorders(tmp_path: Path) -> None:
     code, out = _run(tmp_path, "--reshard-strict-reorder=raise")
     assert code == 1, out
-    assert outcomes(out) == {**{t: "FAILED" for t in FIRING}, **{t: "PASSED" for t in CLEAN}}, out
+    assert outcomes(out) == {**{t: "FAILED" for t in FIRING}, **{t: "PASSED" for t in CLEAN},
+                             MARKED: "PASSED"}, out
     # Each names the platform, the topologies, their orders there, and both builders.
     every = "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]"
     assert f"ReshardError: RSH202 device_put moves an array from devices {every} to {every}: on TPU " \
@@ -107,13 +118,13 @@ def test_default_platforms_stop_the_moves_tpu_reorders(tmp_path: Path) -> None:
            "jax.make_mesh((4, 4)), which agree on this run" in out
     assert f"the target [{every[1:-1]}]); x's mesh is ordered by jax.make_mesh((16,)), the target's " \
            "by sorted by id (np.array(sorted(jax.devices(), key=lambda d: d.id)))" in out
-    assert "test_user.py:11]" in out and "test_user.py:18]" in out  # the user's lines
+    assert "test_user.py:12]" in out and "test_user.py:19]" in out  # the user's lines
     assert f"ReshardError: RSH204 jit(<lambda>) takes argument 0 on devices {every} through " \
            "in_shardings on the same devices: on TPU (tpu-v4-32, tpu-v5e-16) the argument's mesh " \
            "and the in_sharding's order the same devices differently" in out
     assert "which agree on this run; there on one process the first call silently copies it and " \
            "the second call of the same jitted function crashes the process" in out
-    assert "test_user.py:26]" in out
+    assert "test_user.py:27]" in out
     assert "on GPU" not in out and "on CPU" not in out
 
 
@@ -166,6 +177,8 @@ def test_the_simulated_platform_agrees(tmp_path: Path, platform: str) -> None:
     code, out = _run(tmp_path, "--reshard-strict-reorder=raise", f"--reshard-strict-platform={platform}",
                      "--reshard-strict-platforms=cpu")
     assert code == 1, out
-    assert outcomes(out) == {**{t: "FAILED" for t in FIRING}, **{t: "PASSED" for t in CLEAN}}, out
+    # the simulated TPU's own order stops the marked test too: its marker names CPU only
+    assert outcomes(out) == {**{t: "FAILED" for t in FIRING}, **{t: "PASSED" for t in CLEAN},
+                             MARKED: "FAILED"}, out
     assert "the same devices in another order" in out
     assert "on TPU (" not in out
