@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from . import _state
 from ._state import Reorder, StrictConfig
@@ -53,7 +53,8 @@ _state.register_wrappers(_set_wrappers)
 
 @contextmanager
 def strict(processes: int | None = None, reorder: Reorder = "warn",
-           platform: str | None = None, process: int = 0) -> Iterator[StrictConfig]:
+           platform: str | None = None, process: int = 0,
+           platforms: Sequence[str] = _state.PLATFORM_CHOICES) -> Iterator[StrictConfig]:
     """Strict mode for the ``with`` block (process-wide: JAX's entry points are global).
 
     Nests: an inner block's settings win until it exits, then the outer ones apply again.
@@ -65,9 +66,14 @@ def strict(processes: int | None = None, reorder: Reorder = "warn",
     ``reshard_lint.runtime.platforms.CATALOGUE``, such as ``"tpu-v5e-16"``). ``process``:
     which simulated process the run plays (0, the default; ``-1`` the last): a bug only
     another process hits (a put onto ``jax.devices()[0]``, process 0's device) shows when
-    the run plays that process.
+    the run plays that process. ``platforms``: the platforms the project targets (default
+    ``("tpu", "gpu", "cpu")``): a move between meshes that device-order builders
+    (``jax.make_mesh``, ``create_device_mesh``, a list sorted by id ...) order differently on
+    one of them is reported naming it, whichever platform the run simulates (``()``: this
+    run's own order only).
     """
-    config = StrictConfig(processes=processes, reorder=reorder, platform=platform, process=process)
+    config = StrictConfig(processes=processes, reorder=reorder, platform=platform, process=process,
+                          platforms=(platforms,) if isinstance(platforms, str) else tuple(platforms))
     token = _state.push(config)
     try:
         yield config
@@ -86,13 +92,15 @@ def suspended() -> Iterator[None]:
 
 
 def enable(processes: int | None = None, reorder: Reorder = "warn",
-           platform: str | None = None, process: int = 0) -> StrictConfig:
+           platform: str | None = None, process: int = 0,
+           platforms: Sequence[str] = _state.PLATFORM_CHOICES) -> StrictConfig:
     """Strict mode for the whole process until ``disable()``; a second call replaces the settings.
 
     ``strict()`` blocks still take precedence while they are open. The settings are
     ``strict()``'s.
     """
-    config = StrictConfig(processes=processes, reorder=reorder, platform=platform, process=process)
+    config = StrictConfig(processes=processes, reorder=reorder, platform=platform, process=process,
+                          platforms=(platforms,) if isinstance(platforms, str) else tuple(platforms))
     _state.set_process_config(config)
     return config
 

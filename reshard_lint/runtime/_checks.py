@@ -294,6 +294,7 @@ def memoized(fn: Callable[..., Finding | None]) -> Callable[..., Finding | None]
     The identity entry holds the two objects, so their ids cannot be reused meanwhile."""
     cached = lru_cache(maxsize=4096)(fn)
     same: dict[tuple[Any, ...], tuple[Any, Any, Finding | None]] = {}
+    _caches.append((cached.cache_clear, same.clear))
 
     def verdict(source: Any, target: Any, *rest: Any) -> Finding | None:
         key = (id(source), id(target), *rest)
@@ -312,7 +313,30 @@ def memoized(fn: Callable[..., Finding | None]) -> Callable[..., Finding | None]
     return verdict
 
 
-classify = memoized(_classify_uncached)
+_caches: list[tuple[Callable[[], None], Callable[[], None]]] = []
+
+
+def forget_verdicts() -> None:
+    """What a mesh was known to be changed (_across): verdicts made before are dropped."""
+    for clear_cache, clear_same in _caches:
+        clear_cache()
+        clear_same()
+    quiet.clear()
+
+
+# Set by _across when strict mode installs: the same step judged on the target platforms.
+across: Callable[[Any, Any, int, tuple[str, ...]], Finding | None] | None = None
+
+
+def _classify_everywhere(src: Sharding, dst: Any, ndim: int, requested: Split, asked: bool,
+                         targets: tuple[str, ...]) -> Finding | None:
+    found = _classify_uncached(src, dst, ndim, requested, asked)
+    if found is None and targets and across is not None:
+        found = across(src, dst, ndim, targets)
+    return found
+
+
+classify = memoized(_classify_everywhere)
 
 
 # --------------------------------------------------------------------------- targets
@@ -396,7 +420,8 @@ def check_device_put(config: StrictConfig, x: Any, device: Any, call: str, stack
             target = resolve_target(device, call)
             if target is _NO_TARGET:
                 return True
-        found = classify(sharding, target, len(x.aval.shape), config.split, local_asked)
+        found = classify(sharding, target, len(x.aval.shape), config.split, local_asked,
+                         config.platforms)
         # Tracing is ruled out last: it costs more than the cached verdict and rarely matters.
         if found is not None and trace_state_clean():
             _emit(config, found, call, "an array", stacklevel + 1)
@@ -424,7 +449,7 @@ def check_device_put(config: StrictConfig, x: Any, device: Any, call: str, stack
         target = resolve_target(raw_target, call)
         if target is _NO_TARGET:
             continue
-        found = classify(leaf.sharding, target, leaf.ndim, config.split, local_asked)
+        found = classify(leaf.sharding, target, leaf.ndim, config.split, local_asked, config.platforms)
         if found is not None:
             what = f"leaf {jax.tree_util.keystr(path) or '(root)'}"
             findings.append((found, what))
@@ -437,65 +462,3 @@ def check_device_put(config: StrictConfig, x: Any, device: Any, call: str, stack
     for found, what in findings:
         _emit(config, found, call, what, stacklevel + 1)
     return False
-
-
-# --------------------------------------------------------------------------- RSH304
-
-def _local_mesh_finding(devices: Sequence[Any], call: str, subject: str, requested: Split) -> None:
-    __tracebackhide__ = True  # pytest shows the user's call, not these frames
-    topo = topology(requested, devices[0].platform)
-    if topo.processes < 2:
-        return
-    procs = topo.processes_of(devices)
-    if procs is None or len(procs) != 1:
-        return
-    (p,) = procs
-    dev_ids = ids(devices)
-    word = topo.word
-    message = (
-        f"RSH304 {call} builds {subject} on devices {fmt_ids(dev_ids)}, all on {word} {p} (a "
-        f"process-local mesh) while there are {topo.processes} {word}es: multi-controller JAX "
-        f"raises \"ValueError: Invalid host data, each dimension should match either global or "
-        f"process shape\"; build the mesh from jax.devices() (all processes' devices), not "
-        f"jax.local_devices()")
-    raise ReshardError(message, code="RSH304", call=call, source=(), target=dev_ids)
-
-
-def check_process_local_data(config: StrictConfig, sharding: Any, local_data: Any,
-                             global_shape: Any) -> None:
-    """RSH304 for ``jax.make_array_from_process_local_data(sharding, data, global_shape)``.
-
-    Only calls that pass ``global_shape`` are checked: that is what says "these are this
-    process's rows of a bigger array". Without it the call builds a process-local array,
-    which is fine on a process-local mesh.
-    """
-    __tracebackhide__ = True  # pytest shows the user's call, not these frames
-    if global_shape is None:
-        return
-    call = "make_array_from_process_local_data"
-    try:
-        from jax._src.tree_util import broadcast_prefix
-
-        shardings = broadcast_prefix(sharding, local_data)
-        shapes = broadcast_prefix(global_shape, local_data,
-                                  is_leaf=lambda v: v is None or isinstance(v, tuple))
-    except Exception:
-        return
-    for s, shape in zip(shardings, shapes):
-        if shape is None:
-            continue
-        target = resolve_target(s, call)
-        if not isinstance(target, Sharding):
-            continue
-        _local_mesh_finding(ordered_devices(target), call,
-                            f"a global array of shape {tuple(shape)}", config.split)
-
-
-def check_host_local_to_global(config: StrictConfig, global_mesh: Any) -> None:
-    """RSH304 for ``multihost_utils.host_local_array_to_global_array(x, mesh, spec)``."""
-    __tracebackhide__ = True  # pytest shows the user's call, not these frames
-    mesh_devices = getattr(global_mesh, "devices", None)
-    if mesh_devices is None or not hasattr(mesh_devices, "flat"):
-        return
-    _local_mesh_finding(tuple(mesh_devices.flat), "host_local_array_to_global_array",
-                        "a global array", config.split)

@@ -39,7 +39,7 @@ from typing import Any, Callable, Iterator, Sequence
 import jax
 import numpy as np
 
-from . import _seeds, _state
+from . import _across, _seeds, _state
 from ._format import fmt_ids
 from ._seeds import ProcessIndex
 from ._where import from_library, user_location
@@ -306,10 +306,15 @@ def wrap_mesh_new(original: Any) -> Any:
 
     def __new__(cls: Any, *args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True  # pytest: show the user's line, not this frame
-        if (_by_ids or _by_positions) and _state.current is not None \
+        config = _state.current
+        if (_by_ids or _by_positions) and config is not None \
                 and not from_library(sys._getframe(1)):
             check_mesh(args[0] if args else kwargs.get("devices"))
-        return make(cls, *args, **kwargs)
+        mesh = make(cls, *args, **kwargs)
+        if config is not None and config.platforms:
+            # where its devices sit on every target platform (_across)
+            _across.note_mesh(mesh, args[0] if args else kwargs.get("devices"), sys._getframe(1))
+        return mesh
 
     return staticmethod(__new__) if wrapped else __new__
 

@@ -101,7 +101,29 @@ def _classify_jit_uncached(src: Sharding, dst: Sharding, ndim: int,
                    f"{_JIT_FIX}")
 
 
-classify_jit = memoized(_classify_jit_uncached)
+def reorder_effect(src: Sharding, dst: Sharding, ndim: int) -> str | None:
+    """What JAX does when an argument on ``src`` meets an in_sharding ``dst`` of the same
+    devices in another order (as another platform orders them), with the fix; None when
+    this cannot tell."""
+    equal = _hlo_equal(src, dst, ndim)
+    if equal is None:
+        return None
+    return (f"JAX raises {_JIT_MISMATCH}" if not equal else _JIT_CRASH) + f"; {_JIT_FIX}"
+
+
+# Set by _across when strict mode installs: the same argument judged on the target platforms.
+across_jit: Callable[[Any, Any, int, tuple[str, ...]], Finding | None] | None = None
+
+
+def _classify_jit_everywhere(src: Sharding, dst: Sharding, ndim: int, requested: Split,
+                             targets: tuple[str, ...]) -> Finding | None:
+    found = _classify_jit_uncached(src, dst, ndim, requested)
+    if found is None and targets and across_jit is not None:
+        found = across_jit(src, dst, ndim, targets)
+    return found
+
+
+classify_jit = memoized(_classify_jit_everywhere)
 
 _DEEP = object()  # JitSignature.per_argument when in_shardings is a deeper pytree
 
@@ -193,14 +215,14 @@ def _new_plan(sig: JitSignature, shape: Any, dyn: tuple[Any, ...],
 
 
 def _jit_verdict(sig: JitSignature, dyn: tuple[Any, ...], positions: list[int],
-                 requested: Split) -> tuple[Finding, str] | None:
+                 requested: Split, platforms: tuple[str, ...]) -> tuple[Finding, str] | None:
     path_leaves, _ = jax.tree_util.tree_flatten_with_path(dyn)
     targets = _in_shardings_per_leaf(sig, dyn, len(path_leaves))
     best: tuple[Finding, str] | None = None
     for (path, leaf), target in zip(path_leaves, targets):
         if target is None or not checkable(leaf):
             continue  # host data, uncommitted arrays, None / PartitionSpec entries
-        found = classify_jit(leaf.sharding, target, leaf.ndim, requested)
+        found = classify_jit(leaf.sharding, target, leaf.ndim, requested, platforms)
         if found is None:
             continue
         if best is None or _JIT_RANK[found.code] < _JIT_RANK[best[0].code]:
@@ -237,7 +259,7 @@ def check_jit_miss(config: StrictConfig, params: dict[str, Any], args_flat: Sequ
     for index, (leaf, target) in enumerate(zip(args_flat, targets)):
         if not isinstance(target, Sharding) or not checkable(leaf):
             continue
-        found = classify_jit(leaf.sharding, target, leaf.ndim, config.split)
+        found = classify_jit(leaf.sharding, target, leaf.ndim, config.split, config.platforms)
         if found is not None and (best is None or _JIT_RANK[found.code] < _JIT_RANK[best[0].code]):
             best = (found, index)
     if best is None or not trace_state_clean():  # inside a trace nothing executes
@@ -311,17 +333,19 @@ def _judge(config: StrictConfig, sig: JitSignature, dyn: tuple[Any, ...], positi
     """The verdict for arguments some of which are not on their in_sharding object."""
     __tracebackhide__ = True  # pytest shows the user's call, not these frames
     # The key: each leaf's sharding (and rank) where it is a committed array, else None.
-    key = (config.split, shape,
+    key = (config.split, config.platforms, shape,
            tuple((leaf.sharding, leaf.ndim) if checkable(leaf) else None for leaf in leaves))
     try:
         verdict = sig.verdicts[key]
     except KeyError:
-        verdict = _jit_verdict(sig, dyn, positions or list(range(len(dyn))), config.split)
+        verdict = _jit_verdict(sig, dyn, positions or list(range(len(dyn))), config.split,
+                               config.platforms)
         if len(sig.verdicts) >= sig._LIMIT:
             sig.verdicts.clear()
         sig.verdicts[key] = verdict
     except TypeError:  # an unhashable sharding: no cache
-        verdict = _jit_verdict(sig, dyn, positions or list(range(len(dyn))), config.split)
+        verdict = _jit_verdict(sig, dyn, positions or list(range(len(dyn))), config.split,
+                               config.platforms)
     if verdict is None or not trace_state_clean():  # inside a trace nothing executes
         return
     found, what = verdict

@@ -20,7 +20,8 @@ import jax
 import numpy as np
 from jax.sharding import Sharding
 
-from ._checks import Topology
+from ._checks import Topology, ordered_devices, resolve_target, topology
+from ._state import Split, StrictConfig
 from ._format import fmt_ids
 from .errors import ReshardError
 
@@ -160,3 +161,65 @@ def from_callback(shape: Sequence[int], sharding: Sharding, data_callback: Any,
         arrays.append(jax.device_put(same[used[want] % len(same)], d))
         used[want] += 1
     return jax.make_array_from_single_device_arrays(shape, sharding, arrays)
+
+
+# --------------------------------------------------------------------------- RSH304
+
+def _local_mesh_finding(devices: Sequence[Any], call: str, subject: str, requested: Split) -> None:
+    __tracebackhide__ = True  # pytest shows the user's call, not these frames
+    topo = topology(requested, devices[0].platform)
+    if topo.processes < 2:
+        return
+    procs = topo.processes_of(devices)
+    if procs is None or len(procs) != 1:
+        return
+    (p,) = procs
+    dev_ids = tuple(int(d.id) for d in devices)
+    word = topo.word
+    message = (
+        f"RSH304 {call} builds {subject} on devices {fmt_ids(dev_ids)}, all on {word} {p} (a "
+        f"process-local mesh) while there are {topo.processes} {word}es: multi-controller JAX "
+        f"raises \"ValueError: Invalid host data, each dimension should match either global or "
+        f"process shape\"; build the mesh from jax.devices() (all processes' devices), not "
+        f"jax.local_devices()")
+    raise ReshardError(message, code="RSH304", call=call, source=(), target=dev_ids)
+
+
+def check_process_local_data(config: StrictConfig, sharding: Any, local_data: Any,
+                             global_shape: Any) -> None:
+    """RSH304 for ``jax.make_array_from_process_local_data(sharding, data, global_shape)``.
+
+    Only calls that pass ``global_shape`` are checked: that is what says "these are this
+    process's rows of a bigger array". Without it the call builds a process-local array,
+    which is fine on a process-local mesh.
+    """
+    __tracebackhide__ = True  # pytest shows the user's call, not these frames
+    if global_shape is None:
+        return
+    call = "make_array_from_process_local_data"
+    try:
+        from jax._src.tree_util import broadcast_prefix
+
+        shardings = broadcast_prefix(sharding, local_data)
+        shapes = broadcast_prefix(global_shape, local_data,
+                                  is_leaf=lambda v: v is None or isinstance(v, tuple))
+    except Exception:
+        return
+    for s, shape in zip(shardings, shapes):
+        if shape is None:
+            continue
+        target = resolve_target(s, call)
+        if not isinstance(target, Sharding):
+            continue
+        _local_mesh_finding(ordered_devices(target), call,
+                            f"a global array of shape {tuple(shape)}", config.split)
+
+
+def check_host_local_to_global(config: StrictConfig, global_mesh: Any) -> None:
+    """RSH304 for ``multihost_utils.host_local_array_to_global_array(x, mesh, spec)``."""
+    __tracebackhide__ = True  # pytest shows the user's call, not these frames
+    mesh_devices = getattr(global_mesh, "devices", None)
+    if mesh_devices is None or not hasattr(mesh_devices, "flat"):
+        return
+    _local_mesh_finding(tuple(mesh_devices.flat), "host_local_array_to_global_array",
+                        "a global array", config.split)

@@ -10,7 +10,7 @@ which every spec that fits the mesh divides, so the pieces depend on the layout 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from jax.sharding import NamedSharding
 
@@ -64,4 +64,24 @@ def order_moves(src: Any, dst: Any, ndim: int) -> tuple[int, int] | None:
         # the order is to blame where the same spec on x's mesh needs nothing new
         if not _inside(piece, held[d]) and d in kept and _inside(kept[d], held[d]):
             moved += 1
+    return (moved, len(need)) if moved else None
+
+
+def order_moves_at(src: Any, dst: Any, ndim: int, src_at: Sequence[int],
+                   dst_at: Sequence[int]) -> tuple[int, int] | None:
+    """``order_moves`` with the two meshes' devices placed elsewhere: the device in slot i of
+    x's mesh is ``src_at[i]``, of the target's ``dst_at[i]`` (another platform's order of the
+    same devices, as positions). The pieces each slot holds are the shardings' own; only
+    which device sits in the slot changes. Raises as ``order_moves`` does."""
+    if not (isinstance(src, NamedSharding) and isinstance(dst, NamedSharding)):
+        raise TypeError("not two NamedShardings")
+    own = _own(src, dst, ndim)
+    if own is None:
+        return None
+    n = dst.mesh.devices.size
+    held = dict(zip(src_at, _by_position(src, n, ndim)))
+    kept = dict(zip(src_at, _by_position(own, n, ndim)))
+    need = dict(zip(dst_at, _by_position(dst, n, ndim)))
+    moved = sum(1 for d, piece in need.items()
+                if d in held and not _inside(piece, held[d]) and _inside(kept[d], held[d]))
     return (moved, len(need)) if moved else None

@@ -34,7 +34,7 @@ from jax._src import stages as _stages
 from jax.experimental import mesh_utils as _public_mesh_utils
 from jax._src.array import ArrayImpl
 
-from . import (_checks, _draws, _everyone, _fetch, _incompat, _jit, _local_data, _numpy_reads,
+from . import (_across, _checks, _draws, _everyone, _fetch, _incompat, _jit, _local_data, _numpy_reads,
                _platform_patch, _pod, _seeds, _state, _where)
 
 _HOST_TYPES = frozenset({np.ndarray, int, float, complex, bool})
@@ -85,7 +85,7 @@ def _wrap_device_put(original: Callable[..., Any]) -> Callable[..., Any]:
         if type(x) is ArrayImpl:
             source = x._sharding
             key = (id(source), id(device), len(x.aval.shape), x._committed, config.split,
-                   _checks.local_asked)
+                   _checks.local_asked, config.platforms)
             seen = _quiet.get(key)
             if seen is None or seen[0] is not source or seen[1] is not device:
                 _check_array_put(config, x, device, key)
@@ -138,7 +138,7 @@ def _wrap_process_local(original: Callable[..., Any]) -> Callable[..., Any]:
         if config is not None:
             if _numpy_reads.watching:
                 _numpy_reads.note(config, sharding)
-            _checks.check_process_local_data(config, sharding, local_data, global_shape)
+            _local_data.check_process_local_data(config, sharding, local_data, global_shape)
             built = _simulated_local(sharding, local_data, global_shape,
                                      "make_array_from_process_local_data")
             if built is not None:
@@ -193,7 +193,7 @@ def _wrap_host_local(original: Callable[..., Any]) -> Callable[..., Any]:
         __tracebackhide__ = True
         config = _state.current
         if config is not None:
-            _checks.check_host_local_to_global(config, global_mesh)
+            _local_data.check_host_local_to_global(config, global_mesh)
             if isinstance(global_mesh, jax.sharding.Mesh):
                 shardings = jax.tree_util.tree_map(
                     lambda spec: jax.sharding.NamedSharding(global_mesh, spec), pspecs,
@@ -400,6 +400,8 @@ def install(config: _state.StrictConfig | None = None) -> None:
     lock."""
     if not _patches:
         _seeds.start()
+        _checks.across = _across.finding
+        _jit.across_jit = _across.jit_finding
         for owner, name, make in _targets():
             original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
             wrapper = make(original)

@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from jax._src import xla_bridge as _xb
 
-from . import _state
+from . import _across, _state
 from ._checks import Topology, topology
 from ._where import from_library
 from .errors import ReshardError
@@ -106,25 +106,36 @@ def wrap_create_device_mesh(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def create_device_mesh(mesh_shape: Sequence[int], devices: Sequence[Any] | None = None,
                            **kwargs: Any) -> Any:
-        real = list(devices) if devices is not None else None
-        some = real[0] if real else None
-        topo = _platform_topology(some.platform if some is not None else _xb.get_backend().platform) \
-            if _state.current is not None and _state.current.platform is not None else None
-        if topo is None or topo.plays is None:
-            return original(mesh_shape, devices, **kwargs)
-        real = real if real is not None else list(_xb.devices())
-        if not all(d in topo.plays for d in real):
-            return original(mesh_shape, devices, **kwargs)
-        sims = [topo.plays[d] for d in real]
-        caller = sys._getframe(1)
-        if caller.f_code.co_name == "make_mesh" and from_library(caller) and sims[-1].device_kind in _V5E_KINDS:
-            # jax.make_mesh asks v5e for split physical axes; it read the CPU device's kind.
-            kwargs["allow_split_physical_axes"] = True
-        built = original(mesh_shape, sims, **kwargs)
-        back = {s: d for d, s in topo.plays.items()}
-        flat = [back[s] for s in np.asarray(built).flat]
-        out = np.empty(len(flat), dtype=object)
-        out[:] = flat
-        return out.reshape(np.asarray(built).shape)
+        built = _simulated(original, mesh_shape, devices, kwargs)
+        config = _state.current
+        if config is not None and config.platforms:
+            # where its devices sit on every target platform (_across)
+            _across.note_builder(mesh_shape, devices, kwargs, built, sys._getframe(1))
+        return built
 
     return create_device_mesh
+
+
+def _simulated(original: Callable[..., Any], mesh_shape: Sequence[int],
+               devices: Sequence[Any] | None, kwargs: dict[str, Any]) -> Any:
+    """JAX's builder, run on the simulated platform's devices when there is one."""
+    real = list(devices) if devices is not None else None
+    some = real[0] if real else None
+    topo = _platform_topology(some.platform if some is not None else _xb.get_backend().platform) \
+        if _state.current is not None and _state.current.platform is not None else None
+    if topo is None or topo.plays is None:
+        return original(mesh_shape, devices, **kwargs)
+    real = real if real is not None else list(_xb.devices())
+    if not all(d in topo.plays for d in real):
+        return original(mesh_shape, devices, **kwargs)
+    sims = [topo.plays[d] for d in real]
+    caller = sys._getframe(2)
+    if caller.f_code.co_name == "make_mesh" and from_library(caller) and sims[-1].device_kind in _V5E_KINDS:
+        # jax.make_mesh asks v5e for split physical axes; it read the CPU device's kind.
+        kwargs = {**kwargs, "allow_split_physical_axes": True}
+    built = original(mesh_shape, sims, **kwargs)
+    back = {s: d for d, s in topo.plays.items()}
+    flat = [back[s] for s in np.asarray(built).flat]
+    out = np.empty(len(flat), dtype=object)
+    out[:] = flat
+    return out.reshape(np.asarray(built).shape)

@@ -449,3 +449,18 @@ def _constant_index(node: ast.expr) -> bool:
 
 def scope_of(info: _File, node: ast.AST) -> ast.AST:
     return _scope_of(info, node)
+
+
+def bound_value(info: _File, scope: ast.AST, name: str, frame: FrameType) -> tuple[ast.expr, ast.AST] | None:
+    """The one expression ``name`` is bound to in ``scope`` (else the module), and that scope.
+    A name a nested scope only reads (a comprehension over it: a cell on Python 3.11) counts;
+    one a nested function may rebind (``nonlocal``) does not."""
+    if name in frame.f_code.co_cellvars and not any(
+            isinstance(n, ast.Nonlocal) and name in n.names for n in ast.walk(scope)):
+        found = _bindings(scope, name)
+        if len(found) == 1 and isinstance(found[0], ast.Name):
+            assign = info.parents.get(found[0])
+            if isinstance(assign, ast.Assign) and len(assign.targets) == 1 and assign.targets[0] is found[0]:
+                return assign.value, scope
+        return None
+    return _bound_value(info, scope, name, frame)

@@ -19,6 +19,8 @@ Reorder = Literal["warn", "raise", "ignore"]
 # when it is not process 0.
 Split = Union[int, str, None, Tuple[Union[int, str, None], int]]
 REORDER_CHOICES: tuple[str, ...] = ("warn", "raise", "ignore")
+# The platform families a step is judged under (the linter's ``platforms`` setting too).
+PLATFORM_CHOICES: tuple[str, ...] = ("tpu", "gpu", "cpu")
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,10 @@ class StrictConfig:
     # the end, as a list index). Code that only another process runs (a put onto
     # jax.devices()[0] from a process that does not own it) fails when the run plays it.
     process: int = 0
+    # The platforms the project targets: a step between two meshes built by device-order
+    # builders is judged under each (_across.py), whichever one the run simulates. A list
+    # is accepted and kept as a tuple in PLATFORM_CHOICES' order.
+    platforms: Tuple[str, ...] = PLATFORM_CHOICES
 
     # What decides the process split and which process is this one, and so the verdict
     # caches' key: the platform's name or the number of simulated processes (None:
@@ -47,6 +53,18 @@ class StrictConfig:
 
     def __post_init__(self) -> None:
         from .errors import StrictConfigError
+
+        names = (self.platforms,) if isinstance(self.platforms, str) else self.platforms
+        try:
+            wanted = [str(p).strip().lower() for p in names]
+        except TypeError:
+            raise StrictConfigError(f"platforms must be a list of {PLATFORM_CHOICES}, "
+                                    f"not {self.platforms!r}") from None
+        unknown = [p for p in wanted if p not in PLATFORM_CHOICES]
+        if unknown:
+            raise StrictConfigError(f"platforms: {', '.join(map(repr, unknown))} is not one of "
+                                    f"{', '.join(map(repr, PLATFORM_CHOICES))}")
+        object.__setattr__(self, "platforms", tuple(p for p in PLATFORM_CHOICES if p in wanted))
 
         base = self.platform if self.platform is not None else self.processes
         object.__setattr__(self, "split", base if self.process == 0 else (base, self.process))
@@ -148,6 +166,9 @@ def new_program() -> None:
     everyone = sys.modules.get("reshard_lint.runtime._everyone")
     if everyone is not None:
         everyone.forget()  # what arrays were made as, and the source read (_sites)
+    across = sys.modules.get("reshard_lint.runtime._across")
+    if across is not None:
+        across.forget()  # the recipes read from the source (RSH202 on other platforms)
     draws = sys.modules.get("reshard_lint.runtime._draws")
     if draws is not None:
         draws.forget()  # the device orders the program drew (RSH101)

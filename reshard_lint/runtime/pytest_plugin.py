@@ -7,6 +7,7 @@ switched on (by the flag, the ini option, or a ``reshard_strict`` marker on a te
 
 from __future__ import annotations
 
+import os
 from typing import Any, Generator
 
 import pytest
@@ -14,8 +15,10 @@ import pytest
 from .errors import ReshardError
 
 _SECTION = "reshard-lint strict mode"
-# Set when the flag or ini option switched strict mode on: (processes, reorder, platform, process).
-_ENABLED = pytest.StashKey[tuple[int | None, str, str | None, int]]()
+# Set when the flag or ini option switched strict mode on:
+# (processes, reorder, platform, process, platforms).
+_ENABLED = pytest.StashKey[tuple[int | None, str, str | None, int, tuple[str, ...]]]()
+_PLATFORMS = ("tpu", "gpu", "cpu")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -36,6 +39,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     metavar="NAME", help="simulate a platform's device ids, hosts and mesh orders "
                                          "(tpu-v5e-16, gpu-2x4, cpu-2x4 ...: "
                                          "reshard_lint.runtime.platforms.CATALOGUE)")
+    group.addoption("--reshard-strict-platforms", default=None, dest="reshard_strict_platforms",
+                    metavar="LIST", help="the platforms a move between two meshes is judged "
+                                         "under, comma-separated (default: tpu,gpu,cpu, or the "
+                                         "platforms of [tool.reshard-lint] in pyproject.toml)")
     group.addoption("--reshard-strict-process", default=None, dest="reshard_strict_process",
                     metavar="K", help="which simulated process the run plays (default 0; -1 or "
                                       "'last': the last), to check what only that process does")
@@ -47,6 +54,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   help="what RSH202 does in strict mode: warn, raise or ignore")
     parser.addini("reshard_strict_platform", default="",
                   help="platform strict mode simulates (tpu-v5e-16, gpu-2x4 ...; empty: none)")
+    parser.addini("reshard_strict_platforms", default="",
+                  help="platforms strict mode judges moves under (tpu,gpu,cpu; empty: "
+                       "[tool.reshard-lint] platforms, else all three)")
     parser.addini("reshard_strict_process", default="0",
                   help="which simulated process strict mode plays (0 default, -1 or last: the last)")
 
@@ -74,7 +84,33 @@ def _process(raw: Any) -> int:
                                 f"not {raw!r}") from None
 
 
-def _settings(config: pytest.Config) -> tuple[bool, int | None, str, str | None, int]:
+def _platform_list(raw: Any, where: str) -> tuple[str, ...]:
+    items = [p.strip().lower() for p in (raw.split(",") if isinstance(raw, str) else raw)]
+    items = [p for p in items if p]
+    bad = [p for p in items if p not in _PLATFORMS]
+    if bad or not items:
+        raise pytest.UsageError(f"reshard-lint: {where} must list some of tpu, gpu, cpu, not {raw!r}")
+    return tuple(p for p in _PLATFORMS if p in items)
+
+
+def _project_platforms(config: pytest.Config) -> tuple[str, ...] | None:
+    """``platforms`` of ``[tool.reshard-lint]`` in the run's pyproject.toml (the linter's
+    setting: the project's target platforms are one fact), or None."""
+    path = os.path.join(str(config.rootpath), "pyproject.toml")
+    if not os.path.isfile(path):
+        return None
+    import tomllib
+
+    try:
+        with open(path, "rb") as fh:
+            table = tomllib.load(fh).get("tool", {}).get("reshard-lint", {})
+    except (OSError, ValueError):
+        return None  # the linter reports a broken file; strict mode keeps its default
+    raw = table.get("platforms") if isinstance(table, dict) else None
+    return _platform_list(raw, "[tool.reshard-lint] platforms") if raw is not None else None
+
+
+def _settings(config: pytest.Config) -> tuple[bool, int | None, str, str | None, int, tuple[str, ...]]:
     enabled = config.getoption("reshard_strict")
     if enabled is None:
         enabled = bool(config.getini("reshard_strict"))
@@ -89,7 +125,12 @@ def _settings(config: pytest.Config) -> tuple[bool, int | None, str, str | None,
     process = config.getoption("reshard_strict_process")
     if process is None:
         process = config.getini("reshard_strict_process")
-    return bool(enabled), _processes(processes), reorder, platform or None, _process(process)
+    # The flag, the ini option, the linter's setting in pyproject.toml, all three.
+    raw = config.getoption("reshard_strict_platforms") \
+        or str(config.getini("reshard_strict_platforms")).strip()
+    platforms = _platform_list(raw, "reshard_strict_platforms") if raw else \
+        (_project_platforms(config) or _PLATFORMS)
+    return bool(enabled), _processes(processes), reorder, platform or None, _process(process), platforms
 
 
 def _requested(config: pytest.Config) -> bool:
@@ -116,9 +157,10 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "reshard_strict(processes=None, reorder='warn', platform=None, process=0, enabled=True): run this "
-        "test under reshard-lint strict mode with these settings (enabled=False: no checks)")
-    enabled, processes, reorder, platform, process = _settings(config)
+        "reshard_strict(processes=None, reorder='warn', platform=None, process=0, "
+        "platforms=('tpu', 'gpu', 'cpu'), enabled=True): run this test under reshard-lint strict "
+        "mode with these settings (enabled=False: no checks)")
+    enabled, processes, reorder, platform, process, platforms = _settings(config)
     if enabled:
         # Switched on here, before collection, so test modules that bind
         # `from jax import device_put` at import time get the checked function too.
@@ -127,10 +169,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
         try:
             enable(processes=processes, reorder=reorder, platform=platform,  # type: ignore[arg-type]
-                   process=process)
+                   process=process, platforms=platforms)
         except StrictConfigError as e:
             raise pytest.UsageError(f"reshard-lint: {e}") from None
-        config.stash[_ENABLED] = (processes, reorder, platform, process)
+        config.stash[_ENABLED] = (processes, reorder, platform, process, platforms)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -143,11 +185,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_report_header(config: pytest.Config) -> str | None:
     if _ENABLED not in config.stash:
         return None
-    processes, reorder, platform, process = config.stash[_ENABLED]
+    processes, reorder, platform, process, platforms = config.stash[_ENABLED]
     shown = "auto" if processes is None else processes
     where = f", platform={platform}" if platform else ""
     played = f", process={process}" if process else ""
-    return f"reshard-lint strict mode: on (processes={shown}, reorder={reorder}{where}{played})"
+    targets = f", platforms={','.join(platforms)}" if platforms != _PLATFORMS else ""
+    return f"reshard-lint strict mode: on (processes={shown}, reorder={reorder}{where}{played}{targets})"
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -172,9 +215,9 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     # The marker's settings win for what it names; the rest are the run's (flags, then ini),
     # so reshard_strict(processes=2) under --reshard-strict-platform=tpu-v5e-16 simulates 2
     # processes of that platform instead of silently dropping the platform.
-    _, processes, reorder, platform, process = _settings(item.config)
+    _, processes, reorder, platform, process, platforms = _settings(item.config)
     for key, value in (("processes", processes), ("reorder", reorder), ("platform", platform),
-                       ("process", process)):
+                       ("process", process), ("platforms", platforms)):
         kwargs.setdefault(key, value)
     with strict(**kwargs):
         yield

@@ -80,7 +80,10 @@ def main(argv: list[str]) -> int:
             fh.write(json.dumps({"id": prog["id"], "platform": mode, "started": True}) + "\n")
             fh.flush()
             platform, process = STRICT_CONFIG[mode]
-            rt.enable(processes=None if platform else 2, reorder="raise", platform=platform, process=process)
+            # The truth of a mode is one topology's run: strict mode judges that one only
+            # (platforms=(): no other platform's order; the TPU modes are their own runs).
+            rt.enable(processes=None if platform else 2, reorder="raise", platform=platform,
+                      process=process, platforms=())
             undo = _skipping(rt, {(os.path.realpath(p), ln) for p, ln in prog["skip"]}) if prog.get("skip") else []
             try:
                 res = child.run_program(prog)
