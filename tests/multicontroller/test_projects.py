@@ -31,6 +31,7 @@ ENTRIES = {
     "configs": ["cfgpkg.train", "cfgpkg.layout"],
     "jitted": ["jitpkg.train_step", "jitpkg.train_scale", "jitpkg.reordered", "jitpkg.train_double",
                "jitpkg.constrain", "jitpkg.passed", "jitpkg.shardings", "jitpkg.sizes", "jitpkg.local", "jitpkg.same"],
+    "slices": ["stagepkg.pipeline", "stagepkg.roles", "stagepkg.same", "stagepkg.serve"],
 }
 CASES = [(project, module) for project, modules in ENTRIES.items() for module in modules]
 
