@@ -306,8 +306,10 @@ class Calls(InterpreterBase):
                 and any(isinstance(v, SeqVal) for v in call.values()) else UNKNOWN
             return _placed(outs, node, returned)
         if isinstance(outs, SeqVal) and all(isinstance(o, ShardingVal) for o in outs.items):
-            # (every item a ShardingVal: above)
-            return SeqVal(tuple(ArrayVal(o, node) for o in outs.items))  # type: ignore[arg-type]
+            # (every item a ShardingVal: above) The results have the container of shardings'
+            # structure (JAX matches them: a dict of shardings gives a dict of those keys).
+            return SeqVal(tuple(ArrayVal(o, node) for o in outs.items),  # type: ignore[arg-type]
+                          outs.kind, outs.keys)
         if jit.plain:
             src = placement.placed_on(call.values())
             if src is not None:

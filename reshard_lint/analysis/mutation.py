@@ -24,11 +24,21 @@ from ..core.vocabulary import CHANGING_BUILTINS, UNCHANGING_CALL_PREFIXES
 
 
 def changed(v: Value) -> None:
-    """``v`` was changed in place: its elements are unknown from now on, for every holder."""
-    if isinstance(v, SeqVal) and v.kind in ("list", "dict") and not v.shared:
-        # One unknown each: two elements are not known to be one object (values.Unknown).
-        v.items = tuple(Unknown(CONTAINER) for _ in v.items)
-        v.changed = True
+    """``v`` was changed in place: its elements are unknown from now on, for every holder,
+    and for the containers a join linked it with (values.join: at run time it may be any
+    of them)."""
+    todo = [v]
+    seen: set[int] = set()
+    while todo:
+        c = todo.pop()
+        if id(c) in seen or not isinstance(c, SeqVal):
+            continue
+        seen.add(id(c))
+        if c.kind in ("list", "dict") and not c.shared:
+            # One unknown each: two elements are not known to be one object (values.Unknown).
+            c.items = tuple(Unknown(CONTAINER) for _ in c.items)
+            c.changed = True
+        todo.extend(c.joined or ())
 
 
 def stored(base: Value, key: Value, value: Value) -> Optional[SeqVal]:

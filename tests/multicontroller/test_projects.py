@@ -32,6 +32,7 @@ ENTRIES = {
     "jitted": ["jitpkg.train_step", "jitpkg.train_scale", "jitpkg.reordered", "jitpkg.train_double",
                "jitpkg.constrain", "jitpkg.passed", "jitpkg.shardings", "jitpkg.sizes", "jitpkg.local", "jitpkg.same"],
     "slices": ["stagepkg.pipeline", "stagepkg.roles", "stagepkg.same", "stagepkg.serve"],
+    "loops": ["steppkg.train", "steppkg.branches", "steppkg.rounds", "steppkg.same", "steppkg.mixed"],
 }
 CASES = [(project, module) for project, modules in ENTRIES.items() for module in modules]
 

@@ -94,7 +94,7 @@ def test_check_reports_the_markers_with_related_locations_in_the_other_file() ->
         meshes = {"crossing": "mypkg/mesh.py", "factories": "lab/meshes.py", "classes": "fleet/models.py",
                   "movers": "ops/meshes.py", "guarded": "hosts/meshes.py",
                   "tables": "tablepkg/mesh.py", "reexports": "meshpkg/meshes.py",
-                  "containers": "team/meshes.py"}.get(root.name)
+                  "containers": "team/meshes.py", "loops": "steppkg/meshes.py"}.get(root.name)
         if root.name in ("configs", "jitted", "ranges", "relayed", "handed", "callers", "slices"):
             # configs: the meshes are built in the importing file, sized by config.py's
             # values; jitted: in either module (test_jitted_functions_of_another_module_*);
@@ -106,7 +106,8 @@ def test_check_reports_the_markers_with_related_locations_in_the_other_file() ->
             # slices: meshes built in the importing file over the configuration's slices.
             continue
         # The transfer inside another module's function that a call runs with its arguments.
-        helpers = {"movers": "ops/placing.py", "containers": "team/sync.py"}.get(root.name)
+        helpers = {"movers": "ops/placing.py", "containers": "team/sync.py",
+                   "loops": "steppkg/publish.py"}.get(root.name)
         for f in found:  # both meshes built in the other module: a factory's body, or its module level
             inside = [helpers] if ", through its " in str(f["message"]) else []
             assert [r.get("filename") for r in f["related"]] == [meshes, meshes, *inside]  # type: ignore[union-attr]
