@@ -9,7 +9,7 @@ from ..core import vocabulary as api
 from . import contextmesh, devices as dv, mutation
 from .arguments import Call
 from .events import Site, Transfer, TransferKind
-from .models import HANDLERS, commitments, device_ids, fetches, host, placement, shard_map, transforms
+from .models import HANDLERS, commitments, device_ids, fetches, host, placement, randomness, shard_map, transforms
 from .callsites import STAR
 from .reasons import (
     CONTAINER, IMPORTED, MESH_CONTEXT, UNFOLLOWED_CALL, UNKNOWN_OBJECT, UNMODELLED_JAX, named, outside_reason,
@@ -184,6 +184,9 @@ class Calls(InterpreterBase):
                                   from_mesh=recv.sharding.mesh, sizes=src.sizes, is_set=True)
             return UNKNOWN
         if isinstance(recv, RngVal):
+            if method in randomness.DRAWS:
+                # rng.standard_normal((8, 16)): numbers drawn on the host.
+                return HostVal(self.ctx.lazy_code(node, 40), node)
             target = call.arg(0, "x")
             if method == "permutation" and isinstance(target, IntVal):
                 # rng.permutation(n): a shuffled range(n), for indexing a device array.

@@ -292,6 +292,10 @@ REORDER_ATTRS = frozenset({"T"})
 # Calls that give an array a known mesh.
 ORIGINS = frozenset({DEVICE_PUT_WORD, "make_array_from_callback", "make_array_from_single_device_arrays",
                      "make_array_from_process_local_data", "host_local_array_to_global_array", SHARD_MAP_WORD})
+# ... and of them, those that assemble a global array from each process's local data: with
+# a mesh of ``local_devices`` (this process's devices only), RSH304, whatever else the file has.
+LOCAL_ASSEMBLIES = frozenset({"make_array_from_process_local_data", "host_local_array_to_global_array"})
+LOCAL_DEVICES_WORD = "local_devices"
 # Keywords that place a call's result (jax.jit(out_shardings=...), jnp.zeros(device=...)).
 ORIGIN_KEYWORDS = frozenset({"out_shardings", "device"})
 DEVICE_KEYWORD = "device"  # device_put(x, device=d)

@@ -57,6 +57,19 @@ def _seed_agreed(v: Value, given: bool) -> bool:
     return isinstance(v, (IntVal, ConstVal)) and not (isinstance(v, ConstVal) and v.value is None)
 
 
+# Methods of a random generator (NumPy's ``default_rng``, ``Generator``, ``RandomState``;
+# Python's ``random.Random``) that draw new numbers from arguments that are shapes,
+# bounds and parameters, never arrays: their results are host data (NumPy arrays, Python
+# numbers), whatever the generator's seed. Not ``choice``, ``sample``, ``permutation`` or
+# ``shuffle``, which give back elements of what they are given (devices, arrays).
+DRAWS = frozenset({
+    "random", "integers", "standard_normal", "normal", "uniform", "standard_exponential", "exponential",
+    "standard_gamma", "gamma", "beta", "binomial", "poisson", "lognormal", "laplace", "logistic", "gumbel",
+    "multivariate_normal", "dirichlet", "multinomial", "standard_t", "bytes",
+    "rand", "randn", "randint", "random_sample", "gauss", "normalvariate", "randrange", "getrandbits",
+})
+
+
 @handles("random.seed", api.NP_RANDOM_SEED)
 def _seed(an: Analyzer, call: Call, node: ast.Call, scope: Scope) -> Value:
     which = "random" if an.current_name == "random.seed" else "numpy"
