@@ -10,7 +10,7 @@ its name use it only to read it (registries.py's tests: ``d[k]``, ``d.get(k)``, 
 ``len``, iteration, an import); any other use (a store, ``update``, handing it to a
 function) leaves it unknown. Tuples of constants need no such look: nothing changes them.
 (Containers of meshes, shardings and arrays are read as the summary left them, each
-importer changing its own copy: mutation.py.)
+importer changing its own copy: mutation.py; a registry's functions as registries.py says.)
 ``getattr(module, ...)``, ``globals()`` and code outside the project are not seen.
 """
 
@@ -29,9 +29,9 @@ _MUTABLE = frozenset({"list", "dict", "set"})
 
 
 def mutable(value: "Value") -> bool:
-    """Is ``value`` a container of constants (no device value: those containers an
-    importer reads as the summary left them, its own copy, mutation.own_copy) that holds
-    a list, dict or set (itself, or inside its tuples)?"""
+    """Is ``value`` a container of constants (not of device values, which an importer
+    reads as the summary left them, its own copy: mutation.own_copy) that holds a list,
+    dict or set (itself, or inside its tuples)?"""
     return _constants(value) and _holds_mutable(value)
 
 
@@ -42,11 +42,13 @@ def _holds_mutable(value: "Value") -> bool:
 
 
 def _constants(value: "Value") -> bool:
-    from ..analysis.values import ArrayVal, DevVal, MeshVal, SeqVal, ShardingVal
+    """Numbers, strings, flags, ranges and slices, in tuples, lists and dicts (not a
+    registry's functions: registries.py says who files into those)."""
+    from ..analysis.values import ConstVal, IntVal, RangeVal, SeqVal, SliceVal
 
     if isinstance(value, SeqVal):
         return all(_constants(v) for v in value.items)
-    return not isinstance(value, (ArrayVal, DevVal, MeshVal, ShardingVal))
+    return isinstance(value, (ConstVal, IntVal, RangeVal, SliceVal))
 
 
 def only_read(project: "Project", path: str, name: str, deps: dict[str, str]) -> bool:
