@@ -9,7 +9,9 @@ from ..core import vocabulary as api
 from . import contextmesh, devices as dv, mutation
 from .arguments import Call
 from .events import Site, Transfer, TransferKind
-from .models import HANDLERS, commitments, device_ids, fetches, host, placement, randomness, shard_map, transforms
+from .models import (
+    HANDLERS, commitments, device_ids, fetches, host, placement, randomness, shard_map, transforms,
+)
 from .callsites import STAR
 from .reasons import (
     CONTAINER, IMPORTED, MESH_CONTEXT, UNFOLLOWED_CALL, UNKNOWN_OBJECT, UNMODELLED_JAX, named, outside_reason,

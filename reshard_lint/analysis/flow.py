@@ -18,8 +18,8 @@ from .interpreter_base import InterpreterBase
 from .scope import Scope, count_bindings, names_in_target
 from .valueops import ordered
 from .values import (
-    UNKNOWN, ArrayVal, ConstVal, DevVal, FuncVal, HostVal, PATHS, SeqVal, Unknown, Value, alike, join, same_place,
-    undecidable, unknown,
+    UNKNOWN, ArrayVal, ConstVal, DevVal, FuncVal, HostVal, PATHS, SeqVal, Unknown, Value, alike, join,
+    same_place, undecidable, unknown,
 )
 
 # Quiet runs of a loop's body before its names settle or are given up on.

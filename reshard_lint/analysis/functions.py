@@ -23,8 +23,9 @@ from ..core import vocabulary as api
 from ..core.qualnames import canonical
 from .models import placement, shard_map
 from .values import (
-    UNKNOWN, ArrayVal, ConstVal, DevVal, FuncVal, GenVal, HostVal, InstanceVal, IntVal, JitVal, MeshContextVal, MeshVal,
-    PartialVal, QualVal, SeqVal, ShardingVal, SliceVal, SpecVal, Unknown, Value, func_name, join, unknown,
+    UNKNOWN, ArrayVal, ConstVal, DevVal, FuncVal, GenVal, HostVal, InstanceVal, IntVal, JitVal,
+    MeshContextVal, MeshVal, PartialVal, QualVal, SeqVal, ShardingVal, SliceVal, SpecVal, Unknown, Value,
+    func_name, join, unknown,
 )
 
 _MAX_INLINE_DEPTH = 6
@@ -342,7 +343,8 @@ def _identity(v: Value, depth: int = 0, exact: bool = False) -> object:
 
 # What a memoized result may hold that takes nothing from the call's arrays but what the
 # analysis keeps apart from them (their sharding, a mesh): handed on as it is.
-_PLAIN = (ArrayVal, ShardingVal, MeshVal, SpecVal, DevVal, HostVal, ConstVal, IntVal, SliceVal, QualVal, Unknown)
+_PLAIN = (ArrayVal, ShardingVal, MeshVal, SpecVal, DevVal, HostVal, ConstVal, IntVal, SliceVal, QualVal,
+          Unknown)
 
 
 def _rebind(result: Value, earlier: dict[str, Value], params: dict[str, Value]) -> Optional[Value]:
@@ -365,7 +367,8 @@ def _rebind(result: Value, earlier: dict[str, Value], params: dict[str, Value]) 
                 return None
             if all(a is b for a, b in zip(items, v.items)):
                 return v
-            return SeqVal(tuple(i for i in items if i is not None), v.kind, v.keys, changed=v.changed, view=v.view)
+            return SeqVal(tuple(i for i in items if i is not None), v.kind, v.keys, changed=v.changed,
+                          view=v.view)
         return v if isinstance(v, _PLAIN) else None
 
     return walk(result)

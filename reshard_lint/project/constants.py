@@ -38,7 +38,8 @@ def mutable(value: "Value") -> bool:
 def _holds_mutable(value: "Value") -> bool:
     from ..analysis.values import SeqVal
 
-    return isinstance(value, SeqVal) and (value.kind in _MUTABLE or any(_holds_mutable(v) for v in value.items))
+    return isinstance(value, SeqVal) and (value.kind in _MUTABLE
+                                          or any(_holds_mutable(v) for v in value.items))
 
 
 def _constants(value: "Value") -> bool:

@@ -227,7 +227,8 @@ def _literal(node: object) -> bool:
     if type(node) is ast.Constant:
         return True
     if type(node) in (ast.Tuple, ast.List, ast.Set):
-        return all(type(e) is not ast.Starred and _literal(e) for e in node.elts)  # type: ignore[attr-defined]
+        elements = node.elts  # type: ignore[attr-defined]
+        return all(type(e) is not ast.Starred and _literal(e) for e in elements)
     if type(node) is ast.Dict:
         return all(type(k) is ast.Constant for k in node.keys) and all(_literal(v) for v in node.values)
     if type(node) is ast.UnaryOp:
