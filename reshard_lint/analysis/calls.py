@@ -9,7 +9,9 @@ from ..core import vocabulary as api
 from . import contextmesh, devices as dv, library, mutation
 from .arguments import Call
 from .events import Site, Transfer, TransferKind
-from .models import HANDLERS, commitments, device_ids, fetches, host, placement, shard_map, transforms
+from .models import (
+    HANDLERS, commitments, device_ids, fetches, host, placement, randomness, shard_map, transforms,
+)
 from .callsites import STAR
 from .reasons import (
     CONTAINER, IMPORTED, MESH_CONTEXT, UNFOLLOWED_CALL, UNKNOWN_OBJECT, UNMODELLED_JAX, named, outside_reason,
@@ -189,6 +191,9 @@ class Calls(InterpreterBase):
                                   from_mesh=recv.sharding.mesh, sizes=src.sizes, is_set=True)
             return UNKNOWN
         if isinstance(recv, RngVal):
+            if method in api.RNG_DRAWS:
+                # rng.standard_normal((8, 16)): numbers drawn on the host.
+                return HostVal(self.ctx.lazy_code(node, 40), node)
             target = call.arg(0, "x")
             if method == "permutation" and isinstance(target, IntVal):
                 # rng.permutation(n): a shuffled range(n), for indexing a device array.
@@ -204,9 +209,6 @@ class Calls(InterpreterBase):
                     self.rebind_in_place(call.arg_node(0, "x"), shuffled, scope)
                     return ConstVal(None)
                 return shuffled
-            if method in api.RNG_DRAWS and not call.has_star:
-                # rng.standard_normal((16, 8)): numbers drawn on the host, from shapes and bounds.
-                return HostVal(self.ctx.lazy_code(node, 40), node)
             return UNKNOWN
         if isinstance(recv, SeqVal) and method in MUTATING_METHODS:
             if not call.keywords and not call.has_star and mutation.no_change(method, call.values()):
@@ -317,8 +319,10 @@ class Calls(InterpreterBase):
                 and any(isinstance(v, SeqVal) for v in call.values()) else UNKNOWN
             return _placed(outs, node, returned)
         if isinstance(outs, SeqVal) and all(isinstance(o, ShardingVal) for o in outs.items):
-            # (every item a ShardingVal: above)
-            return SeqVal(tuple(ArrayVal(o, node) for o in outs.items))  # type: ignore[arg-type]
+            # (every item a ShardingVal: above) The results have the container of shardings'
+            # structure (JAX matches them: a dict of shardings gives a dict of those keys).
+            return SeqVal(tuple(ArrayVal(o, node) for o in outs.items),  # type: ignore[arg-type]
+                          outs.kind, outs.keys)
         if jit.plain:
             src = placement.placed_on(call.values())
             if src is not None:

@@ -22,6 +22,7 @@ import ast
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from ..stages.ast_walk import own_scope
 from ..stages.call_counts import SyntaxCounts, local_counts
 from .arguments import Call
 from .values import UNKNOWN, ClassVal, FuncVal, SeqVal, Unknown, Value, func_name, is_unknown, join, unknown
@@ -138,7 +139,12 @@ class CallSites:
                                                              for k, v in params.items()}
                     sites[id(call)] = Site(call, params)
                 n = len(found)
-                self.fed.add(func.node)
+                if not _yields(func.node):
+                    self.fed.add(func.node)
+                # (A generator's calls make none of its transfers: they run where it is
+                # iterated, and no call relays them (functions.relayed). Its run here, fed
+                # by those calls, reports them at their own lines, and so do the runs of
+                # the functions it calls.)
             self._expected[func.node] = n
         return self._expected[func.node]
 
@@ -296,3 +302,9 @@ def bind_arguments(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, call
                 return None  # Python raises TypeError: not a call that runs
             out[name] = defaults[name]
     return out
+
+
+def _yields(fn: ast.AST) -> bool:
+    """A ``def`` whose own body (not a nested function's) yields: a generator."""
+    return isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+        and any(type(n) is ast.Yield or type(n) is ast.YieldFrom for n in own_scope(fn.body))

@@ -63,6 +63,8 @@ class FileContext:
         # its way decided, the functions it called that it did not run: (file or "" for
         # this one, name)), for coverage across files (frontends/coverage_relay.py).
         self.relay_runs: list[tuple[ast.AST, bool, frozenset[tuple[str, str]]]] = []
+        # The functions of the module worth other modules' calls (foreign._building), once.
+        self.building: frozenset[str] | None = None
         # Where the analysis itself failed and went on (interpreter.contained, asked for
         # by coverage): (the function or top-level statement it was running, what failed).
         # None: a failure ends the file's analysis (check: RSH002).

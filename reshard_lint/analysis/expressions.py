@@ -149,13 +149,18 @@ class Expressions(InterpreterBase):
         tested = self.eval(node.test, scope)
         if taken is None:
             taken = truth(tested)
-        self.undecided += taken is None
         if taken is not None:
             # ``devices if devices is not None else jax.devices()``, decided by this run's
             # value of the name, as the ``if`` statement's form is (interpreter.py): only
             # the branch Python runs is evaluated.
             return self.eval(node.body if taken else node.orelse, scope)
-        return join(self.eval(node.body, scope), self.eval(node.orelse, scope))
+        # Both branches, their values joined. An expression cannot leave the function: what
+        # follows it runs on either path, so the run stays decided (functions.relayed) unless
+        # a branch held a transfer of its own, which only one path makes.
+        held = len(self.relay_held)
+        joined = join(self.eval(node.body, scope), self.eval(node.orelse, scope))
+        self.undecided += len(self.relay_held) > held
+        return joined
 
     def eval_NamedExpr(self, node: ast.NamedExpr, scope: Scope) -> Value:
         v = self.eval(node.value, scope)

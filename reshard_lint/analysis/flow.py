@@ -18,8 +18,8 @@ from .interpreter_base import InterpreterBase
 from .scope import Scope, count_bindings, names_in_target
 from .valueops import ordered
 from .values import (
-    UNKNOWN, ArrayVal, ConstVal, DevVal, FuncVal, HostVal, PATHS, Unknown, Value, join, same_place, undecidable,
-    unknown,
+    UNKNOWN, ArrayVal, ConstVal, DevVal, FuncVal, HostVal, PATHS, SeqVal, Unknown, Value, alike, join,
+    same_place, undecidable, unknown,
 )
 
 # Quiet runs of a loop's body before its names settle or are given up on.
@@ -387,7 +387,8 @@ def _merge(paths: list[dict[str, Value]]) -> dict[str, Value]:
 
 def settled(old: Value, new: Value) -> bool:
     """Has a loop-carried value stopped changing: the same value, NumPy data both times,
-    or arrays on one mesh (or device) object, laid out alike?"""
+    arrays on one mesh (or device) object, laid out alike, or containers of one shape
+    whose elements each settled?"""
     if old is new:
         return True
     if isinstance(old, HostVal) and isinstance(new, HostVal):
@@ -396,6 +397,9 @@ def settled(old: Value, new: Value) -> bool:
         return old.value == new.value
     if isinstance(old, ArrayVal) and isinstance(new, ArrayVal):
         return same_place(old.sharding, new.sharding) and old.derived == new.derived
+    if isinstance(old, SeqVal) and isinstance(new, SeqVal):
+        # A parameter tree a step gives back in the shape it took, each leaf settled.
+        return alike(old, new) and all(settled(a, b) for a, b in zip(old.items, new.items))
     return False
 
 

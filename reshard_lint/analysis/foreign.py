@@ -39,20 +39,12 @@ def named_elsewhere(ctx: FileContext, func: FuncVal) -> bool:
     the calls there are not followed (callsites.CALLED_ELSEWHERE)."""
     view = ctx.project
     fn = func.node
-    if view is None or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not _builds(ctx, fn):
+    if view is None or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name not in _building(ctx):
         return False
     project = view.project
     project.words(check=False)
     own = os.path.realpath(ctx.path)
     return any(os.path.realpath(f) != own for f in project.files_naming(fn.name, view.deps))
-
-
-def _builds(ctx: FileContext, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Does the body build or move something? Only then are the other modules' calls worth
-    reading the project's files for (a parameter handed on to another function stays
-    unknown there, as before)."""
-    body = "".join(ctx.module.lines[fn.lineno - 1:fn.end_lineno])
-    return any(w in body for w in api.BUILD_WORDS)
 
 
 def foreign_calls(ctx: FileContext, func: FuncVal) -> Optional[list[ForeignCall]]:
@@ -74,7 +66,9 @@ def foreign_calls(ctx: FileContext, func: FuncVal) -> Optional[list[ForeignCall]
         name = fn.name
     else:
         return None
-    if not _builds(ctx, fn):
+    # Only a body that builds or moves something, or calls a function of the module that
+    # does, is worth the other modules' calls (the search reads the project's files).
+    if fn.name not in _building(ctx):
         return None
     found = view.calls_of(ctx.path, name)
     if not found:
@@ -98,6 +92,35 @@ def foreign_calls(ctx: FileContext, func: FuncVal) -> Optional[list[ForeignCall]
             if evaluated and found[i][0] == path:
                 out[i] = (call, list(evaluated))
     return out
+
+
+def _building(ctx: FileContext) -> frozenset[str]:
+    """The module's top-level functions (and methods, by name) whose bodies build or move
+    something (``BUILD_WORDS``), or call such a top-level function of the module, through
+    at most three calls (``batches(mesh)`` yielding ``to_global(x, mesh)``, whose body
+    makes a global array). Once per file."""
+    if ctx.building is not None:
+        return ctx.building
+    bodies: dict[str, str] = {}
+    top: set[str] = set()
+    for stmt in ctx.module.tree.body:
+        defs = [stmt] if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) else \
+            [s for s in stmt.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))] \
+            if isinstance(stmt, ast.ClassDef) else []
+        for d in defs:
+            text = "".join(ctx.module.lines[d.lineno - 1:d.end_lineno])
+            bodies[d.name] = bodies.get(d.name, "") + text
+            if d is stmt:
+                top.add(d.name)
+    found = {name for name, text in bodies.items() if any(w in text for w in api.BUILD_WORDS)}
+    for _ in range(3):
+        calls = tuple(f"{name}(" for name in sorted(found & top))
+        more = {name for name, text in bodies.items() if name not in found and any(c in text for c in calls)}
+        if not more:
+            break
+        found |= more
+    ctx.building = frozenset(found)
+    return ctx.building
 
 
 def _values(call: Call) -> list[Value]:

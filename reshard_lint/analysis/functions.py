@@ -23,7 +23,8 @@ from ..core import vocabulary as api
 from ..core.qualnames import canonical
 from .models import placement, shard_map
 from .values import (
-    UNKNOWN, ConstVal, FuncVal, GenVal, InstanceVal, JitVal, MeshContextVal, MeshVal, PartialVal, QualVal, SeqVal, Unknown, Value,
+    UNKNOWN, ArrayVal, ConstVal, DevVal, FuncVal, GenVal, HostVal, InstanceVal, IntVal, JitVal,
+    MeshContextVal, MeshVal, PartialVal, QualVal, SeqVal, ShardingVal, SliceVal, SpecVal, Unknown, Value,
     func_name, join, unknown,
 )
 
@@ -203,8 +204,17 @@ class Functions(InterpreterBase):
         key = (("", func.scope), *sorted((k, _identity(v)) for k, v in params.items()))
         memo = self.memo.setdefault(fn, {})
         if key in memo:
-            self.unfollowed(func)  # run before: its transfers were reported then, if at all
-            return memo[key][1]
+            earlier, result = memo[key]
+            rebound = _rebind(result, earlier, params)
+            if rebound is not None:
+                self.unfollowed(func)  # run before: its transfers were reported then, if at all
+                return rebound
+            # What it gave holds the other call's arrays where they cannot be swapped for
+            # this call's: this call is a context of its own.
+            key = (("", func.scope), *sorted((k, _identity(v, exact=True)) for k, v in params.items()))
+            if key in memo:
+                self.unfollowed(func)
+                return memo[key][1]
         if len(memo) >= _MAX_CONTEXTS:
             self.unfollowed(func)
             return unknown(TOO_MANY_CONTEXTS, func_name(func))
@@ -306,12 +316,19 @@ def generator(fn: ast.AST) -> bool:
     return found
 
 
-def _identity(v: Value, depth: int = 0) -> object:
+def _identity(v: Value, depth: int = 0, exact: bool = False) -> object:
     """What tells two arguments apart in the memo: the object, but for the empty
     ``*args`` or ``**kwargs`` each call makes afresh (one context however many calls),
-    and an unknown, which tells every call apart."""
+    an unknown, which tells every call apart, and an array on a sharding the analysis
+    knows: two arrays on one sharding object, computed alike (``derived``), are placed
+    alike, and a function can tell them apart by nothing else the analysis holds (the
+    leaves of a parameter tree updated in a loop, one context per leaf's sharding, not
+    per step; what such a run gave is handed to the next call with that call's arrays in
+    place of the first one's: ``_rebind``). ``exact``: the array object itself."""
     if isinstance(v, SeqVal) and not v.items and not v.changed:
         return ("empty", v.kind)
+    if isinstance(v, ArrayVal) and not exact:
+        return ("array", id(v.sharding), v.derived)
     if isinstance(v, Unknown):
         # Two unknowns are never one value, even where they are one object (the nameless
         # UNKNOWN): a call with one is never the memo's answer to another call.
@@ -325,3 +342,36 @@ def _identity(v: Value, depth: int = 0) -> object:
         return ("instance", id(v.cls), tuple((k, id(a) if depth > 2 else _identity(a, depth + 1))
                                              for k, a in sorted(v.attrs.items(), key=lambda kv: kv[0])))
     return id(v)
+
+
+# What a memoized result may hold that takes nothing from the call's arrays but what the
+# analysis keeps apart from them (their sharding, a mesh): handed on as it is.
+_PLAIN = (ArrayVal, ShardingVal, MeshVal, SpecVal, DevVal, HostVal, ConstVal, IntVal, SliceVal, QualVal,
+          Unknown)
+
+
+def _rebind(result: Value, earlier: dict[str, Value], params: dict[str, Value]) -> Optional[Value]:
+    """``result``, which a call with the arguments ``earlier`` gave, for a call with
+    ``params`` that ``_identity`` does not tell apart: the earlier call's arrays (the
+    arguments themselves) replaced by this call's where the result holds them (itself, or
+    in its tuples, lists and dicts); None where it holds something that may keep an
+    earlier array out of sight (an instance, a function, an iterator)."""
+    swap = {id(old): new for k, old in earlier.items()
+            if isinstance(old, ArrayVal) and (new := params.get(k)) is not None and new is not old}
+    if not swap:
+        return result
+
+    def walk(v: Value) -> Optional[Value]:
+        if id(v) in swap:
+            return swap[id(v)]
+        if isinstance(v, SeqVal):
+            items = [walk(i) for i in v.items]
+            if any(i is None for i in items):
+                return None
+            if all(a is b for a, b in zip(items, v.items)):
+                return v
+            return SeqVal(tuple(i for i in items if i is not None), v.kind, v.keys, changed=v.changed,
+                          view=v.view)
+        return v if isinstance(v, _PLAIN) else None
+
+    return walk(result)

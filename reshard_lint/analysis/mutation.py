@@ -25,18 +25,24 @@ from ..core.vocabulary import CHANGING_BUILTINS, UNCHANGING_CALL_PREFIXES
 
 
 def changed(v: Value) -> None:
-    """``v`` was changed in place: its elements are unknown from now on, for every holder."""
-    work = [v]
-    while work:
-        v = work.pop()
-        if isinstance(v, SeqVal) and v.kind in ("list", "dict") and not v.shared:
+    """``v`` was changed in place: its elements are unknown from now on, for every holder,
+    for the containers a join linked it with (values.join: at run time it may be any of
+    them), and for the newer values a store through one of its names made of it
+    (``d2 = d; d["w"] = a; d2["w"] = b``: d's ``w`` is b)."""
+    todo = [v]
+    seen: set[int] = set()
+    while todo:
+        c = todo.pop()
+        if id(c) in seen or not isinstance(c, SeqVal):
+            continue
+        seen.add(id(c))
+        if c.kind in ("list", "dict") and not c.shared:
             # One unknown each: two elements are not known to be one object (values.Unknown).
-            v.items = tuple(Unknown(CONTAINER) for _ in v.items)
-            v.changed = True
-            # The name that stored into it holds a newer value of the same object
-            # (``d2 = d; d["w"] = a; d2["w"] = b``: d's ``w`` is b).
-            work.extend(v.later or ())
-            v.later = None
+            c.items = tuple(Unknown(CONTAINER) for _ in c.items)
+            c.changed = True
+        todo.extend(c.joined or ())
+        todo.extend(c.later or ())
+        c.later = None
 
 
 def follows(base: SeqVal, new: SeqVal) -> None:

@@ -311,6 +311,10 @@ class SeqVal(Value):
     # ``enumerate(...)``, ``zip(...)``, ``map(...)``. JAX takes such an object for one
     # leaf of a pytree (models/tree_map.py).
     view: bool = False
+    # The containers a join (``join``) made this one from, or made from this one: at run
+    # time it is one of them, so a change in place to one is a change to each
+    # (mutation.changed). None: none.
+    joined: Optional[list["SeqVal"]] = None
 
 
 @dataclass(eq=False)
@@ -457,6 +461,8 @@ def join(a: Value, b: Value, name: str = "") -> Value:
         return a
     if isinstance(a, ArrayVal) and isinstance(b, ArrayVal):
         return _joined_arrays(a, b)
+    if isinstance(a, SeqVal) and isinstance(b, SeqVal) and alike(a, b):
+        return _joined_containers(a, b, name)
     if isinstance(a, InstanceVal) and isinstance(b, InstanceVal) and a.cls is b.cls and a.cls.instance is not None:
         # Two constructions of one class of this file: what holds for every instance of
         # it, the class's abstract instance (classes.py).
@@ -489,6 +495,28 @@ def _joined_arrays(a: "ArrayVal", b: "ArrayVal") -> Value:
         return ArrayVal(sa, a.node, derived="tree" if tree else a.derived or b.derived)
     return ArrayVal(ShardingVal(sa.node, mesh=sa.mesh, device=sa.device, from_context=sa.from_context
                                 and sb.from_context), a.node, derived="tree" if tree else "array")
+
+
+def alike(a: "SeqVal", b: "SeqVal") -> bool:
+    """Two containers of one shape: the same kind, length and constant keys in the same
+    order, neither changed in place (so that their lengths are known)."""
+    return a.kind == b.kind and a.view == b.view and len(a.items) == len(b.items) and a.keys == b.keys \
+        and not a.changed and not b.changed
+
+
+def _joined_containers(a: "SeqVal", b: "SeqVal", name: str) -> Value:
+    """Two containers of one shape, whichever path made them: that shape, each element
+    what both paths agree on (``join``: arrays on one mesh stay on it, the rest unknown).
+    At run time it is one of the two objects: the three are linked, so that a change in
+    place to any of them is a change to each (mutation.changed)."""
+    items = tuple(join(x, y, name) for x, y in zip(a.items, b.items))
+    made = SeqVal(items, a.kind, a.keys, view=a.view)
+    made.joined = [a, b]
+    for v in (a, b):
+        if v.joined is None:
+            v.joined = []
+        v.joined.append(made)
+    return made
 
 
 def undecidable(_: Model) -> NoReturn:

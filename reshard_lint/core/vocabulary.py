@@ -91,13 +91,16 @@ NP_RANDOM_PERMUTATION = "np.random.permutation"
 NP_RANDOM_SHUFFLE = "np.random.shuffle"
 NP_RANDOM_DEFAULT_RNG = "np.random.default_rng"
 NP_RANDOM_SEED = "np.random.seed"
-# Methods of a NumPy Generator (np.random.default_rng) or a random.Random that draw new
-# numbers from scalar parameters (shapes, bounds, dtypes): host data.
+# Methods of a random generator (NumPy's ``default_rng``, ``Generator``, ``RandomState``;
+# Python's ``random.Random``) that draw new numbers from arguments that are shapes,
+# bounds and parameters, never arrays: their results are host data (NumPy arrays, Python
+# numbers), whatever the generator's seed. Not ``choice``, ``sample``, ``permutation`` or
+# ``shuffle``, which give back elements of what they are given (devices, arrays).
 RNG_DRAWS = frozenset({
-    "standard_normal", "normal", "uniform", "integers", "random", "standard_exponential", "exponential",
-    "standard_gamma", "gamma", "beta", "binomial", "poisson", "lognormal", "laplace", "logistic",
-    "multivariate_normal", "dirichlet", "bytes", "randint", "randrange", "gauss", "normalvariate",
-    "random_sample", "rand", "randn",
+    "random", "integers", "standard_normal", "normal", "uniform", "standard_exponential", "exponential",
+    "standard_gamma", "gamma", "beta", "binomial", "poisson", "lognormal", "laplace", "logistic", "gumbel",
+    "multivariate_normal", "dirichlet", "multinomial", "standard_t", "bytes",
+    "rand", "randn", "randint", "random_sample", "gauss", "normalvariate", "randrange", "getrandbits",
 })
 # jax.numpy (canonical keys ``jnp.<name>``)
 JNP_ARRAY = "jnp.array"
@@ -302,9 +305,7 @@ REORDERS = frozenset({"reversed", "flip", "fliplr", "flipud", "roll", "transpose
                       "moveaxis", "permutation", "shuffle", "sample", "sorted", "choice", "list"})
 REORDER_ATTRS = frozenset({"T"})
 # Calls that give an array a known mesh.
-# Objects of other packages that keep the placement of what they are given
-# (analysis/library.py; docs/library-objects.md), as data a project extends in
-# The methods of those objects that give arrays placed like a target (orbax's restore):
+# The methods of other packages' objects (vocabulary_objects.py) that give arrays placed like a target (orbax's restore):
 # origins of arrays with a known mesh for the stages (ORIGINS).
 LIBRARY_ORIGINS = frozenset(name for kind in LIBRARY_KINDS.values() for methods in [kind.get("methods")]
                             if isinstance(methods, dict) for name, effect in methods.items()
@@ -313,6 +314,10 @@ LIBRARY_ORIGINS = frozenset(name for kind in LIBRARY_KINDS.values() for methods 
 ORIGINS = frozenset({DEVICE_PUT_WORD, "make_array_from_callback", "make_array_from_single_device_arrays",
                      "make_array_from_process_local_data", "host_local_array_to_global_array",
                      SHARD_MAP_WORD}) | LIBRARY_ORIGINS
+# ... and of them, those that assemble a global array from each process's local data: with
+# a mesh of ``local_devices`` (this process's devices only), RSH304, whatever else the file has.
+LOCAL_ASSEMBLIES = frozenset({"make_array_from_process_local_data", "host_local_array_to_global_array"})
+LOCAL_DEVICES_WORD = "local_devices"
 # Keywords that place a call's result (jax.jit(out_shardings=...), jnp.zeros(device=...)).
 ORIGIN_KEYWORDS = frozenset({"out_shardings", "device"})
 DEVICE_KEYWORD = "device"  # device_put(x, device=d)

@@ -62,14 +62,23 @@ def _movers(text: str) -> set[str]:
         nxt = _NEXT_TOP.search(text, end.end())
         bodies[m.group(1)] = (params, text[end.end(): nxt.start() if nxt is not None else len(text)])
     out: set[str] = set()
-    words: tuple[str, ...] = MOVE_WORDS
+    # Module-level names bound to a move as a value (``to_actor = functools.partial(
+    # jax.device_put, device=...)``, ``put = lambda a: jax.device_put(a, s)``), called or
+    # handed on with a parameter (``jax.tree.map(to_actor, params)``): moves too.
+    bound = tuple(sorted(name for name, rhs in bindings(text).items()
+                         if len(rhs) == 1 and any(w in rhs[0] for w in _MOVE_NAMES)))
+    words: tuple[str, ...] = (*MOVE_WORDS, *bound)
     for _ in range(3):  # through at most two helpers of the module
         more = {name for name, (params, body) in bodies.items() if name not in out and _hands(body, params, words)}
         if not more:
             break
         out |= more
-        words = (*MOVE_WORDS, *(f"{name}(" for name in sorted(out)))
+        words = (*MOVE_WORDS, *bound, *(f"{name}(" for name in sorted(out)))
     return out
+
+
+# The moves as names, also where they are not called: ``partial(jax.device_put, ...)``.
+_MOVE_NAMES = tuple(w.rstrip("(") for w in MOVE_WORDS)
 
 
 def _hands(body: str, params: set[str], words: tuple[str, ...]) -> bool:
@@ -95,7 +104,7 @@ def device_functions(text: str) -> frozenset[str]:
     arguments decide whether such a move fails (functions.py)."""
     if "def" not in text and "class" not in text:
         return frozenset()
-    if not any(w in text for w in SOURCE_WORDS) and not any(w in text for w in MOVE_WORDS):
+    if not any(w in text for w in SOURCE_WORDS) and not any(w in text for w in _MOVE_NAMES):
         # No body says a source (nor can a module-level name bound to one: ``_held``) and
         # none moves: the walk below would add nothing, and it is most of the gate's text
         # tests of imported modules.
@@ -117,7 +126,7 @@ def device_functions(text: str) -> frozenset[str]:
         if any(w in body for w in SOURCE_WORDS):
             out.add(name)
             continue
-        if m.group(1) and any(w in text for w in MOVE_WORDS):
+        if m.group(1) and any(w in text for w in _MOVE_NAMES):
             if movers is None:
                 movers = _movers(text)
             if name in movers:

@@ -193,8 +193,50 @@ def exports_constant(view: FileView, mod: ModuleFile, name: str) -> bool:
     values = _bindings(view, mod, text).get(name, ())
     if len(values) == 1 and (made := _CONSTRUCTION.fullmatch(values[0])) is not None:
         return made.group(1) in _per_content(view, mod, text, config_classes)  # CONFIG = MeshConfig()
-    return len(values) == 1 and any(c.isdigit() or c in "'\"TF" for c in values[0]) \
-        and _CONSTANT.fullmatch(values[0]) is not None
+    if len(values) != 1:
+        return False
+    if any(c.isdigit() or c in "'\"TF" for c in values[0]) and _CONSTANT.fullmatch(values[0]) is not None:
+        return True
+    return any(c in values[0] for c in "([{") and literal_container(values[0])
+
+
+# What a literal container may hold besides literals: the builtins whose calls of literal
+# arguments the interpreter holds as values (``slice(4, 8)``, ``range(0, 4)``).
+_LITERAL_CALLS = frozenset({"slice", "range"})
+
+
+def literal_container(rhs: str) -> bool:
+    """Is ``rhs`` (an assignment's value as written, continuation lines included) a tuple,
+    list, set or dict of literals (``{"learner": slice(0, 4), "actor": slice(4, 8)}``,
+    ``(("data", 2), ("model", 4))``), nested? Its importers read it as the interpreter
+    holds it, where the module's summary exports it (summaries.exportable)."""
+    import ast
+
+    if len(rhs) > 4000:
+        return False
+    try:
+        tree = ast.parse(rhs.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False  # (a value the text cut short, or not Python: not read here)
+    return type(tree) in (ast.Tuple, ast.List, ast.Set, ast.Dict) and _literal(tree)
+
+
+def _literal(node: object) -> bool:
+    import ast
+
+    if type(node) is ast.Constant:
+        return True
+    if type(node) in (ast.Tuple, ast.List, ast.Set):
+        elements = node.elts  # type: ignore[attr-defined]
+        return all(type(e) is not ast.Starred and _literal(e) for e in elements)
+    if type(node) is ast.Dict:
+        return all(type(k) is ast.Constant for k in node.keys) and all(_literal(v) for v in node.values)
+    if type(node) is ast.UnaryOp:
+        return _literal(node.operand)
+    if type(node) is ast.BinOp:
+        return _literal(node.left) and _literal(node.right)
+    return type(node) is ast.Call and type(node.func) is ast.Name and node.func.id in _LITERAL_CALLS \
+        and not node.keywords and all(type(a) is not ast.Starred and _literal(a) for a in node.args)
 
 
 def _moves(view: FileView, mod: ModuleFile, name: str, depth: int) -> bool:

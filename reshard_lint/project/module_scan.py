@@ -106,15 +106,22 @@ def _column_0(text: str) -> dict[str, list[str]]:
             continue
         end = text.find("\n", m.end())
         rhs = text[m.end(): len(text) if end < 0 else end]
-        depth, lines = rhs.count("(") + rhs.count("[") - rhs.count(")") - rhs.count("]"), 0
+        depth, lines = _open(rhs), 0
         while depth > 0 and end >= 0 and lines < 30:  # the value goes on over lines
             nxt = text.find("\n", end + 1)
             more = text[end: len(text) if nxt < 0 else nxt]
-            depth += more.count("(") + more.count("[") - more.count(")") - more.count("]")
+            depth += _open(more)
             rhs, end, lines = rhs + more, nxt, lines + 1
         for name in names:
             out.setdefault(name, []).append(rhs)
     return out
+
+
+def _open(text: str) -> int:
+    """How many more brackets of any kind ``text`` opens than it closes (a dict literal
+    goes on over lines as a call does)."""
+    return (text.count("(") + text.count("[") + text.count("{")
+            - text.count(")") - text.count("]") - text.count("}"))
 
 
 # A module-level assignment (column 0) whose value names devices, meshes or shardings.

@@ -47,8 +47,12 @@ class Summary:
 
 def exportable(value: "Value") -> bool:
     """A value another module can use as it is: placed data and what places it, and the
-    integers, ranges, strings and flags that size and name them (a configuration module's)."""
-    from ..analysis.values import ArrayVal, ConstVal, DevVal, IntVal, MeshVal, RangeVal, SeqVal, ShardingVal, SpecVal
+    integers, ranges, slices, strings and flags that size and name them (a configuration
+    module's), and tuples, lists and dicts of these (``{"learner": slice(0, 4), ...}``:
+    each importer gets its own copy, mutation.own_copy)."""
+    from ..analysis.values import (
+        ArrayVal, ConstVal, DevVal, IntVal, MeshVal, RangeVal, SeqVal, ShardingVal, SliceVal, SpecVal,
+    )
 
     if isinstance(value, (ArrayVal, DevVal, MeshVal, ShardingVal, SpecVal, IntVal, RangeVal)):
         return True
@@ -56,7 +60,12 @@ def exportable(value: "Value") -> bool:
         # A configuration's constant (a string, a flag); not None, a placeholder some
         # other code may set.
         return type(value.value) in (str, bool, float)
-    return isinstance(value, SeqVal) and bool(value.items) and all(exportable(v) for v in value.items)
+    if isinstance(value, SliceVal):
+        # ``slice(None, 4)``: a bound left out is None, as Python has it.
+        return all(b is None or (isinstance(b, ConstVal) and b.value is None) or exportable(b)
+                   for b in value.bounds)
+    return isinstance(value, SeqVal) and not value.changed and bool(value.items) \
+        and all(exportable(v) for v in value.items)
 
 
 def frozen_config(value: "Value", field_value: "Callable[[ClassVal, str], Value]") -> "Value | None":

@@ -20,6 +20,7 @@ from .graph import ImportGraph
 from .modules import MODELLED, ModuleFile, ModuleIndex
 from .roots import Layout
 from .interface import UNKNOWN
+from .constants import mutable
 from .summaries import Summary, digest, made, reexport
 
 if TYPE_CHECKING:
@@ -109,6 +110,9 @@ class Project:
         self._trees: OrderedDict[str, ast.Module | None] = OrderedDict()
         # (file, function) -> its calls in other modules and the files read (FileView.calls_of)
         self.callers: dict[tuple[str, str], tuple[object, dict[str, str], int]] = {}
+        # (file, name) -> whether the project only reads that module-level container
+        # (constants.py), the files read, and the identifier index's generation
+        self.read_only: dict[tuple[str, str], tuple[bool, dict[str, str], int]] = {}
 
     def words(self, check: bool) -> int:
         """Build the index of the identifiers project files spell, or again where ``check``
@@ -437,7 +441,22 @@ class FileView:
             # Re-exported (``from .mesh import TRAIN`` in __init__.py): followed when asked;
             # a cycle of re-exports is unknown.
             return self.value(getattr(found, "qual", ""), _seen | {qual})
+        if found is not None and mutable(found) and not self._only_read(mod.path or "", parts[-1]):
+            return None  # a list or dict some code may change in place (constants.py)
         return found
+
+    def _only_read(self, path: str, name: str) -> bool:
+        from .constants import only_read
+
+        made = self.project.words(check=not self._words_checked)
+        self._words_checked = True
+        key = (os.path.realpath(path), name)
+        known = self.project.read_only.get(key)
+        if known is None or known[2] != made:
+            deps: dict[str, str] = {}
+            known = self.project.read_only[key] = (only_read(self.project, path, name, deps), deps, made)
+        self.deps.update(known[1])
+        return known[0]
 
     def module_of(self, qual: str) -> str | None:
         """The project module that defines ``qual`` (its longest prefix the project holds),

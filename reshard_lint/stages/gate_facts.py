@@ -13,7 +13,8 @@ from typing import Iterable
 
 from ..core.vocabulary import (
     ADDRESSABLE_SHARDS, DEVICE_ATTRS, DEVICE_CALLS, DEVICE_KEYWORD, DEVICE_PUT_WORD, FRESH_CALLS, ID_ATTRS, JAX,
-    JNP_ALIAS, JNP_MAKERS, LOCAL_COUNT_CALLS, MESH_BUILDERS, MESH_CTORS, MESH_KEYWORD, NAMED_SHARDING_WORD,
+    JNP_ALIAS, JNP_MAKERS, LOCAL_ASSEMBLIES, LOCAL_COUNT_CALLS, LOCAL_DEVICES_WORD, MESH_BUILDERS, MESH_CTORS,
+    MESH_KEYWORD, NAMED_SHARDING_WORD,
     NUMPY_WORD, ONE_DEVICE_PLACERS, ONE_MESH_USES, ORIGIN_KEYWORDS, ORIGINS, REORDER_ATTRS, REORDERS,
     SHAPED_BUILDERS, SHARD_MAP_WORD,
 )
@@ -310,10 +311,13 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
     device_target = False  # device_put(x, devs[k]) or device_put(x, d)
     shardings: list[tuple[int, ast.Call]] = []
     shaped = local_count = False  # a builder, and this process's device count (RSH307)
+    local_source = assembly = False  # jax.local_devices(), and local data assembled (RSH304)
     for raw, node, scope in calls:
         name = aliases.get(raw, raw)
         shaped = shaped or name in SHAPED_BUILDERS
         local_count = local_count or name in LOCAL_COUNT_CALLS
+        local_source = local_source or name == LOCAL_DEVICES_WORD
+        assembly = assembly or name in LOCAL_ASSEMBLIES
         if name in DEVICE_CALLS:
             counted.add(id(node.func))  # jax.devices() is one source, not a call and an attribute
             if id(node) not in counted:
@@ -356,6 +360,8 @@ def decide(facts: GateFacts, imported: frozenset[str] = frozenset()) -> bool:
             origin = True
     if shaped and local_count:
         return True  # RSH307: a builder that may be shaped by this process's device count
+    if ctors and local_source and assembly:
+        return True  # RSH304: a mesh of this process's devices may hold an assembled global array
     source_scopes += [(scope, node) for scope, node in facts.sources if id(node) not in counted]
     if imported:
         used, called = _imported_arguments(facts, imported)

@@ -31,8 +31,14 @@ ENTRIES = {
     "configs": ["cfgpkg.train", "cfgpkg.layout"],
     "jitted": ["jitpkg.train_step", "jitpkg.train_scale", "jitpkg.reordered", "jitpkg.train_double",
                "jitpkg.constrain", "jitpkg.passed", "jitpkg.shardings", "jitpkg.sizes", "jitpkg.local", "jitpkg.same"],
+    "slices": ["stagepkg.pipeline", "stagepkg.roles", "stagepkg.same", "stagepkg.serve"],
+    "loops": ["steppkg.train", "steppkg.branches", "steppkg.rounds", "steppkg.same", "steppkg.mixed"],
+    "feeds": ["feedpkg.train", "feedpkg.same"],
 }
 CASES = [(project, module) for project, modules in ENTRIES.items() for module in modules]
+# Entries whose run shows another module's markers: a finding reported at its own line in
+# a module the entry reaches through a generator it iterates (no call relays a generator).
+CLAIMS_OF = {("feeds", "feedpkg.train"): "feedpkg.local_loader"}
 
 
 def _path(project: str, module: str) -> Path:
@@ -59,7 +65,8 @@ def runs() -> dict[str, dict[tuple[str, str], SnippetResult]]:
 @pytest.mark.parametrize("project,module", CASES, ids=[f"{p}:{m}" for p, m in CASES])
 def test_fixture_project_does_what_its_markers_claim(project: str, module: str,
                                                      runs: dict[str, dict[tuple[str, str], SnippetResult]]) -> None:
-    codes = {code for _, _, code in expected_markers(_path(project, module).read_text(encoding="utf-8"))}
+    claimed = _path(project, CLAIMS_OF.get((project, module), module))
+    codes = {code for _, _, code in expected_markers(claimed.read_text(encoding="utf-8"))}
     multi, single = runs["multi"][(project, module)], runs["single"][(project, module)]
     if not codes:
         assert single.all_ok(), single.details()

@@ -94,18 +94,23 @@ def test_check_reports_the_markers_with_related_locations_in_the_other_file() ->
         meshes = {"crossing": "mypkg/mesh.py", "factories": "lab/meshes.py", "classes": "fleet/models.py",
                   "movers": "ops/meshes.py", "guarded": "hosts/meshes.py",
                   "tables": "tablepkg/mesh.py", "reexports": "meshpkg/meshes.py",
-                  "containers": "team/meshes.py"}.get(root.name)
-        if root.name in ("configs", "jitted", "ranges", "relayed", "handed", "callers"):
+                  "containers": "team/meshes.py", "loops": "steppkg/meshes.py"}.get(root.name)
+        if root.name in ("configs", "jitted", "ranges", "relayed", "handed", "callers", "slices",
+                         "feeds"):
             # configs: the meshes are built in the importing file, sized by config.py's
             # values; jitted: in either module (test_jitted_functions_of_another_module_*);
             # ranges: one built in the importing file too (test_ranges_of_a_configuration_*);
             # relayed: its one finding is a reordered mesh's (RSH102), with no other place;
             # handed: constructions at the calls that hand them a wrong part
             # (test_a_construction_a_call_hands_a_wrong_part_is_reported_at_the_call);
-            # callers: reorderings in functions only other modules call, with what they pass.
+            # callers: reorderings in functions only other modules call, with what they pass;
+            # slices: meshes built in the importing file over the configuration's slices;
+            # feeds: a local mesh and the assembly onto it in one module, fed by a generator's
+            # caller in another.
             continue
         # The transfer inside another module's function that a call runs with its arguments.
-        helpers = {"movers": "ops/placing.py", "containers": "team/sync.py"}.get(root.name)
+        helpers = {"movers": "ops/placing.py", "containers": "team/sync.py",
+                   "loops": "steppkg/publish.py"}.get(root.name)
         for f in found:  # both meshes built in the other module: a factory's body, or its module level
             related = [r.get("filename") for r in f["related"]]  # type: ignore[union-attr]
             assert related[:2] == [meshes, meshes]

@@ -246,5 +246,5 @@ def as_target(an: Analyzer, v: Value, node: Optional[ast.AST]) -> Value:
     if isinstance(v, SpecVal) and isinstance(an.context_mesh, MeshVal):
         return ShardingVal(node, mesh=an.context_mesh, spec=v, from_context=True)
     if isinstance(v, SeqVal):
-        return SeqVal(tuple(as_target(an, i, node) for i in v.items), v.kind)
+        return SeqVal(tuple(as_target(an, i, node) for i in v.items), v.kind, v.keys)
     return v

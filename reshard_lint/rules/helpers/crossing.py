@@ -77,9 +77,9 @@ def cross_host_path(ctx: FileContext, pair: Pair) -> bool:
     if src is None or dst is None or not isinstance(target, ShardingVal):
         return False
     a_spec, t_spec = pair.array.sharding.spec, target.spec
-    if pair.array.derived:
-        pass  # computed: its layout may be the target's
-    elif a_spec is None or t_spec is None or a_spec.code != t_spec.code:
+    if pair.array.derived or a_spec is None or t_spec is None:
+        pass  # computed, or a spec the analysis does not know: its layout may be the target's
+    elif a_spec.code != t_spec.code:
         return False
     return ctx.devices.same_layout_other_processes(src.devices.fn, dst.devices.fn,
                                                    src.devices.sizes + dst.devices.sizes)
