@@ -8,7 +8,9 @@ This module selects, with the ast the gate already has, the top-level statements
 * mention a device, mesh, sharding or transfer API (seeds, and every import);
 * bind a name that a selected statement reads (the values flowing in); or
 * read a name a selected statement binds and can raise an event (a call, an operator
-  between values, an augmented assignment, a ``with``): the values flowing out;
+  between values, an augmented assignment, a ``with``), or bind another name to its
+  object (``d2 = d``): the values flowing out;
+* change in place the object of a name a selected statement binds (``d2["w"] = x``);
 
 and leaves the others out. The kept lines come with a map back to their original line
 numbers (columns do not change: top-level statements start in column 0), which the
@@ -152,10 +154,15 @@ def slice_source(source: str, tree: ast.Module) -> tuple[str, list[int] | None]:
     loaders: dict[str, list[int]] = defaultdict(list)
     # np.sort(x) is no change to np: a module's name is never one an object is changed under.
     modules = {n for s, f in zip(stmts, facts) if isinstance(s, (ast.Import, ast.ImportFrom)) for n in f.stores}
-    for i, f in enumerate(facts):
+    changers: dict[str, list[int]] = defaultdict(list)
+    for i, (s, f) in enumerate(zip(stmts, facts)):
         for n in f.stores | (f.changes - modules):
             storers[n].append(i)
-        if f.acts:
+        for n in f.changes - modules:
+            changers[n].append(i)
+        # ``d2 = d``: another name of the same object, whose changes in place are changes
+        # of what ``d``'s readers read (flow.store_item, mutation.changed).
+        if f.acts or type(s) is ast.Assign and isinstance(s.value, (ast.Name, ast.Attribute)):
             for n in f.loads:
                 loaders[n].append(i)
     selected = [f.seed for f in facts]
@@ -168,8 +175,8 @@ def slice_source(source: str, tree: ast.Module) -> tuple[str, list[int] | None]:
                 if not selected[j]:
                     selected[j] = True
                     work.append(j)
-        for n in f.stores:  # what flows out
-            for j in loaders.get(n, ()):
+        for n in f.stores:  # what flows out, and changes in place of what it binds
+            for j in (*loaders.get(n, ()), *changers.get(n, ())):
                 if not selected[j]:
                     selected[j] = True
                     work.append(j)
