@@ -21,6 +21,7 @@ Standard library only (the children import jax).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -61,7 +62,9 @@ def _pip(*args: str) -> None:
 def fetch(project: Project) -> tuple[Path, Path]:
     """(the unpacked sdist, its dependencies' directory), downloading what the cache lacks."""
     base = cache_dir()
-    src, deps = base / "src" / project.key, base / "deps" / project.key
+    # the dependencies' directory is named by their list too: a change of pins installs anew
+    pins = hashlib.sha256("\n".join(project.deps).encode()).hexdigest()[:10]
+    src, deps = base / "src" / project.key, base / "deps" / f"{project.key}-{pins}"
     if not (src / ".complete").exists():
         sdists = base / "sdists"
         sdists.mkdir(parents=True, exist_ok=True)
@@ -87,6 +90,13 @@ def fetch(project: Project) -> tuple[Path, Path]:
         _pip("install", "--no-deps", "--no-compile", "-q", "--target", str(deps), *project.deps)
         (deps / ".complete").write_text("\n".join(project.deps) + "\n")
     return src, deps
+
+
+def sdist_sha256(src: Path) -> str:
+    """The sha256 of the sdist unpacked at ``src`` (its name is in ``.complete``): what
+    identifies the code run when the metadata names no commit."""
+    name = (src / ".complete").read_text().strip()
+    return hashlib.sha256((cache_dir() / "sdists" / name).read_bytes()).hexdigest()
 
 
 def sdist_commit(src: Path) -> str:
@@ -117,6 +127,8 @@ class SuiteProgram(Program):
 def programs(project: Project, src: Path, deps: Path) -> list[SuiteProgram]:
     out = []
     extra = (str(deps),) if project.deps else ()
+    if any((src / "src").glob("*/__init__.py")):  # a src layout: its packages live in src/
+        extra += (str(src / "src"),)
     for rel in project.selected(src):
         text = (src / rel).read_text(encoding="utf-8", errors="replace")
         pid = f"{project.name}/{rel}"
@@ -134,6 +146,7 @@ class Outcome:
     project: Project
     src: Path | None = None
     commit: str = ""
+    sha256: str = ""
     unavailable: str = ""
     statuses: dict = field(default_factory=dict)  # program id -> status (one process)
     errors: dict = field(default_factory=dict)  # program id -> error text
@@ -171,12 +184,16 @@ def figures(coverage: dict, concrete: dict) -> dict:
     out: Counter = Counter()
     unresolved: Counter = Counter()
     not_site: Counter = Counter()
+    listed = []  # every reached site: where, what, the static verdict (or none), crossing
     for (path, line, col, api), r in reached.items():
         cands = [s for s in by_line.get((path, line), []) if api in cmp.KIND_APIS.get(s["kind"], ())]
         exact = [s for s in cands if s["col"] == col]
         site = exact[0] if exact else (cands[0] if len({s["col"] for s in cands}) == 1 else None)
         group = _group(api)
         out[f"reached_{group}"] += 1
+        listed.append({"path": path, "line": line, "col": col, "api": api, "crossing": r["crossing"],
+                       "verdict": site["verdict"] if site else "not a site",
+                       "detail": site["detail"] if site else ""})
         if r["crossing"]:
             out[f"crossing_{group}"] += 1
         if site is None:
@@ -188,7 +205,11 @@ def figures(coverage: dict, concrete: dict) -> dict:
         if site["verdict"] == "unresolved":
             unresolved[site["detail"]] += 1
     return {"counts": dict(out), "unresolved_by_reason": dict(unresolved.most_common()),
-            "not_a_site_by_api": dict(not_site.most_common())}
+            "not_a_site_by_api": dict(not_site.most_common()), "sites": sorted(listed, key=_where)}
+
+
+def _where(site: dict) -> tuple:
+    return (site["path"], site["line"], site["col"], site["api"])
 
 
 GROUPS = ("placement", "fetch", "binop", "jit-plain")
@@ -203,15 +224,16 @@ def _group(api: str) -> str:
     return api if api in ("binop", "jit-plain") else "placement"
 
 
-def run_project(project: Project, processes: int = 0, log=print) -> Outcome:
+def run_project(project: Project, processes: int = 0, log=print, files: tuple[str, ...] = ()) -> Outcome:
+    """``files``: only the test files whose path holds one of these strings."""
     res = Outcome(project)
     try:
         src, deps = fetch(project)
     except (Unavailable, subprocess.TimeoutExpired, OSError) as e:
         res.unavailable = str(e)
         return res
-    res.src, res.commit = src, sdist_commit(src)
-    progs = programs(project, src, deps)
+    res.src, res.commit, res.sha256 = src, sdist_commit(src), sdist_sha256(src)
+    progs = [p for p in programs(project, src, deps) if not files or any(f in p.file for f in files)]
     t = time.monotonic()
     coverage, diags = run_static([str(src)], cwd=str(src))
     res.seconds["static"] = round(time.monotonic() - t, 1)
@@ -280,17 +302,23 @@ def report(outcomes: list[Outcome]) -> str:
     for o in outcomes:
         if o.unavailable:
             continue
-        lines.append(f"\n{o.project.key} (sdist commit: {o.commit or 'not in its metadata'}; "
-                     f"seconds: {o.seconds})")
+        lines.append(f"\n{o.project.key} (sdist sha256 {o.sha256[:16]}, commit: "
+                     f"{o.commit or 'not in its metadata'}; seconds: {o.seconds})")
         for pid, st in o.statuses.items():
             err = f": {o.errors[pid][:150]}" if st != "ok" else ""
             mcs = f" [2 processes: {'/'.join(o.mc_statuses[pid])}]" if pid in o.mc_statuses else ""
             lines.append(f"  {pid}: {st}{err}{mcs}")
+        base = str(o.src) + os.sep
         for why, n in o.figures["unresolved_by_reason"].items():
             lines.append(f"  unresolved x{n}: {why}")
         for api, n in o.figures["not_a_site_by_api"].items():
             lines.append(f"  not a site x{n}: {api}")
-        base = str(o.src) + os.sep
+        for st in o.figures["sites"]:
+            if st["api"] != "binop" and st["verdict"] in ("unresolved", "not a site") or st["crossing"]:
+                lines.append(f"    {st['path'].replace(base, '')}:{st['line']}:{st['col']} {st['api']} "
+                             f"{st['verdict']}{' CROSSING' if st['crossing'] else ''} {st['detail']}")
+        for r in o.compare.get("raised_at_resolved_site", []):
+            lines.append(f"  JAX raised at a resolved site: {r.replace(base, '')[:250]}")
         for f in o.findings:
             lines.append(f"  FINDING {f['kind']} {f['path'].replace(base, '')}:{f['line']}:{f['col']} "
                          f"{f['codes']} {f['detail'][:300]}")
@@ -302,6 +330,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--held-out", action="store_true",
                     help="the three held-out projects (run once, at the end)")
     ap.add_argument("--processes", type=int, default=0, help="also real multi-controller jobs of N processes")
+    ap.add_argument("--files", nargs="*", default=(),
+                    help="only the test files whose path holds one of these")
     ap.add_argument("--json", help="write the outcomes (figures, findings, statuses) here")
     ap.add_argument("names", nargs="*")
     args = ap.parse_args(argv)
@@ -310,11 +340,13 @@ def main(argv: list[str] | None = None) -> int:
     outcomes = []
     for p in chosen:
         print(f"{p.key}:", flush=True)
-        outcomes.append(run_project(p, args.processes, log=lambda s: print(s, flush=True)))
+        outcomes.append(run_project(p, args.processes, log=lambda s: print(s, flush=True),
+                                    files=tuple(args.files)))
     print(report(outcomes))
     if args.json:
         Path(args.json).write_text(json.dumps([{
-            "project": o.project.key, "commit": o.commit, "unavailable": o.unavailable,
+            "project": o.project.key, "commit": o.commit,
+            "sdist_sha256": o.sha256, "unavailable": o.unavailable,
             "statuses": o.statuses, "errors": o.errors, "mc_statuses": o.mc_statuses, "figures": o.figures,
             "findings": o.findings, "seconds": o.seconds,
             "missed_sites": o.compare.get("missed_sites", []),

@@ -19,7 +19,12 @@ from .projects import PROJECTS, Project
 
 # Files that do not end "ok" in one process, with the reason read from the run
 # (tests/realsuites/projects.py leaves out the files that cannot import at all).
-STATUS: dict[str, str] = {}
+STATUS: dict[str, str] = {
+    # 530 cases pass when the file runs alone (2026-12-07, 263 s); under the recording
+    # child a case fails (absltest exits with True): the recorders change something a
+    # transform test observes (not found yet: docs/oracle.md)
+    "flax/tests/nnx/transforms_test.py": "error",
+}
 # Findings per project, (kind, file in the sdist, line), each one for the lead to look at
 # (docs/oracle.md says what the run showed); the comparison is exact both ways.
 KNOWN: dict[str, set[tuple[str, str, int]]] = {}
@@ -79,6 +84,10 @@ def test_entry_points(tmp_path: Path) -> None:
     a, b = progs
     assert (a.file, a.module, a.job()["path"]) == ("a_test.py", None, [str(tmp_path / "deps")])
     assert b.module == "pytest" and b.argv[0] == "test_b.py" and b.job()["argv"][0] == "test_b.py"
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "__init__.py").write_text("")
+    (c, _) = rs.programs(Project("demo", "1.0"), tmp_path, tmp_path / "deps")
+    assert c.job()["path"] == [str(tmp_path / "src")]  # a src layout's packages
 
 
 def test_figures_match_sites_like_compare() -> None:
