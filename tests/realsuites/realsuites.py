@@ -151,6 +151,7 @@ class Outcome:
     statuses: dict = field(default_factory=dict)  # program id -> status (one process)
     errors: dict = field(default_factory=dict)  # program id -> error text
     mc_statuses: dict = field(default_factory=dict)  # program id -> [status per process]
+    mc_errors: dict = field(default_factory=dict)  # program id -> [error of each process that failed]
     figures: dict = field(default_factory=dict)
     findings: list = field(default_factory=list)
     compare: dict = field(default_factory=dict)
@@ -255,6 +256,8 @@ def run_project(project: Project, processes: int = 0, log=print, files: tuple[st
         runs = mc.run_jobs(multi, processes=processes, timeout=float(project.timeout))
         concrete.update(mc.as_concrete(runs, processes))
         res.mc_statuses = {pid: [r["status"] for r in recs] for pid, recs in runs.items()}
+        res.mc_errors = {pid: [f"{r.get('error', '')[:200]} at {r.get('error_at')}" for r in recs
+                               if r["status"] != "ok"] for pid, recs in runs.items()}
         res.seconds[f"{processes} processes"] = round(time.monotonic() - t, 1)
     result = cmp.compare(coverage, diags, concrete)
     res.compare = result
@@ -308,6 +311,8 @@ def report(outcomes: list[Outcome]) -> str:
             err = f": {o.errors[pid][:150]}" if st != "ok" else ""
             mcs = f" [2 processes: {'/'.join(o.mc_statuses[pid])}]" if pid in o.mc_statuses else ""
             lines.append(f"  {pid}: {st}{err}{mcs}")
+            base = str(o.src) + os.sep
+            lines += [f"    2 processes: {e.replace(base, '')}" for e in o.mc_errors.get(pid, [])]
         base = str(o.src) + os.sep
         for why, n in o.figures["unresolved_by_reason"].items():
             lines.append(f"  unresolved x{n}: {why}")
@@ -347,7 +352,8 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.json).write_text(json.dumps([{
             "project": o.project.key, "commit": o.commit,
             "sdist_sha256": o.sha256, "unavailable": o.unavailable,
-            "statuses": o.statuses, "errors": o.errors, "mc_statuses": o.mc_statuses, "figures": o.figures,
+            "statuses": o.statuses, "errors": o.errors, "mc_statuses": o.mc_statuses,
+            "mc_errors": o.mc_errors, "figures": o.figures,
             "findings": o.findings, "seconds": o.seconds,
             "missed_sites": o.compare.get("missed_sites", []),
             "raised_at_resolved_site": o.compare.get("raised_at_resolved_site", []),

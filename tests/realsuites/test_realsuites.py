@@ -20,10 +20,17 @@ from .projects import PROJECTS, Project
 # Files that do not end "ok" in one process, with the reason read from the run
 # (tests/realsuites/projects.py leaves out the files that cannot import at all).
 STATUS: dict[str, str] = {
-    # 530 cases pass when the file runs alone (2026-12-07, 263 s); under the recording
-    # child a case fails (absltest exits with True): the recorders change something a
-    # transform test observes (not found yet: docs/oracle.md)
+    # 530 cases pass when the file runs alone (263 s); it sets XLA_FLAGS to 4 CPU devices
+    # at import, but the recording child has initialised 8 before: 8 cases build a mesh of
+    # jax.local_device_count() devices and put a (4, 4) array with P('data') on it
+    # (IndivisibleError). The harness's limit, not flax's (docs/oracle.md).
     "flax/tests/nnx/transforms_test.py": "error",
+    # held out, neither imports with jax 0.10.2 (the project's code, not the harness):
+    # distrax needs tensorflow-probability, whose 0.25.0 JAX substrate reads
+    # jax.interpreters.xla.pytype_aval_mappings
+    "rlax/rlax/_src/policy_gradients_test.py": "error",
+    # haliax 1.3 imports jax._src.tree_util.BuiltInKeyEntry (pytest: collection error)
+    "haliax/tests/test_partitioning.py": "error",
 }
 # Findings per project, (kind, file in the sdist, line), each one for the lead to look at
 # (docs/oracle.md says what the run showed); the comparison is exact both ways.
