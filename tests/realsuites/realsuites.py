@@ -36,7 +36,7 @@ from pathlib import Path
 
 from tests.oracle import compare as cmp
 from tests.oracle import mc
-from tests.oracle.run import Program, _run_child, run_static
+from tests.oracle.run import Program, run_concrete, run_static
 
 from .projects import PROJECTS, Project, by_name
 
@@ -126,7 +126,7 @@ class SuiteProgram(Program):
 
 def programs(project: Project, src: Path, deps: Path) -> list[SuiteProgram]:
     out = []
-    extra = (str(deps),) if project.deps else ()
+    extra: tuple[str, ...] = (str(deps),) if project.deps else ()
     if any((src / "src").glob("*/__init__.py")):  # a src layout: its packages live in src/
         extra += (str(src / "src"),)
     for rel in project.selected(src):
@@ -241,8 +241,8 @@ def run_project(project: Project, processes: int = 0, log=print, files: tuple[st
     t = time.monotonic()
     one: dict = {}
     for prog in progs:  # one child per file, serially: a project's import registers pytrees once
-        got = _run_child([("cpu", prog)], timeout=60)
-        one.update({pid: rec for (_, pid), rec in got.items()})
+        got = run_concrete([prog], workers=1, timeout=60, platforms=("cpu",))
+        one.update(got["cpu"])
         rec = one[prog.id]
         res.statuses[prog.id] = rec["status"]
         res.errors[prog.id] = rec.get("error", "")
