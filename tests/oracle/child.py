@@ -30,7 +30,10 @@ from __future__ import annotations
 import os
 import sys
 
-os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
+# The flag first, nothing before it: chex.set_n_cpu_devices (called by projects' tests,
+# tests/realsuites) reads the device count with re.match at the start of XLA_FLAGS.
+_FLAGS = os.environ.get("XLA_FLAGS", "")
+os.environ["XLA_FLAGS"] = ("--xla_force_host_platform_device_count=8 " + _FLAGS).strip()
 os.environ["JAX_PLATFORMS"] = "cpu"
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
