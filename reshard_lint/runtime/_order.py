@@ -46,15 +46,22 @@ def _own(src: NamedSharding, dst: NamedSharding, ndim: int) -> NamedSharding | N
     return None
 
 
-def order_moves(src: Any, dst: Any, ndim: int) -> tuple[int, int] | None:
-    """(devices the order makes receive a piece, devices), or None when it makes none;
-    raises for shardings this cannot read (the caller keeps its coarser test)."""
+def _pair(src: Any, dst: Any, ndim: int) -> tuple[Any, int] | None:
+    """(the target's spec on x's own mesh, the target's device count), or None where the
+    order cannot be to blame; raises for shardings this cannot read."""
     if not (isinstance(src, NamedSharding) and isinstance(dst, NamedSharding)):
         raise TypeError("not two NamedShardings")
     own = _own(src, dst, ndim)
-    if own is None:
+    return None if own is None else (own, dst.mesh.devices.size)
+
+
+def order_moves(src: Any, dst: Any, ndim: int) -> tuple[int, int] | None:
+    """(devices the order makes receive a piece, devices), or None when it makes none;
+    raises for shardings this cannot read (the caller keeps its coarser test)."""
+    pair = _pair(src, dst, ndim)
+    if pair is None:
         return None
-    n = dst.mesh.devices.size
+    own, n = pair
     shape = (n,) * ndim
     held = {d.id: _spans(i, n) for d, i in src.devices_indices_map(shape).items()}
     need = {d.id: _spans(i, n) for d, i in dst.devices_indices_map(shape).items()}
@@ -73,12 +80,10 @@ def order_moves_at(src: Any, dst: Any, ndim: int, src_at: Sequence[int],
     x's mesh is ``src_at[i]``, of the target's ``dst_at[i]`` (another platform's order of the
     same devices, as positions). The pieces each slot holds are the shardings' own; only
     which device sits in the slot changes. Raises as ``order_moves`` does."""
-    if not (isinstance(src, NamedSharding) and isinstance(dst, NamedSharding)):
-        raise TypeError("not two NamedShardings")
-    own = _own(src, dst, ndim)
-    if own is None:
+    pair = _pair(src, dst, ndim)
+    if pair is None:
         return None
-    n = dst.mesh.devices.size
+    own, n = pair
     held = dict(zip(src_at, _by_position(src, n, ndim)))
     kept = dict(zip(src_at, _by_position(own, n, ndim)))
     need = dict(zip(dst_at, _by_position(dst, n, ndim)))
