@@ -210,6 +210,8 @@ class Calls(InterpreterBase):
                     return ConstVal(None)
                 return shuffled
             return UNKNOWN
+        if is_unknown(recv) and method in MUTATING_METHODS:
+            mutation.changed_somewhere(self.escaped)  # box.table.update(...): which table?
         if isinstance(recv, SeqVal) and method in MUTATING_METHODS:
             if not call.keywords and not call.has_star and mutation.no_change(method, call.values()):
                 return ConstVal(None)

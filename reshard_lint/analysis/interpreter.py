@@ -112,6 +112,9 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, Wit
         # Functions and classes made, whose references close cycles (a scope binds a
         # function that closes over the scope; a class holds its methods, which name it).
         self.made: list[FuncVal | ClassVal | InstanceVal] = []
+        # Lists and dicts stored as attributes (mutation.escape), which a change through an
+        # attribute the analysis does not follow may change.
+        self.escaped: list[SeqVal] = []
         self.module_scope: Scope | None = None
         self.filed = set()
 
@@ -527,12 +530,15 @@ class Analyzer(Expressions, Comprehensions, Calls, Functions, Classes, Flow, Wit
             if isinstance(obj, library.HolderVal):
                 library.store(self, target, obj, value, scope)  # encoder.params = tree
                 return
+            mutation.escape(value, self.escaped)
             self.assign_attribute(obj, target.attr, value, via_self)
         elif isinstance(target, ast.Subscript):
             base_val = self.eval(target.value, scope)
             if self.store_item(target, base_val, value, scope) or self.store_global(target, base_val, value, scope):
                 return
             mutation.changed(base_val)
+            if not isinstance(base_val, (SeqVal, DevVal)):
+                mutation.changed_somewhere(self.escaped)  # box.table["w"] = x: which table?
             if isinstance(base_val, DevVal):
                 # devs[:] = ..., devs[0], devs[1] = devs[1], devs[0]: not followed.
                 self.rebind_in_place(target.value, unknown(CONTAINER), scope)

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from .context import FileContext
     from .events import Event
     from .scope import Scope
-    from .values import ClassVal, FuncVal, InstanceVal, Value
+    from .values import ClassVal, FuncVal, InstanceVal, SeqVal, Value
 
 
 class InterpreterBase:
@@ -41,6 +41,7 @@ class InterpreterBase:
     outside: list[Optional[frozenset[str]]]
     relay: Optional[tuple[Call, int, int]]
     call_nodes: list[ast.AST]
+    escaped: list[SeqVal]
     relay_calls_at: int
     relay_args: tuple[Value, ...]
     recorder: Optional[dict[tuple[int, int], list[Call]]]

@@ -24,6 +24,9 @@ from .values import ClassVal, ConstVal, InstanceVal, SeqVal, Unknown, Value
 from ..core.vocabulary import CHANGING_BUILTINS, UNCHANGING_CALL_PREFIXES
 
 
+_MOST_ESCAPED = 256
+
+
 def changed(v: Value) -> None:
     """``v`` was changed in place: its elements are unknown from now on, for every holder,
     for the containers a join linked it with (values.join: at run time it may be any of
@@ -43,6 +46,27 @@ def changed(v: Value) -> None:
         todo.extend(c.joined or ())
         todo.extend(c.later or ())
         c.later = None
+
+
+def escape(value: Value, escaped: list[SeqVal]) -> None:
+    """``value`` was stored as an attribute (``box.table = d``): a later change through an
+    attribute the analysis cannot read back (``box.table["w"] = x``) may change its lists
+    and dicts, which other names still hold. Kept in ``escaped`` (bounded: past it, they
+    are changed now)."""
+    for v in _reached((value,), lambda v: v.items if isinstance(v, SeqVal) else ()):
+        if isinstance(v, SeqVal) and v.kind in ("list", "dict") and not v.shared:
+            if len(escaped) >= _MOST_ESCAPED:
+                changed(v)
+            else:
+                escaped.append(v)
+
+
+def changed_somewhere(escaped: list[SeqVal]) -> None:
+    """A list or dict the analysis cannot tell was changed in place (``obj.attr[k] = v`` of
+    an attribute it does not follow): each one stored as an attribute may be it."""
+    for v in escaped:
+        changed(v)
+    escaped.clear()
 
 
 def follows(base: SeqVal, new: SeqVal) -> None:
