@@ -304,17 +304,7 @@ class FileView:
         seen; the files read are this view's dependencies."""
         from .callers import calls_of
 
-        # The project's files are checked for changes once per view (one file's analysis).
-        made = self.project.words(check=not self._words_checked)
-        self._words_checked = True
-        key = (os.path.realpath(path), name)
-        known = self.project.callers.get(key)
-        if known is None or known[2] != made:
-            deps: dict[str, str] = {}
-            known = (calls_of(self.project, path, name, deps), deps, made)
-            self.project.callers[key] = known
-        self.deps.update(known[1])
-        return known[0]  # type: ignore[return-value]  # (callers holds what calls_of gives)
+        return self._per_name(self.project.callers, path, name, calls_of)  # type: ignore[return-value]
 
     def arguments_at(self, path: str, keys: frozenset[tuple[int, int]]) -> dict[tuple[int, int], list[Call]] | None:
         """The arguments of the calls at ``keys`` ((line, column)) of the project file at
@@ -448,13 +438,21 @@ class FileView:
     def _only_read(self, path: str, name: str) -> bool:
         from .constants import only_read
 
+        return bool(self._per_name(self.project.read_only, path, name, only_read))
+
+    def _per_name(self, memo: dict[tuple[str, str], Any], path: str, name: str,
+                  compute: Callable[["Project", str, str, dict[str, str]], object]) -> object:
+        """What ``compute`` says of ``name`` in the file at ``path`` from the project's other
+        files (the identifier index's), kept in ``memo`` until a project file changes; the
+        files it read become this view's dependencies. The project's files are checked
+        for changes once per view (one file's analysis)."""
         made = self.project.words(check=not self._words_checked)
         self._words_checked = True
         key = (os.path.realpath(path), name)
-        known = self.project.read_only.get(key)
+        known = memo.get(key)
         if known is None or known[2] != made:
             deps: dict[str, str] = {}
-            known = self.project.read_only[key] = (only_read(self.project, path, name, deps), deps, made)
+            known = memo[key] = (compute(self.project, path, name, deps), deps, made)
         self.deps.update(known[1])
         return known[0]
 
