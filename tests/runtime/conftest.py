@@ -8,12 +8,14 @@ jax (jaxfork.py) for the ``python8`` programs, a new interpreter for the rest.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable, Iterator
 
 import pytest
@@ -23,6 +25,20 @@ from jaxfork import Server  # this directory is on sys.path (no __init__.py: roo
 HERE = Path(__file__).resolve().parent
 DRIVER = HERE / "strict_driver.py"
 TIMEOUT = 240
+
+
+def load_private(name: str, path: Path) -> ModuleType:
+    """The module at ``path`` loaded under the private ``name`` (once): a second copy of a
+    module pytest already imported under its own name must not replace it in sys.modules."""
+    found = sys.modules.get(name)
+    if found is not None:
+        return found
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None, path
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while the file runs
+    spec.loader.exec_module(module)
+    return module
 
 
 def jax_env(devices: int = 8) -> dict[str, str]:

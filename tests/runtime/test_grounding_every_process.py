@@ -8,34 +8,20 @@ lets run must run on both.
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+
+from conftest import load_private  # this directory is on sys.path (see conftest.py)
 
 pytestmark = [pytest.mark.multicontroller, pytest.mark.xdist_group("runtime-test_grounding_every_process")]
 
 HERE = Path(__file__).resolve().parent
 
-
-def _load(name: str, path: Path) -> ModuleType:
-    found = sys.modules.get(name)
-    if found is not None:
-        return found
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None, path
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-harness = _load("_reshard_runtime_mc_harness", HERE.parent / "multicontroller" / "harness.py")
-cases = _load("_reshard_runtime_every_process_cases", HERE / "every_process_cases.py")
+harness = load_private("_reshard_runtime_mc_harness", HERE.parent / "multicontroller" / "harness.py")
+cases = load_private("_reshard_runtime_every_process_cases", HERE / "every_process_cases.py")
 
 
 @pytest.fixture(scope="module")

@@ -10,14 +10,13 @@ device order on every process when seeded alike, another one on each when never 
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import textwrap
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+
+from conftest import load_private  # this directory is on sys.path (see conftest.py)
 
 # One xdist worker runs the whole module: its module-scoped JAX runs are made once.
 pytestmark = [pytest.mark.multicontroller, pytest.mark.xdist_group("runtime-test_grounding_multicontroller")]
@@ -26,22 +25,8 @@ HERE = Path(__file__).resolve().parent
 HARNESS = HERE.parent / "multicontroller" / "harness.py"
 
 
-def _load(name: str, path: Path) -> ModuleType:
-    # Loaded under private names: a second copy of a module pytest already imported under
-    # its own name must not replace it in sys.modules.
-    found = sys.modules.get(name)
-    if found is not None:
-        return found
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None, path
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up while the file runs
-    spec.loader.exec_module(module)
-    return module
-
-
-harness = _load("_reshard_runtime_mc_harness", HARNESS)
-examples = _load("_reshard_runtime_examples", HERE / "test_strict_examples.py")
+harness = load_private("_reshard_runtime_mc_harness", HARNESS)
+examples = load_private("_reshard_runtime_examples", HERE / "test_strict_examples.py")
 CASES = examples.CASES
 
 
