@@ -341,8 +341,6 @@ class FileView:
         module-level dict ``name``, through its own functions (registries.py)? Read from
         Python's trees of the file and of every project file that names the dict or one of
         those functions (each recorded in ``deps``: an edit of any can change the answer)."""
-        from . import registries
-
         key = (os.path.realpath(path), name)
         asked = self._sealed.get(key)
         if asked is not None:
